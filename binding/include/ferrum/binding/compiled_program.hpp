@@ -1,0 +1,60 @@
+// ferrum/binding/compiled_program.hpp — the whole cold path: a plan in, an
+// immutable, fingerprinted compiled program out.
+//
+//   ferrum::result<ferrum::compiled_program> program = ferrum::compile(plan);
+//   if (!program) { report(program.error()); return; }
+//   for (const ferrum::compiled_bucket& b : program->buckets)
+//     use(b.id, b.binding->fingerprint());
+//
+// Stages, each its own unit: validate_plan (plan.hpp), hash_plan,
+// derive_pool_domains (pool_domain.hpp), compile_wave_domain_layout
+// (wave_layout.hpp), compile_capacity_layout (capacity_layout.hpp, with
+// resolve_demand from demand.hpp), check_admission (admission.hpp),
+// compile_program_binding_layouts (program_binding.hpp). O(n log n) in nodes
+// plus resources.
+#pragma once
+
+#include "ferrum/binding/program_binding.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace ferrum {
+
+// One bucket of a compiled program.
+struct compiled_bucket {
+  bucket_id id;
+  bucket_spec spec;
+  // Per pool (program order: pool id), its arena layout in this bucket.
+  std::vector<capacity_layout> domains;
+  // The program binding layout; null when the plan has no binding resources.
+  std::shared_ptr<const program_binding_layout> binding;
+
+  // The bytes one lane of this bucket takes: the sum of its arenas.
+  [[nodiscard]] std::uint64_t lane_bytes() const noexcept;
+};
+
+// Immutable once made; share it across threads freely.
+struct compiled_program {
+  plan_hash hash;
+  std::size_t node_count = 0;
+  std::uint32_t lanes = 1;
+  std::uint64_t budget_bytes = 0;
+  // What lanes x buckets of arenas take; <= budget_bytes.
+  std::uint64_t admitted_bytes = 0;
+  // Pools in id order, and what one wave claims of each.
+  std::vector<pool_domain> domains;
+  std::vector<wave_domain_layout> wave_layouts;
+  // Buckets in id order.
+  std::vector<compiled_bucket> buckets;
+
+  // The bucket with id `id`, or nullptr.
+  [[nodiscard]] const compiled_bucket* find(const bucket_id& id) const noexcept;
+};
+
+// Compiles a plan; the first failing check's error (with the JSON path of the
+// offending element) otherwise.
+[[nodiscard]] result<compiled_program> compile(const plan& p);
+
+}  // namespace ferrum

@@ -1,0 +1,149 @@
+// ferrum/binding/plan.hpp — a plan: nodes, resource descriptors, buckets, pool
+// options, lanes and the memory budget. The input of the cold path.
+//
+// A plan is plain data; `validate_plan` checks its structure and `compile`
+// (compiled_program.hpp) turns it into layouts. The fields mirror the
+// `ferrum.plan.v1` file, so an error's path (`/resources/3/alignment`) points
+// into the plan whether it came from a file or was built in code.
+//
+//   ferrum::plan p;
+//   p.nodes.push_back({node, {res}, res});
+//   p.resources.push_back(descriptor);
+//   p.buckets.push_back(bucket);
+//   ferrum::result<void> ok = ferrum::validate_plan(p);
+#pragma once
+
+#include "ferrum/binding/ids.hpp"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ferrum {
+
+// Whether a resource is a node's binding arena slot or shared workspace.
+enum class allocation_kind : std::uint8_t { binding, workspace };
+// How long a resource lives: one invocation (a wave) or across waves.
+enum class allocation_lifetime : std::uint8_t { invocation, persistent };
+enum class buffer_usage : std::uint8_t { binding, storage, uniform, staging };
+enum class element_type : std::uint8_t { u8, u16, u32, u64, i32, f16, f32 };
+enum class storage_allocator : std::uint8_t { linear_arena };
+enum class storage_view : std::uint8_t { contiguous, strided };
+// How a pool's invocation resources share bytes: conservative (all live at
+// once, no aliasing) or interval (resources whose node intervals do not overlap
+// may share bytes).
+enum class liveness_mode : std::uint8_t { conservative, interval };
+
+// The names used in plan files and reports ("linear-arena", "u8", ...).
+[[nodiscard]] std::string_view to_string(allocation_kind v) noexcept;
+[[nodiscard]] std::string_view to_string(allocation_lifetime v) noexcept;
+[[nodiscard]] std::string_view to_string(buffer_usage v) noexcept;
+[[nodiscard]] std::string_view to_string(element_type v) noexcept;
+[[nodiscard]] std::string_view to_string(storage_allocator v) noexcept;
+[[nodiscard]] std::string_view to_string(storage_view v) noexcept;
+[[nodiscard]] std::string_view to_string(liveness_mode v) noexcept;
+
+// Parses a name of `to_string` back; nullopt for any other string.
+template <class Enum>
+[[nodiscard]] std::optional<Enum> enum_from_string(std::string_view text) noexcept;
+
+// A resource's size: `base + per_unit * capacity[dimension]` bytes; a fixed
+// demand has per_unit 0 and no dimension.
+struct resource_demand {
+  std::uint64_t base = 0;
+  std::uint64_t per_unit = 0;
+  std::optional<std::uint8_t> dimension;  // 0..2 when scaled
+
+  [[nodiscard]] static resource_demand fixed(std::uint64_t bytes) noexcept { return {bytes, 0, std::nullopt}; }
+  [[nodiscard]] static resource_demand scaled(std::uint64_t base, std::uint64_t per_unit, std::uint8_t dimension) noexcept {
+    return {base, per_unit, dimension};
+  }
+  friend bool operator==(const resource_demand&, const resource_demand&) = default;
+};
+
+// How a resource is stored: allocator, view and a contract digest (64 hex
+// digits naming the layout contract a consumer relies on).
+struct storage_contract {
+  storage_allocator allocator = storage_allocator::linear_arena;
+  storage_view view = storage_view::contiguous;
+  std::string digest;
+  friend bool operator==(const storage_contract&, const storage_contract&) = default;
+};
+
+// One resource of the plan.
+struct resource_descriptor {
+  resource_id id;
+  pool_id pool;
+  allocation_kind kind = allocation_kind::workspace;
+  std::optional<node_id> node;  // the owning node of a binding resource
+  resource_demand demand;
+  std::uint64_t alignment = 1;
+  allocation_lifetime lifetime = allocation_lifetime::invocation;
+  buffer_usage usage = buffer_usage::storage;
+  element_type element = element_type::u8;
+  storage_contract storage;
+};
+
+// One node; its index in `plan::nodes` is its plan index.
+struct plan_node {
+  node_id id;
+  std::vector<resource_id> resources;  // every resource the node uses
+  std::optional<resource_id> binding;  // the binding resource it owns, if any
+};
+
+// Per bucket and pool: the bytes the pool's arena may take.
+struct workspace_budget {
+  pool_id pool;
+  std::uint64_t min = 0;
+  std::uint64_t max = 0;
+};
+
+// A reusable-execution bucket: a size class of waves.
+struct bucket_spec {
+  bucket_class cls;
+  bucket_capacity dims{1, 1, 1};
+  std::vector<workspace_budget> budgets;
+
+  // `<class>@<d0>x<d1>x<d2>`; errc::invalid_id if the class holds '@'.
+  [[nodiscard]] result<bucket_id> id() const { return bucket_id::make(cls, dims); }
+};
+
+struct pool_option {
+  pool_id pool;
+  liveness_mode liveness = liveness_mode::conservative;
+};
+
+struct plan {
+  std::vector<plan_node> nodes;
+  std::vector<resource_descriptor> resources;
+  std::vector<bucket_spec> buckets;
+  std::vector<pool_option> pools;  // pools not listed are conservative
+  std::uint32_t lanes = 1;
+  std::uint64_t budget_bytes = 0;
+};
+
+// A SHA-256 digest, printed `sha256/<64 hex>`.
+struct sha256_digest {
+  std::array<std::uint8_t, 32> bytes{};
+  [[nodiscard]] std::string str() const;
+  friend bool operator==(const sha256_digest&, const sha256_digest&) = default;
+  friend auto operator<=>(const sha256_digest&, const sha256_digest&) = default;
+};
+
+// The identity of a plan: SHA-256 over its canonical encoding (docs/canonical-encoding.md).
+using plan_hash = sha256_digest;
+
+// Hashes a plan. Resources, buckets, pool options and each node's resource
+// list are encoded in id order, nodes in plan order: reordering the file's
+// resources does not change the hash, reordering its nodes does.
+[[nodiscard]] result<plan_hash> hash_plan(const plan& p);
+
+// Checks a plan's structure: at least one node and one bucket, unique ids,
+// references that resolve, contract digests, budgets, lanes >= 1, every
+// resource used by a node. Errors carry the JSON path of the offending element.
+[[nodiscard]] result<void> validate_plan(const plan& p);
+
+}  // namespace ferrum

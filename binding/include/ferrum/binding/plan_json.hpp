@@ -1,0 +1,27 @@
+// ferrum/binding/plan_json.hpp — reads `ferrum.plan.v1` plan files.
+//
+// Strict: malformed or truncated JSON, duplicate keys, unknown or missing
+// fields, wrong types, numbers that are negative, fractional or beyond their
+// range, bad ids, unknown enum strings — each is rejected with its errc and the
+// JSON pointer of the offending element (`/resources/3/alignment`). A parsed
+// plan is then checked by validate_plan (duplicate ids, dangling references,
+// ...), so a plan that loads is structurally sound. Never crashes, aborts or
+// hangs on any input.
+//
+//   ferrum::result<ferrum::plan> p = ferrum::parse_plan(text);
+#pragma once
+
+#include "ferrum/binding/plan.hpp"
+
+#include <string_view>
+
+namespace ferrum {
+
+// JSON nesting deeper than this is rejected (errc::json_too_deep); a plan
+// needs five levels.
+inline constexpr std::size_t max_plan_json_depth = 32;
+
+// Parses and validates a plan document.
+[[nodiscard]] result<plan> parse_plan(std::string_view text);
+
+}  // namespace ferrum

@@ -1,0 +1,30 @@
+// ferrum/binding/pool_domain.hpp — resources grouped into pools.
+//
+// Every resource names its pool. The members of a pool must be compatible —
+// the same usage, element type, storage profile (allocator and view) and
+// contract digest — because they share one physical arena per bucket and lane.
+//
+//   ferrum::result<std::vector<ferrum::pool_domain>> domains = ferrum::derive_pool_domains(plan);
+#pragma once
+
+#include "ferrum/binding/plan.hpp"
+
+#include <cstddef>
+#include <vector>
+
+namespace ferrum {
+
+// One pool and its members.
+struct pool_domain {
+  pool_id pool;
+  liveness_mode liveness = liveness_mode::conservative;
+  // Indices into plan::resources, in resource id order.
+  std::vector<std::size_t> members;
+};
+
+// Groups the plan's resources by pool, pools in id order. Errors:
+// incompatible_pool_member (naming both resources), invalid_liveness (an
+// interval pool holding a persistent resource). Expects a validated plan.
+[[nodiscard]] result<std::vector<pool_domain>> derive_pool_domains(const plan& p);
+
+}  // namespace ferrum

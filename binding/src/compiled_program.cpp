@@ -1,0 +1,83 @@
+#include "ferrum/binding/compiled_program.hpp"
+
+#include "ferrum/binding/admission.hpp"
+
+#include <algorithm>
+
+namespace ferrum {
+
+std::uint64_t compiled_bucket::lane_bytes() const noexcept {
+  std::uint64_t total = 0;
+  // check_admission proved the sum fits u64.
+  for (const capacity_layout& d : domains) total += d.physical_size_bytes;
+  return total;
+}
+
+const compiled_bucket* compiled_program::find(const bucket_id& id) const noexcept {
+  auto it = std::lower_bound(buckets.begin(), buckets.end(), id,
+                             [](const compiled_bucket& b, const bucket_id& key) { return b.id < key; });
+  return it != buckets.end() && it->id == id ? &*it : nullptr;
+}
+
+result<compiled_program> compile(const plan& p) {
+  if (auto valid = validate_plan(p); !valid) return valid.error();
+  auto hash = hash_plan(p);
+  if (!hash) return hash.error();
+  auto domains = derive_pool_domains(p);
+  if (!domains) return domains.error();
+
+  const std::vector<live_interval> intervals = live_intervals(p);
+  std::vector<std::optional<wave_domain_layout>> layouts;
+  layouts.reserve(domains->size());
+  for (const pool_domain& domain : *domains) {
+    auto layout = compile_wave_domain_layout(p, domain, intervals);
+    if (!layout) return layout.error();
+    layouts.emplace_back(std::move(*layout));
+  }
+
+  // Buckets in id order; validate_plan made sure the ids are well-formed and
+  // that every bucket has exactly one budget per pool.
+  std::vector<std::pair<bucket_id, std::size_t>> buckets;
+  for (std::size_t b = 0; b < p.buckets.size(); ++b) buckets.emplace_back(p.buckets[b].id().value(), b);
+  std::sort(buckets.begin(), buckets.end());
+
+  bucket_capacity_layouts capacities;
+  std::vector<std::uint64_t> arena_bytes;
+  for (const auto& [id, b] : buckets) {
+    std::vector<std::pair<pool_id, std::size_t>> budgets;
+    for (std::size_t j = 0; j < p.buckets[b].budgets.size(); ++j) budgets.emplace_back(p.buckets[b].budgets[j].pool, j);
+    std::sort(budgets.begin(), budgets.end());
+    std::vector<std::optional<capacity_layout>>& per_domain = capacities[id];
+    for (std::size_t d = 0; d < domains->size(); ++d) {
+      // Pools and budgets are both in pool id order and match one to one.
+      auto layout = compile_capacity_layout(p, b, (*domains)[d], *layouts[d], budgets[d].second);
+      if (!layout) return layout.error();
+      arena_bytes.push_back(layout->physical_size_bytes);
+      per_domain.emplace_back(std::move(*layout));
+    }
+  }
+  auto admitted = check_admission(p.lanes, p.budget_bytes, arena_bytes);
+  if (!admitted) return admitted.error();
+
+  auto bindings = compile_program_binding_layouts(p, *hash, *domains, layouts, capacities);
+  if (!bindings) return bindings.error();
+
+  compiled_program program;
+  program.hash = *hash;
+  program.node_count = p.nodes.size();
+  program.lanes = p.lanes;
+  program.budget_bytes = p.budget_bytes;
+  program.admitted_bytes = *admitted;
+  for (const auto& [id, b] : buckets) {
+    compiled_bucket bucket{id, p.buckets[b], {}, nullptr};
+    for (auto& layout : capacities[id]) bucket.domains.push_back(std::move(*layout));
+    if (auto binding = bindings->find(id); binding != bindings->end())
+      bucket.binding = std::make_shared<const program_binding_layout>(std::move(binding->second));
+    program.buckets.push_back(std::move(bucket));
+  }
+  for (auto& layout : layouts) program.wave_layouts.push_back(std::move(*layout));
+  program.domains = std::move(*domains);
+  return program;
+}
+
+}  // namespace ferrum

@@ -1,0 +1,79 @@
+#include "ferrum/binding/execution_binding.hpp"
+
+#include <algorithm>
+
+namespace ferrum {
+
+std::vector<backing_slice> record_backing_slices(const plan& p, const bucket_id& bucket, const claim_identity& claim,
+                                                 const capacity_layout& capacity) {
+  std::vector<const resource_descriptor*> by_id;
+  by_id.reserve(p.resources.size());
+  for (const resource_descriptor& r : p.resources) by_id.push_back(&r);
+  std::sort(by_id.begin(), by_id.end(), [](const auto* a, const auto* b) { return a->id < b->id; });
+
+  std::vector<backing_slice> slices;
+  slices.reserve(capacity.projections.size());
+  for (const projection& proj : capacity.projections) {
+    auto it = std::lower_bound(by_id.begin(), by_id.end(), proj.resource,
+                               [](const auto* r, const resource_id& id) { return r->id < id; });
+    backing_slice slice{proj.resource, claim.digest(), bucket, proj.offset, proj.capacity,
+                        capacity.physical_size_bytes, proj.alignment, buffer_usage::binding, element_type::u8};
+    if (it != by_id.end() && (*it)->id == proj.resource) {
+      slice.usage = (*it)->usage;
+      slice.element = (*it)->element;
+    }
+    slices.push_back(std::move(slice));
+  }
+  std::sort(slices.begin(), slices.end(), [](const auto& a, const auto& b) { return a.resource < b.resource; });
+  return slices;
+}
+
+result<execution_binding> execution_binding::bind(const plan_hash& hash, std::size_t node_count,
+                                                  std::shared_ptr<const program_binding_layout> layout,
+                                                  const lane_slot& lane, std::span<const backing_slice> slices) {
+  if (!layout) return make_error(errc::binding_plan_mismatch, "no layout");
+  const std::vector<binding_slot>& slots = layout->slots();
+  if (node_count == 0 || slots.empty())
+    return make_error(errc::binding_plan_mismatch, node_count == 0 ? "the plan has no nodes" : "the layout has no slots");
+  // Slots are in node index order, so the last one has the largest index.
+  if (slots.back().node_index >= node_count)
+    return make_error(errc::binding_plan_mismatch, "slot of node " + std::to_string(slots.back().node_index) +
+                                                       " in a plan of " + std::to_string(node_count) + " nodes");
+  if (layout->plan() != hash)
+    return make_error(errc::binding_plan_mismatch,
+                      "layout compiled for plan " + layout->plan().str() + ", bound for " + hash.str());
+  if (lane.lifetime != allocation_lifetime::invocation)
+    return make_error(errc::binding_lane_mismatch, "lane " + std::to_string(lane.lane) + " is not invocation-lived");
+  if (lane.bucket != layout->bucket())
+    return make_error(errc::binding_lane_mismatch,
+                      "lane of bucket " + lane.bucket.str() + " for a layout of bucket " + layout->bucket().str());
+  if (lane.arena.size() < layout->physical_size_bytes())
+    return make_error(errc::binding_lane_mismatch, "lane arena of " + std::to_string(lane.arena.size()) +
+                                                       " bytes for a layout of " +
+                                                       std::to_string(layout->physical_size_bytes()));
+
+  for (const binding_slot& slot : slots) {
+    auto it = std::lower_bound(slices.begin(), slices.end(), slot.resource,
+                               [](const backing_slice& s, const resource_id& id) { return s.resource < id; });
+    if (it == slices.end() || it->resource != slot.resource)
+      return make_error(errc::missing_backing_slice, "resource " + resource_id::quote(slot.resource.view()));
+    const backing_slice& evidence = *it;
+    if (evidence.claim != layout->claim().digest() || evidence.bucket != layout->bucket() ||
+        evidence.offset != slot.offset || evidence.capacity != slot.capacity ||
+        evidence.physical_size_bytes != layout->physical_size_bytes() || evidence.alignment != slot.alignment ||
+        evidence.usage != buffer_usage::binding || evidence.element != element_type::u8)
+      return make_error(errc::backing_slice_mismatch, "resource " + resource_id::quote(slot.resource.view()));
+  }
+  return execution_binding(hash, std::move(layout), lane);
+}
+
+std::optional<node_binding> execution_binding::node(std::size_t node_index) const noexcept {
+  const binding_slot* slot = layout_->slot_for_node(node_index);
+  if (!slot) return std::nullopt;
+  // bind checked that the arena holds the whole layout, and check_cover that
+  // every slot lies inside it.
+  return node_binding(this, slot,
+                      lane_->arena.subspan(static_cast<std::size_t>(slot->offset), static_cast<std::size_t>(slot->capacity)));
+}
+
+}  // namespace ferrum

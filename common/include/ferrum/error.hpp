@@ -1,0 +1,137 @@
+// ferrum/error.hpp — ferrum's error codes and the error type of the cold path.
+//
+// Every distinct check in ferrum has one `ferrum::errc` value; its message says
+// what was wrong. Cold-path functions return `ferrum::result<T>`, whose error
+// carries the code plus the context that names the offending element: a JSON
+// pointer into the plan (`/resources/3/alignment`) where there is one, and a
+// detail naming the ids involved.
+//
+//   ferrum::result<ferrum::compiled_program> program = ferrum::compile(plan);
+//   if (!program) std::cerr << program.error().what() << '\n';
+//   // "misaligned_slot: ... (at /resources/1)"
+#pragma once
+
+#include <boost/assert/source_location.hpp>
+#include <boost/system/error_code.hpp>
+#include <boost/system/result.hpp>
+
+#include <string>
+#include <string_view>
+#include <system_error>
+
+namespace ferrum {
+
+// The X-macro keeps the enum, its stable snake_case names and its messages in
+// one table; the names are the `<code>` printed by the `ferrum` command.
+#define FERRUM_ERRC_TABLE(X)                                                                       \
+  /* plan file (ferrum.plan.v1) */                                                                 \
+  X(json_syntax, "the plan is not well-formed JSON")                                              \
+  X(json_too_deep, "the plan nests JSON deeper than allowed")                                     \
+  X(duplicate_key, "a JSON object repeats a key")                                                 \
+  X(unsupported_format, "the document is not a ferrum.plan.v1 plan")                              \
+  X(unknown_field, "the plan has a field that the format does not define")                        \
+  X(missing_field, "the plan lacks a required field")                                             \
+  X(wrong_type, "a plan value has the wrong JSON type")                                           \
+  X(number_out_of_range, "a number is negative, fractional or outside its allowed range")         \
+  X(unknown_value, "a string is not one of the values the format allows")                         \
+  /* plan structure */                                                                             \
+  X(invalid_id, "an id is empty, too long or uses a character outside a-z 0-9 / - . _ @")         \
+  X(duplicate_id, "an id appears more than once where it must be unique")                         \
+  X(dangling_reference, "a reference names an element that the plan does not define")            \
+  X(empty_plan, "the plan has no nodes or no buckets")                                             \
+  X(unused_resource, "a resource is used by no node")                                              \
+  X(invalid_contract, "a storage contract digest is not 64 lowercase hex digits")                 \
+  X(missing_budget, "a bucket has no workspace budget for a pool that resources use")             \
+  X(invalid_budget, "a workspace budget's minimum exceeds its maximum")                           \
+  /* demand */                                                                                     \
+  X(invalid_alignment, "an alignment is not a power of two")                                      \
+  X(size_overflow, "a size computation overflows 64 bits")                                        \
+  X(empty_demand, "a resource demands zero bytes in a bucket")                                    \
+  /* pools and admission */                                                                        \
+  X(incompatible_pool_member, "resources sharing a pool differ in usage, element, storage or contract") \
+  X(invalid_liveness, "interval liveness is only for invocation workspace resources")            \
+  X(workspace_budget_exceeded, "an arena's physical size lies outside its bucket's budget")       \
+  X(admission_exceeded, "lanes times the buckets' physical sizes exceeds the memory budget")      \
+  /* program binding layout (the seed's compile_program_binding_layouts) */                        \
+  X(inconsistent_domain_layouts, "the program binding compiler received inconsistent domain layouts") \
+  X(multiple_binding_domains, "one compiled program cannot span multiple binding domains")       \
+  X(invalid_binding_domain, "program bindings require one contiguous conservative u8 binding domain") \
+  X(missing_domain_layout, "the program binding domain has no submission-wave layout")            \
+  X(incomplete_domain_layout, "the program binding domain layout does not cover every binding descriptor") \
+  X(missing_capacity_layout, "a program binding bucket has no physical capacity layout")          \
+  X(incomplete_capacity_layout, "a program binding capacity layout is incomplete")                \
+  X(missing_binding_node, "a program binding descriptor references a missing plan node")          \
+  X(binding_not_owned, "a program binding node does not own its binding descriptor")              \
+  X(empty_slot, "a program binding slot is empty")                                                 \
+  X(misaligned_slot, "a program binding slot's offset or capacity is not a multiple of its alignment") \
+  X(non_contiguous_slots, "program binding slots leave a gap or overlap")                         \
+  X(inexact_cover, "program binding slots do not cover their physical arena exactly")             \
+  X(duplicate_slot_owner, "program binding slots do not have unique plan-node owners")            \
+  X(digest_failed, "computing a SHA-256 digest failed")                                           \
+  /* execution binding (the seed's bind) */                                                        \
+  X(binding_plan_mismatch, "a program binding layout differs from its plan")                      \
+  X(binding_lane_mismatch, "a program binding layout differs from its lane slot")                 \
+  X(missing_backing_slice, "a program binding slot has no claimed logical backing projection")    \
+  X(backing_slice_mismatch, "a program binding slot differs from its claimed physical projection")
+
+enum class errc : int {
+  // 0 is reserved for success, as error_code requires.
+#define FERRUM_ERRC_ENUM(name, message) name,
+  ok = 0,
+  FERRUM_ERRC_TABLE(FERRUM_ERRC_ENUM)
+#undef FERRUM_ERRC_ENUM
+};
+
+// The category of ferrum's error codes; name "ferrum".
+[[nodiscard]] const boost::system::error_category& ferrum_category() noexcept;
+
+[[nodiscard]] boost::system::error_code make_error_code(errc code) noexcept;
+
+// The stable snake_case name of a code (`"misaligned_slot"`); "unknown" for a
+// value outside the enum.
+[[nodiscard]] std::string_view errc_name(errc code) noexcept;
+
+// The name of any error code: ferrum's own by errc_name, others as
+// `<category>:<value>`.
+[[nodiscard]] std::string error_code_name(const boost::system::error_code& code);
+
+// The error of a cold-path operation: a code plus what it concerned.
+struct error {
+  boost::system::error_code code;
+  // JSON pointer into the plan document of the offending element ("" where the
+  // error concerns no single element).
+  std::string path;
+  // The ids or values involved, e.g. "resource 'resource/a' and 'resource/b'".
+  std::string detail;
+
+  // "<code name>: <message>[: <detail>][ (at <path>)]", one line.
+  [[nodiscard]] std::string what() const;
+};
+
+// Builds an error; `detail` and `path` are optional context.
+[[nodiscard]] error make_error(errc code, std::string detail = {}, std::string path = {});
+
+// The error's code, so that `result.error() == errc::x` style checks read well.
+[[nodiscard]] inline bool operator==(const error& e, errc code) noexcept {
+  return e.code == make_error_code(code);
+}
+
+// Thrown by result<T>::value() on an error (boost::system::result's hook).
+class error_exception : public std::runtime_error {
+ public:
+  explicit error_exception(ferrum::error e);
+  [[nodiscard]] const ferrum::error& error() const noexcept { return error_; }
+
+ private:
+  ferrum::error error_;
+};
+
+[[noreturn]] void throw_exception_from_error(const error& e, const boost::source_location& loc);
+
+template <class T>
+using result = boost::system::result<T, error>;
+
+}  // namespace ferrum
+
+template <>
+struct boost::system::is_error_code_enum<ferrum::errc> : std::true_type {};
