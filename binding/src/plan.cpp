@@ -234,6 +234,25 @@ result<void> validate_plan(const plan& p) {
 
   const id_index<node_id> nodes(p.nodes, [](const plan_node& n) -> const node_id& { return n.id; });
   const id_index<resource_id> resources(p.resources, [](const resource_descriptor& r) -> const resource_id& { return r.id; });
+  for (std::size_t i = 0; i < p.resources.size(); ++i) {
+    const resource_descriptor& r = p.resources[i];
+    const std::string path = at("resources", i);
+    if (r.kind == allocation_kind::binding && !r.node)
+      return make_error(errc::missing_field, "binding resource " + resource_id::quote(r.id.view()) + " names no node",
+                        path + "/node");
+    if (r.kind == allocation_kind::workspace && r.node)
+      return make_error(errc::unknown_field, "workspace resource " + resource_id::quote(r.id.view()) + " names a node",
+                        path + "/node");
+    if (r.node && !nodes.find(*r.node))
+      return make_error(errc::dangling_reference, "resource " + resource_id::quote(r.id.view()) +
+                                                      " belongs to unknown node " + node_id::quote(r.node->view()),
+                        path + "/node");
+    if (r.demand.dimension && *r.demand.dimension > 2)
+      return make_error(errc::number_out_of_range, "dimension must be 0, 1 or 2", path + "/demand/dimension");
+    if (!is_contract_digest(r.storage.digest))
+      return make_error(errc::invalid_contract, "resource " + resource_id::quote(r.id.view()),
+                        path + "/storage/contract");
+  }
   std::vector<bool> used(p.resources.size(), false);
 
   for (std::size_t i = 0; i < p.nodes.size(); ++i) {
@@ -270,27 +289,11 @@ result<void> validate_plan(const plan& p) {
 
   std::vector<pool_id> resource_pools;
   for (std::size_t i = 0; i < p.resources.size(); ++i) {
-    const resource_descriptor& r = p.resources[i];
-    const std::string path = at("resources", i);
-    if (r.kind == allocation_kind::binding && !r.node)
-      return make_error(errc::missing_field, "binding resource " + resource_id::quote(r.id.view()) + " names no node",
-                        path + "/node");
-    if (r.kind == allocation_kind::workspace && r.node)
-      return make_error(errc::unknown_field, "workspace resource " + resource_id::quote(r.id.view()) + " names a node",
-                        path + "/node");
-    if (r.node && !nodes.find(*r.node))
-      return make_error(errc::dangling_reference, "resource " + resource_id::quote(r.id.view()) +
-                                                      " belongs to unknown node " + node_id::quote(r.node->view()),
-                        path + "/node");
-    if (r.demand.dimension && *r.demand.dimension > 2)
-      return make_error(errc::number_out_of_range, "dimension must be 0, 1 or 2", path + "/demand/dimension");
-    if (!is_contract_digest(r.storage.digest))
-      return make_error(errc::invalid_contract, "resource " + resource_id::quote(r.id.view()),
-                        path + "/storage/contract");
     if (!used[i])
-      return make_error(errc::unused_resource, "resource " + resource_id::quote(r.id.view()) + " is used by no node",
-                        path);
-    resource_pools.push_back(r.pool);
+      return make_error(errc::unused_resource, "resource " + resource_id::quote(p.resources[i].id.view()) +
+                                                   " is used by no node",
+                        at("resources", i));
+    resource_pools.push_back(p.resources[i].pool);
   }
   std::sort(resource_pools.begin(), resource_pools.end());
   resource_pools.erase(std::unique(resource_pools.begin(), resource_pools.end()), resource_pools.end());

@@ -1,0 +1,153 @@
+// compile_scaling — cold compile time from 1k to 1M binding nodes.
+//
+// Generates plans of N nodes, each owning one binding resource (demands and
+// alignments varied) and sharing a scaled workspace resource with its
+// neighbour in an interval pool, in two buckets; times `ferrum::compile`
+// (best of several runs) and prints time per node, so near-linear scaling
+// reads as a flat column. The baseline is the seed's algorithm for the step
+// that made it quadratic — a linear search of the nodes for each binding
+// descriptor's owner — timed on the same plans where it finishes in
+// reasonable time.
+//
+//   ferrum_bench_compile            # 1k .. 1M
+//   ferrum_bench_compile 100000     # one size
+#include "ferrum/binding/compiled_program.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+template <class Id>
+Id make_id(const std::string& text) {
+  return Id::make(text).value();
+}
+
+ferrum::plan generate(std::size_t nodes) {
+  ferrum::plan p;
+  p.lanes = 3;
+  p.budget_bytes = ~std::uint64_t{0};
+  const std::string contract(64, 'c');
+  const auto binding_pool = make_id<ferrum::pool_id>("pool/bindings");
+  const auto workspace_pool = make_id<ferrum::pool_id>("pool/scratch");
+  p.nodes.reserve(nodes);
+  p.resources.reserve(nodes + nodes / 2);
+  for (std::size_t i = 0; i < nodes; ++i) {
+    const std::string n = std::to_string(i);
+    ferrum::plan_node node{make_id<ferrum::node_id>("node/" + n), {}, std::nullopt};
+    ferrum::resource_descriptor r;
+    r.id = make_id<ferrum::resource_id>("res/" + n);
+    r.pool = binding_pool;
+    r.kind = ferrum::allocation_kind::binding;
+    r.node = node.id;
+    r.demand = ferrum::resource_demand::scaled(16 * (1 + i % 7), 16, 1);
+    r.alignment = std::uint64_t{16} << (i % 3);
+    r.lifetime = ferrum::allocation_lifetime::invocation;
+    r.usage = ferrum::buffer_usage::binding;
+    r.element = ferrum::element_type::u8;
+    r.storage = {ferrum::storage_allocator::linear_arena, ferrum::storage_view::contiguous, contract};
+    node.resources.push_back(r.id);
+    node.binding = r.id;
+    p.resources.push_back(std::move(r));
+    // Every other node starts a workspace resource that lives for two nodes.
+    if (i % 2 == 0) {
+      ferrum::resource_descriptor w;
+      w.id = make_id<ferrum::resource_id>("tmp/" + n);
+      w.pool = workspace_pool;
+      w.kind = ferrum::allocation_kind::workspace;
+      w.demand = ferrum::resource_demand::scaled(0, 256, 1);
+      w.alignment = 256;
+      w.usage = ferrum::buffer_usage::storage;
+      w.element = ferrum::element_type::f32;
+      w.storage = {ferrum::storage_allocator::linear_arena, ferrum::storage_view::contiguous, contract};
+      node.resources.push_back(w.id);
+      p.resources.push_back(std::move(w));
+    } else {
+      node.resources.push_back(p.nodes.back().resources.back());
+    }
+    p.nodes.push_back(std::move(node));
+  }
+  p.pools.push_back({workspace_pool, ferrum::liveness_mode::interval});
+  for (std::uint64_t units : {4u, 16u}) {
+    ferrum::bucket_spec b{make_id<ferrum::bucket_class>("step"), {1, units, 1}, {}};
+    b.budgets = {{binding_pool, 0, ~std::uint64_t{0}}, {workspace_pool, 0, ~std::uint64_t{0}}};
+    p.buckets.push_back(std::move(b));
+  }
+  return p;
+}
+
+template <class F>
+double best_seconds(int runs, F&& f) {
+  double best = 1e300;
+  for (int i = 0; i < runs; ++i) {
+    const auto start = clock_type::now();
+    f();
+    best = std::min(best, std::chrono::duration<double>(clock_type::now() - start).count());
+  }
+  return best;
+}
+
+// The seed's owner lookup: for each binding descriptor, a linear search of
+// the nodes (`nodes.iter().position(...)`), once per bucket.
+std::size_t seed_owner_lookup(const ferrum::plan& p) {
+  std::size_t found = 0;
+  for (std::size_t b = 0; b < p.buckets.size(); ++b)
+    for (const ferrum::resource_descriptor& r : p.resources) {
+      if (r.kind != ferrum::allocation_kind::binding) continue;
+      auto it = std::find_if(p.nodes.begin(), p.nodes.end(), [&](const auto& n) { return n.id == *r.node; });
+      found += static_cast<std::size_t>(it - p.nodes.begin());
+    }
+  return found;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::size_t> sizes{1'000, 10'000, 100'000, 1'000'000};
+  if (argc > 1) sizes = {static_cast<std::size_t>(std::strtoull(argv[1], nullptr, 10))};
+  constexpr std::size_t baseline_limit = 20'000;
+
+  std::printf("%10s %12s %12s %14s %16s %10s\n", "nodes", "resources", "compile ms", "ns/node", "seed lookup ms",
+              "speedup");
+  double first_per_node = 0;
+  double last_per_node = 0;
+  for (std::size_t n : sizes) {
+    const ferrum::plan p = generate(n);
+    const int runs = n >= 1'000'000 ? 3 : 5;
+    std::size_t slots = 0;
+    const double compile_s = best_seconds(runs, [&] {
+      auto program = ferrum::compile(p);
+      if (!program) {
+        std::fprintf(stderr, "compile failed: %s\n", program.error().what().c_str());
+        std::exit(1);
+      }
+      slots = program->buckets[0].binding->slots().size();
+    });
+    if (slots != n) {
+      std::fprintf(stderr, "expected %zu slots, got %zu\n", n, slots);
+      return 1;
+    }
+    const double per_node = compile_s * 1e9 / static_cast<double>(n);
+    if (first_per_node == 0) first_per_node = per_node;
+    last_per_node = per_node;
+    std::printf("%10zu %12zu %12.1f %14.0f", n, p.resources.size(), compile_s * 1e3, per_node);
+    if (n <= baseline_limit) {
+      volatile std::size_t sink = 0;
+      const double seed_s = best_seconds(runs, [&] { sink = seed_owner_lookup(p); });
+      (void)sink;
+      std::printf(" %16.1f %9.1fx\n", seed_s * 1e3, seed_s / compile_s);
+    } else {
+      std::printf(" %16s %10s\n", "(quadratic)", "-");
+    }
+  }
+  std::printf("\nscaling: ns/node at the largest size / at the smallest = %.2f (1.0 = linear)\n",
+              last_per_node / first_per_node);
+  std::printf("speedup: the seed's owner search alone (part of its compile) / ferrum's whole compile\n");
+  return 0;
+}

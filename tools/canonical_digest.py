@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Recomputes ferrum's canonical digests from docs/canonical-encoding.md alone.
+
+An independent implementation of the encodings, used to pin the expected
+digests in the tests: if the C++ and this script agree, the digest follows the
+documented bytes and not an accident of the C++ code.
+
+    tools/canonical_digest.py examples/plans/two_nodes.json
+prints the plan hash and, per bucket, the program binding fingerprint, given
+the offsets and capacities the layout rules assign (conservative pools only).
+"""
+import hashlib
+import json
+import struct
+import sys
+
+ENUMS = {
+    "kind": ["binding", "workspace"],
+    "lifetime": ["invocation", "persistent"],
+    "usage": ["binding", "storage", "uniform", "staging"],
+    "element": ["u8", "u16", "u32", "u64", "i32", "f16", "f32"],
+    "allocator": ["linear-arena"],
+    "view": ["contiguous", "strided"],
+    "liveness": ["conservative", "interval"],
+}
+
+
+class Writer:
+    def __init__(self):
+        self.data = bytearray()
+
+    def u8(self, v):
+        self.data += struct.pack("<B", v)
+
+    def u64(self, v):
+        self.data += struct.pack("<Q", v)
+
+    def str(self, s):
+        b = s.encode("ascii")
+        self.u64(len(b))
+        self.data += b
+
+    def enum(self, kind, name):
+        self.u8(ENUMS[kind].index(name))
+
+    def opt_str(self, s):
+        if s is None:
+            self.u8(0)
+        else:
+            self.u8(1)
+            self.str(s)
+
+    def digest(self):
+        return hashlib.sha256(bytes(self.data)).digest()
+
+
+def key(s):
+    return s.encode("ascii")
+
+
+def plan_hash(plan):
+    w = Writer()
+    w.str("ferrum.plan.v1")
+    w.u64(len(plan["nodes"]))
+    for node in plan["nodes"]:
+        w.str(node["id"])
+        uses = sorted(node["resources"], key=key)
+        w.u64(len(uses))
+        for r in uses:
+            w.str(r)
+        w.opt_str(node.get("binding"))
+    resources = sorted(plan["resources"], key=lambda r: key(r["id"]))
+    w.u64(len(resources))
+    for r in resources:
+        w.str(r["id"])
+        w.str(r["pool"])
+        w.enum("kind", r["kind"])
+        w.opt_str(r.get("node"))
+        d = r["demand"]
+        if "fixed" in d:
+            w.u64(d["fixed"]); w.u64(0); w.u8(0)
+        else:
+            w.u64(d["base"]); w.u64(d["per_unit"]); w.u8(1); w.u8(d["dimension"])
+        w.u64(r["alignment"])
+        w.enum("lifetime", r["lifetime"])
+        w.enum("usage", r["usage"])
+        w.enum("element", r["element"])
+        w.enum("allocator", r["storage"]["allocator"])
+        w.enum("view", r["storage"]["view"])
+        w.str(r["storage"]["contract"])
+    buckets = sorted(plan["buckets"], key=lambda b: (key(b["class"]), b["capacity"]))
+    w.u64(len(buckets))
+    for b in buckets:
+        w.str(b["class"])
+        for d in b["capacity"]:
+            w.u64(d)
+        budgets = sorted(b["budgets"], key=lambda x: key(x["pool"]))
+        w.u64(len(budgets))
+        for x in budgets:
+            w.str(x["pool"]); w.u64(x["min"]); w.u64(x["max"])
+    pools = sorted(plan.get("pools", {}).items(), key=lambda kv: key(kv[0]))
+    w.u64(len(pools))
+    for pool, options in pools:
+        w.str(pool)
+        w.enum("liveness", options.get("liveness", "conservative"))
+    w.u64(plan["lanes"])
+    w.u64(plan["budget_bytes"])
+    return w.digest()
+
+
+def claim_digest(resource_ids):
+    w = Writer()
+    w.str("ferrum.claim-identity.v1")
+    ids = sorted(resource_ids, key=key)
+    w.u64(len(ids))
+    for r in ids:
+        w.str(r)
+    return w.digest()
+
+
+def demand(r, dims):
+    d = r["demand"]
+    size = d["fixed"] if "fixed" in d else d["base"] + d["per_unit"] * dims[d["dimension"]]
+    a = r["alignment"]
+    return (size + a - 1) // a * a
+
+
+def fingerprints(plan):
+    nodes = {n["id"]: i for i, n in enumerate(plan["nodes"])}
+    bindings = [r for r in plan["resources"] if r["kind"] == "binding"]
+    if not bindings:
+        return {}
+    out = {}
+    for b in plan["buckets"]:
+        dims = b["capacity"]
+        bucket_id = "%s@%dx%dx%d" % (b["class"], *dims)
+        # Conservative packing: decreasing alignment, ties by resource id.
+        order = sorted(bindings, key=lambda r: (-r["alignment"], key(r["id"])))
+        offset, slots = 0, []
+        for r in order:
+            size = demand(r, dims)
+            slots.append((nodes[r["node"]], r["node"], r["id"], offset, size, r["alignment"]))
+            offset += size
+        w = Writer()
+        w.str("ferrum.program-binding-layout.v1")
+        w.str(bucket_id)
+        w.data += claim_digest([r["id"] for r in bindings])
+        w.u64(offset)
+        w.u64(len(slots))
+        for node_index, node, resource, off, cap, align in sorted(slots):
+            w.u64(node_index); w.str(node); w.str(resource); w.u64(off); w.u64(cap); w.u64(align)
+        out[bucket_id] = w.digest()
+    return out
+
+
+def main():
+    plan = json.load(open(sys.argv[1]))
+    print("plan_hash sha256/" + plan_hash(plan).hex())
+    for bucket_id, digest in sorted(fingerprints(plan).items(), key=lambda kv: key(kv[0])):
+        print("fingerprint %s sha256/%s" % (bucket_id, digest.hex()))
+
+
+if __name__ == "__main__":
+    main()
