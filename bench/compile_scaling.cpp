@@ -29,7 +29,10 @@ Id make_id(const std::string& text) {
   return Id::make(text).value();
 }
 
-ferrum::plan generate(std::size_t nodes) {
+// `mixed`: besides its binding resource, every other node starts a scaled
+// workspace resource in an interval pool, and the plan has two buckets.
+// Otherwise: binding resources only, one bucket.
+ferrum::plan generate(std::size_t nodes, bool mixed) {
   ferrum::plan p;
   p.lanes = 3;
   p.budget_bytes = ~std::uint64_t{0};
@@ -56,7 +59,9 @@ ferrum::plan generate(std::size_t nodes) {
     node.binding = r.id;
     p.resources.push_back(std::move(r));
     // Every other node starts a workspace resource that lives for two nodes.
-    if (i % 2 == 0) {
+    if (!mixed) {
+      // Binding resources only.
+    } else if (i % 2 == 0) {
       ferrum::resource_descriptor w;
       w.id = make_id<ferrum::resource_id>("tmp/" + n);
       w.pool = workspace_pool;
@@ -73,11 +78,13 @@ ferrum::plan generate(std::size_t nodes) {
     }
     p.nodes.push_back(std::move(node));
   }
-  p.pools.push_back({workspace_pool, ferrum::liveness_mode::interval});
+  if (mixed) p.pools.push_back({workspace_pool, ferrum::liveness_mode::interval});
   for (std::uint64_t units : {4u, 16u}) {
     ferrum::bucket_spec b{make_id<ferrum::bucket_class>("step"), {1, units, 1}, {}};
-    b.budgets = {{binding_pool, 0, ~std::uint64_t{0}}, {workspace_pool, 0, ~std::uint64_t{0}}};
+    b.budgets = {{binding_pool, 0, ~std::uint64_t{0}}};
+    if (mixed) b.budgets.push_back({workspace_pool, 0, ~std::uint64_t{0}});
     p.buckets.push_back(std::move(b));
+    if (!mixed) break;
   }
   return p;
 }
@@ -113,41 +120,45 @@ int main(int argc, char** argv) {
   if (argc > 1) sizes = {static_cast<std::size_t>(std::strtoull(argv[1], nullptr, 10))};
   constexpr std::size_t baseline_limit = 20'000;
 
-  std::printf("%10s %12s %12s %14s %16s %10s\n", "nodes", "resources", "compile ms", "ns/node", "seed lookup ms",
-              "speedup");
-  double first_per_node = 0;
-  double last_per_node = 0;
-  for (std::size_t n : sizes) {
-    const ferrum::plan p = generate(n);
-    const int runs = n >= 1'000'000 ? 3 : 5;
-    std::size_t slots = 0;
-    const double compile_s = best_seconds(runs, [&] {
-      auto program = ferrum::compile(p);
-      if (!program) {
-        std::fprintf(stderr, "compile failed: %s\n", program.error().what().c_str());
-        std::exit(1);
+  for (bool mixed : {false, true}) {
+    std::printf("%s\n", mixed ? "\nmixed: binding + interval workspace resources, 2 buckets"
+                              : "binding: one binding resource per node, 1 bucket");
+    std::printf("%10s %12s %12s %10s %16s %10s\n", "nodes", "resources", "compile ms", "ns/node", "seed lookup ms",
+                "speedup");
+    double first_per_node = 0;
+    double last_per_node = 0;
+    for (std::size_t n : sizes) {
+      const ferrum::plan p = generate(n, mixed);
+      const int runs = n >= 1'000'000 ? 3 : 5;
+      std::size_t slots = 0;
+      const double compile_s = best_seconds(runs, [&] {
+        auto program = ferrum::compile(p);
+        if (!program) {
+          std::fprintf(stderr, "compile failed: %s\n", program.error().what().c_str());
+          std::exit(1);
+        }
+        slots = program->buckets[0].binding->slots().size();
+      });
+      if (slots != n) {
+        std::fprintf(stderr, "expected %zu slots, got %zu\n", n, slots);
+        return 1;
       }
-      slots = program->buckets[0].binding->slots().size();
-    });
-    if (slots != n) {
-      std::fprintf(stderr, "expected %zu slots, got %zu\n", n, slots);
-      return 1;
+      const double per_node = compile_s * 1e9 / static_cast<double>(n);
+      if (first_per_node == 0) first_per_node = per_node;
+      last_per_node = per_node;
+      std::printf("%10zu %12zu %12.1f %10.0f", n, p.resources.size(), compile_s * 1e3, per_node);
+      if (n <= baseline_limit) {
+        volatile std::size_t sink = 0;
+        const double seed_s = best_seconds(runs, [&] { sink = seed_owner_lookup(p); });
+        (void)sink;
+        std::printf(" %16.1f %9.1fx\n", seed_s * 1e3, seed_s / compile_s);
+      } else {
+        std::printf(" %16s %10s\n", "(quadratic)", "-");
+      }
     }
-    const double per_node = compile_s * 1e9 / static_cast<double>(n);
-    if (first_per_node == 0) first_per_node = per_node;
-    last_per_node = per_node;
-    std::printf("%10zu %12zu %12.1f %14.0f", n, p.resources.size(), compile_s * 1e3, per_node);
-    if (n <= baseline_limit) {
-      volatile std::size_t sink = 0;
-      const double seed_s = best_seconds(runs, [&] { sink = seed_owner_lookup(p); });
-      (void)sink;
-      std::printf(" %16.1f %9.1fx\n", seed_s * 1e3, seed_s / compile_s);
-    } else {
-      std::printf(" %16s %10s\n", "(quadratic)", "-");
-    }
+    std::printf("scaling: ns/node at the largest size / at the smallest = %.2f (1.0 = linear)\n",
+                last_per_node / first_per_node);
   }
-  std::printf("\nscaling: ns/node at the largest size / at the smallest = %.2f (1.0 = linear)\n",
-              last_per_node / first_per_node);
-  std::printf("speedup: the seed's owner search alone (part of its compile) / ferrum's whole compile\n");
+  std::printf("\nspeedup: the seed's owner search alone (a part of its compile) / ferrum's whole compile\n");
   return 0;
 }

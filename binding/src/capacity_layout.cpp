@@ -3,6 +3,8 @@
 #include "ferrum/binding/demand.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <map>
 #include <queue>
 #include <set>
@@ -12,13 +14,17 @@ namespace {
 
 std::string resource_path(std::size_t index) { return "/resources/" + std::to_string(index); }
 
-// Packs members with no aliasing: decreasing alignment, ties by resource id
-// (members are already in id order, so a stable sort keeps the tie order).
+// Packs members with no aliasing: decreasing alignment, ties by resource id.
+// Alignments are powers of two, so a counting sort by their exponent orders a
+// million members in two passes; members are already in id order, and the
+// counting sort is stable.
 result<std::uint64_t> pack_conservative(std::vector<projection>& projections, const std::vector<std::size_t>& members) {
+  std::array<std::size_t, 65> starts{};
+  auto slot_of = [](std::uint64_t alignment) { return static_cast<std::size_t>(63 - std::countr_zero(alignment)); };
+  for (const projection& p : projections) ++starts[slot_of(p.alignment) + 1];
+  for (std::size_t i = 1; i < starts.size(); ++i) starts[i] += starts[i - 1];
   std::vector<std::size_t> order(projections.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return projections[a].alignment > projections[b].alignment; });
+  for (std::size_t i = 0; i < projections.size(); ++i) order[starts[slot_of(projections[i].alignment)]++] = i;
   std::uint64_t end = 0;
   for (std::size_t i : order) {
     auto offset = checked_align_up(end, projections[i].alignment);

@@ -2,6 +2,8 @@
 
 #include "ferrum/binding/admission.hpp"
 
+#include "plan_index.hpp"
+
 #include <algorithm>
 
 namespace ferrum {
@@ -20,13 +22,14 @@ const compiled_bucket* compiled_program::find(const bucket_id& id) const noexcep
 }
 
 result<compiled_program> compile(const plan& p) {
-  if (auto valid = validate_plan(p); !valid) return valid.error();
-  auto hash = hash_plan(p);
+  const detail::plan_index index(p);
+  if (auto valid = detail::validate_plan(p, index); !valid) return valid.error();
+  auto hash = detail::hash_plan(p, index);
   if (!hash) return hash.error();
-  auto domains = derive_pool_domains(p);
+  auto domains = detail::derive_pool_domains(p, index);
   if (!domains) return domains.error();
 
-  const std::vector<live_interval> intervals = live_intervals(p);
+  const std::vector<live_interval> intervals = detail::live_intervals(p, index);
   std::vector<std::optional<wave_domain_layout>> layouts;
   layouts.reserve(domains->size());
   for (const pool_domain& domain : *domains) {
@@ -59,7 +62,7 @@ result<compiled_program> compile(const plan& p) {
   auto admitted = check_admission(p.lanes, p.budget_bytes, arena_bytes);
   if (!admitted) return admitted.error();
 
-  auto bindings = compile_program_binding_layouts(p, *hash, *domains, layouts, capacities);
+  auto bindings = detail::compile_program_binding_layouts(p, *hash, *domains, layouts, capacities, index);
   if (!bindings) return bindings.error();
 
   compiled_program program;

@@ -23,25 +23,26 @@ std::optional<std::uint64_t> checked_align_up(std::uint64_t value, std::uint64_t
 }
 
 result<std::uint64_t> resolve_demand(const resource_descriptor& d, const bucket_capacity& dims) {
-  const std::string who = "resource " + resource_id::quote(d.id.view());
+  // Built only on an error: this runs once per resource and bucket.
+  auto who = [&] { return "resource " + resource_id::quote(d.id.view()); };
   if (!is_valid_alignment(d.alignment))
-    return make_error(errc::invalid_alignment, who + ": alignment " + std::to_string(d.alignment));
+    return make_error(errc::invalid_alignment, who() + ": alignment " + std::to_string(d.alignment));
   std::uint64_t scaled = 0;
   if (d.demand.dimension) {
     if (*d.demand.dimension >= dims.size())
-      return make_error(errc::number_out_of_range, who + ": dimension " + std::to_string(*d.demand.dimension));
+      return make_error(errc::number_out_of_range, who() + ": dimension " + std::to_string(*d.demand.dimension));
     auto product = checked_mul(d.demand.per_unit, dims[*d.demand.dimension]);
     if (!product)
-      return make_error(errc::size_overflow, who + ": per_unit " + std::to_string(d.demand.per_unit) + " * capacity " +
+      return make_error(errc::size_overflow, who() + ": per_unit " + std::to_string(d.demand.per_unit) + " * capacity " +
                                                  std::to_string(dims[*d.demand.dimension]));
     scaled = *product;
   }
   auto bytes = checked_add(d.demand.base, scaled);
-  if (!bytes) return make_error(errc::size_overflow, who + ": base + per_unit * capacity");
-  if (*bytes == 0) return make_error(errc::empty_demand, who);
+  if (!bytes) return make_error(errc::size_overflow, who() + ": base + per_unit * capacity");
+  if (*bytes == 0) return make_error(errc::empty_demand, who());
   auto aligned = checked_align_up(*bytes, d.alignment);
   if (!aligned)
-    return make_error(errc::size_overflow, who + ": " + std::to_string(*bytes) + " bytes rounded up to alignment " +
+    return make_error(errc::size_overflow, who() + ": " + std::to_string(*bytes) + " bytes rounded up to alignment " +
                                                std::to_string(d.alignment));
   return *aligned;
 }

@@ -1,6 +1,9 @@
 #include "ferrum/binding/plan.hpp"
 
+#include "plan_index.hpp"
 #include "sha256_writer.hpp"
+
+#include <boost/unordered/unordered_flat_set.hpp>
 
 #include <algorithm>
 #include <array>
@@ -80,32 +83,24 @@ std::pair<std::size_t, std::size_t> find_duplicate(const Items& items, Key key) 
   return {items.size(), items.size()};
 }
 
+// The index of the first entry that repeats an earlier one, if any. Nodes use
+// a handful of resources, so the quadratic scan beats sorting below 16.
+std::optional<std::size_t> repeated_entry(const std::vector<resource_id>& ids) {
+  if (ids.size() < 16) {
+    for (std::size_t i = 1; i < ids.size(); ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (ids[i] == ids[j]) return i;
+    return std::nullopt;
+  }
+  auto [first, second] = find_duplicate(ids, [](const resource_id& r) -> const resource_id& { return r; });
+  if (second == ids.size()) return std::nullopt;
+  return second;
+}
+
 bool is_contract_digest(std::string_view text) noexcept {
   return text.size() == 64 &&
          std::all_of(text.begin(), text.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
-
-// Sorted (id, index) pairs for lookups by id.
-template <class Id>
-class id_index {
- public:
-  template <class Items, class Key>
-  id_index(const Items& items, Key key) {
-    entries_.reserve(items.size());
-    for (std::size_t i = 0; i < items.size(); ++i) entries_.emplace_back(&key(items[i]), i);
-    std::sort(entries_.begin(), entries_.end(), [](const auto& a, const auto& b) { return *a.first < *b.first; });
-  }
-
-  [[nodiscard]] std::optional<std::size_t> find(const Id& id) const {
-    auto it = std::lower_bound(entries_.begin(), entries_.end(), id,
-                               [](const auto& entry, const Id& key) { return *entry.first < key; });
-    if (it == entries_.end() || *it->first != id) return std::nullopt;
-    return it->second;
-  }
-
- private:
-  std::vector<std::pair<const Id*, std::size_t>> entries_;
-};
 
 }  // namespace
 
@@ -142,16 +137,22 @@ std::string sha256_digest::str() const {
   return out;
 }
 
-result<plan_hash> hash_plan(const plan& p) {
-  detail::sha256_writer w;
+result<plan_hash> hash_plan(const plan& p) { return detail::hash_plan(p, detail::plan_index(p)); }
+
+result<void> validate_plan(const plan& p) { return detail::validate_plan(p, detail::plan_index(p)); }
+
+namespace detail {
+
+result<plan_hash> hash_plan(const plan& p, const plan_index& index) {
+  sha256_writer w;
   w.str("ferrum.plan.v1");
 
   w.u64(p.nodes.size());
   std::vector<const resource_id*> uses;
   for (const plan_node& node : p.nodes) {
     w.str(node.id.view());
-    uses.clear();
-    for (const resource_id& r : node.resources) uses.push_back(&r);
+    uses.assign(node.resources.size(), nullptr);
+    for (std::size_t i = 0; i < uses.size(); ++i) uses[i] = &node.resources[i];
     std::sort(uses.begin(), uses.end(), [](const auto* a, const auto* b) { return *a < *b; });
     w.u64(uses.size());
     for (const resource_id* r : uses) w.str(r->view());
@@ -159,11 +160,9 @@ result<plan_hash> hash_plan(const plan& p) {
     if (node.binding) w.str(node.binding->view());
   }
 
-  std::vector<const resource_descriptor*> resources;
-  for (const resource_descriptor& r : p.resources) resources.push_back(&r);
-  std::sort(resources.begin(), resources.end(), [](const auto* a, const auto* b) { return a->id < b->id; });
-  w.u64(resources.size());
-  for (const resource_descriptor* r : resources) {
+  w.u64(p.resources.size());
+  for (std::size_t i : index.resources_by_id()) {
+    const resource_descriptor* r = &p.resources[i];
     w.str(r->id.view());
     w.str(r->pool.view());
     w.enumeration(r->kind);
@@ -216,87 +215,85 @@ result<plan_hash> hash_plan(const plan& p) {
   return w.finish();
 }
 
-result<void> validate_plan(const plan& p) {
+result<void> validate_plan(const plan& p, const plan_index& index) {
   if (p.nodes.empty()) return make_error(errc::empty_plan, "the plan has no nodes", "/nodes");
   if (p.buckets.empty()) return make_error(errc::empty_plan, "the plan has no buckets", "/buckets");
   if (p.lanes < 1) return make_error(errc::number_out_of_range, "lanes must be at least 1", "/lanes");
 
-  if (auto [first, second] = find_duplicate(p.nodes, [](const plan_node& n) -> const node_id& { return n.id; });
-      second != p.nodes.size())
-    return make_error(errc::duplicate_id, "node " + node_id::quote(p.nodes[second].id.view()) + " is also node " +
-                                              std::to_string(first), at("nodes", second) + "/id");
-  if (auto [first, second] =
-          find_duplicate(p.resources, [](const resource_descriptor& r) -> const resource_id& { return r.id; });
-      second != p.resources.size())
-    return make_error(errc::duplicate_id, "resource " + resource_id::quote(p.resources[second].id.view()) +
-                                              " is also resource " + std::to_string(first),
-                      at("resources", second) + "/id");
+  if (const auto& dup = index.duplicate_node())
+    return make_error(errc::duplicate_id, "node " + node_id::quote(p.nodes[dup->second].id.view()) + " is also node " +
+                                              std::to_string(dup->first),
+                      at("nodes", dup->second) + "/id");
+  if (const auto& dup = index.duplicate_resource())
+    return make_error(errc::duplicate_id, "resource " + resource_id::quote(p.resources[dup->second].id.view()) +
+                                              " is also resource " + std::to_string(dup->first),
+                      at("resources", dup->second) + "/id");
 
-  const id_index<node_id> nodes(p.nodes, [](const plan_node& n) -> const node_id& { return n.id; });
-  const id_index<resource_id> resources(p.resources, [](const resource_descriptor& r) -> const resource_id& { return r.id; });
   for (std::size_t i = 0; i < p.resources.size(); ++i) {
     const resource_descriptor& r = p.resources[i];
-    const std::string path = at("resources", i);
+    auto path = [&] { return at("resources", i); };
     if (r.kind == allocation_kind::binding && !r.node)
       return make_error(errc::missing_field, "binding resource " + resource_id::quote(r.id.view()) + " names no node",
-                        path + "/node");
+                        path() + "/node");
     if (r.kind == allocation_kind::workspace && r.node)
       return make_error(errc::unknown_field, "workspace resource " + resource_id::quote(r.id.view()) + " names a node",
-                        path + "/node");
-    if (r.node && !nodes.find(*r.node))
+                        path() + "/node");
+    if (r.node && index.owner(i) == plan_index::none)
       return make_error(errc::dangling_reference, "resource " + resource_id::quote(r.id.view()) +
                                                       " belongs to unknown node " + node_id::quote(r.node->view()),
-                        path + "/node");
+                        path() + "/node");
     if (r.demand.dimension && *r.demand.dimension > 2)
-      return make_error(errc::number_out_of_range, "dimension must be 0, 1 or 2", path + "/demand/dimension");
+      return make_error(errc::number_out_of_range, "dimension must be 0, 1 or 2", path() + "/demand/dimension");
     if (!is_contract_digest(r.storage.digest))
       return make_error(errc::invalid_contract, "resource " + resource_id::quote(r.id.view()),
-                        path + "/storage/contract");
+                        path() + "/storage/contract");
   }
   std::vector<bool> used(p.resources.size(), false);
 
   for (std::size_t i = 0; i < p.nodes.size(); ++i) {
     const plan_node& node = p.nodes[i];
-    const std::string path = at("nodes", i);
+    auto path = [&] { return at("nodes", i); };
     for (std::size_t j = 0; j < node.resources.size(); ++j) {
-      auto r = resources.find(node.resources[j]);
-      if (!r)
+      const std::size_t r = index.uses(i)[j];
+      if (r == plan_index::none)
         return make_error(errc::dangling_reference, "node " + node_id::quote(node.id.view()) + " uses unknown resource " +
                                                         resource_id::quote(node.resources[j].view()),
-                          path + "/resources/" + std::to_string(j));
-      used[*r] = true;
+                          path() + "/resources/" + std::to_string(j));
+      used[r] = true;
     }
-    if (auto [first, second] = find_duplicate(node.resources, [](const resource_id& r) -> const resource_id& { return r; });
-        second != node.resources.size())
+    if (auto second = repeated_entry(node.resources))
       return make_error(errc::duplicate_id, "node " + node_id::quote(node.id.view()) + " lists resource " +
-                                                resource_id::quote(node.resources[second].view()) + " twice",
-                        path + "/resources/" + std::to_string(second));
+                                                resource_id::quote(node.resources[*second].view()) + " twice",
+                        path() + "/resources/" + std::to_string(*second));
     if (node.binding) {
-      auto r = resources.find(*node.binding);
-      if (!r)
+      const std::size_t r = index.binding(i);
+      if (r == plan_index::none)
         return make_error(errc::dangling_reference, "node " + node_id::quote(node.id.view()) + " binds unknown resource " +
                                                         resource_id::quote(node.binding->view()),
-                          path + "/binding");
-      used[*r] = true;
-      const resource_descriptor& bound = p.resources[*r];
+                          path() + "/binding");
+      used[r] = true;
+      const resource_descriptor& bound = p.resources[r];
       if (bound.kind != allocation_kind::binding || bound.node != node.id)
         return make_error(errc::binding_not_owned, "node " + node_id::quote(node.id.view()) + " binds resource " +
                                                        resource_id::quote(bound.id.view()) +
                                                        ", which is not a binding resource of this node",
-                          path + "/binding");
+                          path() + "/binding");
     }
   }
 
-  std::vector<pool_id> resource_pools;
+  // The distinct pools, in id order; a set first, as there are few pools and
+  // many resources.
+  boost::unordered_flat_set<std::string_view, std::hash<std::string_view>> pool_names;
   for (std::size_t i = 0; i < p.resources.size(); ++i) {
     if (!used[i])
       return make_error(errc::unused_resource, "resource " + resource_id::quote(p.resources[i].id.view()) +
                                                    " is used by no node",
                         at("resources", i));
-    resource_pools.push_back(p.resources[i].pool);
+    pool_names.insert(p.resources[i].pool.view());
   }
+  std::vector<pool_id> resource_pools;
+  for (std::string_view name : pool_names) resource_pools.push_back(pool_id::make(name).value());
   std::sort(resource_pools.begin(), resource_pools.end());
-  resource_pools.erase(std::unique(resource_pools.begin(), resource_pools.end()), resource_pools.end());
   auto pool_is_used = [&](const pool_id& pool) {
     return std::binary_search(resource_pools.begin(), resource_pools.end(), pool);
   };
@@ -360,4 +357,5 @@ result<void> validate_plan(const plan& p) {
   return {};
 }
 
+}  // namespace detail
 }  // namespace ferrum

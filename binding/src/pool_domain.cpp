@@ -1,5 +1,7 @@
 #include "ferrum/binding/pool_domain.hpp"
 
+#include "plan_index.hpp"
+
 #include <algorithm>
 #include <tuple>
 
@@ -15,42 +17,45 @@ std::string where(std::size_t index) { return "/resources/" + std::to_string(ind
 }  // namespace
 
 result<std::vector<pool_domain>> derive_pool_domains(const plan& p) {
-  std::vector<std::size_t> order(p.resources.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    const resource_descriptor& ra = p.resources[a];
-    const resource_descriptor& rb = p.resources[b];
-    return std::tie(ra.pool, ra.id) < std::tie(rb.pool, rb.id);
-  });
+  return detail::derive_pool_domains(p, detail::plan_index(p));
+}
 
-  std::vector<pool_option> options = p.pools;
-  std::sort(options.begin(), options.end(), [](const auto& a, const auto& b) { return a.pool < b.pool; });
+result<std::vector<pool_domain>> detail::derive_pool_domains(const plan& p, const plan_index& index) {
+  // Pools are few: number them in id order, then deal the resources, already
+  // in id order, into their pools.
+  boost::unordered_flat_map<std::string_view, std::size_t, std::hash<std::string_view>> pool_of;
+  for (const resource_descriptor& r : p.resources) pool_of.emplace(r.pool.view(), 0);
+  std::vector<std::string_view> names;
+  for (const auto& entry : pool_of) names.push_back(entry.first);
+  std::sort(names.begin(), names.end());
 
   std::vector<pool_domain> domains;
-  for (std::size_t index : order) {
-    const resource_descriptor& r = p.resources[index];
-    if (domains.empty() || domains.back().pool != r.pool) {
-      pool_domain domain{r.pool, liveness_mode::conservative, {}};
-      auto option = std::lower_bound(options.begin(), options.end(), r.pool,
-                                     [](const pool_option& o, const pool_id& id) { return o.pool < id; });
-      if (option != options.end() && option->pool == r.pool) domain.liveness = option->liveness;
-      domains.push_back(std::move(domain));
-    }
-    pool_domain& domain = domains.back();
+  domains.reserve(names.size());
+  for (std::size_t d = 0; d < names.size(); ++d) {
+    pool_of[names[d]] = d;
+    domains.push_back({pool_id::make(names[d]).value(), liveness_mode::conservative, {}});
+  }
+  for (const pool_option& option : p.pools)
+    if (auto it = pool_of.find(option.pool.view()); it != pool_of.end()) domains[it->second].liveness = option.liveness;
+
+  for (std::size_t r : index.resources_by_id()) {
+    const resource_descriptor& resource = p.resources[r];
+    pool_domain& domain = domains[pool_of.at(resource.pool.view())];
     if (!domain.members.empty()) {
       const resource_descriptor& first = p.resources[domain.members.front()];
-      if (compatibility(first) != compatibility(r))
+      if (compatibility(first) != compatibility(resource))
         return make_error(errc::incompatible_pool_member,
-                          "pool " + pool_id::quote(r.pool.view()) + ": resource " + resource_id::quote(r.id.view()) +
-                              " differs from resource " + resource_id::quote(first.id.view()),
-                          where(index));
+                          "pool " + pool_id::quote(resource.pool.view()) + ": resource " +
+                              resource_id::quote(resource.id.view()) + " differs from resource " +
+                              resource_id::quote(first.id.view()),
+                          where(r));
     }
-    if (domain.liveness == liveness_mode::interval && r.lifetime != allocation_lifetime::invocation)
+    if (domain.liveness == liveness_mode::interval && resource.lifetime != allocation_lifetime::invocation)
       return make_error(errc::invalid_liveness,
-                        "pool " + pool_id::quote(r.pool.view()) + " is interval but resource " +
-                            resource_id::quote(r.id.view()) + " is persistent",
-                        where(index) + "/lifetime");
-    domain.members.push_back(index);
+                        "pool " + pool_id::quote(resource.pool.view()) + " is interval but resource " +
+                            resource_id::quote(resource.id.view()) + " is persistent",
+                        where(r) + "/lifetime");
+    domain.members.push_back(r);
   }
   return domains;
 }

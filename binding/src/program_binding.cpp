@@ -1,6 +1,7 @@
 #include "ferrum/binding/program_binding.hpp"
 
 #include "ferrum/binding/demand.hpp"
+#include "plan_index.hpp"
 #include "sha256_writer.hpp"
 
 #include <algorithm>
@@ -40,21 +41,35 @@ result<sha256_digest> fingerprint(const bucket_id& bucket, const claim_identity&
   return w.finish();
 }
 
-// Checks the slots of one bucket, sorted by offset: non-empty, aligned,
-// contiguous from 0, covering exactly `physical_size` bytes.
-result<void> check_cover(const std::vector<binding_slot>& by_offset, std::uint64_t physical_size, const std::string& bucket) {
+// Where a binding descriptor landed in one bucket: small enough to sort by
+// offset and by node for a million slots before any slot (with its two ids)
+// is built.
+struct placement {
+  std::uint64_t offset;
+  std::uint64_t capacity;
+  std::uint64_t alignment;
+  std::size_t node_index;
+  std::size_t member;  // index into the domain's members
+};
+
+// Checks placements sorted by offset: non-empty, aligned, contiguous from 0,
+// covering exactly `physical_size` bytes.
+result<void> check_cover(const std::vector<placement>& by_offset, std::uint64_t physical_size,
+                         const std::string& bucket, const plan& p, const pool_domain& domain) {
   std::uint64_t expected = 0;
-  for (const binding_slot& s : by_offset) {
-    const std::string who = "bucket " + bucket + ", resource " + resource_id::quote(s.resource.view());
-    if (s.capacity == 0) return make_error(errc::empty_slot, who);
+  for (const placement& s : by_offset) {
+    auto who = [&] {
+      return "bucket " + bucket + ", resource " + resource_id::quote(p.resources[domain.members[s.member]].id.view());
+    };
+    if (s.capacity == 0) return make_error(errc::empty_slot, who());
     if (s.alignment == 0 || s.offset % s.alignment != 0 || s.capacity % s.alignment != 0)
-      return make_error(errc::misaligned_slot, who + ": offset " + std::to_string(s.offset) + ", capacity " +
+      return make_error(errc::misaligned_slot, who() + ": offset " + std::to_string(s.offset) + ", capacity " +
                                                    std::to_string(s.capacity) + ", alignment " + std::to_string(s.alignment));
     if (s.offset != expected)
       return make_error(errc::non_contiguous_slots,
-                        who + ": offset " + std::to_string(s.offset) + ", expected " + std::to_string(expected));
+                        who() + ": offset " + std::to_string(s.offset) + ", expected " + std::to_string(expected));
     auto next = checked_add(expected, s.capacity);
-    if (!next) return make_error(errc::size_overflow, who + ": the binding arena's size");
+    if (!next) return make_error(errc::size_overflow, who() + ": the binding arena's size");
     expected = *next;
   }
   if (expected != physical_size)
@@ -74,6 +89,13 @@ const binding_slot* program_binding_layout::slot_for_node(std::size_t node_index
 result<std::map<bucket_id, program_binding_layout>> compile_program_binding_layouts(
     const plan& p, const plan_hash& hash, const std::vector<pool_domain>& domains,
     const std::vector<std::optional<wave_domain_layout>>& layouts, const bucket_capacity_layouts& capacities) {
+  return detail::compile_program_binding_layouts(p, hash, domains, layouts, capacities, detail::plan_index(p));
+}
+
+result<std::map<bucket_id, program_binding_layout>> detail::compile_program_binding_layouts(
+    const plan& p, const plan_hash& hash, const std::vector<pool_domain>& domains,
+    const std::vector<std::optional<wave_domain_layout>>& layouts, const bucket_capacity_layouts& capacities,
+    const plan_index& index) {
   if (domains.size() != layouts.size() ||
       std::any_of(capacities.begin(), capacities.end(), [&](const auto& c) { return c.second.size() != domains.size(); }))
     return make_error(errc::inconsistent_domain_layouts,
@@ -106,19 +128,6 @@ result<std::map<bucket_id, program_binding_layout>> compile_program_binding_layo
                       "pool " + pool_id::quote(domain.pool.view()) + ": " + std::to_string(domain.members.size()) +
                           " descriptors, " + std::to_string(base->projection_count) + " projections");
 
-  // Node lookup by id, built once: O(n log n) instead of the seed's linear
-  // search per descriptor.
-  std::vector<std::size_t> nodes_by_id(p.nodes.size());
-  for (std::size_t i = 0; i < nodes_by_id.size(); ++i) nodes_by_id[i] = i;
-  std::sort(nodes_by_id.begin(), nodes_by_id.end(),
-            [&](std::size_t a, std::size_t b) { return p.nodes[a].id < p.nodes[b].id; });
-  auto find_node = [&](const node_id& id) -> std::optional<std::size_t> {
-    auto it = std::lower_bound(nodes_by_id.begin(), nodes_by_id.end(), id,
-                               [&](std::size_t i, const node_id& key) { return p.nodes[i].id < key; });
-    if (it == nodes_by_id.end() || p.nodes[*it].id != id) return std::nullopt;
-    return *it;
-  };
-
   for (const auto& [bucket, bucket_layouts] : capacities) {
     const auto& capacity = bucket_layouts[*binding_domain];
     if (!capacity) return make_error(errc::missing_capacity_layout, "bucket " + bucket.str());
@@ -128,39 +137,52 @@ result<std::map<bucket_id, program_binding_layout>> compile_program_binding_layo
                             " projections for " + std::to_string(domain.members.size()) + " descriptors, " +
                             std::to_string(capacity->physical_size_bytes) + " bytes");
 
-    std::vector<binding_slot> slots;
-    slots.reserve(domain.members.size());
+    std::vector<placement> placements;
+    placements.reserve(domain.members.size());
     for (std::size_t j = 0; j < domain.members.size(); ++j) {
       const std::size_t r = domain.members[j];
       const resource_descriptor& descriptor = p.resources[r];
-      const node_id owner = descriptor.node.value_or(node_id{});
-      auto node_index = find_node(owner);
-      if (!node_index)
-        return make_error(errc::missing_binding_node, "resource " + resource_id::quote(descriptor.id.view()) +
-                                                          " names node " + node_id::quote(owner.view()),
+      const std::size_t node_index = index.owner(r);
+      if (node_index == plan_index::none)
+        return make_error(errc::missing_binding_node,
+                          "resource " + resource_id::quote(descriptor.id.view()) + " names node " +
+                              node_id::quote(descriptor.node.value_or(node_id{}).view()),
                           resource_path(r) + "/node");
-      const plan_node& node = p.nodes[*node_index];
+      const plan_node& node = p.nodes[node_index];
       if (node.binding != descriptor.id ||
           std::find(node.resources.begin(), node.resources.end(), descriptor.id) == node.resources.end())
         return make_error(errc::binding_not_owned, "node " + node_id::quote(node.id.view()) +
                                                        " does not own resource " +
                                                        resource_id::quote(descriptor.id.view()),
-                          "/nodes/" + std::to_string(*node_index));
+                          "/nodes/" + std::to_string(node_index));
       const projection& proj = capacity->projections[j];
-      slots.push_back({*node_index, node.id, descriptor.id, proj.offset, proj.capacity, descriptor.alignment});
+      placements.push_back({proj.offset, proj.capacity, descriptor.alignment, node_index, j});
     }
 
-    std::sort(slots.begin(), slots.end(), [](const auto& a, const auto& b) { return a.offset < b.offset; });
-    if (auto covered = check_cover(slots, capacity->physical_size_bytes, bucket.str()); !covered)
+    std::sort(placements.begin(), placements.end(), [](const auto& a, const auto& b) { return a.offset < b.offset; });
+    if (auto covered = check_cover(placements, capacity->physical_size_bytes, bucket.str(), p, domain); !covered)
       return covered.error();
-    std::sort(slots.begin(), slots.end(), [](const auto& a, const auto& b) { return a.node_index < b.node_index; });
-    auto duplicate = std::adjacent_find(slots.begin(), slots.end(),
-                                        [](const auto& a, const auto& b) { return a.node_index == b.node_index; });
-    if (duplicate != slots.end())
-      return make_error(errc::duplicate_slot_owner, "node " + node_id::quote(duplicate->node.view()) + " owns " +
-                                                        resource_id::quote(duplicate->resource.view()) + " and " +
-                                                        resource_id::quote((duplicate + 1)->resource.view()),
-                        "/nodes/" + std::to_string(duplicate->node_index));
+    // Node indices are below p.nodes.size(): place each slot at its node
+    // (O(n)); a node met twice owns two slots.
+    std::vector<std::size_t> at_node(p.nodes.size(), plan_index::none);
+    for (std::size_t i = 0; i < placements.size(); ++i) {
+      std::size_t& seen = at_node[placements[i].node_index];
+      if (seen != plan_index::none)
+        return make_error(errc::duplicate_slot_owner,
+                          "node " + node_id::quote(p.nodes[placements[i].node_index].id.view()) + " owns " +
+                              resource_id::quote(p.resources[domain.members[placements[seen].member]].id.view()) +
+                              " and " + resource_id::quote(p.resources[domain.members[placements[i].member]].id.view()),
+                          "/nodes/" + std::to_string(placements[i].node_index));
+      seen = i;
+    }
+    std::vector<binding_slot> slots;
+    slots.reserve(placements.size());
+    for (std::size_t i : at_node) {
+      if (i == plan_index::none) continue;
+      const placement& s = placements[i];
+      slots.push_back({s.node_index, p.nodes[s.node_index].id, p.resources[domain.members[s.member]].id, s.offset,
+                       s.capacity, s.alignment});
+    }
 
     auto digest = fingerprint(bucket, base->claim, capacity->physical_size_bytes, slots);
     if (!digest) return digest.error();

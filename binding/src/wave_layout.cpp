@@ -1,5 +1,6 @@
 #include "ferrum/binding/wave_layout.hpp"
 
+#include "plan_index.hpp"
 #include "sha256_writer.hpp"
 
 #include <algorithm>
@@ -24,30 +25,21 @@ const std::vector<resource_id>& claim_identity::ids() const noexcept {
   return ids_ ? *ids_ : none;
 }
 
-std::vector<live_interval> live_intervals(const plan& p) {
-  std::vector<std::pair<const resource_id*, std::size_t>> by_id;
-  by_id.reserve(p.resources.size());
-  for (std::size_t i = 0; i < p.resources.size(); ++i) by_id.emplace_back(&p.resources[i].id, i);
-  std::sort(by_id.begin(), by_id.end(), [](const auto& a, const auto& b) { return *a.first < *b.first; });
-  auto index_of = [&](const resource_id& id) -> std::optional<std::size_t> {
-    auto it = std::lower_bound(by_id.begin(), by_id.end(), id, [](const auto& e, const resource_id& k) { return *e.first < k; });
-    if (it == by_id.end() || *it->first != id) return std::nullopt;
-    return it->second;
-  };
+std::vector<live_interval> live_intervals(const plan& p) { return detail::live_intervals(p, detail::plan_index(p)); }
 
+std::vector<live_interval> detail::live_intervals(const plan& p, const plan_index& index) {
   constexpr std::size_t unset = static_cast<std::size_t>(-1);
   std::vector<live_interval> intervals(p.resources.size(), live_interval{unset, 0});
-  auto use = [&](const resource_id& id, std::size_t node) {
-    auto r = index_of(id);
-    if (!r) return;
-    live_interval& interval = intervals[*r];
+  auto use = [&](std::size_t r, std::size_t node) {
+    if (r == plan_index::none) return;
+    live_interval& interval = intervals[r];
     if (interval.first == unset) interval.first = node;
     interval.last = node;
   };
   // Nodes are visited in plan order, so the first use is the interval's start.
   for (std::size_t n = 0; n < p.nodes.size(); ++n) {
-    for (const resource_id& id : p.nodes[n].resources) use(id, n);
-    if (p.nodes[n].binding) use(*p.nodes[n].binding, n);
+    for (std::size_t r : index.uses(n)) use(r, n);
+    use(index.binding(n), n);
   }
   for (live_interval& interval : intervals)
     if (interval.first == unset) interval = {0, p.nodes.empty() ? 0 : p.nodes.size() - 1};
