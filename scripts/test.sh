@@ -1,0 +1,25 @@
+#!/bin/sh
+# Sets everything up and runs every test: the debug and asan presets (unit
+# and cli tests), then the plan fuzzer for a bounded time. The tsan preset
+# joins once ferrum has concurrent code to check (the gpu and scheduler
+# issues).
+set -eu
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+
+for preset in debug asan; do
+  cmake --preset "$preset"
+  cmake --build --preset "$preset"
+  ctest --preset "$preset"
+done
+
+# The fuzzer explores from the example plans; any crash, hang (-timeout) or
+# sanitizer report fails the run. FERRUM_FUZZ_SECONDS bounds it (default 60).
+cmake --preset fuzz
+cmake --build --preset fuzz
+corpus=$(mktemp -d)
+trap 'rm -rf "$corpus"' EXIT
+cp examples/plans/*.json "$corpus"/
+./build/fuzz/tests/fuzz/ferrum_plan_fuzz -max_total_time="${FERRUM_FUZZ_SECONDS:-60}" -timeout=10 \
+  -rss_limit_mb=2048 -dict=tests/fuzz/plan.dict -print_final_stats=1 "$corpus"
+echo "ferrum: all tests passed"
