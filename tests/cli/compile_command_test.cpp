@@ -1,0 +1,418 @@
+// End-to-end tests of `ferrum compile` (and the command's usage errors): each
+// runs the built binary and checks its exit status, stdout and stderr against
+// docs/INTERFACES.md, "The ferrum command".
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+// A file in the temp directory holding `contents`, removed at scope exit.
+class temp_file {
+ public:
+  explicit temp_file(std::string_view contents) {
+    std::string pattern = (std::filesystem::temp_directory_path() / "ferrum_cli_test_XXXXXX").string();
+    const int fd = ::mkstemp(pattern.data());
+    REQUIRE(fd >= 0);
+    path_ = pattern;
+    for (std::size_t written = 0; written < contents.size();) {
+      const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
+      REQUIRE(n > 0);
+      written += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+  }
+  ~temp_file() {
+    std::error_code ignored;
+    std::filesystem::remove(path_, ignored);
+  }
+  temp_file(const temp_file&) = delete;
+  temp_file& operator=(const temp_file&) = delete;
+
+  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+
+ private:
+  std::string path_;
+};
+
+struct command_result {
+  int status = -1;  // the exit status; -1 when the command died of a signal
+  std::string out;
+  std::string err;
+};
+
+std::string shell_quote(std::string_view text) {
+  std::string out = "'";
+  for (const char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Runs the built `ferrum` with `args`; stdout through a pipe, stderr to a file.
+command_result run_ferrum(const std::vector<std::string>& args) {
+  const temp_file err_file("");
+  std::string command = shell_quote(FERRUM_EXE);
+  for (const std::string& arg : args) command += " " + shell_quote(arg);
+  command += " 2>" + shell_quote(err_file.path()) + " </dev/null";
+
+  command_result result;
+  std::FILE* pipe = ::popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) result.out.append(buffer, n);
+  const int wait_status = ::pclose(pipe);
+  REQUIRE(wait_status != -1);
+  if (WIFEXITED(wait_status)) result.status = WEXITSTATUS(wait_status);
+  result.err = read_file(err_file.path());
+  return result;
+}
+
+std::string example_plan(std::string_view name) {
+  return std::string(FERRUM_SOURCE_DIR) + "/examples/plans/" + std::string(name);
+}
+
+const std::vector<std::string> example_plans = {"two_nodes.json", "multi_bucket.json", "interval_liveness.json"};
+
+nlohmann::json example_plan_json(std::string_view name) { return nlohmann::json::parse(read_file(example_plan(name))); }
+
+// Checks that `result` is a rejected plan reported as INTERFACES.md says:
+// exit 2 and one stderr line `ferrum: error: <code>: ...[ (at <path>)]`.
+void check_rejected(const command_result& result, std::string_view code, std::string_view path) {
+  INFO("stderr: " << result.err);
+  CHECK(result.status == 2);
+  REQUIRE(!result.err.empty());
+  CHECK(result.err.back() == '\n');
+  CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
+  CHECK(result.err.rfind("ferrum: error: " + std::string(code) + ": ", 0) == 0);
+  if (!path.empty()) {
+    const std::string suffix = " (at " + std::string(path) + ")\n";
+    CHECK(result.err.size() > suffix.size());
+    CHECK(result.err.compare(result.err.size() - suffix.size(), suffix.size(), suffix) == 0);
+  }
+}
+
+// Compiles `plan` (written to a temp file) with `extra` arguments.
+command_result compile_plan_text(const std::string& plan, const std::vector<std::string>& extra = {}) {
+  const temp_file file(plan);
+  std::vector<std::string> args{"compile", file.path()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return run_ferrum(args);
+}
+
+command_result compile_plan(const nlohmann::json& plan, const std::vector<std::string>& extra = {}) {
+  return compile_plan_text(plan.dump(2), extra);
+}
+
+// A plan with one workspace resource and no binding resources.
+nlohmann::json workspace_only_plan() {
+  return nlohmann::json::parse(R"({
+    "format": "ferrum.plan.v1",
+    "nodes": [ { "id": "node/only", "resources": ["resource/scratch"] } ],
+    "resources": [
+      { "id": "resource/scratch", "pool": "pool/scratch", "kind": "workspace",
+        "demand": { "base": 0, "per_unit": 256, "dimension": 1 }, "alignment": 256,
+        "lifetime": "invocation", "usage": "storage", "element": "f32",
+        "storage": { "allocator": "linear-arena", "view": "contiguous",
+                     "contract": "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb" } } ],
+    "buckets": [ { "class": "step", "capacity": [1, 4, 1],
+                   "budgets": [ { "pool": "pool/scratch", "min": 0, "max": 4096 } ] } ],
+    "lanes": 2,
+    "budget_bytes": 65536
+  })");
+}
+
+}  // namespace
+
+TEST_CASE("ferrum compile: every example plan compiles and prints a table", "[cli]") {
+  for (const std::string& name : example_plans) {
+    INFO(name);
+    const command_result result = run_ferrum({"compile", example_plan(name)});
+    CHECK(result.status == 0);
+    CHECK(result.err.empty());
+    CHECK(result.out.rfind("plan      sha256/", 0) == 0);
+    CHECK(result.out.find("\nbucket ") != std::string::npos);
+  }
+}
+
+TEST_CASE("ferrum compile: the examples directory holds only plans that compile", "[cli]") {
+  std::size_t plans = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(FERRUM_SOURCE_DIR) + "/examples/plans")) {
+    if (entry.path().extension() != ".json") continue;
+    ++plans;
+    INFO(entry.path().string());
+    const command_result result = run_ferrum({"compile", "--json", entry.path().string()});
+    CHECK(result.status == 0);
+    CHECK(result.err.empty());
+  }
+  CHECK(plans >= example_plans.size());
+}
+
+TEST_CASE("ferrum compile: --json prints a ferrum.compiled.v1 document in stable order", "[cli]") {
+  for (const std::string& name : example_plans) {
+    INFO(name);
+    const command_result result = run_ferrum({"compile", example_plan(name), "--json"});
+    REQUIRE(result.status == 0);
+    CHECK(result.err.empty());
+    CHECK(result.out.back() == '\n');
+    const nlohmann::json doc = nlohmann::json::parse(result.out);
+    CHECK(doc.at("format") == "ferrum.compiled.v1");
+    const std::string hash = doc.at("plan_hash");
+    CHECK(hash.rfind("sha256/", 0) == 0);
+    CHECK(hash.size() == 7 + 64);
+
+    const nlohmann::json& buckets = doc.at("buckets");
+    REQUIRE(buckets.is_array());
+    CHECK(buckets.size() == example_plan_json(name).at("buckets").size());
+    for (std::size_t b = 0; b < buckets.size(); ++b) {
+      const nlohmann::json& bucket = buckets[b];
+      if (b > 0) CHECK(buckets[b - 1].at("id").get<std::string>() < bucket.at("id").get<std::string>());
+      const std::vector<std::uint64_t> dims = bucket.at("capacity");
+      REQUIRE(dims.size() == 3);
+      CHECK(bucket.at("id") == bucket.at("class").get<std::string>() + "@" + std::to_string(dims[0]) + "x" +
+                                   std::to_string(dims[1]) + "x" + std::to_string(dims[2]));
+      const nlohmann::json& domains = bucket.at("domains");
+      REQUIRE(!domains.empty());
+      for (std::size_t d = 0; d < domains.size(); ++d) {
+        const nlohmann::json& domain = domains[d];
+        if (d > 0) CHECK(domains[d - 1].at("pool").get<std::string>() < domain.at("pool").get<std::string>());
+        CHECK((domain.at("liveness") == "conservative" || domain.at("liveness") == "interval"));
+        CHECK(domain.at("physical_size_bytes").get<std::uint64_t>() <=
+              domain.at("unaliased_size_bytes").get<std::uint64_t>());
+        for (const nlohmann::json& p : domain.at("projections")) {
+          CHECK(p.at("resource").is_string());
+          CHECK(p.at("offset").get<std::uint64_t>() + p.at("capacity").get<std::uint64_t>() <=
+                domain.at("physical_size_bytes").get<std::uint64_t>());
+        }
+      }
+      const nlohmann::json& binding = bucket.at("program_binding");
+      if (binding.is_null()) continue;
+      CHECK(binding.at("fingerprint").get<std::string>().rfind("sha256/", 0) == 0);
+      const nlohmann::json& slots = binding.at("slots");
+      for (std::size_t s = 1; s < slots.size(); ++s)
+        CHECK(slots[s - 1].at("node_index").get<std::size_t>() < slots[s].at("node_index").get<std::size_t>());
+    }
+  }
+}
+
+TEST_CASE("ferrum compile: --json of two_nodes.json holds its two slots", "[cli]") {
+  const command_result result = run_ferrum({"compile", "--json", example_plan("two_nodes.json")});
+  REQUIRE(result.status == 0);
+  const nlohmann::json doc = nlohmann::json::parse(result.out);
+  REQUIRE(doc.at("buckets").size() == 1);
+  const nlohmann::json& bucket = doc.at("buckets")[0];
+  const nlohmann::json& binding = bucket.at("program_binding");
+  REQUIRE(binding.is_object());
+  CHECK(binding.at("physical_size_bytes") == 192);
+
+  const nlohmann::json plan = example_plan_json("two_nodes.json");
+  const nlohmann::json& slots = binding.at("slots");
+  REQUIRE(slots.size() == 2);
+  const std::uint64_t offsets[] = {0, 64};
+  const std::uint64_t capacities[] = {64, 128};
+  for (std::size_t i = 0; i < 2; ++i) {
+    INFO("slot " << i);
+    CHECK(slots[i].at("node_index") == i);
+    CHECK(slots[i].at("node") == plan.at("nodes")[i].at("id"));
+    CHECK(slots[i].at("resource") == plan.at("nodes")[i].at("binding"));
+    CHECK(slots[i].at("offset") == offsets[i]);
+    CHECK(slots[i].at("capacity") == capacities[i]);
+    CHECK(slots[i].at("alignment") == 16);
+  }
+
+  REQUIRE(bucket.at("domains").size() == 1);
+  const nlohmann::json& domain = bucket.at("domains")[0];
+  CHECK(domain.at("pool") == "pool/bindings");
+  CHECK(domain.at("liveness") == "conservative");
+  CHECK(domain.at("physical_size_bytes") == 192);
+  CHECK(domain.at("unaliased_size_bytes") == 192);
+}
+
+TEST_CASE("ferrum compile: compiling the same plan twice prints byte-identical output", "[cli]") {
+  for (const std::string& name : example_plans) {
+    for (const char* format : {"--json", ""}) {
+      INFO(name << " " << format);
+      std::vector<std::string> args{"compile", example_plan(name)};
+      if (*format != '\0') args.emplace_back(format);
+      const command_result first = run_ferrum(args);
+      const command_result second = run_ferrum(args);
+      REQUIRE(first.status == 0);
+      CHECK(first.out == second.out);
+    }
+  }
+}
+
+TEST_CASE("ferrum compile: the table shows the plan hash, fingerprint and slots of --json", "[cli]") {
+  const command_result table = run_ferrum({"compile", example_plan("two_nodes.json")});
+  const command_result json = run_ferrum({"compile", example_plan("two_nodes.json"), "--json"});
+  REQUIRE(table.status == 0);
+  REQUIRE(json.status == 0);
+  const nlohmann::json doc = nlohmann::json::parse(json.out);
+  CHECK(table.out.find("plan      " + doc.at("plan_hash").get<std::string>() + "\n") != std::string::npos);
+  const nlohmann::json& binding = doc.at("buckets")[0].at("program_binding");
+  CHECK(table.out.find("fingerprint " + binding.at("fingerprint").get<std::string>()) != std::string::npos);
+  for (const nlohmann::json& slot : binding.at("slots")) {
+    INFO(slot.dump());
+    CHECK(table.out.find(slot.at("node").get<std::string>() + "  ") != std::string::npos);
+    CHECK(table.out.find(slot.at("resource").get<std::string>()) != std::string::npos);
+  }
+  CHECK(table.out.find("\nbucket " + doc.at("buckets")[0].at("id").get<std::string>() + " ") != std::string::npos);
+}
+
+TEST_CASE("ferrum compile: a plan without binding resources has a null program_binding", "[cli]") {
+  const command_result result = compile_plan(workspace_only_plan(), {"--json"});
+  INFO(result.err);
+  REQUIRE(result.status == 0);
+  const nlohmann::json doc = nlohmann::json::parse(result.out);
+  REQUIRE(doc.at("buckets").size() == 1);
+  CHECK(doc.at("buckets")[0].at("program_binding").is_null());
+  CHECK(doc.at("buckets")[0].at("domains")[0].at("physical_size_bytes") == 1024);
+
+  const command_result table = compile_plan(workspace_only_plan());
+  REQUIRE(table.status == 0);
+  CHECK(table.out.find("program binding: none") != std::string::npos);
+}
+
+TEST_CASE("ferrum compile: malformed JSON is rejected with json_syntax", "[cli]") {
+  const std::string plan = read_file(example_plan("two_nodes.json"));
+  check_rejected(compile_plan_text(plan.substr(0, plan.size() / 2)), "json_syntax", "");
+  check_rejected(compile_plan_text("{\"format\": \"ferrum.plan.v1\",}"), "json_syntax", "");
+  check_rejected(compile_plan_text(""), "json_syntax", "");
+}
+
+TEST_CASE("ferrum compile: an unknown field is rejected with unknown_field at its path", "[cli]") {
+  nlohmann::json plan = example_plan_json("two_nodes.json");
+  plan["resources"][0]["colour"] = "red";
+  check_rejected(compile_plan(plan), "unknown_field", "/resources/0/colour");
+}
+
+TEST_CASE("ferrum compile: alignment 3 is rejected with invalid_alignment at its path", "[cli]") {
+  nlohmann::json plan = example_plan_json("two_nodes.json");
+  plan["resources"][1]["alignment"] = 3;
+  check_rejected(compile_plan(plan), "invalid_alignment", "/resources/1/alignment");
+}
+
+TEST_CASE("ferrum compile: a dangling reference is rejected with dangling_reference at its path", "[cli]") {
+  nlohmann::json plan = example_plan_json("two_nodes.json");
+  plan["nodes"][1]["binding"] = "resource/missing";
+  check_rejected(compile_plan(plan), "dangling_reference", "/nodes/1/binding");
+
+  plan = example_plan_json("two_nodes.json");
+  plan["nodes"][0]["resources"][0] = "resource/missing";
+  check_rejected(compile_plan(plan), "dangling_reference", "/nodes/0/resources/0");
+}
+
+TEST_CASE("ferrum compile: --json on a rejected plan also prints the error object on stdout", "[cli]") {
+  nlohmann::json plan = example_plan_json("two_nodes.json");
+  plan["resources"][1]["alignment"] = 3;
+  const command_result result = compile_plan(plan, {"--json"});
+  check_rejected(result, "invalid_alignment", "/resources/1/alignment");
+  const nlohmann::json doc = nlohmann::json::parse(result.out);
+  REQUIRE(doc.size() == 1);
+  const nlohmann::json& error = doc.at("error");
+  CHECK(error.at("code") == "invalid_alignment");
+  CHECK(error.at("path") == "/resources/1/alignment");
+  const std::string message = error.at("message");
+  CHECK(message.rfind("an alignment is not a power of two", 0) == 0);
+  // The stderr line is the same error: code, message, path.
+  CHECK(result.err == "ferrum: error: invalid_alignment: " + message + " (at /resources/1/alignment)\n");
+}
+
+TEST_CASE("ferrum compile: --json on malformed JSON prints an error object with an empty path", "[cli]") {
+  const command_result result = compile_plan_text("{", {"--json"});
+  check_rejected(result, "json_syntax", "");
+  const nlohmann::json doc = nlohmann::json::parse(result.out);
+  CHECK(doc.at("error").at("code") == "json_syntax");
+  CHECK(doc.at("error").at("path") == "");
+}
+
+TEST_CASE("ferrum compile: a missing plan file exits 1 with io_error", "[cli]") {
+  const std::string missing = std::string(FERRUM_SOURCE_DIR) + "/examples/plans/no-such-plan.json";
+  const command_result result = run_ferrum({"compile", missing});
+  CHECK(result.status == 1);
+  CHECK(result.out.empty());
+  CHECK(result.err.rfind("ferrum: error: io_error: ", 0) == 0);
+  CHECK(result.err.find(missing) != std::string::npos);
+  CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
+
+  const command_result json = run_ferrum({"compile", "--json", missing});
+  CHECK(json.status == 1);
+  CHECK(nlohmann::json::parse(json.out).at("error").at("code") == "io_error");
+}
+
+TEST_CASE("ferrum compile: a directory as the plan exits 1 with io_error", "[cli]") {
+  const command_result result = run_ferrum({"compile", std::string(FERRUM_SOURCE_DIR) + "/examples/plans"});
+  CHECK(result.status == 1);
+  CHECK(result.err.rfind("ferrum: error: io_error: ", 0) == 0);
+}
+
+TEST_CASE("ferrum compile: no arguments exit 1 with a usage error", "[cli]") {
+  const command_result result = run_ferrum({});
+  CHECK(result.status == 1);
+  CHECK(result.out.empty());
+  CHECK(result.err.rfind("ferrum: error: usage_error: ", 0) == 0);
+}
+
+TEST_CASE("ferrum compile: a missing PLAN exits 1 with a usage error", "[cli]") {
+  const command_result result = run_ferrum({"compile"});
+  CHECK(result.status == 1);
+  CHECK(result.err.rfind("ferrum: error: usage_error: ", 0) == 0);
+  CHECK(result.err.find("PLAN") != std::string::npos);
+}
+
+TEST_CASE("ferrum compile: an unknown option exits 1 and names the option", "[cli]") {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"--bogus"}, {"compile", "--bogus", example_plan("two_nodes.json")}, {"frobnicate"}}) {
+    INFO(args.back());
+    const command_result result = run_ferrum(args);
+    CHECK(result.status == 1);
+    CHECK(result.out.empty());
+    CHECK(result.err.rfind("ferrum: error: usage_error: ", 0) == 0);
+    CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
+  }
+  CHECK(run_ferrum({"--bogus"}).err.find("--bogus") != std::string::npos);
+}
+
+TEST_CASE("ferrum compile: --version prints the project version and exits 0", "[cli]") {
+  const command_result result = run_ferrum({"--version"});
+  CHECK(result.status == 0);
+  CHECK(result.out.rfind("ferrum ", 0) == 0);
+  CHECK(result.out.find('.') != std::string::npos);
+  CHECK(result.err.empty());
+}
+
+TEST_CASE("ferrum compile: help compile describes compile and exits 0", "[cli]") {
+  const command_result result = run_ferrum({"help", "compile"});
+  CHECK(result.status == 0);
+  CHECK(result.out.find("ferrum compile") != std::string::npos);
+  CHECK(result.out.find("PLAN") != std::string::npos);
+  CHECK(result.out.find("--json") != std::string::npos);
+
+  const command_result overview = run_ferrum({"help"});
+  CHECK(overview.status == 0);
+  CHECK(overview.out.find("compile") != std::string::npos);
+}
+
+TEST_CASE("ferrum compile: help for an unknown command exits 1", "[cli]") {
+  const command_result result = run_ferrum({"help", "frobnicate"});
+  CHECK(result.status == 1);
+  CHECK(result.err.rfind("ferrum: error: usage_error: ", 0) == 0);
+}

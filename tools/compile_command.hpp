@@ -1,0 +1,28 @@
+// tools/compile_command.hpp — `ferrum compile PLAN [--json]`: reads a plan
+// file, runs the whole cold path and prints the compiled program.
+//
+//   ferrum::tools::compile_options options{"examples/plans/two_nodes.json", true};
+//   return static_cast<int>(ferrum::tools::run_compile(options, std::cout, std::cerr));
+#pragma once
+
+#include "exit_code.hpp"
+
+#include <ostream>
+#include <string>
+
+namespace ferrum::tools {
+
+struct compile_options {
+  // The plan file to compile.
+  std::string plan_path;
+  // Print a `ferrum.compiled.v1` document (and errors as JSON) instead of a table.
+  bool json = false;
+};
+
+// Compiles the plan at `options.plan_path`; the report goes to `out`, errors
+// to `err` (one line) and, with `json`, as an error object to `out` too.
+// Returns exit_code::ok, usage_or_io (the file cannot be read: `io_error`) or
+// plan_rejected (parse_plan or compile failed: that error's code and path).
+[[nodiscard]] exit_code run_compile(const compile_options& options, std::ostream& out, std::ostream& err);
+
+}  // namespace ferrum::tools

@@ -1,0 +1,72 @@
+#include "compiled_table.hpp"
+
+#include "text_table.hpp"
+
+#include <string>
+
+namespace ferrum::tools {
+namespace {
+
+using std::to_string;
+
+void write_pools(std::ostream& out, const compiled_bucket& bucket) {
+  text_table table({{"pool", align::left},
+                    {"liveness", align::left},
+                    {"physical", align::right},
+                    {"unaliased", align::right},
+                    {"resource", align::left},
+                    {"offset", align::right},
+                    {"capacity", align::right}});
+  for (const capacity_layout& domain : bucket.domains) {
+    // The pool's own cells on its first row only, so its projections read as
+    // a group under it.
+    const std::vector<std::string> pool_cells{domain.pool.str(), std::string(ferrum::to_string(domain.liveness)),
+                                              to_string(domain.physical_size_bytes),
+                                              to_string(domain.unaliased_size_bytes)};
+    if (domain.projections.empty()) table.add_row(pool_cells);
+    for (std::size_t i = 0; i < domain.projections.size(); ++i) {
+      const projection& p = domain.projections[i];
+      std::vector<std::string> row = i == 0 ? pool_cells : std::vector<std::string>(pool_cells.size());
+      row.insert(row.end(), {p.resource.str(), to_string(p.offset), to_string(p.capacity)});
+      table.add_row(std::move(row));
+    }
+  }
+  table.write(out, 2);
+}
+
+void write_binding(std::ostream& out, const compiled_bucket& bucket) {
+  if (!bucket.binding) {
+    out << "  program binding: none\n";
+    return;
+  }
+  const program_binding_layout& binding = *bucket.binding;
+  out << "  program binding: " << binding.physical_size_bytes() << " bytes, fingerprint "
+      << binding.fingerprint().str() << '\n';
+  text_table table({{"index", align::right},
+                    {"node", align::left},
+                    {"resource", align::left},
+                    {"offset", align::right},
+                    {"capacity", align::right},
+                    {"alignment", align::right}});
+  for (const binding_slot& s : binding.slots())
+    table.add_row({to_string(s.node_index), s.node.str(), s.resource.str(), to_string(s.offset),
+                   to_string(s.capacity), to_string(s.alignment)});
+  table.write(out, 4);
+}
+
+}  // namespace
+
+void write_compiled_table(std::ostream& out, const compiled_program& program) {
+  out << "plan      " << program.hash.str() << '\n'
+      << "lanes     " << program.lanes << '\n'
+      << "admitted  " << program.admitted_bytes << " of " << program.budget_bytes << " bytes\n";
+  for (const compiled_bucket& bucket : program.buckets) {
+    const bucket_capacity& dims = bucket.spec.dims;
+    out << "\nbucket " << bucket.id.str() << " (class " << bucket.spec.cls.str() << ", capacity " << dims[0] << 'x'
+        << dims[1] << 'x' << dims[2] << ", " << bucket.lane_bytes() << " bytes per lane)\n";
+    write_pools(out, bucket);
+    write_binding(out, bucket);
+  }
+}
+
+}  // namespace ferrum::tools
