@@ -38,20 +38,13 @@ std::vector<std::size_t> order_by_key(const std::vector<std::string_view>& keys)
   return order;
 }
 
-plan_index::plan_index(const plan& p) {
-  nodes_.reserve(p.nodes.size());
-  for (std::size_t i = 0; i < p.nodes.size(); ++i)
-    if (auto [it, inserted] = nodes_.emplace(p.nodes[i].id.view(), i); !inserted && !duplicate_node_)
-      duplicate_node_ = std::pair(it->second, i);
-
-  resources_.reserve(p.resources.size());
+plan_index::plan_index(const plan& p)
+    : plan_(&p),
+      nodes_(p.nodes.size(), node_ids{&p}, duplicate_node_),
+      resources_(p.resources.size(), resource_ids{&p}, duplicate_resource_) {
   std::vector<std::string_view> keys;
   keys.reserve(p.resources.size());
-  for (std::size_t i = 0; i < p.resources.size(); ++i) {
-    keys.push_back(p.resources[i].id.view());
-    if (auto [it, inserted] = resources_.emplace(keys.back(), i); !inserted && !duplicate_resource_)
-      duplicate_resource_ = std::pair(it->second, i);
-  }
+  for (const resource_descriptor& r : p.resources) keys.push_back(r.id.view());
   resources_by_id_ = order_by_key(keys);
 
   // A node's binding is normally one of its uses, and the resource it binds
@@ -64,17 +57,17 @@ plan_index::plan_index(const plan& p) {
     const plan_node& node = p.nodes[n];
     use_begin_.push_back(uses_.size());
     for (const resource_id& id : node.resources) {
-      const std::size_t r = find(resources_, id.view()).value_or(none);
+      const std::size_t r = resource(id.view()).value_or(none);
       uses_.push_back(r);
       if (node.binding && r != none && binding_[n] == none && *node.binding == id) binding_[n] = r;
     }
-    if (node.binding && binding_[n] == none) binding_[n] = find(resources_, node.binding->view()).value_or(none);
+    if (node.binding && binding_[n] == none) binding_[n] = resource(node.binding->view()).value_or(none);
     if (const std::size_t r = binding_[n]; r != none && p.resources[r].node == node.id && owner_[r] == none)
       owner_[r] = n;
   }
   use_begin_.push_back(uses_.size());
   for (std::size_t r = 0; r < p.resources.size(); ++r)
-    if (owner_[r] == none && p.resources[r].node) owner_[r] = find(nodes_, p.resources[r].node->view()).value_or(none);
+    if (owner_[r] == none && p.resources[r].node) owner_[r] = node(p.resources[r].node->view()).value_or(none);
 }
 
 }  // namespace ferrum::detail

@@ -9,9 +9,9 @@
 
 #include "ferrum/binding/program_binding.hpp"
 
-#include <boost/unordered/unordered_flat_map.hpp>
-
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -19,6 +19,53 @@
 #include <vector>
 
 namespace ferrum::detail {
+
+// A set of the ids of one vector (nodes or resources), for lookup by id: open
+// addressing over 32-bit slots that hold an element's index + 1. A slot is 4
+// bytes, not a (key, value) pair, so a million ids take 8 MiB and few cache
+// lines; the key is the element's own id, compared on a probe hit.
+class id_table {
+ public:
+  // Indexes `ids(i)` for i < count; `first_duplicate` receives (earlier,
+  // later) for the first id met twice.
+  template <class Ids>
+  id_table(std::size_t count, Ids ids, std::optional<std::pair<std::size_t, std::size_t>>& first_duplicate);
+
+  // The index of the element with id `id`, or none.
+  template <class Ids>
+  [[nodiscard]] std::optional<std::size_t> find(std::string_view id, Ids ids) const noexcept {
+    for (std::size_t slot = hash(id) & mask_;; slot = (slot + 1) & mask_) {
+      const std::uint32_t entry = slots_[slot];
+      if (entry == 0) return std::nullopt;
+      if (ids(entry - 1) == id) return entry - 1;
+    }
+  }
+
+ private:
+  static std::size_t hash(std::string_view id) noexcept { return std::hash<std::string_view>{}(id); }
+
+  std::size_t mask_ = 0;
+  std::vector<std::uint32_t> slots_;
+};
+
+template <class Ids>
+id_table::id_table(std::size_t count, Ids ids, std::optional<std::pair<std::size_t, std::size_t>>& first_duplicate) {
+  std::size_t size = 16;
+  while (size < 2 * count) size *= 2;
+  mask_ = size - 1;
+  slots_.assign(size, 0);
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::string_view id = ids(i);
+    std::size_t slot = hash(id) & mask_;
+    for (; slots_[slot] != 0; slot = (slot + 1) & mask_)
+      if (ids(slots_[slot] - 1) == id) break;
+    if (slots_[slot] != 0) {
+      if (!first_duplicate) first_duplicate = std::pair<std::size_t, std::size_t>(slots_[slot] - 1, i);
+      continue;
+    }
+    slots_[slot] = static_cast<std::uint32_t>(i + 1);
+  }
+}
 
 class plan_index {
  public:
@@ -37,9 +84,11 @@ class plan_index {
 
   // The plan index of the node or resource with this id (the first one, if
   // the id is duplicated).
-  [[nodiscard]] std::optional<std::size_t> node(std::string_view id) const noexcept { return find(nodes_, id); }
+  [[nodiscard]] std::optional<std::size_t> node(std::string_view id) const noexcept {
+    return nodes_.find(id, node_ids{plan_});
+  }
   [[nodiscard]] std::optional<std::size_t> resource(std::string_view id) const noexcept {
-    return find(resources_, id);
+    return resources_.find(id, resource_ids{plan_});
   }
 
   // Resource indices in id order (duplicates adjacent, in plan order).
@@ -54,23 +103,25 @@ class plan_index {
   }
 
  private:
-  using map = boost::unordered_flat_map<std::string_view, std::size_t, std::hash<std::string_view>>;
+  struct node_ids {
+    const plan* p;
+    std::string_view operator()(std::size_t i) const noexcept { return p->nodes[i].id.view(); }
+  };
+  struct resource_ids {
+    const plan* p;
+    std::string_view operator()(std::size_t i) const noexcept { return p->resources[i].id.view(); }
+  };
 
-  static std::optional<std::size_t> find(const map& m, std::string_view id) noexcept {
-    auto it = m.find(id);
-    if (it == m.end()) return std::nullopt;
-    return it->second;
-  }
-
-  map nodes_;
-  map resources_;
+  const plan* plan_;
+  std::optional<std::pair<std::size_t, std::size_t>> duplicate_node_;
+  std::optional<std::pair<std::size_t, std::size_t>> duplicate_resource_;
+  id_table nodes_;
+  id_table resources_;
   std::vector<std::size_t> use_begin_;
   std::vector<std::size_t> uses_;
   std::vector<std::size_t> binding_;
   std::vector<std::size_t> owner_;
   std::vector<std::size_t> resources_by_id_;
-  std::optional<std::pair<std::size_t, std::size_t>> duplicate_node_;
-  std::optional<std::pair<std::size_t, std::size_t>> duplicate_resource_;
 };
 
 // The indices 0..keys.size()-1 in order of their keys, ties in index order.

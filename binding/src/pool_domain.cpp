@@ -2,6 +2,8 @@
 
 #include "plan_index.hpp"
 
+#include <boost/unordered/unordered_flat_map.hpp>
+
 #include <algorithm>
 #include <tuple>
 
