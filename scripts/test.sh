@@ -1,13 +1,11 @@
 #!/bin/sh
-# Sets everything up and runs every test: the debug and asan presets (unit
-# and cli tests), then the plan fuzzer for a bounded time. The tsan preset
-# joins once ferrum has concurrent code to check (the gpu and scheduler
-# issues).
+# Sets everything up and runs every test: the debug, asan and tsan presets
+# (unit and cli tests), then the plan fuzzer for a bounded time.
 set -eu
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 
-for preset in debug asan; do
+for preset in debug asan tsan; do
   cmake --preset "$preset"
   cmake --build --preset "$preset"
   ctest --preset "$preset"

@@ -5,6 +5,7 @@
 #include "plan_index.hpp"
 
 #include <algorithm>
+#include <future>
 
 namespace ferrum {
 
@@ -24,12 +25,17 @@ const compiled_bucket* compiled_program::find(const bucket_id& id) const noexcep
 result<compiled_program> compile(const plan& p) {
   const detail::plan_index index(p);
   if (auto valid = detail::validate_plan(p, index); !valid) return valid.error();
-  auto hash = detail::hash_plan(p, index);
-  if (!hash) return hash.error();
+  // The plan hash reads the whole plan and nothing needs it until the program
+  // binding layouts: compute it on a second thread meanwhile (the plan and
+  // the index are not modified). The future joins on every return path.
+  auto hash_task = std::async(std::launch::async, [&p, &index] { return detail::hash_plan(p, index); });
   auto domains = detail::derive_pool_domains(p, index);
   if (!domains) return domains.error();
 
-  const std::vector<live_interval> intervals = detail::live_intervals(p, index);
+  // Live intervals matter to interval pools only.
+  std::vector<live_interval> intervals;
+  if (std::any_of(domains->begin(), domains->end(), [](const auto& d) { return d.liveness == liveness_mode::interval; }))
+    intervals = detail::live_intervals(p, index);
   std::vector<std::optional<wave_domain_layout>> layouts;
   layouts.reserve(domains->size());
   for (const pool_domain& domain : *domains) {
@@ -62,6 +68,8 @@ result<compiled_program> compile(const plan& p) {
   auto admitted = check_admission(p.lanes, p.budget_bytes, arena_bytes);
   if (!admitted) return admitted.error();
 
+  const result<plan_hash> hash = hash_task.get();
+  if (!hash) return hash.error();
   auto bindings = detail::compile_program_binding_layouts(p, *hash, *domains, layouts, capacities, index);
   if (!bindings) return bindings.error();
 

@@ -1,5 +1,6 @@
 #include "ferrum/binding/plan.hpp"
 
+#include "json_pointer.hpp"
 #include "plan_index.hpp"
 #include "sha256_writer.hpp"
 
@@ -49,17 +50,6 @@ std::optional<Enum> value_of(const name_table<Enum, N>& table, std::string_view 
   for (const auto& [value, name] : table)
     if (name == text) return value;
   return std::nullopt;
-}
-
-std::string json_pointer_token(std::string_view key) {
-  // RFC 6901: '~' becomes "~0" and '/' becomes "~1".
-  std::string out;
-  for (char c : key) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
-  }
-  return out;
 }
 
 std::string at(std::string_view collection, std::size_t index) {

@@ -10,6 +10,8 @@
 // check is one line; nothing else here throws on bad input.
 #include "ferrum/binding/plan_json.hpp"
 
+#include "json_pointer.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -38,40 +40,6 @@ struct rejection {
   throw rejection{make_error(code, std::move(detail), std::move(path))};
 }
 
-// Details are printed on terminals and written into JSON reports, so they are
-// kept to printable ASCII: a cut after `limit` bytes may split a UTF-8
-// sequence, and nlohmann's messages echo raw input bytes. Bytes outside ASCII
-// and those in `escaped` are written \xNN.
-std::string printable(std::string_view text, std::size_t limit, std::string_view escaped = "\\") {
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string out;
-  for (char c : text.substr(0, limit)) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte >= 0x20 && byte < 0x7f && escaped.find(c) == std::string_view::npos) {
-      out += c;
-    } else {
-      out += "\\x";
-      out += hex[byte >> 4];
-      out += hex[byte & 0xf];
-    }
-  }
-  if (text.size() > limit) out += "...";
-  return out;
-}
-
-std::string quote(std::string_view text) { return "'" + printable(text, 64, "\\'") + "'"; }
-
-// An RFC 6901 reference token: '~' is written "~0" and '/' "~1".
-std::string pointer_token(std::string_view key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
-  }
-  return out;
-}
-
 // The parser callback's state: the open containers, each with the token of
 // its current element, so that a rejection can name the element's pointer.
 class parse_guard {
@@ -89,9 +57,9 @@ class parse_guard {
       case json::parse_event_t::key: {
         frame& object = frames_.back();
         const auto& key = parsed.get_ref<const std::string&>();
-        object.token = pointer_token(key);
+        object.token = detail::json_pointer_token(key);
         if (!object.keys.insert(key).second)
-          reject(errc::duplicate_key, "key " + quote(key) + " appears twice", path());
+          reject(errc::duplicate_key, "key " + quote_text(key) + " appears twice", path());
         break;
       }
       case json::parse_event_t::value:
@@ -193,7 +161,7 @@ class cursor {
     for (auto it = value_->begin(); it != value_->end(); ++it) {
       bool known = false;
       for (std::string_view name : allowed) known = known || it.key() == name;
-      if (!known) reject(errc::unknown_field, "field " + quote(it.key()) + " is not defined here", child(it.key()));
+      if (!known) reject(errc::unknown_field, "field " + quote_text(it.key()) + " is not defined here", child(it.key()));
     }
     return *this;
   }
@@ -208,7 +176,7 @@ class cursor {
 
   [[nodiscard]] cursor operator[](std::string_view key) const {
     auto found = optional(key);
-    if (!found) reject(errc::missing_field, "field " + quote(key) + " is required", child(key));
+    if (!found) reject(errc::missing_field, "field " + quote_text(key) + " is required", child(key));
     return *found;
   }
 
@@ -255,7 +223,7 @@ class cursor {
   [[nodiscard]] Id id() const {
     const std::string& text = str();
     auto made = Id::make(text);
-    if (!made) reject(errc::invalid_id, quote(text) + " is not an id" + std::string(id_rules), path_);
+    if (!made) reject(errc::invalid_id, quote_text(text) + " is not an id" + std::string(id_rules), path_);
     return *made;
   }
 
@@ -263,12 +231,12 @@ class cursor {
   [[nodiscard]] Enum enumeration() const {
     const std::string& text = str();
     auto value = enum_from_string<Enum>(text);
-    if (!value) reject(errc::unknown_value, quote(text) + " is not one of " + names_of<Enum>(), path_);
+    if (!value) reject(errc::unknown_value, quote_text(text) + " is not one of " + names_of<Enum>(), path_);
     return *value;
   }
 
  private:
-  [[nodiscard]] std::string child(std::string_view key) const { return path_ + "/" + pointer_token(key); }
+  [[nodiscard]] std::string child(std::string_view key) const { return path_ + "/" + detail::json_pointer_token(key); }
 
   [[noreturn]] void wrong_type(std::string_view expected) const {
     reject(errc::wrong_type, "expected " + std::string(expected) + ", got " + value_->type_name(), path_);
@@ -359,7 +327,7 @@ plan read_plan(const cursor& root) {
   // fields as unknown.
   const cursor format = root["format"];
   if (format.str() != plan_format)
-    reject(errc::unsupported_format, quote(format.str()) + " is not 'ferrum.plan.v1'", format.path());
+    reject(errc::unsupported_format, quote_text(format.str()) + " is not 'ferrum.plan.v1'", format.path());
   root.require_object({"format", "nodes", "resources", "buckets", "pools", "lanes", "budget_bytes"});
 
   plan p;
@@ -369,7 +337,7 @@ plan read_plan(const cursor& root) {
   if (auto pools = root.optional("pools")) {
     for (const auto& [key, options] : pools->members()) {
       auto pool = pool_id::make(key);
-      if (!pool) reject(errc::invalid_id, quote(key) + " is not a pool id" + std::string(id_rules), options.path());
+      if (!pool) reject(errc::invalid_id, quote_text(key) + " is not a pool id" + std::string(id_rules), options.path());
       options.require_object({"liveness"});
       p.pools.push_back({*pool, options["liveness"].enumeration<liveness_mode>()});
     }

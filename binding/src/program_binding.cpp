@@ -1,6 +1,7 @@
 #include "ferrum/binding/program_binding.hpp"
 
 #include "ferrum/binding/demand.hpp"
+#include "json_pointer.hpp"
 #include "plan_index.hpp"
 #include "sha256_writer.hpp"
 
@@ -12,8 +13,7 @@ namespace {
 std::string resource_path(std::size_t index) { return "/resources/" + std::to_string(index); }
 
 // Why a binding domain member breaks the domain's requirements, or nullptr.
-const char* binding_domain_violation(const resource_descriptor& r, liveness_mode liveness) {
-  if (liveness != liveness_mode::conservative) return "the pool is not conservative";
+const char* binding_domain_violation(const resource_descriptor& r) {
   if (r.kind != allocation_kind::binding) return "a member is not a binding resource";
   if (r.usage != buffer_usage::binding) return "a member's usage is not binding";
   if (r.element != element_type::u8) return "a member's element is not u8";
@@ -116,8 +116,11 @@ result<std::map<bucket_id, program_binding_layout>> detail::compile_program_bind
   if (!binding_domain) return out;
 
   const pool_domain& domain = domains[*binding_domain];
+  if (domain.liveness != liveness_mode::conservative)
+    return make_error(errc::invalid_binding_domain, "pool " + pool_id::quote(domain.pool.view()) + " is not conservative",
+                      "/pools/" + json_pointer_token(domain.pool.view()) + "/liveness");
   for (std::size_t r : domain.members)
-    if (const char* why = binding_domain_violation(p.resources[r], domain.liveness))
+    if (const char* why = binding_domain_violation(p.resources[r]))
       return make_error(errc::invalid_binding_domain, "pool " + pool_id::quote(domain.pool.view()) + ": " + why,
                         resource_path(r));
 

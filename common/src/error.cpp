@@ -73,6 +73,25 @@ std::string error::what() const {
   return text;
 }
 
+std::string printable(std::string_view text, std::size_t limit, std::string_view escaped) {
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  for (char c : text.substr(0, limit)) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7f && escaped.find(c) == std::string_view::npos) {
+      out += c;
+    } else {
+      out += "\\x";
+      out += hex[byte >> 4];
+      out += hex[byte & 0xf];
+    }
+  }
+  if (text.size() > limit) out += "...";
+  return out;
+}
+
+std::string quote_text(std::string_view text) { return "'" + printable(text, 64, "\\'") + "'"; }
+
 error make_error(errc code, std::string detail, std::string path) {
   return error{make_error_code(code), std::move(path), std::move(detail)};
 }

@@ -3,6 +3,7 @@
 #include "plan_builder.hpp"
 
 #include <functional>
+#include <thread>
 
 using namespace ferrum;
 using test::code_of;
@@ -120,4 +121,20 @@ TEST_CASE("compiled_program: the first failing check's error comes back with its
   auto r = compile(p);
   CHECK(code_of(r) == errc::invalid_contract);
   CHECK(r.error().what().find("(at /resources/0/storage/contract)") != std::string::npos);
+}
+
+TEST_CASE("compiled_program: compiling on several threads at once gives one result", "[binding][compile]") {
+  // compile hashes the plan on a second thread; several compiles of one plan
+  // at once must neither race (the tsan preset runs this) nor disagree.
+  const plan p = test::two_node_plan();
+  const compiled_program expected = test::compile_ok(p);
+  std::vector<result<compiled_program>> results(4, make_error(errc::empty_plan));
+  std::vector<std::thread> threads;
+  for (auto& r : results) threads.emplace_back([&p, &r] { r = compile(p); });
+  for (auto& t : threads) t.join();
+  for (const auto& r : results) {
+    REQUIRE(r.has_value());
+    CHECK(r->hash == expected.hash);
+    CHECK(*r->buckets[0].binding == *expected.buckets[0].binding);
+  }
 }

@@ -44,3 +44,12 @@ TEST_CASE("errc: result::value() on an error throws error_exception carrying the
     CHECK(e.error() == errc::empty_demand);
   }
 }
+
+TEST_CASE("errc: quoted details stay one printable ASCII line whatever the input", "[binding][errc]") {
+  CHECK(quote_text("node/a") == "'node/a'");
+  CHECK(quote_text("a'b\\c") == "'a\\x27b\\x5cc'");
+  CHECK(quote_text(std::string_view("\n\xc3\xa9\0", 4)) == "'\\x0a\\xc3\\xa9\\x00'");
+  const std::string quoted = quote_text(std::string(100, 'x'));
+  CHECK(quoted == "'" + std::string(64, 'x') + "...'");
+  CHECK(printable("tab\there", 3) == "tab...");
+}

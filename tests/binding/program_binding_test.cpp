@@ -127,8 +127,13 @@ TEST_CASE("program_binding: binding resources in two pools are multiple_binding_
 TEST_CASE("program_binding: a binding domain that is not contiguous, conservative, u8, binding and invocation is "
           "invalid_binding_domain",
           "[binding][program_binding]") {
+  plan interval = test::two_node_plan();
+  interval.pools.push_back({test::id<pool_id>("pool/bindings"), liveness_mode::interval});
+  auto rejected = compile(interval);
+  CHECK(code_of(rejected) == errc::invalid_binding_domain);
+  CHECK(rejected.error().path == "/pools/pool~1bindings/liveness");
+
   const std::vector<void (*)(plan&)> edits = {
-      [](plan& p) { p.pools.push_back({test::id<pool_id>("pool/bindings"), liveness_mode::interval}); },
       [](plan& p) { for (auto& r : p.resources) r.element = element_type::u16; },
       [](plan& p) { for (auto& r : p.resources) r.usage = buffer_usage::storage; },
       [](plan& p) { for (auto& r : p.resources) r.storage.view = storage_view::strided; },

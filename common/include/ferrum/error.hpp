@@ -108,6 +108,15 @@ struct error {
   [[nodiscard]] std::string what() const;
 };
 
+// Error details are printed on terminals and written into JSON reports, so
+// they are kept to printable ASCII: `text` cut after `limit` bytes (a cut may
+// split a UTF-8 sequence), bytes outside printable ASCII and those in
+// `escaped` written \xNN.
+[[nodiscard]] std::string printable(std::string_view text, std::size_t limit, std::string_view escaped = "\\");
+
+// `text` quoted for an error detail: 'text', printable, cut after 64 bytes.
+[[nodiscard]] std::string quote_text(std::string_view text);
+
 // Builds an error; `detail` and `path` are optional context.
 [[nodiscard]] error make_error(errc code, std::string detail = {}, std::string path = {});
 

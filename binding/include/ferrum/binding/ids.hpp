@@ -43,13 +43,8 @@ class basic_id {
     return a.value_.compare(b.value_) <=> 0;
   }
 
-  // Quotes a string for error details: 'text' (cut after 64 characters).
-  [[nodiscard]] static std::string quote(std::string_view text) {
-    std::string out = "'";
-    out.append(text.substr(0, 64));
-    if (text.size() > 64) out += "...";
-    return out + "'";
-  }
+  // Quotes a string for error details (quote_text).
+  [[nodiscard]] static std::string quote(std::string_view text) { return quote_text(text); }
 
  private:
   explicit basic_id(std::string value) : value_(std::move(value)) {}
