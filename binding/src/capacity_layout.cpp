@@ -1,6 +1,7 @@
 #include "ferrum/binding/capacity_layout.hpp"
 
 #include "ferrum/binding/demand.hpp"
+#include "huge_pages.hpp"
 
 #include <algorithm>
 #include <array>
@@ -146,7 +147,7 @@ result<capacity_layout> compile_capacity_layout(const plan& p, std::size_t bucke
                                                 const wave_domain_layout& layout, std::size_t budget_index) {
   const bucket_spec& bucket = p.buckets[bucket_index];
   capacity_layout out{domain.pool, domain.liveness, {}, 0, 0};
-  out.projections.reserve(domain.members.size());
+  detail::reserve_huge(out.projections, domain.members.size());
   for (std::size_t index : domain.members) {
     const resource_descriptor& r = p.resources[index];
     auto bytes = resolve_demand(r, bucket.dims);

@@ -1,7 +1,10 @@
 #include "plan_index.hpp"
 
+#include "huge_pages.hpp"
+
 #include <algorithm>
 #include <cstring>
+#include <future>
 
 namespace ferrum::detail {
 
@@ -38,14 +41,17 @@ std::vector<std::size_t> order_by_key(const std::vector<std::string_view>& keys)
   return order;
 }
 
-plan_index::plan_index(const plan& p)
-    : plan_(&p),
-      nodes_(p.nodes.size(), node_ids{&p}, duplicate_node_),
-      resources_(p.resources.size(), resource_ids{&p}, duplicate_resource_) {
+plan_index::plan_index(const plan& p) : plan_(&p) {
+  // The node table and the resource table with its sort are independent:
+  // build them on two threads (the plan is only read).
+  auto nodes = std::async(std::launch::async,
+                          [&p, this] { return id_table(p.nodes.size(), node_ids{&p}, duplicate_node_); });
+  resources_ = id_table(p.resources.size(), resource_ids{&p}, duplicate_resource_);
   std::vector<std::string_view> keys;
-  keys.reserve(p.resources.size());
+  reserve_huge(keys, p.resources.size());
   for (const resource_descriptor& r : p.resources) keys.push_back(r.id.view());
   resources_by_id_ = order_by_key(keys);
+  nodes_ = nodes.get();
 
   // A node's binding is normally one of its uses, and the resource it binds
   // names it as owner: check those guesses by comparing ids instead of

@@ -26,6 +26,8 @@ namespace ferrum::detail {
 // lines; the key is the element's own id, compared on a probe hit.
 class id_table {
  public:
+  id_table() = default;
+
   // Indexes `ids(i)` for i < count; `first_duplicate` receives (earlier,
   // later) for the first id met twice.
   template <class Ids>

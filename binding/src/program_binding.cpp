@@ -1,6 +1,7 @@
 #include "ferrum/binding/program_binding.hpp"
 
 #include "ferrum/binding/demand.hpp"
+#include "huge_pages.hpp"
 #include "json_pointer.hpp"
 #include "plan_index.hpp"
 #include "sha256_writer.hpp"
@@ -141,7 +142,7 @@ result<std::map<bucket_id, program_binding_layout>> detail::compile_program_bind
                             std::to_string(capacity->physical_size_bytes) + " bytes");
 
     std::vector<placement> placements;
-    placements.reserve(domain.members.size());
+    reserve_huge(placements, domain.members.size());
     for (std::size_t j = 0; j < domain.members.size(); ++j) {
       const std::size_t r = domain.members[j];
       const resource_descriptor& descriptor = p.resources[r];
@@ -179,7 +180,7 @@ result<std::map<bucket_id, program_binding_layout>> detail::compile_program_bind
       seen = i;
     }
     std::vector<binding_slot> slots;
-    slots.reserve(placements.size());
+    reserve_huge(slots, placements.size());
     for (std::size_t i : at_node) {
       if (i == plan_index::none) continue;
       const placement& s = placements[i];

@@ -1,5 +1,6 @@
 #include "ferrum/binding/wave_layout.hpp"
 
+#include "huge_pages.hpp"
 #include "plan_index.hpp"
 #include "sha256_writer.hpp"
 
@@ -49,7 +50,7 @@ std::vector<live_interval> detail::live_intervals(const plan& p, const plan_inde
 result<wave_domain_layout> compile_wave_domain_layout(const plan& p, const pool_domain& domain,
                                                       std::span<const live_interval> intervals) {
   std::vector<resource_id> ids;
-  ids.reserve(domain.members.size());
+  detail::reserve_huge(ids, domain.members.size());
   for (std::size_t index : domain.members) ids.push_back(p.resources[index].id);
   auto claim = claim_identity::make(std::move(ids));
   if (!claim) return claim.error();
