@@ -28,7 +28,9 @@ result<compiled_program> compile(const plan& p) {
   // The plan hash reads the whole plan and nothing needs it until the program
   // binding layouts: compute it on a second thread meanwhile (the plan and
   // the index are not modified). The future joins on every return path.
-  auto hash_task = std::async(std::launch::async, [&p, &index] { return detail::hash_plan(p, index); });
+  // Both launch flags: libstdc++ runs it inline when no thread can be made.
+  auto hash_task = std::async(std::launch::async | std::launch::deferred,
+                              [&p, &index] { return detail::hash_plan(p, index); });
   auto domains = detail::derive_pool_domains(p, index);
   if (!domains) return domains.error();
 

@@ -43,8 +43,9 @@ std::vector<std::size_t> order_by_key(const std::vector<std::string_view>& keys)
 
 plan_index::plan_index(const plan& p) : plan_(&p) {
   // The node table and the resource table with its sort are independent:
-  // build them on two threads (the plan is only read).
-  auto nodes = std::async(std::launch::async,
+  // build them on two threads (the plan is only read; the node table runs
+  // inline where no thread can be made).
+  auto nodes = std::async(std::launch::async | std::launch::deferred,
                           [&p, this] { return id_table(p.nodes.size(), node_ids{&p}, duplicate_node_); });
   resources_ = id_table(p.resources.size(), resource_ids{&p}, duplicate_resource_);
   std::vector<std::string_view> keys;

@@ -11,7 +11,9 @@
 // (wave_layout.hpp), compile_capacity_layout (capacity_layout.hpp, with
 // resolve_demand from demand.hpp), check_admission (admission.hpp),
 // compile_program_binding_layouts (program_binding.hpp). O(n log n) in nodes
-// plus resources.
+// plus resources; compile uses a second thread for independent stages (the
+// plan hash, the node index) and joins it before it returns. Reentrant: any
+// number of threads may compile at once.
 #pragma once
 
 #include "ferrum/binding/program_binding.hpp"
