@@ -1,16 +1,15 @@
 // plan_index — the plan's ids, indexed once per compile.
 //
 // Every stage needs to find nodes and resources by id, and several need the
-// resources in id order. Building that once (hash maps for lookups, one sort
-// of the resources) instead of once per stage is what keeps compiling a
-// million nodes within the cold-path budget: sorting strings scattered over
-// the plan is cache-miss bound, so the stages share one sort.
+// resources in id order. Building that once (compact id tables for lookups,
+// references resolved to indices, one sort of the resources) instead of once
+// per stage is what keeps compiling a million nodes within the cold-path
+// budget: touching strings scattered over the plan is cache-miss bound.
 #pragma once
 
 #include "ferrum/binding/program_binding.hpp"
 
 #include <cstddef>
-#include <cstdint>
 #include <functional>
 #include <optional>
 #include <span>
@@ -21,9 +20,9 @@
 namespace ferrum::detail {
 
 // A set of the ids of one vector (nodes or resources), for lookup by id: open
-// addressing over 32-bit slots that hold an element's index + 1. A slot is 4
-// bytes, not a (key, value) pair, so a million ids take 8 MiB and few cache
-// lines; the key is the element's own id, compared on a probe hit.
+// addressing over slots that hold an element's index + 1 (0: empty). A slot
+// is one index, not a (key, value) pair, so a million ids take 16 MiB; the
+// key is the element's own id, compared on a probe hit.
 class id_table {
  public:
   id_table() = default;
@@ -37,7 +36,7 @@ class id_table {
   template <class Ids>
   [[nodiscard]] std::optional<std::size_t> find(std::string_view id, Ids ids) const noexcept {
     for (std::size_t slot = hash(id) & mask_;; slot = (slot + 1) & mask_) {
-      const std::uint32_t entry = slots_[slot];
+      const std::size_t entry = slots_[slot];
       if (entry == 0) return std::nullopt;
       if (ids(entry - 1) == id) return entry - 1;
     }
@@ -47,7 +46,7 @@ class id_table {
   static std::size_t hash(std::string_view id) noexcept { return std::hash<std::string_view>{}(id); }
 
   std::size_t mask_ = 0;
-  std::vector<std::uint32_t> slots_;
+  std::vector<std::size_t> slots_;
 };
 
 template <class Ids>
@@ -65,7 +64,7 @@ id_table::id_table(std::size_t count, Ids ids, std::optional<std::pair<std::size
       if (!first_duplicate) first_duplicate = std::pair<std::size_t, std::size_t>(slots_[slot] - 1, i);
       continue;
     }
-    slots_[slot] = static_cast<std::uint32_t>(i + 1);
+    slots_[slot] = i + 1;
   }
 }
 
