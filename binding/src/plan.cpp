@@ -56,8 +56,8 @@ std::string at(std::string_view collection, std::size_t index) {
   return "/" + std::string(collection) + "/" + std::to_string(index);
 }
 
-// Finds duplicates among the ids of `items`; returns the later index of the
-// first duplicate found in id order, or `items.size()` when all are unique.
+// Finds duplicates among the ids of `items`: (earlier, later) index of the
+// first duplicate in id order, or (size, size) when all are unique.
 // Sorting indices keeps this O(n log n).
 template <class Items, class Key>
 std::pair<std::size_t, std::size_t> find_duplicate(const Items& items, Key key) {

@@ -29,7 +29,7 @@ const std::vector<resource_id>& claim_identity::ids() const noexcept {
 std::vector<live_interval> live_intervals(const plan& p) { return detail::live_intervals(p, detail::plan_index(p)); }
 
 std::vector<live_interval> detail::live_intervals(const plan& p, const plan_index& index) {
-  constexpr std::size_t unset = static_cast<std::size_t>(-1);
+  constexpr std::size_t unset = plan_index::none;
   std::vector<live_interval> intervals(p.resources.size(), live_interval{unset, 0});
   auto use = [&](std::size_t r, std::size_t node) {
     if (r == plan_index::none) return;
