@@ -72,7 +72,29 @@ namespace ferrum {
   X(binding_plan_mismatch, "a program binding layout differs from its plan")                      \
   X(binding_lane_mismatch, "a program binding layout differs from its lane slot")                 \
   X(missing_backing_slice, "a program binding slot has no claimed logical backing projection")    \
-  X(backing_slice_mismatch, "a program binding slot differs from its claimed physical projection")
+  X(backing_slice_mismatch, "a program binding slot differs from its claimed physical projection") \
+  /* gpu: devices, arenas, command lists, timelines */                                             \
+  X(invalid_device_option, "a device option is outside its allowed range")                         \
+  X(device_lost, "the device was lost; no more work can run on it")                                \
+  X(device_shut_down, "the device shut down before the awaited work completed")                    \
+  X(invalid_arena_size, "an arena size is zero or above the device's limit")                      \
+  X(foreign_object, "an arena, kernel or command list belongs to another device")                  \
+  X(range_out_of_bounds, "a command's byte range lies outside its arena")                          \
+  X(misaligned_range, "a command's byte range does not start and end on a 4-byte boundary")        \
+  X(copy_size_mismatch, "a copy's source and destination ranges differ in size")                   \
+  X(overlapping_copy, "a copy's source and destination ranges overlap")                            \
+  X(push_constants_too_large, "a dispatch passes more push-constant words than its kernel takes")  \
+  X(invalid_kernel, "a kernel has no code this device runs, or bad code or sizes")                 \
+  X(unsupported_command, "the device cannot run this command")                                     \
+  X(command_list_state, "a command list is used in the wrong state (recording before begin, submitting before end)") \
+  X(command_list_in_flight, "a command list is reset or submitted while the GPU may still run it")  \
+  X(timeline_not_monotonic, "a submission's signal value is not above the last one submitted")     \
+  X(vulkan_unavailable, "no Vulkan driver, or no device with a compute queue, Vulkan 1.2 and timeline semaphores") \
+  X(vulkan_device_not_found, "no Vulkan device matches the requested name")                        \
+  X(vulkan_feature_missing, "the Vulkan device lacks a feature ferrum needs")                      \
+  X(out_of_device_memory, "the device ran out of memory")                                          \
+  X(out_of_host_memory, "the host ran out of memory")                                              \
+  X(vulkan_error, "a Vulkan call failed")
 
 enum class errc : int {
   // 0 is reserved for success, as error_code requires.

@@ -1,0 +1,117 @@
+// ferrum/gpu/command_list.hpp — commands recorded for one submission.
+//
+// Command lists are made on the cold path (`device::create_command_list`) and
+// reused: `begin` resets one for a new recording, which is refused while the
+// GPU may still run its last submission. Each recording call checks its ranges
+// against their arenas and fails with the check's code without recording
+// anything, so a list never holds a command that reaches outside its arena.
+//
+//   list.begin();
+//   list.fill(arena.range(0, 256), 0u);
+//   list.dispatch(kernel, arena.range(256, 1024), {}, std::array<std::uint32_t, 1>{seed});
+//   list.end();
+//   queue.submit(std::array{&list}, ++value);
+//
+// Commands of one list, and lists of successive submissions on one queue, run
+// in order, each seeing the memory writes of the ones before it.
+//
+// Thread safety: one thread at a time records a list (any thread; lists are not
+// tied to threads); different lists may be recorded concurrently.
+#pragma once
+
+#include "ferrum/error.hpp"
+#include "ferrum/gpu/arena.hpp"
+#include "ferrum/gpu/kernel.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace ferrum::gpu {
+
+class device;
+class queue;
+
+// A function the null device's worker calls when it reaches the command: the
+// caller keeps `context` alive until the submission's value is reached.
+struct host_function {
+  void (*call)(void* context) noexcept = nullptr;
+  void* context = nullptr;
+};
+
+// A host_function that calls `f()`; `f` must outlive the submission.
+template <class F>
+[[nodiscard]] host_function host_call(F& f) noexcept {
+  return {[](void* context) noexcept { (*static_cast<F*>(context))(); }, &f};
+}
+
+class command_list {
+ public:
+  command_list(const command_list&) = delete;
+  command_list& operator=(const command_list&) = delete;
+  virtual ~command_list() = default;
+
+  // Starts a new recording, discarding the previous one. Errors:
+  // command_list_in_flight (its last submission's value is not reached yet),
+  // device_lost.
+  [[nodiscard]] result<void> begin();
+
+  // Runs `k` over `primary` (and `secondary`, when not empty) with `push` as the
+  // kernel's own push-constant words. Errors: foreign_object, range_out_of_bounds,
+  // misaligned_range, push_constants_too_large, command_list_state.
+  [[nodiscard]] result<void> dispatch(const kernel& k, arena_range primary, arena_range secondary,
+                                      std::span<const std::uint32_t> push);
+
+  // Writes `value` into every 32-bit word of `target`. Errors: as dispatch.
+  [[nodiscard]] result<void> fill(arena_range target, std::uint32_t value);
+
+  // Copies `source` into `destination` (same size, not overlapping). Errors: as
+  // dispatch, copy_size_mismatch, overlapping_copy.
+  [[nodiscard]] result<void> copy(arena_range source, arena_range destination);
+
+  // Calls `function` on the device's timeline thread, in order with the other
+  // commands. Only the null device runs host functions (unsupported_command on
+  // others): tests and the checking encoders of `ferrum run` use it.
+  [[nodiscard]] result<void> host(host_function function);
+
+  // Ends the recording; the list can then be submitted. Errors:
+  // command_list_state, or the device's error closing the recording.
+  [[nodiscard]] result<void> end();
+
+  // Commands recorded since begin().
+  [[nodiscard]] std::size_t size() const noexcept { return commands_; }
+  // Whether the list is ended and can be submitted (again, once its last
+  // submission's value is reached: a recorded list can be replayed).
+  [[nodiscard]] bool executable() const noexcept;
+  // The timeline value its last submission signals (0: never submitted).
+  [[nodiscard]] std::uint64_t submitted_value() const noexcept { return submitted_value_; }
+  [[nodiscard]] const gpu::device& device() const noexcept { return *device_; }
+
+ protected:
+  explicit command_list(const gpu::device& owner) noexcept : device_(&owner) {}
+
+  // Device parts, called after the checks above passed.
+  virtual result<void> do_begin() = 0;
+  virtual result<void> do_dispatch(const kernel& k, arena_range primary, arena_range secondary,
+                                   std::span<const std::uint32_t> push) = 0;
+  virtual result<void> do_fill(arena_range target, std::uint32_t value) = 0;
+  virtual result<void> do_copy(arena_range source, arena_range destination) = 0;
+  virtual result<void> do_host(host_function function) = 0;
+  virtual result<void> do_end() = 0;
+
+ private:
+  friend class queue;
+  // queued: being checked by queue::submit, which detects a list given twice.
+  enum class state { initial, recording, executable, queued, submitted };
+
+  [[nodiscard]] result<void> check_recording(const char* command) const;
+  [[nodiscard]] result<void> check_range(const char* command, const char* role, arena_range range) const;
+  [[nodiscard]] result<void> recorded(result<void> r);
+
+  const gpu::device* device_;
+  state state_ = state::initial;
+  std::size_t commands_ = 0;
+  std::uint64_t submitted_value_ = 0;
+};
+
+}  // namespace ferrum::gpu

@@ -1,0 +1,92 @@
+// ferrum/gpu/device.hpp — what the scheduler needs from a GPU: arenas, kernels,
+// command lists and one queue with its timeline.
+//
+// Two devices implement it: the null device (ferrum/gpu/null_device.hpp), a
+// CPU thread playing the GPU with deterministic fault injection, and the
+// Vulkan device (ferrum/gpu/vulkan_device.hpp). Objects are made on the cold
+// path; the hot path only records, submits and waits.
+//
+//   auto dev = ferrum::gpu::null_device::create({});
+//   auto arena = (*dev)->create_arena(1 << 20);
+//   auto list = (*dev)->create_command_list();
+//
+// A device can be *lost* (Vulkan's VK_ERROR_DEVICE_LOST, or an injected fault):
+// from then on every operation fails with device_lost and every pending wait
+// completes with it; nothing hangs. Destroying a device finishes or fails the
+// work in flight and completes every pending wait (device_shut_down) before
+// returning; arenas, kernels and lists must be destroyed before their device.
+//
+// Thread safety: every member may be called from any thread.
+#pragma once
+
+#include "ferrum/error.hpp"
+#include "ferrum/gpu/arena.hpp"
+#include "ferrum/gpu/command_list.hpp"
+#include "ferrum/gpu/kernel.hpp"
+#include "ferrum/gpu/queue.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace ferrum::gpu {
+
+struct device_limits {
+  // The largest arena the device makes.
+  std::size_t max_arena_bytes = 0;
+  // The most workgroups one dispatch launches (a shader loops over the rest).
+  std::uint32_t max_workgroups = 0;
+};
+
+class device {
+ public:
+  device(const device&) = delete;
+  device& operator=(const device&) = delete;
+  virtual ~device() = default;
+
+  // "null", or the Vulkan physical device's name ("llvmpipe (LLVM 15.0.6, 256 bits)").
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  // "null" or "vulkan".
+  [[nodiscard]] std::string_view kind() const noexcept { return kind_; }
+  [[nodiscard]] const device_limits& limits() const noexcept { return limits_; }
+
+  // A mapped arena of `bytes` bytes, zero-filled. Errors: invalid_arena_size,
+  // device_lost, out_of_device_memory, out_of_host_memory, vulkan_error.
+  [[nodiscard]] result<std::unique_ptr<arena>> create_arena(std::size_t bytes);
+
+  // The device's form of `source`. Errors: invalid_kernel (no code for this
+  // device, bad SPIR-V, local_size_x outside 1..1024),
+  // push_constants_too_large, device_lost.
+  [[nodiscard]] result<std::unique_ptr<kernel>> create_kernel(const kernel_source& source);
+
+  // A command list, to be reused across submissions. Errors: device_lost and
+  // the device's allocation errors.
+  [[nodiscard]] result<std::unique_ptr<command_list>> create_command_list();
+
+  [[nodiscard]] gpu::queue& queue() noexcept { return queue_; }
+  [[nodiscard]] const gpu::queue& queue() const noexcept { return queue_; }
+
+  // Whether the device was lost.
+  [[nodiscard]] bool lost() const noexcept;
+
+ protected:
+  device(std::string name, std::string_view kind, device_limits limits, gpu::queue& q)
+      : name_(std::move(name)), kind_(kind), limits_(limits), queue_(q) {}
+
+  // Device parts, called after the checks above passed.
+  virtual result<std::unique_ptr<arena>> do_create_arena(std::size_t bytes) = 0;
+  virtual result<std::unique_ptr<kernel>> do_create_kernel(const kernel_source& source) = 0;
+  virtual result<std::unique_ptr<command_list>> do_create_command_list() = 0;
+
+ private:
+  [[nodiscard]] result<void> check_usable() const;
+
+  std::string name_;
+  std::string_view kind_;
+  device_limits limits_;
+  gpu::queue& queue_;
+};
+
+}  // namespace ferrum::gpu

@@ -1,0 +1,85 @@
+// ferrum/gpu/timeline.hpp — a monotonic 64-bit timeline (a Vulkan timeline
+// semaphore, or the null device's counter) and the waits pending on it.
+//
+// The device advances the timeline as submissions complete; every pending wait
+// whose value is reached is completed then, on its own executor. Awaiting a
+// value is `ferrum::gpu::async_wait` (ferrum/gpu/async_wait.hpp), kept in its
+// own header so that only code that awaits includes Asio.
+//
+//   co_await ferrum::gpu::async_wait(device.queue().timeline(), 42, asio::use_awaitable);
+//
+// Thread safety: every member may be called from any thread.
+#pragma once
+
+#include "ferrum/gpu/detail/wait_op.hpp"
+
+#include <boost/system/error_code.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+
+namespace ferrum::gpu {
+
+class timeline {
+ public:
+  timeline() = default;
+  timeline(const timeline&) = delete;
+  timeline& operator=(const timeline&) = delete;
+  // Pending waits must have been completed (the device fails them on shutdown).
+  virtual ~timeline() = default;
+
+  // The highest value known to be reached.
+  [[nodiscard]] std::uint64_t completed() const noexcept { return completed_.load(std::memory_order_acquire); }
+
+  // Whether `value` is known to be reached.
+  [[nodiscard]] bool reached(std::uint64_t value) const noexcept { return completed() >= value; }
+
+  // The error that ended the timeline (device_lost, device_shut_down), or none.
+  [[nodiscard]] boost::system::error_code failure() const noexcept;
+
+  // The lowest value a wait is pending on, if any wait is pending.
+  [[nodiscard]] std::optional<std::uint64_t> lowest_pending() const noexcept;
+
+  // How many waits are pending.
+  [[nodiscard]] std::size_t pending() const noexcept;
+
+  // --- for async_wait -------------------------------------------------------
+
+  // Registers `op`. Completes it at once (through op->complete, which never
+  // runs the waiter inline) when its value is reached or the timeline failed.
+  void start_wait(detail::wait_op* op) noexcept;
+
+  // Removes `op` if it is still pending and returns whether it was; the caller
+  // then completes it (with operation_aborted). Returns false when the op has
+  // already been completed or is being completed.
+  [[nodiscard]] bool cancel_wait(detail::wait_op* op) noexcept;
+
+  // --- for devices ----------------------------------------------------------
+
+  // Records that `value` was reached and completes the waits it satisfies.
+  // Values never go backwards: a lower value than completed() is ignored.
+  void advance(std::uint64_t value) noexcept;
+
+  // Ends the timeline with `ec`: every pending wait and every later one
+  // completes with it. The first failure wins.
+  void fail(boost::system::error_code ec) noexcept;
+
+ protected:
+  // Called, outside the timeline's lock, when a new wait becomes the lowest
+  // pending one: a device whose waiter thread sleeps on a higher value wakes it.
+  virtual void on_new_lowest(std::uint64_t value) noexcept { (void)value; }
+
+ private:
+  static void complete_all(detail::wait_op* list, boost::system::error_code ec) noexcept;
+
+  mutable std::mutex mutex_;
+  std::atomic<std::uint64_t> completed_{0};
+  boost::system::error_code failure_;
+  detail::wait_op* head_ = nullptr;  // ordered by value, ascending
+  std::size_t pending_ = 0;
+};
+
+}  // namespace ferrum::gpu

@@ -1,0 +1,83 @@
+// ferrum/gpu/vulkan_device.hpp — the device on a real GPU (or on Mesa's
+// lavapipe): Vulkan 1.2 timeline semaphores, host-visible coherent arenas,
+// compute pipelines from SPIR-V.
+//
+// Two ways to start:
+// * create_vulkan_device: ferrum makes its own headless instance and device,
+//   on the physical device named in the options or the first suitable one
+//   (discrete GPUs first);
+// * adopt_vulkan_device: ferrum uses an engine's instance, physical device,
+//   device and queue without owning them (they must outlive ferrum's device).
+//
+//   ferrum::gpu::vulkan_device_options options;
+//   options.validation = true;
+//   auto dev = ferrum::gpu::create_vulkan_device(options);
+//   if (!dev && dev.error() == ferrum::errc::vulkan_unavailable) { /* no driver */ }
+#pragma once
+
+#include "ferrum/error.hpp"
+#include "ferrum/gpu/device.hpp"
+
+#include <vulkan/vulkan_core.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+namespace ferrum::gpu {
+
+// One message of the validation layers.
+struct vulkan_message {
+  bool error = false;  // an error (else a warning)
+  std::string_view text;
+};
+// Receives validation messages (warnings and errors) on whatever thread made
+// the failing call.
+using vulkan_message_sink = void (*)(void* context, const vulkan_message& message) noexcept;
+
+struct vulkan_device_options {
+  // A substring of the physical device's name to pick; empty for the first
+  // suitable device (discrete, then integrated, then any).
+  std::string device_name;
+  // Enables VK_LAYER_KHRONOS_validation with synchronization validation and a
+  // debug messenger forwarding warnings and errors to `sink` (or stderr when
+  // no sink is set). Only for devices ferrum creates.
+  bool validation = false;
+  vulkan_message_sink sink = nullptr;
+  void* sink_context = nullptr;
+};
+
+// An engine's Vulkan objects. The device must have been created with Vulkan
+// 1.2's `timelineSemaphore` feature enabled and `queue_family` must support
+// compute. When the engine also submits to `queue`, it passes the mutex it
+// holds around its own vkQueueSubmit calls, as Vulkan requires submissions to
+// one queue to be externally synchronized.
+struct vulkan_adopt_info {
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_device = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;
+  std::uint32_t queue_family = 0;
+  std::mutex* queue_mutex = nullptr;
+};
+
+// Creates a device with its own instance. Errors: vulkan_unavailable (no
+// loader, driver or suitable device), vulkan_device_not_found (no device
+// matches device_name), vulkan_feature_missing, out_of_*_memory, vulkan_error.
+[[nodiscard]] result<std::unique_ptr<device>> create_vulkan_device(const vulkan_device_options& options);
+
+// Wraps an engine's objects. Errors: invalid_device_option (a null handle, a
+// queue family without compute), vulkan_feature_missing (API below 1.2, no
+// host-coherent memory), and those of create_vulkan_device.
+[[nodiscard]] result<std::unique_ptr<device>> adopt_vulkan_device(const vulkan_adopt_info& info);
+
+// Maps a VkResult to ferrum's code: VK_ERROR_DEVICE_LOST to device_lost, the
+// out-of-memory results to out_of_device_memory / out_of_host_memory,
+// VK_ERROR_INCOMPATIBLE_DRIVER and VK_ERROR_INITIALIZATION_FAILED to
+// vulkan_unavailable, VK_ERROR_FEATURE_NOT_PRESENT and
+// VK_ERROR_EXTENSION_NOT_PRESENT to vulkan_feature_missing, other errors to
+// vulkan_error; VK_SUCCESS to ok.
+[[nodiscard]] errc errc_from_vk(VkResult result) noexcept;
+
+}  // namespace ferrum::gpu

@@ -1,0 +1,118 @@
+#include "ferrum/gpu/command_list.hpp"
+
+#include "ferrum/gpu/device.hpp"
+
+#include <array>
+#include <string>
+
+namespace ferrum::gpu {
+namespace {
+
+std::string describe(const char* command, const char* role, arena_range range) {
+  return std::string(command) + " " + role + " range [" + std::to_string(range.offset) + ", +" +
+         std::to_string(range.size) + ") of an arena of " + std::to_string(range.arena->size()) + " bytes";
+}
+
+bool overlap(arena_range a, arena_range b) noexcept {
+  return a.arena == b.arena && a.offset < b.offset + b.size && b.offset < a.offset + a.size;
+}
+
+}  // namespace
+
+bool command_list::executable() const noexcept {
+  return state_ == state::executable ||
+         (state_ == state::submitted && device_->queue().timeline().reached(submitted_value_));
+}
+
+result<void> command_list::begin() {
+  if (state_ == state::submitted && !device_->queue().timeline().reached(submitted_value_))
+    return make_error(errc::command_list_in_flight,
+                      "begin while timeline value " + std::to_string(submitted_value_) + " is not reached");
+  if (device_->lost()) return make_error(errc::device_lost, "begin");
+  if (auto r = do_begin(); !r) return r;
+  state_ = state::recording;
+  commands_ = 0;
+  return {};
+}
+
+result<void> command_list::check_recording(const char* command) const {
+  if (state_ != state::recording)
+    return make_error(errc::command_list_state, std::string(command) + " outside begin() ... end()");
+  return {};
+}
+
+result<void> command_list::check_range(const char* command, const char* role, arena_range range) const {
+  if (&range.arena->device() != device_)
+    return make_error(errc::foreign_object, std::string(command) + " " + role + " arena belongs to another device");
+  if (range.offset > range.arena->size() || range.size > range.arena->size() - range.offset)
+    return make_error(errc::range_out_of_bounds, describe(command, role, range));
+  if (range.offset % 4 != 0 || range.size % 4 != 0)
+    return make_error(errc::misaligned_range, describe(command, role, range));
+  return {};
+}
+
+result<void> command_list::recorded(result<void> r) {
+  if (r) ++commands_;
+  return r;
+}
+
+result<void> command_list::dispatch(const kernel& k, arena_range primary, arena_range secondary,
+                                    std::span<const std::uint32_t> push) {
+  if (auto r = check_recording("dispatch"); !r) return r;
+  if (&k.device() != device_)
+    return make_error(errc::foreign_object, "dispatch of kernel " + quote_text(k.name()) + " made by another device");
+  if (push.size() > k.push_words())
+    return make_error(errc::push_constants_too_large, "kernel " + quote_text(k.name()) + " takes " +
+                                                          std::to_string(k.push_words()) + " words, given " +
+                                                          std::to_string(push.size()));
+  if (primary.arena == nullptr) return make_error(errc::range_out_of_bounds, "dispatch without a primary range");
+  if (auto r = check_range("dispatch", "primary", primary); !r) return r;
+  if (secondary.arena != nullptr) {
+    if (auto r = check_range("dispatch", "secondary", secondary); !r) return r;
+  }
+  if (primary.size == 0) return {};
+  // Devices always receive exactly the kernel's words; missing ones are zero,
+  // so a shader never reads push constants that were not set.
+  std::array<std::uint32_t, max_kernel_push_words> words{};
+  std::copy(push.begin(), push.end(), words.begin());
+  return recorded(do_dispatch(k, primary, secondary, std::span(words).first(k.push_words())));
+}
+
+result<void> command_list::fill(arena_range target, std::uint32_t value) {
+  if (auto r = check_recording("fill"); !r) return r;
+  if (target.arena == nullptr) return make_error(errc::range_out_of_bounds, "fill without a range");
+  if (auto r = check_range("fill", "target", target); !r) return r;
+  if (target.size == 0) return {};
+  return recorded(do_fill(target, value));
+}
+
+result<void> command_list::copy(arena_range source, arena_range destination) {
+  if (auto r = check_recording("copy"); !r) return r;
+  if (source.arena == nullptr || destination.arena == nullptr)
+    return make_error(errc::range_out_of_bounds, "copy without a source or destination range");
+  if (auto r = check_range("copy", "source", source); !r) return r;
+  if (auto r = check_range("copy", "destination", destination); !r) return r;
+  if (source.size != destination.size)
+    return make_error(errc::copy_size_mismatch, "copy of " + std::to_string(source.size) + " bytes into " +
+                                                    std::to_string(destination.size));
+  if (overlap(source, destination))
+    return make_error(errc::overlapping_copy, describe("copy", "source", source) + " overlaps " +
+                                                  describe("copy", "destination", destination));
+  if (source.size == 0) return {};
+  return recorded(do_copy(source, destination));
+}
+
+result<void> command_list::host(host_function function) {
+  if (auto r = check_recording("host"); !r) return r;
+  if (function.call == nullptr) return make_error(errc::unsupported_command, "host function without a function");
+  return recorded(do_host(function));
+}
+
+result<void> command_list::end() {
+  if (auto r = check_recording("end"); !r) return r;
+  if (auto r = do_end(); !r) return r;
+  state_ = state::executable;
+  return {};
+}
+
+}  // namespace ferrum::gpu

@@ -1,0 +1,41 @@
+#include "ferrum/gpu/device.hpp"
+
+#include <string>
+
+namespace ferrum::gpu {
+
+bool device::lost() const noexcept {
+  return queue_.timeline().failure() == make_error_code(errc::device_lost);
+}
+
+result<void> device::check_usable() const {
+  if (lost()) return make_error(errc::device_lost, "device " + quote_text(name_));
+  return {};
+}
+
+result<std::unique_ptr<arena>> device::create_arena(std::size_t bytes) {
+  if (auto r = check_usable(); !r) return r.error();
+  if (bytes == 0 || bytes > limits_.max_arena_bytes)
+    return make_error(errc::invalid_arena_size, std::to_string(bytes) + " bytes; the device allows 1 to " +
+                                                    std::to_string(limits_.max_arena_bytes));
+  return do_create_arena(bytes);
+}
+
+result<std::unique_ptr<kernel>> device::create_kernel(const kernel_source& source) {
+  if (auto r = check_usable(); !r) return r.error();
+  if (source.push_words > max_kernel_push_words)
+    return make_error(errc::push_constants_too_large, "kernel " + quote_text(source.name) + " declares " +
+                                                          std::to_string(source.push_words) + " words, at most " +
+                                                          std::to_string(max_kernel_push_words));
+  if (source.local_size_x == 0 || source.local_size_x > 1024)
+    return make_error(errc::invalid_kernel, "kernel " + quote_text(source.name) + ": local_size_x " +
+                                                std::to_string(source.local_size_x) + " outside 1..1024");
+  return do_create_kernel(source);
+}
+
+result<std::unique_ptr<command_list>> device::create_command_list() {
+  if (auto r = check_usable(); !r) return r.error();
+  return do_create_command_list();
+}
+
+}  // namespace ferrum::gpu

@@ -1,0 +1,347 @@
+// The null device: a worker thread plays the GPU (ferrum/gpu/null_device.hpp).
+#include "ferrum/gpu/null_device.hpp"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <thread>
+#include <vector>
+
+namespace ferrum::gpu {
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t x) noexcept {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+double unit_interval(std::uint64_t bits) noexcept { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
+
+class null_arena final : public arena {
+ public:
+  // 64-byte aligned like a GPU allocation, so slot alignments up to 64 hold
+  // in host addresses too.
+  static constexpr std::align_val_t alignment{64};
+
+  null_arena(const gpu::device& owner, std::byte* storage, std::size_t bytes) noexcept
+      : arena(owner, {storage, bytes}, 0), storage_(storage) {}
+  ~null_arena() override { ::operator delete[](storage_, alignment); }
+
+ private:
+  std::byte* storage_;
+};
+
+class null_kernel final : public kernel {
+ public:
+  null_kernel(const gpu::device& owner, const kernel_source& source) noexcept
+      : kernel(owner, source.name, source.push_words, source.local_size_x), cpu_(source.cpu) {}
+  [[nodiscard]] cpu_kernel cpu() const noexcept { return cpu_; }
+
+ private:
+  cpu_kernel cpu_;
+};
+
+std::span<std::byte> bytes_of(arena_range range) noexcept {
+  return range.arena->bytes().subspan(range.offset, range.size);
+}
+
+// One recorded command. Lists keep their vector's capacity across begin(), so
+// a list recorded again with as many commands allocates nothing.
+struct command {
+  enum class op { dispatch, fill, copy, host } kind = op::host;
+  const null_kernel* kernel = nullptr;
+  arena_range first;
+  arena_range second;
+  std::array<std::uint32_t, max_kernel_push_words> push{};
+  std::uint32_t value = 0;
+  host_function function;
+
+  void run() const noexcept {
+    switch (kind) {
+      case op::dispatch:
+        kernel->cpu()({bytes_of(first), second.arena != nullptr ? bytes_of(second) : std::span<std::byte>{},
+                       std::span(push).first(kernel->push_words())});
+        break;
+      case op::fill: {
+        const std::span<std::byte> target = bytes_of(first);
+        for (std::size_t at = 0; at < target.size(); at += 4) std::memcpy(target.data() + at, &value, 4);
+        break;
+      }
+      case op::copy:
+        std::memcpy(bytes_of(second).data(), bytes_of(first).data(), first.size);
+        break;
+      case op::host:
+        function.call(function.context);
+        break;
+    }
+  }
+};
+
+class null_command_list final : public command_list {
+ public:
+  explicit null_command_list(const gpu::device& owner) noexcept : command_list(owner) {}
+
+  void run() const noexcept {
+    for (const command& c : commands_) c.run();
+  }
+
+ protected:
+  result<void> do_begin() override {
+    commands_.clear();
+    return {};
+  }
+  result<void> do_dispatch(const kernel& k, arena_range primary, arena_range secondary,
+                           std::span<const std::uint32_t> push) override {
+    command& c = add(command::op::dispatch);
+    c.kernel = static_cast<const null_kernel*>(&k);
+    c.first = primary;
+    c.second = secondary;
+    std::copy(push.begin(), push.end(), c.push.begin());
+    return {};
+  }
+  result<void> do_fill(arena_range target, std::uint32_t value) override {
+    command& c = add(command::op::fill);
+    c.first = target;
+    c.value = value;
+    return {};
+  }
+  result<void> do_copy(arena_range source, arena_range destination) override {
+    command& c = add(command::op::copy);
+    c.first = source;
+    c.second = destination;
+    return {};
+  }
+  result<void> do_host(host_function function) override {
+    add(command::op::host).function = function;
+    return {};
+  }
+  result<void> do_end() override { return {}; }
+
+ private:
+  command& add(command::op kind) {
+    command& c = commands_.emplace_back();
+    c.kind = kind;
+    return c;
+  }
+
+  std::vector<command> commands_;
+};
+
+// Submissions waiting for the worker. The worker swaps the whole batch out
+// under the lock and runs it unlocked; both batches keep their capacity, so
+// steady-state submissions allocate nothing.
+struct batch {
+  struct entry {
+    std::size_t first_list;
+    std::size_t list_count;
+    std::uint64_t value;
+    std::uint64_t submission;  // 1 for the first submission to the device
+  };
+  std::vector<const null_command_list*> lists;
+  std::vector<entry> entries;
+
+  void clear() noexcept {
+    lists.clear();
+    entries.clear();
+  }
+};
+
+class null_device_impl;
+
+class null_queue final : public queue {
+ public:
+  null_queue(null_device_impl& owner, gpu::timeline& t) noexcept;
+
+ protected:
+  result<void> do_submit(std::span<command_list* const> lists, std::uint64_t signal_value) override;
+
+ private:
+  null_device_impl& device_;
+};
+
+class null_device_impl final : public null_device {
+ public:
+  explicit null_device_impl(const null_device_options& options);
+  ~null_device_impl() override;
+
+  [[nodiscard]] fault_counts injected_faults() const noexcept override {
+    return {delays_.load(std::memory_order_relaxed), hangs_.load(std::memory_order_relaxed),
+            losses_.load(std::memory_order_relaxed)};
+  }
+  void lose() noexcept override { timeline_.fail(make_error_code(errc::device_lost)); }
+
+  void enqueue(std::span<command_list* const> lists, std::uint64_t value);
+
+ protected:
+  result<std::unique_ptr<arena>> do_create_arena(std::size_t bytes) override;
+  result<std::unique_ptr<kernel>> do_create_kernel(const kernel_source& source) override;
+  result<std::unique_ptr<command_list>> do_create_command_list() override {
+    return std::unique_ptr<command_list>(new null_command_list(*this));
+  }
+
+ private:
+  void work() noexcept;
+  // Runs one submission; false when the worker must stop running work (the
+  // device stopped during a hang that had no end).
+  bool run(const batch& b, const batch::entry& e) noexcept;
+  // Sleeps for `duration` (or forever), or until the device stops; false when
+  // it stopped: shutdown abandons what is left rather than wait it out.
+  bool pause(std::chrono::microseconds duration, bool forever) noexcept;
+
+  null_device_options options_;
+  timeline timeline_;
+  // The base class keeps a reference to queue_; it is only used once the
+  // constructor has finished.
+  null_queue queue_;
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  batch pending_;
+  std::uint64_t submissions_ = 0;
+  bool stopping_ = false;
+
+  std::atomic<std::uint64_t> delays_{0};
+  std::atomic<std::uint64_t> hangs_{0};
+  std::atomic<std::uint64_t> losses_{0};
+  std::thread worker_;
+};
+
+null_queue::null_queue(null_device_impl& owner, gpu::timeline& t) noexcept : queue(owner, t), device_(owner) {}
+
+result<void> null_queue::do_submit(std::span<command_list* const> lists, std::uint64_t signal_value) {
+  device_.enqueue(lists, signal_value);
+  return {};
+}
+
+null_device_impl::null_device_impl(const null_device_options& options)
+    : null_device("null", "null", {options.max_arena_bytes, 65535}, queue_),
+      options_(options),
+      queue_(*this, timeline_),
+      worker_([this] { work(); }) {}
+
+null_device_impl::~null_device_impl() {
+  {
+    const std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  worker_.join();
+  // The worker ran or dropped everything it was given; waits on values it did
+  // not reach would otherwise never complete.
+  timeline_.fail(make_error_code(errc::device_shut_down));
+}
+
+result<std::unique_ptr<arena>> null_device_impl::do_create_arena(std::size_t bytes) {
+  auto* storage = static_cast<std::byte*>(::operator new[](bytes, null_arena::alignment, std::nothrow));
+  if (storage == nullptr) return make_error(errc::out_of_host_memory, std::to_string(bytes) + " bytes");
+  std::memset(storage, 0, bytes);
+  return std::unique_ptr<arena>(new null_arena(*this, storage, bytes));
+}
+
+result<std::unique_ptr<kernel>> null_device_impl::do_create_kernel(const kernel_source& source) {
+  if (source.cpu == nullptr)
+    return make_error(errc::invalid_kernel, "kernel " + quote_text(source.name) + " has no CPU form");
+  return std::unique_ptr<kernel>(new null_kernel(*this, source));
+}
+
+void null_device_impl::enqueue(std::span<command_list* const> lists, std::uint64_t value) {
+  {
+    const std::lock_guard lock(mutex_);
+    pending_.entries.push_back({pending_.lists.size(), lists.size(), value, ++submissions_});
+    for (command_list* list : lists) pending_.lists.push_back(static_cast<const null_command_list*>(list));
+  }
+  wake_.notify_one();
+}
+
+void null_device_impl::work() noexcept {
+  batch running;
+  bool stalled = false;
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || !pending_.entries.empty(); });
+      if (pending_.entries.empty()) return;  // stopping, and everything given has been handled
+      std::swap(running, pending_);
+    }
+    for (const batch::entry& e : running.entries) {
+      // Behind a hang that never ended, or on a lost device, nothing runs:
+      // those values are never reached and their waits fail at shutdown or
+      // have failed with the loss already.
+      if (!stalled && !lost()) stalled = !run(running, e);
+    }
+    running.clear();
+  }
+}
+
+bool null_device_impl::run(const batch& b, const batch::entry& e) noexcept {
+  const std::optional<fault_decision> fault = decide_fault(options_.faults, e.submission);
+  if (fault && fault->kind == fault_kind::lost) {
+    losses_.fetch_add(1, std::memory_order_relaxed);
+    lose();
+    return true;
+  }
+  for (std::size_t i = 0; i < e.list_count; ++i) b.lists[e.first_list + i]->run();
+  std::chrono::microseconds latency = options_.latency;
+  if (fault && fault->kind == fault_kind::delay) {
+    delays_.fetch_add(1, std::memory_order_relaxed);
+    latency += fault->delay;
+  }
+  if (latency.count() > 0 && !pause(latency, false)) return false;
+  if (fault && fault->kind == fault_kind::hang) {
+    hangs_.fetch_add(1, std::memory_order_relaxed);
+    const auto duration = std::chrono::duration_cast<std::chrono::microseconds>(options_.faults.hang_duration);
+    if (!pause(duration, duration.count() == 0)) return false;
+  }
+  timeline_.advance(e.value);
+  return true;
+}
+
+bool null_device_impl::pause(std::chrono::microseconds duration, bool forever) noexcept {
+  std::unique_lock lock(mutex_);
+  const auto stopped = [&] { return stopping_; };
+  if (forever) {
+    wake_.wait(lock, stopped);
+  } else {
+    wake_.wait_for(lock, duration, stopped);
+  }
+  return !stopping_;
+}
+
+}  // namespace
+
+std::optional<fault_decision> decide_fault(const null_fault_options& options, std::uint64_t submission) noexcept {
+  const std::uint64_t bits = splitmix64(options.seed ^ splitmix64(submission));
+  const double u = unit_interval(bits);
+  double band = options.lost;
+  if (u < band) return fault_decision{fault_kind::lost};
+  band += options.hang;
+  if (u < band) return fault_decision{fault_kind::hang};
+  band += options.delay;
+  if (u < band) {
+    const auto span = static_cast<std::uint64_t>(std::max<std::int64_t>(options.max_delay.count(), 0)) + 1;
+    return fault_decision{fault_kind::delay,
+                          std::chrono::microseconds(static_cast<std::int64_t>(splitmix64(bits) % span))};
+  }
+  return std::nullopt;
+}
+
+result<std::unique_ptr<null_device>> null_device::create(const null_device_options& options) {
+  const auto probability = [](double p) { return std::isfinite(p) && p >= 0.0 && p <= 1.0; };
+  const null_fault_options& f = options.faults;
+  if (!probability(f.lost) || !probability(f.hang) || !probability(f.delay))
+    return make_error(errc::invalid_device_option, "fault probabilities must lie in [0, 1]");
+  if (options.latency.count() < 0 || f.max_delay.count() < 0 || f.hang_duration.count() < 0)
+    return make_error(errc::invalid_device_option, "latency, max_delay and hang_duration must not be negative");
+  if (options.max_arena_bytes == 0)
+    return make_error(errc::invalid_device_option, "max_arena_bytes must be positive");
+  return std::unique_ptr<null_device>(new null_device_impl(options));
+}
+
+}  // namespace ferrum::gpu

@@ -1,0 +1,109 @@
+#include "ferrum/gpu/timeline.hpp"
+
+namespace ferrum::gpu {
+
+boost::system::error_code timeline::failure() const noexcept {
+  const std::lock_guard lock(mutex_);
+  return failure_;
+}
+
+std::optional<std::uint64_t> timeline::lowest_pending() const noexcept {
+  const std::lock_guard lock(mutex_);
+  if (head_ == nullptr) return std::nullopt;
+  return head_->value;
+}
+
+std::size_t timeline::pending() const noexcept {
+  const std::lock_guard lock(mutex_);
+  return pending_;
+}
+
+void timeline::start_wait(detail::wait_op* op) noexcept {
+  boost::system::error_code failed;
+  // Once linked and unlocked the op may complete and be freed at any moment,
+  // so what is needed afterwards is copied first.
+  const std::uint64_t value = op->value;
+  bool new_lowest = false;
+  {
+    const std::lock_guard lock(mutex_);
+    if (failure_) {
+      failed = failure_;
+    } else if (completed_.load(std::memory_order_relaxed) >= value) {
+      // Reached already: complete below, outside the lock.
+    } else {
+      // Waits are few (one per wave in flight), so an ordered list is cheaper
+      // than a heap and keeps advance() a prefix cut.
+      detail::wait_op** link = &head_;
+      while (*link != nullptr && (*link)->value <= value) link = &(*link)->next;
+      op->next = *link;
+      *link = op;
+      ++pending_;
+      new_lowest = head_ == op;
+      op = nullptr;
+    }
+  }
+  if (op != nullptr) {
+    op->complete(op, failed);
+  } else if (new_lowest) {
+    on_new_lowest(value);
+  }
+}
+
+bool timeline::cancel_wait(detail::wait_op* op) noexcept {
+  const std::lock_guard lock(mutex_);
+  for (detail::wait_op** link = &head_; *link != nullptr; link = &(*link)->next) {
+    if (*link == op) {
+      *link = op->next;
+      op->next = nullptr;
+      --pending_;
+      return true;
+    }
+  }
+  return false;
+}
+
+void timeline::advance(std::uint64_t value) noexcept {
+  detail::wait_op* reached = nullptr;
+  {
+    const std::lock_guard lock(mutex_);
+    if (value <= completed_.load(std::memory_order_relaxed)) return;
+    // Release: whoever reads completed() >= value also sees what the device
+    // did before reaching it.
+    completed_.store(value, std::memory_order_release);
+    detail::wait_op** link = &head_;
+    while (*link != nullptr && (*link)->value <= value) {
+      link = &(*link)->next;
+      --pending_;
+    }
+    if (link != &head_) {
+      reached = head_;
+      head_ = *link;
+      *link = nullptr;
+    }
+  }
+  complete_all(reached, {});
+}
+
+void timeline::fail(boost::system::error_code ec) noexcept {
+  detail::wait_op* all = nullptr;
+  {
+    const std::lock_guard lock(mutex_);
+    if (!failure_) failure_ = ec;
+    all = head_;
+    head_ = nullptr;
+    pending_ = 0;
+    ec = failure_;
+  }
+  complete_all(all, ec);
+}
+
+void timeline::complete_all(detail::wait_op* list, boost::system::error_code ec) noexcept {
+  while (list != nullptr) {
+    detail::wait_op* op = list;
+    // Read the link first: completing may free the op (on another thread).
+    list = op->next;
+    op->complete(op, ec);
+  }
+}
+
+}  // namespace ferrum::gpu

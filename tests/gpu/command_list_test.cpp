@@ -1,0 +1,145 @@
+// The checks every device shares (command lists, the queue, kernels), on the
+// null device.
+#include "null_device_support.hpp"
+
+#include "ferrum/gpu/builtin_kernels.hpp"
+
+using namespace std::chrono_literals;
+using ferrum::errc;
+using ferrum::gpu::command_list;
+namespace builtin = ferrum::gpu::builtin;
+
+namespace {
+
+struct fixture {
+  std::unique_ptr<ferrum::gpu::null_device> device = test::null_device();
+  std::unique_ptr<ferrum::gpu::arena> arena = test::require(device->create_arena(256));
+  std::unique_ptr<ferrum::gpu::kernel> writer = test::require(device->create_kernel(builtin::write_pattern()));
+  std::unique_ptr<command_list> list = test::require(device->create_command_list());
+
+  fixture() { test::require(list->begin()); }
+};
+
+}  // namespace
+
+TEST_CASE("command list: a range outside its arena is refused and nothing is recorded", "[gpu]") {
+  fixture f;
+  CHECK(f.list->fill(f.arena->range(252, 8), 0).error() == errc::range_out_of_bounds);
+  CHECK(f.list->fill(f.arena->range(260, 0), 0).error() == errc::range_out_of_bounds);
+  CHECK(f.list->fill(f.arena->range(8, SIZE_MAX - 4), 0).error() == errc::range_out_of_bounds);
+  CHECK(f.list->fill({}, 0).error() == errc::range_out_of_bounds);
+  CHECK(f.list->dispatch(*f.writer, {}, {}, {}).error() == errc::range_out_of_bounds);
+  CHECK(f.list->dispatch(*f.writer, f.arena->whole(), f.arena->range(256, 4), {}).error() ==
+        errc::range_out_of_bounds);
+  const auto e = f.list->copy(f.arena->range(0, 8), f.arena->range(250, 8)).error();
+  CHECK(e == errc::range_out_of_bounds);
+  CHECK(e.detail == "copy destination range [250, +8) of an arena of 256 bytes");
+  CHECK(f.list->size() == 0);
+}
+
+TEST_CASE("command list: ranges must start and end on 4-byte boundaries", "[gpu]") {
+  fixture f;
+  CHECK(f.list->fill(f.arena->range(2, 8), 0).error() == errc::misaligned_range);
+  CHECK(f.list->fill(f.arena->range(0, 6), 0).error() == errc::misaligned_range);
+  CHECK(f.list->dispatch(*f.writer, f.arena->range(4, 3), {}, {}).error() == errc::misaligned_range);
+  CHECK(f.list->size() == 0);
+}
+
+TEST_CASE("command list: copies need equal sizes and ranges that do not overlap", "[gpu]") {
+  fixture f;
+  CHECK(f.list->copy(f.arena->range(0, 8), f.arena->range(64, 16)).error() == errc::copy_size_mismatch);
+  CHECK(f.list->copy(f.arena->range(0, 16), f.arena->range(12, 16)).error() == errc::overlapping_copy);
+  CHECK(f.list->copy(f.arena->range(0, 16), f.arena->range(16, 16)).has_value());
+  CHECK(f.list->size() == 1);
+}
+
+TEST_CASE("command list: arenas and kernels of another device are refused", "[gpu]") {
+  fixture f;
+  fixture other;
+  CHECK(f.list->fill(other.arena->whole(), 0).error() == errc::foreign_object);
+  CHECK(f.list->dispatch(*other.writer, f.arena->whole(), {}, {}).error() == errc::foreign_object);
+  test::require(f.list->end());
+  command_list* lists[] = {f.list.get()};
+  CHECK(other.device->queue().submit(lists, 1).error() == errc::foreign_object);
+}
+
+TEST_CASE("command list: more push-constant words than the kernel takes are refused", "[gpu]") {
+  fixture f;
+  CHECK(f.list->dispatch(*f.writer, f.arena->whole(), {}, std::array{1u, 2u}).error() ==
+        errc::push_constants_too_large);
+  CHECK(f.list->dispatch(*f.writer, f.arena->whole(), {}, {}).has_value());  // missing words are zero
+  auto too_many = builtin::affine();
+  too_many.push_words = ferrum::gpu::max_kernel_push_words + 1;
+  CHECK(f.device->create_kernel(too_many).error() == errc::push_constants_too_large);
+}
+
+TEST_CASE("command list: kernels need a form the device runs and a workgroup size in 1..1024", "[gpu]") {
+  fixture f;
+  auto gpu_only = builtin::write_pattern();
+  gpu_only.cpu = nullptr;
+  CHECK(f.device->create_kernel(gpu_only).error() == errc::invalid_kernel);
+  auto no_groups = builtin::write_pattern();
+  no_groups.local_size_x = 0;
+  CHECK(f.device->create_kernel(no_groups).error() == errc::invalid_kernel);
+  no_groups.local_size_x = 1025;
+  CHECK(f.device->create_kernel(no_groups).error() == errc::invalid_kernel);
+}
+
+TEST_CASE("command list: recording outside begin/end and submitting before end are refused", "[gpu]") {
+  auto device = test::null_device();
+  auto arena = test::require(device->create_arena(64));
+  auto list = test::require(device->create_command_list());
+  CHECK(list->fill(arena->whole(), 0).error() == errc::command_list_state);
+  CHECK(list->end().error() == errc::command_list_state);
+  command_list* lists[] = {list.get()};
+  CHECK(device->queue().submit(lists, 1).error() == errc::command_list_state);
+  test::require(list->begin());
+  CHECK(device->queue().submit(lists, 1).error() == errc::command_list_state);
+  CHECK(list->host({}).error() == errc::unsupported_command);
+  test::require(list->end());
+  CHECK(list->fill(arena->whole(), 0).error() == errc::command_list_state);
+  CHECK(list->executable());
+  CHECK(device->queue().last_submitted() == 0);  // nothing was submitted by the refusals
+}
+
+TEST_CASE("command list: a list the GPU may still run cannot be reset or submitted again", "[gpu]") {
+  ferrum::gpu::null_device_options options;
+  options.faults = {.hang = 1.0, .hang_duration = 100ms};
+  auto device = test::null_device(options);
+  auto list = test::require(device->create_command_list());
+  const std::uint64_t value = test::submit(*device, *list, [](command_list&) {});
+  CHECK(list->submitted_value() == value);
+  CHECK(list->begin().error() == errc::command_list_in_flight);
+  command_list* lists[] = {list.get()};
+  CHECK(device->queue().submit(lists, value + 1).error() == errc::command_list_in_flight);
+  REQUIRE(test::wait_for(device->queue().timeline(), value) == boost::system::error_code{});
+  CHECK(list->begin().has_value());
+}
+
+TEST_CASE("queue: signal values must increase and a list given twice in one submission is refused", "[gpu]") {
+  auto device = test::null_device();
+  auto list = test::require(device->create_command_list());
+  test::require(device->queue().submit({}, 5));
+  CHECK(device->queue().submit({}, 5).error() == errc::timeline_not_monotonic);
+  CHECK(device->queue().submit({}, 4).error() == errc::timeline_not_monotonic);
+  test::require(list->begin());
+  test::require(list->end());
+  command_list* twice[] = {list.get(), list.get()};
+  const auto e = device->queue().submit(twice, 6).error();
+  CHECK(e == errc::command_list_state);
+  CHECK(e.detail == "list 1 of the submission appears twice");
+  CHECK(list->executable());  // the refusal undid the first mark
+  command_list* once[] = {list.get()};
+  test::require(device->queue().submit(once, 6));
+  CHECK(device->queue().last_submitted() == 6);
+  CHECK(test::wait_for(device->queue().timeline(), 6) == boost::system::error_code{});
+  // Once its value is reached, a recorded list can be submitted again as it is.
+  CHECK(list->executable());
+  test::require(device->queue().submit(once, 7));
+}
+
+TEST_CASE("queue: submitting to a device that shut down its timeline fails with device_shut_down", "[gpu]") {
+  auto device = test::null_device();
+  device->queue().timeline().fail(make_error_code(errc::device_shut_down));
+  CHECK(device->queue().submit({}, 1).error() == errc::device_shut_down);
+}
