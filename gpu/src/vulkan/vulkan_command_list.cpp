@@ -1,0 +1,166 @@
+#include "vulkan/vulkan_command_list.hpp"
+
+#include "vulkan/vk_result.hpp"
+#include "vulkan/vulkan_arena.hpp"
+#include "vulkan/vulkan_kernel.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace ferrum::gpu {
+namespace {
+
+constexpr VkPipelineStageFlags device_stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+constexpr VkAccessFlags device_writes = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+constexpr VkAccessFlags device_accesses =
+    VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+
+// A global memory barrier: arenas are whole buffers shared by many commands,
+// and a global barrier costs drivers no more than a buffer barrier.
+void memory_barrier(VkCommandBuffer buffer, VkPipelineStageFlags source_stages, VkAccessFlags source_access,
+                    VkPipelineStageFlags destination_stages, VkAccessFlags destination_access) noexcept {
+  VkMemoryBarrier barrier{};
+  barrier.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+  barrier.srcAccessMask = source_access;
+  barrier.dstAccessMask = destination_access;
+  vkCmdPipelineBarrier(buffer, source_stages, destination_stages, 0, 1, &barrier, 0, nullptr, 0, nullptr);
+}
+
+const vulkan_arena& arena_of(arena_range range) noexcept {
+  // The base class checked that the arena belongs to this device, which makes
+  // only vulkan_arenas.
+  return static_cast<const vulkan_arena&>(*range.arena);
+}
+
+}  // namespace
+
+result<std::unique_ptr<command_list>> vulkan_command_list::create(const gpu::device& owner, const context& c) {
+  VkCommandPoolCreateInfo pool_info{};
+  pool_info.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+  // TRANSIENT: the buffer is re-recorded for every submission (reset with the
+  // pool), which lets the driver pick its allocation strategy.
+  pool_info.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
+  pool_info.queueFamilyIndex = c.queue_family;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  if (VkResult r = vkCreateCommandPool(c.device, &pool_info, nullptr, &pool); r != VK_SUCCESS)
+    return make_vk_error(r, "command list: vkCreateCommandPool");
+
+  VkCommandBufferAllocateInfo buffer_info{};
+  buffer_info.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  buffer_info.commandPool = pool;
+  buffer_info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  buffer_info.commandBufferCount = 1;
+  VkCommandBuffer buffer = VK_NULL_HANDLE;
+  if (VkResult r = vkAllocateCommandBuffers(c.device, &buffer_info, &buffer); r != VK_SUCCESS) {
+    vkDestroyCommandPool(c.device, pool, nullptr);
+    return make_vk_error(r, "command list: vkAllocateCommandBuffers");
+  }
+  return std::unique_ptr<command_list>(new vulkan_command_list(owner, c, pool, buffer));
+}
+
+vulkan_command_list::~vulkan_command_list() {
+  // Destroying a pool frees its command buffers.
+  vkDestroyCommandPool(context_.device, pool_, nullptr);
+}
+
+result<void> vulkan_command_list::do_begin() {
+  // Resetting a pool requires that none of its buffers is pending execution:
+  // the base class refuses begin() until the last submission's value is
+  // reached.
+  if (VkResult r = vkResetCommandPool(context_.device, pool_, 0); r != VK_SUCCESS)
+    return make_vk_error(r, "command list: vkResetCommandPool");
+  VkCommandBufferBeginInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  // No ONE_TIME_SUBMIT: a recorded list may be submitted again once its last
+  // submission completed (replay), and never while it is pending, so it
+  // needs no SIMULTANEOUS_USE either.
+  info.flags = 0;
+  if (VkResult r = vkBeginCommandBuffer(buffer_, &info); r != VK_SUCCESS)
+    return make_vk_error(r, "command list: vkBeginCommandBuffer");
+  // A pipeline barrier's first scope covers every command earlier in
+  // submission order, including earlier submissions on the queue, so this
+  // orders the list after the device writes of those.
+  memory_barrier(buffer_, device_stages, device_writes, device_stages, device_accesses);
+  unseparated_ = false;
+  return {};
+}
+
+void vulkan_command_list::separate() noexcept {
+  if (unseparated_) memory_barrier(buffer_, device_stages, device_writes, device_stages, device_accesses);
+  unseparated_ = true;
+}
+
+result<void> vulkan_command_list::do_dispatch(const kernel& k, arena_range primary, arena_range secondary,
+                                              std::span<const std::uint32_t> push) {
+  const auto& pipeline = static_cast<const vulkan_kernel&>(k);
+  const vulkan_arena& first = arena_of(primary);
+  const bool has_secondary = !secondary.empty();
+  const vulkan_arena& second = has_secondary ? arena_of(secondary) : first;
+
+  separate();
+  vkCmdBindPipeline(buffer_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline());
+  const std::array<VkDescriptorSet, 2> sets{first.descriptor_set(), second.descriptor_set()};
+  vkCmdBindDescriptorSets(buffer_, VK_PIPELINE_BIND_POINT_COMPUTE, context_.pipeline_layout, 0,
+                          static_cast<std::uint32_t>(sets.size()), sets.data(), 0, nullptr);
+
+  // Arenas are at most maxStorageBufferRange (a uint32_t) bytes, so byte
+  // offsets and sizes fit the 32-bit push constants.
+  std::array<std::uint32_t, range_push_words + max_kernel_push_words> words{};
+  words[0] = static_cast<std::uint32_t>(primary.offset);
+  words[1] = static_cast<std::uint32_t>(primary.size);
+  if (has_secondary) {
+    words[2] = static_cast<std::uint32_t>(secondary.offset);
+    words[3] = static_cast<std::uint32_t>(secondary.size);
+  }
+  std::copy(push.begin(), push.end(), words.begin() + range_push_words);
+  // The base class passes exactly the kernel's words, so every push constant
+  // the shader reads has been set (vkCmdDispatch valid usage without
+  // maintenance4).
+  const auto push_bytes = static_cast<std::uint32_t>((range_push_words + push.size()) * sizeof(std::uint32_t));
+  vkCmdPushConstants(buffer_, context_.pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, words.data());
+
+  // ceil(words / local_size_x) workgroups, capped at the device's
+  // maxComputeWorkGroupCount[0] (kernels loop grid-stride over the rest).
+  const std::size_t word_count = primary.size / 4;
+  const std::size_t local = k.local_size_x();
+  std::size_t groups = (word_count + local - 1) / local;
+  groups = std::clamp<std::size_t>(groups, 1, context_.max_workgroups);
+  vkCmdDispatch(buffer_, static_cast<std::uint32_t>(groups), 1, 1);
+  return {};
+}
+
+result<void> vulkan_command_list::do_fill(arena_range target, std::uint32_t value) {
+  separate();
+  // Offset and size are multiples of 4 (checked by the base class), as
+  // vkCmdFillBuffer requires; the size is not zero.
+  vkCmdFillBuffer(buffer_, arena_of(target).buffer(), target.offset, target.size, value);
+  return {};
+}
+
+result<void> vulkan_command_list::do_copy(arena_range source, arena_range destination) {
+  separate();
+  VkBufferCopy region{};
+  region.srcOffset = source.offset;
+  region.dstOffset = destination.offset;
+  region.size = source.size;
+  // Copies within one buffer are valid when the regions do not overlap, which
+  // the base class checked.
+  vkCmdCopyBuffer(buffer_, arena_of(source).buffer(), arena_of(destination).buffer(), 1, &region);
+  return {};
+}
+
+result<void> vulkan_command_list::do_host(host_function function) {
+  (void)function;
+  return make_error(errc::unsupported_command, "the Vulkan device runs no host functions");
+}
+
+result<void> vulkan_command_list::do_end() {
+  // A semaphore signal does not make device writes visible to the host; this
+  // barrier does, so waiting for the timeline value is enough to read them.
+  memory_barrier(buffer_, device_stages, device_writes, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+  if (VkResult r = vkEndCommandBuffer(buffer_); r != VK_SUCCESS)
+    return make_vk_error(r, "command list: vkEndCommandBuffer");
+  return {};
+}
+
+}  // namespace ferrum::gpu

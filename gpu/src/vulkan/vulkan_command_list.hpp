@@ -1,0 +1,72 @@
+// vulkan_command_list.hpp — a command list on the Vulkan device: one primary
+// command buffer in a command pool of its own.
+//
+// A pool per list because command pools are externally synchronized: the
+// buffers of one pool may not be recorded on two threads at once, and lists
+// are recorded concurrently, each from any thread. begin() resets the whole
+// pool (cheaper than resetting single buffers, and it lets the driver reuse
+// the pool's memory).
+//
+// Memory dependencies: a global barrier (compute and transfer writes before it
+// -> compute and transfer reads and writes after it) opens the recording,
+// ordering it after earlier submissions on the queue, and separates every two
+// consecutive commands; one making compute and transfer writes available to
+// the host closes it, so the host reads them once the submission's timeline
+// value is reached.
+//
+//   auto list = vulkan_command_list::create(owner, context);
+//   (*list)->begin(); (*list)->fill(range, 0u); (*list)->end();
+#pragma once
+
+#include "ferrum/error.hpp"
+#include "ferrum/gpu/command_list.hpp"
+
+#include <vulkan/vulkan_core.h>
+
+#include <cstdint>
+#include <memory>
+
+namespace ferrum::gpu {
+
+class vulkan_command_list final : public command_list {
+ public:
+  // What a list records against: the owner's objects.
+  struct context {
+    VkDevice device = VK_NULL_HANDLE;
+    std::uint32_t queue_family = 0;
+    VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
+    std::uint32_t max_workgroups = 1;
+  };
+
+  // Errors: out_of_device_memory, out_of_host_memory, vulkan_error.
+  [[nodiscard]] static result<std::unique_ptr<command_list>> create(const gpu::device& owner, const context& c);
+
+  // Destroys the pool and its buffer; the GPU must be done with them.
+  ~vulkan_command_list() override;
+
+  [[nodiscard]] VkCommandBuffer command_buffer() const noexcept { return buffer_; }
+
+ protected:
+  result<void> do_begin() override;
+  result<void> do_dispatch(const kernel& k, arena_range primary, arena_range secondary,
+                           std::span<const std::uint32_t> push) override;
+  result<void> do_fill(arena_range target, std::uint32_t value) override;
+  result<void> do_copy(arena_range source, arena_range destination) override;
+  result<void> do_host(host_function function) override;
+  result<void> do_end() override;
+
+ private:
+  vulkan_command_list(const gpu::device& owner, const context& c, VkCommandPool pool, VkCommandBuffer buffer) noexcept
+      : command_list(owner), context_(c), pool_(pool), buffer_(buffer) {}
+
+  // Orders the command about to be recorded after the one before it.
+  void separate() noexcept;
+
+  context context_;
+  VkCommandPool pool_;
+  VkCommandBuffer buffer_;
+  // Whether a command was recorded since the last barrier.
+  bool unseparated_ = false;
+};
+
+}  // namespace ferrum::gpu

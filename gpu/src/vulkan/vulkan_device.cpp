@@ -1,0 +1,206 @@
+#include "vulkan/vulkan_device.hpp"
+
+#include "vulkan/vk_result.hpp"
+#include "vulkan/vulkan_arena.hpp"
+#include "vulkan/vulkan_command_list.hpp"
+#include "vulkan/vulkan_kernel.hpp"
+#include "vulkan/vulkan_semaphore.hpp"
+
+#include <array>
+#include <optional>
+#include <string>
+#include <system_error>
+
+namespace ferrum::gpu {
+namespace {
+
+// Shutdown waits this many times 100 ms for the last submission before it
+// idles the queue or device instead.
+constexpr int drain_attempts = 50;
+constexpr std::uint64_t drain_wait_ns = 100'000'000;
+
+// Every Vulkan implementation offers at least 128 bytes of push constants
+// (maxPushConstantsSize): the 4 range words and up to 28 of the kernel's.
+constexpr std::uint32_t push_constant_bytes = 128;
+static_assert((range_push_words + max_kernel_push_words) * sizeof(std::uint32_t) == push_constant_bytes);
+
+}  // namespace
+
+vulkan_device_objects::~vulkan_device_objects() {
+  if (device != VK_NULL_HANDLE) {
+    descriptors.reset();
+    if (pipeline_layout != VK_NULL_HANDLE) vkDestroyPipelineLayout(device, pipeline_layout, nullptr);
+    if (set_layout != VK_NULL_HANDLE) vkDestroyDescriptorSetLayout(device, set_layout, nullptr);
+    if (wake != VK_NULL_HANDLE) vkDestroySemaphore(device, wake, nullptr);
+    if (timeline != VK_NULL_HANDLE) vkDestroySemaphore(device, timeline, nullptr);
+    // An engine's device (adopt mode) is the engine's to destroy.
+    if (owns_device) vkDestroyDevice(device, nullptr);
+  }
+  // The instance outlives every object made from it.
+  instance.reset();
+}
+
+result<std::unique_ptr<device>> vulkan_device::start(std::unique_ptr<vulkan_device_objects> objects) {
+  vulkan_device_objects& o = *objects;
+  auto timeline = create_timeline_semaphore(o.device, "timeline");
+  if (!timeline) return timeline.error();
+  o.timeline = *timeline;
+  auto wake = create_timeline_semaphore(o.device, "wake-up");
+  if (!wake) return wake.error();
+  o.wake = *wake;
+
+  VkDescriptorSetLayoutBinding binding{};
+  binding.binding = 0;
+  binding.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+  binding.descriptorCount = 1;
+  binding.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+  VkDescriptorSetLayoutCreateInfo set_info{};
+  set_info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
+  set_info.bindingCount = 1;
+  set_info.pBindings = &binding;
+  if (VkResult r = vkCreateDescriptorSetLayout(o.device, &set_info, nullptr, &o.set_layout); r != VK_SUCCESS) {
+    o.set_layout = VK_NULL_HANDLE;
+    return make_vk_error(r, "vkCreateDescriptorSetLayout");
+  }
+
+  // Set 0 is the primary range's arena, set 1 the secondary's: the same
+  // layout twice, so any arena's one set binds at either index.
+  const std::array<VkDescriptorSetLayout, 2> set_layouts{o.set_layout, o.set_layout};
+  VkPushConstantRange push{};
+  push.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+  push.offset = 0;
+  push.size = push_constant_bytes;
+  VkPipelineLayoutCreateInfo layout_info{};
+  layout_info.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
+  layout_info.setLayoutCount = static_cast<std::uint32_t>(set_layouts.size());
+  layout_info.pSetLayouts = set_layouts.data();
+  layout_info.pushConstantRangeCount = 1;
+  layout_info.pPushConstantRanges = &push;
+  if (VkResult r = vkCreatePipelineLayout(o.device, &layout_info, nullptr, &o.pipeline_layout); r != VK_SUCCESS) {
+    o.pipeline_layout = VK_NULL_HANDLE;
+    return make_vk_error(r, "vkCreatePipelineLayout");
+  }
+  o.descriptors = std::make_unique<vulkan_descriptor_pool>(o.device, o.set_layout);
+
+  try {
+    return std::unique_ptr<device>(new vulkan_device(std::move(objects)));
+  } catch (const std::system_error& e) {
+    return make_error(errc::out_of_host_memory, std::string("starting the fence waiter thread: ") + e.what());
+  }
+}
+
+vulkan_device::vulkan_device(std::unique_ptr<vulkan_device_objects> objects)
+    : device(objects->physical.name, "vulkan", objects->physical.limits, queue_),
+      objects_(std::move(objects)),
+      queue_(*this, timeline_, {objects_->queue, objects_->timeline, objects_->queue_mutex, &waiter_}),
+      waiter_(objects_->device, objects_->timeline, objects_->wake, timeline_) {
+  timeline_.attach(&waiter_);
+  waiter_.start();
+}
+
+vulkan_device::~vulkan_device() {
+  drain();
+  // Everything submitted is done (or the device is lost): complete the waits
+  // on those values with success, then fail the rest, on values never
+  // submitted, so that no waiter is left hanging.
+  std::uint64_t reached = 0;
+  if (vkGetSemaphoreCounterValue(objects_->device, objects_->timeline, &reached) == VK_SUCCESS)
+    timeline_.advance(reached);
+  timeline_.fail(make_error_code(errc::device_shut_down));
+  timeline_.attach(nullptr);
+  waiter_.stop();
+  // The members go in reverse order: the waiter (stopped), the queue, the
+  // timeline (no wait pending), then the Vulkan objects.
+}
+
+void vulkan_device::drain() noexcept {
+  const std::uint64_t last = queue_.last_submitted();
+  if (last == 0) return;
+  VkResult r = VK_TIMEOUT;
+  for (int attempt = 0; attempt < drain_attempts && r == VK_TIMEOUT; ++attempt)
+    r = wait_timeline_semaphore(objects_->device, objects_->timeline, last, drain_wait_ns);
+  // After a loss the device runs nothing more and objects may be destroyed.
+  if (r == VK_SUCCESS || r == VK_ERROR_DEVICE_LOST) return;
+  // Still running (a hung submission) or the wait itself failed: memory the
+  // GPU may still use must not be freed, so wait without a bound. Only the
+  // engine may idle its whole device, so in adopt mode ferrum idles the queue
+  // it submits to, under the engine's lock (queues are externally
+  // synchronized).
+  if (objects_->owns_device) {
+    (void)vkDeviceWaitIdle(objects_->device);  // VK_SUCCESS or a loss: done either way
+    return;
+  }
+  std::optional<std::lock_guard<std::mutex>> engine_lock;
+  if (objects_->queue_mutex != nullptr) engine_lock.emplace(*objects_->queue_mutex);
+  (void)vkQueueWaitIdle(objects_->queue);  // VK_SUCCESS or a loss: done either way
+}
+
+result<std::unique_ptr<arena>> vulkan_device::do_create_arena(std::size_t bytes) {
+  return vulkan_arena::create(*this, {objects_->device, &objects_->physical.memory, objects_->descriptors.get()},
+                              bytes);
+}
+
+result<std::unique_ptr<kernel>> vulkan_device::do_create_kernel(const kernel_source& source) {
+  return vulkan_kernel::create(*this, objects_->device, objects_->pipeline_layout, source);
+}
+
+result<std::unique_ptr<command_list>> vulkan_device::do_create_command_list() {
+  return vulkan_command_list::create(
+      *this, {objects_->device, objects_->physical.queue_family, objects_->pipeline_layout, limits().max_workgroups});
+}
+
+result<std::unique_ptr<device>> create_vulkan_device(const vulkan_device_options& options) {
+  auto objects = std::make_unique<vulkan_device_objects>();
+  auto instance = vulkan_instance::create(options);
+  if (!instance) return instance.error();
+  objects->instance = std::move(*instance);
+  auto physical = pick_physical_device(objects->instance->handle(), options.device_name);
+  if (!physical) return physical.error();
+  objects->physical = std::move(*physical);
+
+  const float priority = 1.0f;
+  VkDeviceQueueCreateInfo queue_info{};
+  queue_info.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+  queue_info.queueFamilyIndex = objects->physical.queue_family;
+  queue_info.queueCount = 1;
+  queue_info.pQueuePriorities = &priority;
+  // Timeline semaphores are core in 1.2 but still a feature to enable.
+  VkPhysicalDeviceVulkan12Features features12{};
+  features12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+  features12.timelineSemaphore = VK_TRUE;
+  VkDeviceCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+  info.pNext = &features12;
+  info.queueCreateInfoCount = 1;
+  info.pQueueCreateInfos = &queue_info;
+  if (VkResult r = vkCreateDevice(objects->physical.handle, &info, nullptr, &objects->device); r != VK_SUCCESS) {
+    objects->device = VK_NULL_HANDLE;
+    return make_vk_error(r, "vkCreateDevice on " + quote_text(objects->physical.name));
+  }
+  objects->owns_device = true;
+  vkGetDeviceQueue(objects->device, objects->physical.queue_family, 0, &objects->queue);
+  return vulkan_device::start(std::move(objects));
+}
+
+result<std::unique_ptr<device>> adopt_vulkan_device(const vulkan_adopt_info& info) {
+  const char* missing = info.instance == VK_NULL_HANDLE          ? "instance"
+                        : info.physical_device == VK_NULL_HANDLE ? "physical_device"
+                        : info.device == VK_NULL_HANDLE          ? "device"
+                        : info.queue == VK_NULL_HANDLE           ? "queue"
+                                                                 : nullptr;
+  if (missing != nullptr)
+    return make_error(errc::invalid_device_option, std::string("adopt_vulkan_device: ") + missing + " is null");
+  auto physical = describe_physical_device(info.physical_device, info.queue_family);
+  if (!physical) return physical.error();
+
+  auto objects = std::make_unique<vulkan_device_objects>();
+  objects->instance = vulkan_instance::borrow(info.instance);
+  objects->physical = std::move(*physical);
+  objects->device = info.device;
+  objects->owns_device = false;
+  objects->queue = info.queue;
+  objects->queue_mutex = info.queue_mutex;
+  return vulkan_device::start(std::move(objects));
+}
+
+}  // namespace ferrum::gpu

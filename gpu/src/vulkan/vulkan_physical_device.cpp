@@ -1,0 +1,171 @@
+#include "vulkan/vulkan_physical_device.hpp"
+
+#include "vulkan/vk_result.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+namespace ferrum::gpu {
+namespace {
+
+// A device's suitability: the description, or what it lacks.
+struct inspection {
+  vulkan_physical_device device;
+  VkPhysicalDeviceType type = VK_PHYSICAL_DEVICE_TYPE_OTHER;
+  std::string problem;  // empty when suitable
+  errc problem_code = errc::ok;
+};
+
+std::string version_text(std::uint32_t version) {
+  return std::to_string(VK_API_VERSION_MAJOR(version)) + "." + std::to_string(VK_API_VERSION_MINOR(version));
+}
+
+// Checks one device. `family`, when given, is the queue family to use (an
+// engine's); otherwise the first family with compute is chosen.
+inspection inspect(VkPhysicalDevice handle, std::optional<std::uint32_t> family) {
+  inspection out;
+  out.device.handle = handle;
+
+  VkPhysicalDeviceProperties basic{};
+  vkGetPhysicalDeviceProperties(handle, &basic);
+  out.device.name = basic.deviceName;
+  out.type = basic.deviceType;
+  const auto lacks = [&](errc code, std::string what) {
+    out.problem = "device " + quote_text(out.device.name) + " " + std::move(what);
+    out.problem_code = code;
+    return out;
+  };
+  // Structures of a newer version may only be chained for devices that
+  // support that version (valid usage of vkGetPhysicalDeviceProperties2).
+  if (basic.apiVersion < VK_API_VERSION_1_2)
+    return lacks(errc::vulkan_feature_missing, "supports Vulkan " + version_text(basic.apiVersion) + ", not 1.2");
+
+  VkPhysicalDeviceVulkan11Properties properties11{};
+  properties11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES;
+  VkPhysicalDeviceProperties2 properties{};
+  properties.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+  properties.pNext = &properties11;
+  vkGetPhysicalDeviceProperties2(handle, &properties);
+
+  VkPhysicalDeviceVulkan12Features features12{};
+  features12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+  VkPhysicalDeviceFeatures2 features{};
+  features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+  features.pNext = &features12;
+  vkGetPhysicalDeviceFeatures2(handle, &features);
+  if (features12.timelineSemaphore != VK_TRUE)
+    return lacks(errc::vulkan_feature_missing, "lacks the timelineSemaphore feature");
+
+  std::uint32_t family_count = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(handle, &family_count, nullptr);
+  std::vector<VkQueueFamilyProperties> families(family_count);
+  vkGetPhysicalDeviceQueueFamilyProperties(handle, &family_count, families.data());
+  families.resize(family_count);
+  const auto computes = [&](std::uint32_t i) {
+    return (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) != 0 && families[i].queueCount > 0;
+  };
+  if (family) {
+    if (*family >= family_count || !computes(*family))
+      return lacks(errc::invalid_device_option,
+                   "has no compute queue family " + std::to_string(*family) + " (it has " +
+                       std::to_string(family_count) + " families)");
+    out.device.queue_family = *family;
+  } else {
+    std::uint32_t i = 0;
+    while (i < family_count && !computes(i)) ++i;
+    if (i == family_count) return lacks(errc::vulkan_feature_missing, "has no queue family with compute");
+    out.device.queue_family = i;
+  }
+
+  vkGetPhysicalDeviceMemoryProperties(handle, &out.device.memory);
+  const int type = find_memory_type(out.device.memory, ~std::uint32_t{0}, arena_memory_flags);
+  if (type < 0) return lacks(errc::vulkan_feature_missing, "has no host-visible coherent memory");
+
+  // An arena is one buffer in one allocation, bound whole to a storage
+  // descriptor: it is limited by the descriptor range, the largest
+  // allocation and the heap; its size is a multiple of the 4-byte word.
+  const VkMemoryType& memory_type = out.device.memory.memoryTypes[type];
+  VkDeviceSize largest = properties.properties.limits.maxStorageBufferRange;
+  largest = std::min(largest, properties11.maxMemoryAllocationSize);
+  largest = std::min(largest, out.device.memory.memoryHeaps[memory_type.heapIndex].size);
+  largest -= largest % 4;
+  out.device.limits.max_arena_bytes = static_cast<std::size_t>(largest);
+  out.device.limits.max_workgroups = properties.properties.limits.maxComputeWorkGroupCount[0];
+  return out;
+}
+
+int kind_rank(VkPhysicalDeviceType type) noexcept {
+  switch (type) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+      return 0;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+      return 1;
+    default:
+      return 2;
+  }
+}
+
+}  // namespace
+
+int find_memory_type(const VkPhysicalDeviceMemoryProperties& memory, std::uint32_t allowed,
+                     VkMemoryPropertyFlags flags) noexcept {
+  // Vulkan orders memory types so that, among types with the same
+  // properties, the first is the one to prefer.
+  for (std::uint32_t i = 0; i < memory.memoryTypeCount; ++i) {
+    if ((allowed & (1u << i)) != 0 && (memory.memoryTypes[i].propertyFlags & flags) == flags)
+      return static_cast<int>(i);
+  }
+  return -1;
+}
+
+result<vulkan_physical_device> pick_physical_device(VkInstance instance, std::string_view name) {
+  std::vector<VkPhysicalDevice> handles;
+  for (;;) {
+    std::uint32_t count = 0;
+    if (VkResult r = vkEnumeratePhysicalDevices(instance, &count, nullptr); r != VK_SUCCESS)
+      return make_vk_error(r, "vkEnumeratePhysicalDevices");
+    handles.resize(count);
+    const VkResult r = vkEnumeratePhysicalDevices(instance, &count, handles.data());
+    if (r == VK_INCOMPLETE) continue;
+    if (r != VK_SUCCESS) return make_vk_error(r, "vkEnumeratePhysicalDevices");
+    handles.resize(count);
+    break;
+  }
+  if (handles.empty()) return make_error(errc::vulkan_unavailable, "the Vulkan driver reports no device");
+
+  std::vector<inspection> inspected;
+  inspected.reserve(handles.size());
+  std::string names;
+  for (VkPhysicalDevice handle : handles) {
+    inspection i = inspect(handle, std::nullopt);
+    if (!name.empty() && i.device.name.find(name) == std::string::npos) {
+      names += (names.empty() ? "" : ", ") + quote_text(i.device.name);
+      continue;
+    }
+    inspected.push_back(std::move(i));
+  }
+  if (inspected.empty())
+    return make_error(errc::vulkan_device_not_found, "no device's name contains " + quote_text(name) +
+                                                         " (devices: " + names + ")");
+
+  // Stable: devices of one kind keep the driver's order.
+  std::stable_sort(inspected.begin(), inspected.end(),
+                   [](const inspection& a, const inspection& b) { return kind_rank(a.type) < kind_rank(b.type); });
+  for (inspection& i : inspected) {
+    if (i.problem.empty()) return std::move(i.device);
+  }
+  // Nothing suitable: name the first device's problem. A device asked for by
+  // name that lacks something is a missing feature; with no name, Vulkan is
+  // unavailable to ferrum on this machine.
+  const inspection& first = inspected.front();
+  return make_error(name.empty() ? errc::vulkan_unavailable : errc::vulkan_feature_missing, first.problem);
+}
+
+result<vulkan_physical_device> describe_physical_device(VkPhysicalDevice handle, std::uint32_t queue_family) {
+  inspection i = inspect(handle, queue_family);
+  if (!i.problem.empty()) return make_error(i.problem_code, i.problem);
+  return std::move(i.device);
+}
+
+}  // namespace ferrum::gpu

@@ -1,0 +1,55 @@
+// vulkan_physical_device.hpp — choosing the physical device (GPU) a Vulkan
+// device runs on, and what ferrum needs to know about it.
+//
+// A device is suitable when it supports Vulkan 1.2 with the timelineSemaphore
+// feature, has a queue family with compute, and a HOST_VISIBLE|HOST_COHERENT
+// memory type (arenas are mapped for their whole life).
+//
+//   auto gpu = pick_physical_device(instance, "llvmpipe");
+//   if (gpu) use(gpu->handle, gpu->queue_family);
+#pragma once
+
+#include "ferrum/error.hpp"
+#include "ferrum/gpu/device.hpp"
+
+#include <vulkan/vulkan_core.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace ferrum::gpu {
+
+struct vulkan_physical_device {
+  VkPhysicalDevice handle = VK_NULL_HANDLE;
+  std::string name;
+  std::uint32_t queue_family = 0;
+  VkPhysicalDeviceMemoryProperties memory{};
+  device_limits limits;
+};
+
+// The suitable physical device whose name contains `name` (any suitable one
+// when empty), discrete GPUs first, then integrated, then any other kind, in
+// enumeration order within a kind. Errors: vulkan_unavailable (no suitable
+// device at all), vulkan_device_not_found (no device's name contains `name`),
+// vulkan_feature_missing (the named device lacks something ferrum needs),
+// out_of_*_memory, vulkan_error.
+[[nodiscard]] result<vulkan_physical_device> pick_physical_device(VkInstance instance, std::string_view name);
+
+// Describes an engine's physical device, checking it as pick_physical_device
+// does, with the engine's queue family. The instance must have been created
+// for Vulkan 1.1 or later. Errors: invalid_device_option (the queue family
+// does not exist or lacks compute), vulkan_feature_missing.
+[[nodiscard]] result<vulkan_physical_device> describe_physical_device(VkPhysicalDevice handle,
+                                                                      std::uint32_t queue_family);
+
+// The index of the first memory type among `allowed` (a bit per type) that has
+// all of `flags`, or -1.
+[[nodiscard]] int find_memory_type(const VkPhysicalDeviceMemoryProperties& memory, std::uint32_t allowed,
+                                   VkMemoryPropertyFlags flags) noexcept;
+
+// What arenas need of their memory.
+inline constexpr VkMemoryPropertyFlags arena_memory_flags =
+    VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+
+}  // namespace ferrum::gpu

@@ -1,0 +1,76 @@
+// Helpers for tests of any device: unwrapping results, waiting with a time
+// limit, recording and submitting one list, reading arena words.
+#pragma once
+
+#include "ferrum/gpu/async_wait.hpp"
+#include "ferrum/gpu/device.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstring>
+#include <future>
+#include <memory>
+#include <optional>
+
+namespace test {
+
+template <class T>
+T require(ferrum::result<T> r) {
+  if (!r) FAIL(r.error().what());
+  return std::move(*r);
+}
+
+inline void require(ferrum::result<void> r) {
+  if (!r) FAIL(r.error().what());
+}
+
+// The outcome of waiting for `value` up to `limit`; nullopt when the wait did
+// not complete in time.
+inline std::optional<boost::system::error_code> wait_for(ferrum::gpu::timeline& t, std::uint64_t value,
+                                                         std::chrono::milliseconds limit = std::chrono::seconds(20)) {
+  // Shared: a wait that outlives the limit completes later, into the promise.
+  auto done = std::make_shared<std::promise<boost::system::error_code>>();
+  std::future<boost::system::error_code> result = done->get_future();
+  ferrum::gpu::async_wait(t, value, [done](boost::system::error_code ec) { done->set_value(ec); });
+  if (result.wait_for(limit) != std::future_status::ready) return std::nullopt;
+  return result.get();
+}
+
+// Waits for `value` and requires success.
+inline void require_reached(ferrum::gpu::timeline& t, std::uint64_t value) {
+  const std::optional<boost::system::error_code> ec = wait_for(t, value);
+  REQUIRE(ec.has_value());
+  INFO(ec->message());
+  REQUIRE_FALSE(*ec);
+}
+
+// Submits `list` as it is with the queue's next value; returns that value.
+inline std::uint64_t resubmit(ferrum::gpu::device& device, ferrum::gpu::command_list& list) {
+  const std::uint64_t value = device.queue().last_submitted() + 1;
+  ferrum::gpu::command_list* lists[] = {&list};
+  require(device.queue().submit(lists, value));
+  return value;
+}
+
+// Records `commands` into `list` and submits it with the queue's next value;
+// returns that value.
+template <class Record>
+std::uint64_t submit(ferrum::gpu::device& device, ferrum::gpu::command_list& list, Record commands) {
+  require(list.begin());
+  commands(list);
+  require(list.end());
+  return resubmit(device, list);
+}
+
+inline std::uint32_t word_at(const ferrum::gpu::arena& a, std::size_t word) {
+  std::uint32_t value = 0;
+  std::memcpy(&value, a.bytes().data() + word * 4, 4);
+  return value;
+}
+
+inline void set_word(const ferrum::gpu::arena& a, std::size_t word, std::uint32_t value) {
+  std::memcpy(a.bytes().data() + word * 4, &value, 4);
+}
+
+}  // namespace test

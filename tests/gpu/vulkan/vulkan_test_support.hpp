@@ -1,0 +1,119 @@
+// Helpers for tests that run on the Vulkan device: a device with validation
+// on whose messages are recorded (every test checks that none came), skipping
+// where there is no Vulkan driver, and waiting with a time limit.
+//
+//   vulkan_test::session s;
+//   if (!s.open()) return;          // skipped (no driver) or failed
+//   ... use *s.device ...
+//   s.finish();                      // destroys the device, checks no message
+#pragma once
+
+#include "gpu_test_support.hpp"
+
+#include "ferrum/gpu/async_wait.hpp"
+#include "ferrum/gpu/vulkan_device.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace vulkan_test {
+
+// Validation messages, recorded from any thread.
+class message_log {
+ public:
+  // A vulkan_message_sink; `context` is the log.
+  static void record(void* context, const ferrum::gpu::vulkan_message& message) noexcept {
+    auto* log = static_cast<message_log*>(context);
+    try {
+      const std::lock_guard lock(log->mutex_);
+      log->messages_.push_back(std::string(message.error ? "error: " : "warning: ") + std::string(message.text));
+    } catch (...) {
+      // Out of memory while recording: counted, so the test still fails.
+      log->lost_.store(true);
+    }
+  }
+
+  [[nodiscard]] bool empty() const {
+    const std::lock_guard lock(mutex_);
+    return messages_.empty() && !lost_.load();
+  }
+
+  [[nodiscard]] std::string text() const {
+    const std::lock_guard lock(mutex_);
+    std::string all;
+    for (const std::string& m : messages_) all += m + "\n";
+    return all;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::string> messages_;
+  std::atomic<bool> lost_{false};
+};
+
+// Whether the environment demands a Vulkan device (CI sets FERRUM_REQUIRE_VULKAN=1).
+inline bool vulkan_required() {
+  const char* value = std::getenv("FERRUM_REQUIRE_VULKAN");
+  return value != nullptr && std::string_view(value) == "1";
+}
+
+// For a failed device creation: a missing driver skips the test (with a
+// warning) unless Vulkan is required; anything else fails it. Returns false.
+inline bool skip_or_fail(const ferrum::error& e) {
+  if (e == ferrum::errc::vulkan_unavailable && !vulkan_required()) {
+    WARN("skipped: no usable Vulkan driver (" << e.what() << "); set FERRUM_REQUIRE_VULKAN=1 to fail instead");
+    return false;
+  }
+  FAIL("creating the Vulkan device failed: " << e.what());
+  return false;
+}
+
+inline ferrum::gpu::vulkan_device_options validating(message_log& log) {
+  ferrum::gpu::vulkan_device_options options;
+  options.validation = true;
+  options.sink = &message_log::record;
+  options.sink_context = &log;
+  return options;
+}
+
+// A Vulkan device with validation on and the log of its messages.
+struct session {
+  message_log log;
+  std::unique_ptr<ferrum::gpu::device> device;
+
+  // Creates the device; false when the test must end (skipped or failed).
+  [[nodiscard]] bool open() {
+    auto created = ferrum::gpu::create_vulkan_device(validating(log));
+    if (!created) return skip_or_fail(created.error());
+    device = std::move(*created);
+    return true;
+  }
+
+  // Destroys the device, then checks that validation reported nothing.
+  void finish() {
+    device.reset();
+    INFO(log.text());
+    CHECK(log.empty());
+  }
+};
+
+using test::require;
+using test::require_reached;
+using test::resubmit;
+using test::set_word;
+using test::submit;
+using test::wait_for;
+using test::word_at;
+
+}  // namespace vulkan_test
