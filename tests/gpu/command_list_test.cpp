@@ -136,6 +136,7 @@ TEST_CASE("queue: signal values must increase and a list given twice in one subm
   // Once its value is reached, a recorded list can be submitted again as it is.
   CHECK(list->executable());
   test::require(device->queue().submit(once, 7));
+  test::require_reached(device->queue().timeline(), 7);  // before the list goes
 }
 
 TEST_CASE("queue: submitting to a device that shut down its timeline fails with device_shut_down", "[gpu]") {

@@ -149,6 +149,16 @@ result<std::unique_ptr<command_list>> vulkan_device::do_create_command_list() {
       *this, {objects_->device, objects_->physical.queue_family, objects_->pipeline_layout, limits().max_workgroups});
 }
 
+vulkan_native_handles vulkan_device::native() const noexcept {
+  const vulkan_device_objects& o = *objects_;
+  return {o.instance->handle(), o.physical.handle, o.device, o.queue, o.physical.queue_family, o.timeline};
+}
+
+std::optional<vulkan_native_handles> native_handles(const device& d) noexcept {
+  if (const auto* v = dynamic_cast<const vulkan_device*>(&d)) return v->native();
+  return std::nullopt;
+}
+
 result<std::unique_ptr<device>> create_vulkan_device(const vulkan_device_options& options) {
   auto objects = std::make_unique<vulkan_device_objects>();
   auto instance = vulkan_instance::create(options);

@@ -63,6 +63,8 @@ class vulkan_device final : public device {
   // waiter and destroys what ferrum made.
   ~vulkan_device() override;
 
+  [[nodiscard]] vulkan_native_handles native() const noexcept;
+
  protected:
   result<std::unique_ptr<arena>> do_create_arena(std::size_t bytes) override;
   result<std::unique_ptr<kernel>> do_create_kernel(const kernel_source& source) override;

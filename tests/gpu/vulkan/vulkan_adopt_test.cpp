@@ -165,6 +165,16 @@ TEST_CASE("vulkan: an adopted engine device runs a kernel and leaves the engine'
         wrong += word_at(*arena, i) != expected ? 1 : 0;
       }
       CHECK(wrong == 0);
+      // The engine sees its own handles, and ferrum's timeline semaphore at
+      // the value ferrum reached, e.g. for its own submissions to wait on.
+      const auto native = ferrum::gpu::native_handles(*device);
+      REQUIRE(native.has_value());
+      CHECK(native->device == e.device);
+      CHECK(native->queue == e.queue);
+      CHECK(native->instance == e.adopt_info().instance);
+      std::uint64_t counter = 0;
+      CHECK(vkGetSemaphoreCounterValue(e.device, native->timeline, &counter) == VK_SUCCESS);
+      CHECK(counter >= value);
       list.reset();
       writer.reset();
       arena.reset();

@@ -2,6 +2,7 @@
 // and commands.
 #include "ferrum/error.hpp"
 #include "ferrum/gpu/builtin_kernels.hpp"
+#include "ferrum/gpu/null_device.hpp"
 #include "ferrum/gpu/vulkan_device.hpp"
 
 #include "vulkan_test_support.hpp"
@@ -156,5 +157,20 @@ TEST_CASE("vulkan: a submission without lists only signals its value", "[vulkan]
   auto backwards = queue.submit({}, 2);
   REQUIRE_FALSE(backwards.has_value());
   CHECK(backwards.error() == errc::timeline_not_monotonic);
+  s.finish();
+}
+
+TEST_CASE("vulkan: native handles are given for a Vulkan device only", "[vulkan]") {
+  auto null = ferrum::gpu::null_device::create({});
+  REQUIRE(null.has_value());
+  CHECK_FALSE(ferrum::gpu::native_handles(**null).has_value());
+  session s;
+  if (!s.open()) return;
+  const auto native = ferrum::gpu::native_handles(*s.device);
+  REQUIRE(native.has_value());
+  CHECK(native->instance != VK_NULL_HANDLE);
+  CHECK(native->device != VK_NULL_HANDLE);
+  CHECK(native->queue != VK_NULL_HANDLE);
+  CHECK(native->timeline != VK_NULL_HANDLE);
   s.finish();
 }

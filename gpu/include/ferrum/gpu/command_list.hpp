@@ -49,6 +49,8 @@ class command_list {
  public:
   command_list(const command_list&) = delete;
   command_list& operator=(const command_list&) = delete;
+  // The owner destroys a list only once its last submission's value is
+  // reached (the device reads it until then).
   virtual ~command_list() = default;
 
   // Starts a new recording, discarding the previous one. Errors:

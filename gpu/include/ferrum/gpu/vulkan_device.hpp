@@ -22,6 +22,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -71,6 +72,22 @@ struct vulkan_adopt_info {
 // queue family without compute), vulkan_feature_missing (API below 1.2, no
 // host-coherent memory), and those of create_vulkan_device.
 [[nodiscard]] result<std::unique_ptr<device>> adopt_vulkan_device(const vulkan_adopt_info& info);
+
+// The Vulkan objects behind a ferrum Vulkan device, for an engine that
+// synchronizes with ferrum's work itself: its own submissions may wait on
+// `timeline` for a value ferrum's queue signals (vkGetSemaphoreCounterValue
+// reads it too). The handles stay ferrum's (or the engine's, when adopted).
+struct vulkan_native_handles {
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_device = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;
+  std::uint32_t queue_family = 0;
+  VkSemaphore timeline = VK_NULL_HANDLE;
+};
+
+// The handles of `d`, or none when `d` is not a Vulkan device.
+[[nodiscard]] std::optional<vulkan_native_handles> native_handles(const device& d) noexcept;
 
 // Maps a VkResult to ferrum's code: VK_ERROR_DEVICE_LOST to device_lost, the
 // out-of-memory results to out_of_device_memory / out_of_host_memory,
