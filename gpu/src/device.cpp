@@ -1,5 +1,7 @@
 #include "ferrum/gpu/device.hpp"
 
+#include <algorithm>
+#include <iterator>
 #include <string>
 
 namespace ferrum::gpu {
@@ -36,6 +38,36 @@ result<std::unique_ptr<kernel>> device::create_kernel(const kernel_source& sourc
 result<std::unique_ptr<command_list>> device::create_command_list() {
   if (auto r = check_usable(); !r) return r.error();
   return do_create_command_list();
+}
+
+}  // namespace ferrum::gpu
+
+namespace ferrum::gpu {
+
+void device::retire(std::unique_ptr<arena> a, std::uint64_t value) { retire({value, std::move(a), nullptr}); }
+
+void device::retire(std::unique_ptr<command_list> list, std::uint64_t value) {
+  retire({value, nullptr, std::move(list)});
+}
+
+void device::retire(retired_object object) {
+  std::vector<retired_object> reached;
+  {
+    const std::lock_guard lock(retired_mutex_);
+    retired_.push_back(std::move(object));
+    // Each retirement also frees what has become safe, so the list stays as
+    // short as the work in flight.
+    const std::uint64_t completed = queue_.timeline().completed();
+    auto safe = std::stable_partition(retired_.begin(), retired_.end(),
+                                      [&](const retired_object& r) { return r.value > completed; });
+    std::move(safe, retired_.end(), std::back_inserter(reached));
+    retired_.erase(safe, retired_.end());
+  }
+}
+
+void device::release_retired() noexcept {
+  const std::lock_guard lock(retired_mutex_);
+  retired_.clear();
 }
 
 }  // namespace ferrum::gpu

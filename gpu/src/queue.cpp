@@ -14,6 +14,17 @@ std::uint64_t queue::last_submitted() const noexcept {
 
 result<void> queue::submit(std::span<command_list* const> lists, std::uint64_t signal_value) {
   const std::lock_guard lock(mutex_);
+  return submit_locked(lists, signal_value);
+}
+
+result<std::uint64_t> queue::submit_next(std::span<command_list* const> lists) {
+  const std::lock_guard lock(mutex_);
+  const std::uint64_t value = last_submitted_ + 1;
+  if (auto r = submit_locked(lists, value); !r) return r.error();
+  return value;
+}
+
+result<void> queue::submit_locked(std::span<command_list* const> lists, std::uint64_t signal_value) {
   if (const auto failure = timeline_.failure())
     return make_error(failure == make_error_code(errc::device_shut_down) ? errc::device_shut_down : errc::device_lost,
                       "submit of value " + std::to_string(signal_value));

@@ -4,6 +4,10 @@
 
 #include "ferrum/gpu/builtin_kernels.hpp"
 
+#include <algorithm>
+#include <thread>
+#include <vector>
+
 using namespace std::chrono_literals;
 using ferrum::errc;
 using ferrum::gpu::command_list;
@@ -143,4 +147,62 @@ TEST_CASE("queue: submitting to a device that shut down its timeline fails with 
   auto device = test::null_device();
   device->queue().timeline().fail(make_error_code(errc::device_shut_down));
   CHECK(device->queue().submit({}, 1).error() == errc::device_shut_down);
+}
+
+TEST_CASE("queue: submit_next gives concurrent submitters distinct, increasing values", "[gpu]") {
+  auto device = test::null_device();
+  constexpr int threads = 4;
+  constexpr int each = 100;
+  std::vector<std::vector<std::uint64_t>> values(threads);
+  std::vector<std::thread> submitters;
+  for (int t = 0; t < threads; ++t) {
+    submitters.emplace_back([&, t] {
+      for (int i = 0; i < each; ++i) values[static_cast<std::size_t>(t)].push_back(
+          device->queue().submit_next({}).value());
+    });
+  }
+  for (std::thread& s : submitters) s.join();
+  std::vector<std::uint64_t> all;
+  for (const auto& v : values) {
+    CHECK(std::is_sorted(v.begin(), v.end()));
+    all.insert(all.end(), v.begin(), v.end());
+  }
+  std::sort(all.begin(), all.end());
+  CHECK(std::adjacent_find(all.begin(), all.end()) == all.end());
+  CHECK(all.back() == threads * each);
+  CHECK(device->queue().last_submitted() == threads * each);
+  test::require_reached(device->queue().timeline(), threads * each);
+}
+
+namespace {
+
+// An arena that records when it is destroyed.
+class observed_arena final : public ferrum::gpu::arena {
+ public:
+  observed_arena(const ferrum::gpu::device& owner, bool& destroyed) noexcept
+      : arena(owner, storage_, 0), destroyed_(destroyed) {}
+  ~observed_arena() override { destroyed_ = true; }
+
+ private:
+  std::byte storage_[16]{};
+  bool& destroyed_;
+};
+
+}  // namespace
+
+TEST_CASE("device: a retired object lives until its value is reached or the device is drained", "[gpu]") {
+  ferrum::gpu::null_device_options options;
+  options.faults = {.hang = 1.0};  // nothing submitted completes until shutdown
+  auto device = test::null_device(options);
+  bool early = false;
+  bool stuck = false;
+  device->retire(std::make_unique<observed_arena>(*device, early), 0);
+  const std::uint64_t value = device->queue().submit_next({}).value();
+  device->retire(std::make_unique<observed_arena>(*device, stuck), value);
+  CHECK(early);  // value 0 is reached already: freed at once
+  CHECK_FALSE(stuck);
+  device->retire(std::unique_ptr<ferrum::gpu::command_list>(test::require(device->create_command_list())), value);
+  CHECK_FALSE(stuck);
+  device.reset();
+  CHECK(stuck);
 }

@@ -94,7 +94,15 @@ namespace ferrum {
   X(vulkan_feature_missing, "the Vulkan device lacks a feature ferrum needs")                      \
   X(out_of_device_memory, "the device ran out of memory")                                          \
   X(out_of_host_memory, "the host ran out of memory")                                              \
-  X(vulkan_error, "a Vulkan call failed")
+  X(vulkan_error, "a Vulkan call failed")                                                          \
+  /* scheduler: lanes and waves */                                                                 \
+  X(no_binding_layout, "a bucket has no program binding layout: the plan has no binding nodes")    \
+  X(no_bucket_fits, "no bucket of the request's class covers its extent")                          \
+  X(encoder_failed, "an encoder threw; the wave submitted nothing")                                \
+  X(fence_timeout, "a wave's terminal fence was not reached in time; its lane is quarantined")     \
+  X(fence_not_reached, "a lane is released before the fence of its last submission was reached")   \
+  X(all_lanes_quarantined, "every lane of the bucket is quarantined")                              \
+  X(scheduler_shut_down, "the scheduler is shutting down and accepts no more waves")
 
 enum class errc : int {
   // 0 is reserved for success, as error_code requires.

@@ -233,6 +233,7 @@ null_device_impl::~null_device_impl() {
   }
   wake_.notify_all();
   worker_.join();
+  release_retired();
   // The worker ran or dropped everything it was given; waits on values it did
   // not reach would otherwise never complete.
   timeline_.fail(make_error_code(errc::device_shut_down));

@@ -100,6 +100,9 @@ vulkan_device::vulkan_device(std::unique_ptr<vulkan_device_objects> objects)
 
 vulkan_device::~vulkan_device() {
   drain();
+  // The GPU is idle: what owners retired while it might still run goes now,
+  // before the Vulkan objects it was made from.
+  release_retired();
   // Everything submitted is done (or the device is lost): complete the waits
   // on those values with success, then fail the rest, on values never
   // submitted, so that no waiter is left hanging.

@@ -28,8 +28,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ferrum::gpu {
 
@@ -71,9 +73,20 @@ class device {
   // Whether the device was lost.
   [[nodiscard]] bool lost() const noexcept;
 
+  // Keeps `a` (or `list`) alive until the queue's timeline reaches `value`,
+  // then destroys it; whatever is left goes when the device has drained its
+  // work. For owners that must go while the GPU may still use their memory
+  // (a scheduler destroyed with a lane in quarantine).
+  void retire(std::unique_ptr<arena> a, std::uint64_t value);
+  void retire(std::unique_ptr<command_list> list, std::uint64_t value);
+
  protected:
   device(std::string name, std::string_view kind, device_limits limits, gpu::queue& q)
       : name_(std::move(name)), kind_(kind), limits_(limits), queue_(q) {}
+
+  // Destroys everything retired. Each device's destructor calls it once the
+  // GPU is idle, before destroying what the retired objects were made from.
+  void release_retired() noexcept;
 
   // Device parts, called after the checks above passed.
   virtual result<std::unique_ptr<arena>> do_create_arena(std::size_t bytes) = 0;
@@ -83,10 +96,19 @@ class device {
  private:
   [[nodiscard]] result<void> check_usable() const;
 
+  struct retired_object {
+    std::uint64_t value;
+    std::unique_ptr<gpu::arena> memory;
+    std::unique_ptr<command_list> list;
+  };
+  void retire(retired_object object);
+
   std::string name_;
   std::string_view kind_;
   device_limits limits_;
   gpu::queue& queue_;
+  std::mutex retired_mutex_;
+  std::vector<retired_object> retired_;
 };
 
 }  // namespace ferrum::gpu

@@ -35,6 +35,11 @@ class queue {
   // on an error.
   [[nodiscard]] result<void> submit(std::span<command_list* const> lists, std::uint64_t signal_value);
 
+  // Submits `lists` signalling the next value (last_submitted() + 1), taken
+  // under the same lock, so concurrent callers never race for a value.
+  // Returns that value. Errors: as submit, except timeline_not_monotonic.
+  [[nodiscard]] result<std::uint64_t> submit_next(std::span<command_list* const> lists);
+
   // The highest value submitted so far.
   [[nodiscard]] std::uint64_t last_submitted() const noexcept;
 
@@ -49,6 +54,8 @@ class queue {
   virtual result<void> do_submit(std::span<command_list* const> lists, std::uint64_t signal_value) = 0;
 
  private:
+  [[nodiscard]] result<void> submit_locked(std::span<command_list* const> lists, std::uint64_t signal_value);
+
   const gpu::device* device_;
   gpu::timeline& timeline_;
   mutable std::mutex mutex_;

@@ -1,0 +1,135 @@
+// ferrum/scheduler/lane_pool.hpp — the lanes of one bucket: a bounded, fair,
+// cancellable pool of lane-stable arena slots.
+//
+// Each lane owns one arena of the bucket's physical size (made once, on the
+// cold path), the pool's evidence of where every binding resource lives in
+// it, and one command list per node. A wave holds a lane from acquire to
+// release; the pool hands lanes to waiters first come, first served, and at
+// most `lanes` waves of the bucket hold one at a time.
+//
+// A lane goes back to the pool only through `release`, which checks that the
+// timeline value of its last submission is reached. A lane whose fence timed
+// out or whose device was lost is *quarantined*: it serves no wave until its
+// fence is reached after all (never, after a loss). When every lane of the
+// pool is quarantined, waiters fail with all_lanes_quarantined instead of
+// waiting forever.
+//
+// Thread safety: every member may be called from any thread.
+#pragma once
+
+#include "ferrum/binding/compiled_program.hpp"
+#include "ferrum/binding/execution_binding.hpp"
+#include "ferrum/error.hpp"
+#include "ferrum/gpu/device.hpp"
+
+#include <boost/system/error_code.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+namespace ferrum {
+
+// One lane of a bucket: its arena, its binding evidence, its command lists.
+struct lane {
+  std::uint32_t index = 0;
+  std::unique_ptr<gpu::arena> arena;
+  lane_slot slot;
+  std::vector<backing_slice> evidence;
+  // One list per node, in node order; `submission` holds the same pointers
+  // for queue::submit.
+  std::vector<std::unique_ptr<gpu::command_list>> lists;
+  std::vector<gpu::command_list*> submission;
+  // The timeline value of the last submission into this lane (0: none).
+  std::uint64_t fence = 0;
+};
+
+struct lane_counts {
+  std::uint32_t lanes = 0;
+  std::uint32_t free = 0;
+  std::uint32_t in_flight = 0;
+  std::uint32_t quarantined = 0;
+  std::size_t waiting = 0;
+};
+
+class lane_pool {
+ public:
+  // A queued request for a lane (intrusive: it lives in its waiter, e.g. a
+  // wave). `granted` is called once, outside the pool's lock, with the lane
+  // or an error (all_lanes_quarantined, pool_closed).
+  struct waiter {
+    using granted_fn = void (*)(waiter* w, boost::system::error_code ec, lane* l) noexcept;
+    explicit waiter(granted_fn on_granted) noexcept : granted(on_granted) {}
+    granted_fn granted;
+    waiter* next = nullptr;
+  };
+
+  // Makes the pool's lanes (cold path): per lane an arena of the bucket's
+  // physical size, the backing evidence recorded from `p`, and one command
+  // list per node. Errors: those of the device and of record_backing_slices.
+  [[nodiscard]] static result<std::unique_ptr<lane_pool>> create(const plan& p, const compiled_program& program,
+                                                                 const compiled_bucket& bucket, gpu::device& device);
+
+  lane_pool(const lane_pool&) = delete;
+  lane_pool& operator=(const lane_pool&) = delete;
+  // Lanes still in quarantine are retired to the device (freed once their
+  // fence is reached). No lane may be held by a wave.
+  ~lane_pool();
+
+  [[nodiscard]] const compiled_bucket& bucket() const noexcept { return *bucket_; }
+  [[nodiscard]] lane_counts counts() const;
+  // The lanes, for reading their arenas (a lane's bytes belong to the wave
+  // holding it, and to nobody while the GPU may write them).
+  [[nodiscard]] std::span<const std::unique_ptr<lane>> lanes() const noexcept { return lanes_; }
+
+  // Hands a free lane to `w` now (returned) or queues it (nullptr). When no
+  // lane can ever come (all quarantined, or the pool is closed) `ec` is set
+  // and nullptr returned.
+  [[nodiscard]] lane* acquire(waiter& w, boost::system::error_code& ec);
+
+  // Removes a queued waiter; false when it was not queued (granted already).
+  [[nodiscard]] bool cancel(waiter& w) noexcept;
+
+  // Gives `l` back. Errors: fence_not_reached when its last submission's value
+  // is not reached (the lane stays with the caller).
+  [[nodiscard]] result<void> release(lane& l);
+
+  // Puts `l` in quarantine after its fence timed out or its device was lost.
+  // The caller keeps watching the fence and calls recover() if it is reached.
+  void quarantine(lane& l) noexcept;
+
+  // Returns a quarantined lane whose fence was reached to service.
+  [[nodiscard]] result<void> recover(lane& l);
+
+  // Fails every queued and later waiter with `ec` (pool_closed on shutdown).
+  void close(boost::system::error_code ec);
+
+ private:
+  enum class lane_state : std::uint8_t { free, in_flight, quarantined };
+
+  lane_pool(const compiled_bucket& bucket, gpu::device& device) : bucket_(&bucket), device_(&device) {}
+  // With mutex_ held: `l` is free again; hands it to the first waiter
+  // (returned, to be granted after unlocking) or marks it free.
+  [[nodiscard]] waiter* hand_over_locked(lane& l) noexcept;
+  // With mutex_ held: when no lane can come any more, detaches every waiter
+  // (returned, to be failed with `ec` after unlocking).
+  [[nodiscard]] waiter* detach_if_hopeless_locked(boost::system::error_code& ec) noexcept;
+  static void fail_all(waiter* list, boost::system::error_code ec) noexcept;
+
+  const compiled_bucket* bucket_;
+  gpu::device* device_;
+  std::vector<std::unique_ptr<lane>> lanes_;
+
+  mutable std::mutex mutex_;
+  std::vector<lane_state> state_;
+  std::vector<lane*> free_;  // capacity reserved for every lane: pushing never allocates
+  waiter* head_ = nullptr;
+  waiter* tail_ = nullptr;
+  std::size_t waiting_ = 0;
+  boost::system::error_code closed_;
+};
+
+}  // namespace ferrum

@@ -1,0 +1,195 @@
+#include "ferrum/scheduler/lane_pool.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace ferrum {
+
+result<std::unique_ptr<lane_pool>> lane_pool::create(const plan& p, const compiled_program& program,
+                                                     const compiled_bucket& bucket, gpu::device& device) {
+  if (!bucket.binding) return make_error(errc::no_binding_layout, "bucket " + quote_text(bucket.id.str()));
+  const program_binding_layout& layout = *bucket.binding;
+  // The binding domain is the pool whose claim the layout covers.
+  const auto domain = std::find_if(program.wave_layouts.begin(), program.wave_layouts.end(),
+                                   [&](const wave_domain_layout& w) { return w.claim == layout.claim(); });
+  if (domain == program.wave_layouts.end())
+    return make_error(errc::missing_domain_layout, "bucket " + quote_text(bucket.id.str()));
+  const std::size_t domain_index = static_cast<std::size_t>(domain - program.wave_layouts.begin());
+
+  std::unique_ptr<lane_pool> pool(new lane_pool(bucket, device));
+  pool->lanes_.reserve(program.lanes);
+  pool->free_.reserve(program.lanes);
+  pool->state_.assign(program.lanes, lane_state::free);
+  for (std::uint32_t index = 0; index < program.lanes; ++index) {
+    auto l = std::make_unique<lane>();
+    l->index = index;
+    // Ranges are whole 32-bit words: round the arena up to a multiple of 4.
+    const std::uint64_t bytes = std::max<std::uint64_t>(4, (layout.physical_size_bytes() + 3) / 4 * 4);
+    auto arena = device.create_arena(static_cast<std::size_t>(bytes));
+    if (!arena) return arena.error();
+    l->arena = std::move(*arena);
+    l->slot = {bucket.id, index, allocation_lifetime::invocation,
+               l->arena->bytes().first(static_cast<std::size_t>(layout.physical_size_bytes()))};
+    l->evidence = record_backing_slices(p, bucket.id, domain->claim, bucket.domains[domain_index]);
+    l->lists.reserve(program.node_count);
+    for (std::size_t node = 0; node < program.node_count; ++node) {
+      auto list = device.create_command_list();
+      if (!list) return list.error();
+      l->submission.push_back(list->get());
+      l->lists.push_back(std::move(*list));
+    }
+    pool->free_.push_back(l.get());
+    pool->lanes_.push_back(std::move(l));
+  }
+  return pool;
+}
+
+lane_pool::~lane_pool() {
+  // A quarantined lane's GPU work may still run: the device keeps its memory
+  // until the fence is reached.
+  for (std::size_t i = 0; i < lanes_.size(); ++i) {
+    lane& l = *lanes_[i];
+    if (state_[i] != lane_state::quarantined || device_->queue().timeline().reached(l.fence)) continue;
+    for (auto& list : l.lists) device_->retire(std::move(list), l.fence);
+    device_->retire(std::move(l.arena), l.fence);
+  }
+}
+
+lane_counts lane_pool::counts() const {
+  const std::lock_guard lock(mutex_);
+  lane_counts c;
+  c.lanes = static_cast<std::uint32_t>(lanes_.size());
+  for (const lane_state s : state_) {
+    c.free += s == lane_state::free ? 1 : 0;
+    c.in_flight += s == lane_state::in_flight ? 1 : 0;
+    c.quarantined += s == lane_state::quarantined ? 1 : 0;
+  }
+  c.waiting = waiting_;
+  return c;
+}
+
+lane* lane_pool::acquire(waiter& w, boost::system::error_code& ec) {
+  const std::lock_guard lock(mutex_);
+  if (closed_) {
+    ec = closed_;
+    return nullptr;
+  }
+  // FIFO: a free lane goes to the newcomer only when nobody waits before it
+  // (with a free lane nobody waits: releases hand lanes over directly).
+  if (!free_.empty()) {
+    lane* l = free_.back();
+    free_.pop_back();
+    state_[l->index] = lane_state::in_flight;
+    return l;
+  }
+  if (std::all_of(state_.begin(), state_.end(), [](lane_state s) { return s == lane_state::quarantined; })) {
+    ec = make_error_code(errc::all_lanes_quarantined);
+    return nullptr;
+  }
+  w.next = nullptr;
+  if (tail_ != nullptr) {
+    tail_->next = &w;
+  } else {
+    head_ = &w;
+  }
+  tail_ = &w;
+  ++waiting_;
+  return nullptr;
+}
+
+bool lane_pool::cancel(waiter& w) noexcept {
+  const std::lock_guard lock(mutex_);
+  waiter* previous = nullptr;
+  for (waiter* at = head_; at != nullptr; previous = at, at = at->next) {
+    if (at != &w) continue;
+    (previous != nullptr ? previous->next : head_) = at->next;
+    if (tail_ == at) tail_ = previous;
+    --waiting_;
+    return true;
+  }
+  return false;
+}
+
+lane_pool::waiter* lane_pool::hand_over_locked(lane& l) noexcept {
+  if (head_ == nullptr) {
+    state_[l.index] = lane_state::free;
+    free_.push_back(&l);
+    return nullptr;
+  }
+  waiter* first = head_;
+  head_ = first->next;
+  if (head_ == nullptr) tail_ = nullptr;
+  --waiting_;
+  state_[l.index] = lane_state::in_flight;
+  return first;
+}
+
+lane_pool::waiter* lane_pool::detach_if_hopeless_locked(boost::system::error_code& ec) noexcept {
+  if (head_ == nullptr) return nullptr;
+  if (!closed_ &&
+      !std::all_of(state_.begin(), state_.end(), [](lane_state s) { return s == lane_state::quarantined; }))
+    return nullptr;
+  ec = closed_ ? closed_ : make_error_code(errc::all_lanes_quarantined);
+  waiter* all = head_;
+  head_ = tail_ = nullptr;
+  waiting_ = 0;
+  return all;
+}
+
+void lane_pool::fail_all(waiter* list, boost::system::error_code ec) noexcept {
+  while (list != nullptr) {
+    waiter* w = list;
+    list = w->next;
+    w->granted(w, ec, nullptr);
+  }
+}
+
+result<void> lane_pool::release(lane& l) {
+  // The proof that the GPU is done with the lane: its last value is reached.
+  if (!device_->queue().timeline().reached(l.fence))
+    return make_error(errc::fence_not_reached, "lane " + std::to_string(l.index) + " of bucket " +
+                                                   quote_text(bucket_->id.str()) + ": value " +
+                                                   std::to_string(l.fence) + " is not reached");
+  waiter* next = nullptr;
+  {
+    const std::lock_guard lock(mutex_);
+    next = hand_over_locked(l);
+  }
+  if (next != nullptr) next->granted(next, {}, &l);
+  return {};
+}
+
+void lane_pool::quarantine(lane& l) noexcept {
+  waiter* hopeless = nullptr;
+  boost::system::error_code ec;
+  {
+    const std::lock_guard lock(mutex_);
+    state_[l.index] = lane_state::quarantined;
+    hopeless = detach_if_hopeless_locked(ec);
+  }
+  fail_all(hopeless, ec);
+}
+
+result<void> lane_pool::recover(lane& l) {
+  if (!device_->queue().timeline().reached(l.fence))
+    return make_error(errc::fence_not_reached, "lane " + std::to_string(l.index) + " leaves quarantine early");
+  waiter* next = nullptr;
+  {
+    const std::lock_guard lock(mutex_);
+    next = hand_over_locked(l);
+  }
+  if (next != nullptr) next->granted(next, {}, &l);
+  return {};
+}
+
+void lane_pool::close(boost::system::error_code ec) {
+  waiter* all = nullptr;
+  {
+    const std::lock_guard lock(mutex_);
+    if (!closed_) closed_ = ec;
+    all = detach_if_hopeless_locked(ec);
+  }
+  fail_all(all, ec);
+}
+
+}  // namespace ferrum

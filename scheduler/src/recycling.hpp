@@ -1,0 +1,117 @@
+// recycling.hpp (private) — the memory a wave reuses so that, in steady
+// state, it allocates nothing: frames of the wave coroutine, and slots for the
+// small operations a wave starts (posts, the fence wait, the fence timer).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <mutex>
+#include <new>
+#include <vector>
+
+namespace ferrum::detail {
+
+// Keeps freed blocks of one size (every wave runs the same coroutine, so its
+// frames have one size) and hands them out again. Thread-safe.
+class frame_pool {
+ public:
+  frame_pool() = default;
+  frame_pool(const frame_pool&) = delete;
+  frame_pool& operator=(const frame_pool&) = delete;
+  ~frame_pool() {
+    for (void* block : free_) ::operator delete(block);
+  }
+
+  void* allocate(std::size_t bytes) {
+    {
+      const std::lock_guard lock(mutex_);
+      if (bytes == size_ && !free_.empty()) {
+        void* block = free_.back();
+        free_.pop_back();
+        return block;
+      }
+      if (size_ == 0) size_ = bytes;
+    }
+    return ::operator new(bytes);
+  }
+
+  void deallocate(void* block, std::size_t bytes) noexcept {
+    {
+      const std::lock_guard lock(mutex_);
+      // push_back allocates only when the pool reaches a new peak of frames.
+      if (bytes == size_) {
+        try {
+          free_.push_back(block);
+          return;
+        } catch (const std::bad_alloc&) {
+          // Not kept: freed below.
+        }
+      }
+    }
+    ::operator delete(block);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::size_t size_ = 0;
+  std::vector<void*> free_;
+};
+
+// A few fixed slots for the operations one wave has pending at once; a
+// request that does not fit, or finds every slot taken, falls back to new.
+// Allocation and deallocation may happen on different threads.
+class handler_slab {
+ public:
+  static constexpr std::size_t slot_bytes = 512;
+
+  explicit handler_slab(std::size_t slots) : slots_(slots), used_(slots) {}
+
+  void* allocate(std::size_t bytes, std::size_t alignment) {
+    if (bytes <= slot_bytes && alignment <= alignof(std::max_align_t)) {
+      for (std::size_t i = 0; i < slots_.size(); ++i) {
+        if (!used_[i].exchange(true, std::memory_order_acquire)) return slots_[i].bytes;
+      }
+    }
+    return ::operator new(bytes, std::align_val_t(alignment));
+  }
+
+  void deallocate(void* pointer, std::size_t alignment) noexcept {
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      if (pointer == slots_[i].bytes) {
+        used_[i].store(false, std::memory_order_release);
+        return;
+      }
+    }
+    ::operator delete(pointer, std::align_val_t(alignment));
+  }
+
+ private:
+  struct slot {
+    alignas(std::max_align_t) unsigned char bytes[slot_bytes];
+  };
+  std::vector<slot> slots_;
+  std::vector<std::atomic<bool>> used_;
+};
+
+// The allocator handlers of a wave are bound to: draws on the wave's slab.
+template <class T>
+struct slab_allocator {
+  using value_type = T;
+
+  explicit slab_allocator(handler_slab* s) noexcept : slab(s) {}
+  template <class U>
+  slab_allocator(const slab_allocator<U>& other) noexcept : slab(other.slab) {}  // NOLINT(google-explicit-constructor)
+
+  T* allocate(std::size_t n) { return static_cast<T*>(slab->allocate(n * sizeof(T), alignof(T))); }
+  void deallocate(T* pointer, std::size_t) noexcept { slab->deallocate(pointer, alignof(T)); }
+
+  template <class U>
+  friend bool operator==(const slab_allocator& a, const slab_allocator<U>& b) noexcept {
+    return a.slab == b.slab;
+  }
+
+  handler_slab* slab;
+};
+
+}  // namespace ferrum::detail

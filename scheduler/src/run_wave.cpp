@@ -1,0 +1,322 @@
+// The wave coroutine: acquire, bind, encode, submit, fence, release.
+#include "ferrum/gpu/async_wait.hpp"
+#include "scheduler_impl.hpp"
+
+#include <boost/asio/bind_allocator.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
+
+#include <coroutine>
+#include <cstring>
+#include <exception>
+#include <string>
+
+namespace ferrum::detail {
+namespace {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+// The coroutine type of a wave: started by launch(), never awaited; its frame
+// comes from the scheduler's frame pool and frees itself at the end.
+struct wave_task {
+  struct promise_type {
+    // Frames are recycled by the scheduler that runs the wave. The pool is
+    // written in front of the frame, so that operator delete finds it.
+    static constexpr std::size_t prefix = alignof(std::max_align_t);
+
+    static void* operator new(std::size_t bytes, scheduler_impl& s, wave&) {
+      auto* block = static_cast<unsigned char*>(s.frames_.allocate(bytes + prefix));
+      frame_pool* pool = &s.frames_;
+      std::memcpy(block, &pool, sizeof pool);
+      return block + prefix;
+    }
+    static void operator delete(void* frame, std::size_t bytes) noexcept {
+      unsigned char* block = static_cast<unsigned char*>(frame) - prefix;
+      frame_pool* pool = nullptr;
+      std::memcpy(&pool, block, sizeof pool);
+      pool->deallocate(block, bytes + prefix);
+    }
+
+    promise_type(scheduler_impl&, wave& w) noexcept : target(&w) {}
+
+    wave_task get_return_object() noexcept { return {std::coroutine_handle<promise_type>::from_promise(*this)}; }
+    std::suspend_always initial_suspend() noexcept { return {}; }
+    auto final_suspend() noexcept {
+      struct finisher {
+        bool await_ready() noexcept { return false; }
+        void await_suspend(std::coroutine_handle<promise_type> h) noexcept {
+          wave& w = *h.promise().target;
+          h.destroy();
+          w.owner.finished(w);
+        }
+        void await_resume() noexcept {}
+      };
+      return finisher{};
+    }
+    void return_void() noexcept {}
+    // The steps catch what encoders throw; anything else is a broken
+    // invariant.
+    void unhandled_exception() noexcept { std::terminate(); }
+
+    wave* target;
+  };
+
+  std::coroutine_handle<promise_type> handle;
+};
+
+void stamp(wave& w, wave_phase phase) {
+  const std::lock_guard lock(w.mutex);
+  w.report.ended[static_cast<std::size_t>(phase)] = std::chrono::steady_clock::now();
+}
+
+// Awaits a lane of the wave's pool: at once when one is free, else queued
+// (first come, first served) until a release hands one over.
+struct acquire_lane {
+  wave& w;
+
+  bool await_ready() const noexcept { return false; }
+  bool await_suspend(std::coroutine_handle<> h) noexcept {
+    w.continuation = h;
+    w.step.store(wave_step::acquiring);
+    if (w.cancel_requested.load()) {
+      w.grant_ec = asio::error::operation_aborted;
+      return false;
+    }
+    error_code ec;
+    if (lane* l = w.pool->acquire(w.waiter, ec); l != nullptr || ec) {
+      w.held = l;
+      w.grant_ec = ec;
+      return false;
+    }
+    // Queued. A cancellation that came while queueing found the step already
+    // `acquiring`, or is caught here.
+    if (w.cancel_requested.load() && w.pool->cancel(w.waiter)) {
+      w.grant_ec = asio::error::operation_aborted;
+      return false;
+    }
+    return true;
+  }
+  error_code await_resume() const noexcept { return w.grant_ec; }
+};
+
+// Fans the nodes out in contiguous chunks: all but the last posted to the
+// executor, the last run here; the last chunk to finish resumes the wave.
+struct encode_nodes {
+  scheduler_impl& s;
+  wave& w;
+
+  bool await_ready() const noexcept { return false; }
+  bool await_suspend(std::coroutine_handle<> h) noexcept {
+    w.continuation = h;
+    w.step.store(wave_step::encoding);
+    const std::size_t nodes = s.program_->node_count;
+    w.chunk_count = std::max<std::size_t>(1, std::min(s.options_.encoder_tasks, nodes));
+    w.chunks_left.store(w.chunk_count);
+    for (std::size_t c = 0; c + 1 < w.chunk_count; ++c) {
+      wave* target = &w;
+      asio::post(s.executor_, asio::bind_allocator(w.allocator(), [target, c] {
+                   target->owner.run_chunk(*target, c);
+                   if (target->chunks_left.fetch_sub(1, std::memory_order_acq_rel) == 1) target->continuation.resume();
+                 }));
+    }
+    s.run_chunk(w, w.chunk_count - 1);
+    return w.chunks_left.fetch_sub(1, std::memory_order_acq_rel) != 1;
+  }
+  error_code await_resume() const noexcept {
+    if (w.encode_failed.load()) return w.encode_ec;
+    if (w.cancel_requested.load()) return asio::error::operation_aborted;
+    return {};
+  }
+};
+
+// Awaits the lane's fence, racing the fence timeout when `timed` is set. A
+// timeout completes the wave with fence_timeout and quarantines the lane
+// right away; the wave itself resumes only once the fence wait completed too
+// (reached, or the device failed), so its lane is never released early.
+struct await_fence {
+  scheduler_impl& s;
+  wave& w;
+  bool timed;
+
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) noexcept {
+    w.continuation = h;
+    w.fence_first.store(0);
+    w.fence_ec = {};
+    w.fence_pending.store(timed ? 2 : 1);
+    wave* target = &w;
+    const bool with_timer = timed;
+    // The timer is armed before the wait starts: the wait's handler may run
+    // (and cancel the timer) before async_wait returns.
+    if (with_timer) w.timer.expires_after(s.options_.fence_timeout);
+    gpu::async_wait(s.device_.queue().timeline(), w.held->fence,
+                    asio::bind_allocator(w.allocator(), [target, with_timer](error_code ec) {
+                      int none = 0;
+                      if (target->fence_first.compare_exchange_strong(none, 1)) {
+                        target->fence_ec = ec;
+                        if (with_timer) target->timer.cancel();
+                      } else if (target->fence_first.load() == 2) {
+                        // Timed out before: the wave completed already; this
+                        // only decides the lane's fate.
+                        target->fence_ec = ec;
+                      }
+                      if (target->fence_pending.fetch_sub(1, std::memory_order_acq_rel) == 1)
+                        target->continuation.resume();
+                    }));
+    if (!with_timer) return;
+    w.timer.async_wait(asio::bind_allocator(w.allocator(), [target](error_code ec) {
+      int none = 0;
+      if (!ec && target->fence_first.compare_exchange_strong(none, 2)) {
+        target->pool->quarantine(*target->held);
+        target->owner.lane_given_back();
+        target->finish(make_error_code(errc::fence_timeout));
+      }
+      if (target->fence_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) target->continuation.resume();
+    }));
+  }
+  // The fence's own outcome (success once reached), whatever the timer did.
+  error_code await_resume() const noexcept { return w.fence_ec; }
+};
+
+wave_task run_wave(scheduler_impl& s, wave& w) {
+  error_code ec = w.early_error;
+  if (!ec && s.device_.lost()) ec = make_error_code(errc::device_lost);
+  if (!ec) {
+    ec = co_await acquire_lane{w};
+    // Lanes quarantined by a device loss: say why.
+    if (ec == errc::all_lanes_quarantined && s.device_.lost()) ec = make_error_code(errc::device_lost);
+  }
+  if (ec) {
+    w.finish(ec);
+    co_return;
+  }
+  s.lane_taken();
+  lane& l = *w.held;
+  {
+    const std::lock_guard lock(w.mutex);
+    w.report.lane = l.index;
+    w.report.ended[static_cast<std::size_t>(wave_phase::acquire)] = std::chrono::steady_clock::now();
+  }
+  ec = s.bind(w);
+  if (!ec) {
+    stamp(w, wave_phase::bind);
+    ec = co_await encode_nodes{s, w};
+  }
+  if (!ec) {
+    stamp(w, wave_phase::encode);
+    ec = s.submit(w);
+  }
+  if (ec) {
+    // Nothing of this wave reached the GPU: the lane goes back at once (its
+    // last fence, an earlier wave's, is reached: that is how it came to us).
+    w.binding.reset();
+    (void)w.pool->release(l);
+    s.lane_given_back();
+    w.finish(ec);
+    co_return;
+  }
+  stamp(w, wave_phase::submit);
+  w.step.store(wave_step::submitted);
+  // A cancellation after submit completes the wave now; the lane stays until
+  // the fence.
+  if (w.cancel_requested.load()) w.finish(asio::error::operation_aborted);
+
+  const error_code fence = co_await await_fence{s, w, true};
+  w.binding.reset();
+  if (w.fence_first.load() == 2) {
+    // Timed out: the wave completed and the lane is in quarantine. It comes
+    // back if the fence is reached after all; never after a device failure.
+    if (!fence) (void)w.pool->recover(l);
+    co_return;
+  }
+  if (fence) {
+    // device_lost or device_shut_down: the GPU may still touch the lane.
+    w.pool->quarantine(l);
+    s.lane_given_back();
+    w.finish(fence);
+    co_return;
+  }
+  stamp(w, wave_phase::fence);
+  (void)w.pool->release(l);
+  s.lane_given_back();
+  stamp(w, wave_phase::release);
+  w.finish({});
+}
+
+}  // namespace
+
+void scheduler_impl::launch(wave& w) noexcept {
+  const wave_task task = run_wave(*this, w);
+  std::coroutine_handle<> h = task.handle;
+  // Waves start on the scheduler's executor, never on the caller's stack.
+  asio::post(executor_, asio::bind_allocator(w.allocator(), [h] { h.resume(); }));
+}
+
+error_code scheduler_impl::bind(wave& w) noexcept {
+  lane& l = *w.held;
+  const compiled_bucket& bucket = w.pool->bucket();
+  auto bound = execution_binding::bind(program_->hash, program_->node_count, bucket.binding, l.slot, l.evidence);
+  if (!bound) {
+    const std::lock_guard lock(w.mutex);
+    w.report.message = bound.error().what();
+    return bound.error().code;
+  }
+  w.binding.emplace(std::move(*bound));
+  return {};
+}
+
+void scheduler_impl::run_chunk(wave& w, std::size_t chunk) noexcept {
+  const std::size_t nodes = program_->node_count;
+  const std::size_t first = chunk * nodes / w.chunk_count;
+  const std::size_t last = (chunk + 1) * nodes / w.chunk_count;
+  lane& l = *w.held;
+  const bucket_id& bucket = w.pool->bucket().id;
+  auto fail = [&w](boost::system::error_code ec, std::size_t node, std::string_view message) noexcept {
+    if (w.encode_failed.exchange(true)) return;  // the first failure is the wave's
+    w.encode_ec = ec;
+    const std::lock_guard lock(w.mutex);
+    w.report.failed_node = node;
+    try {
+      w.report.message.assign(message);
+    } catch (const std::bad_alloc&) {
+      // The node and code still say what failed.
+    }
+  };
+  for (std::size_t node = first; node < last; ++node) {
+    // A failure or cancellation elsewhere in the wave stops the rest.
+    if (w.encode_failed.load(std::memory_order_relaxed) || w.cancel_requested.load(std::memory_order_relaxed)) return;
+    gpu::command_list& list = *l.lists[node];
+    if (auto r = list.begin(); !r) return fail(r.error().code, node, r.error().what());
+    const std::optional<node_binding> binding = w.binding->node(node);
+    const gpu::arena_range slot =
+        binding ? l.arena->range(static_cast<std::size_t>(binding->slot().offset),
+                                 static_cast<std::size_t>(binding->slot().capacity))
+                : gpu::arena_range{};
+    const encode_context context{node, binding ? &*binding : nullptr, slot, list, w.id, bucket, l.index};
+    try {
+      w.encode.call(w.encode.object, context);
+    } catch (const std::exception& e) {
+      return fail(make_error_code(errc::encoder_failed), node, e.what());
+    } catch (...) {
+      return fail(make_error_code(errc::encoder_failed), node, "an exception that is not a std::exception");
+    }
+    if (auto r = list.end(); !r) return fail(r.error().code, node, r.error().what());
+  }
+}
+
+error_code scheduler_impl::submit(wave& w) noexcept {
+  lane& l = *w.held;
+  auto value = device_.queue().submit_next(l.submission);
+  if (!value) {
+    const std::lock_guard lock(w.mutex);
+    w.report.message = value.error().what();
+    return value.error().code;
+  }
+  l.fence = *value;
+  const std::lock_guard lock(w.mutex);
+  w.report.fence_value = *value;
+  return {};
+}
+
+}  // namespace ferrum::detail

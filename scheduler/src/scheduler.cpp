@@ -1,0 +1,298 @@
+#include "ferrum/scheduler/scheduler.hpp"
+
+#include "scheduler_impl.hpp"
+
+#include <boost/asio/append.hpp>
+#include <boost/asio/bind_allocator.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
+
+#include <algorithm>
+#include <limits>
+
+namespace ferrum {
+namespace detail {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+// --- wave ---------------------------------------------------------------------
+
+void wave::reset() noexcept {
+  id = 0;
+  pool = nullptr;
+  encode = {};
+  early_error = {};
+  completion.reset();
+  outcome.ec = {};
+  outcome.report = {};
+  cancel_requested.store(false);
+  step.store(wave_step::prepared);
+  completed = false;
+  report = {};
+  continuation = {};
+  held = nullptr;
+  grant_ec = {};
+  binding.reset();
+  encode_failed.store(false);
+  encode_ec = {};
+}
+
+void wave::finish(error_code ec) noexcept {
+  {
+    const std::lock_guard lock(mutex);
+    if (completed) return;
+    completed = true;
+    outcome.ec = ec;
+    // Copied, not moved: the wave may still stamp later phases into its own
+    // report while the completion is delivered (a wave completed early).
+    outcome.report = report;
+  }
+  owner.counted(ec);
+  completion.post(outcome);
+}
+
+void wave::resume_later() noexcept {
+  std::coroutine_handle<> h = continuation;
+  asio::post(owner.executor_, asio::bind_allocator(allocator(), [h] { h.resume(); }));
+}
+
+void wave::granted(lane_pool::waiter* waiter_of, error_code ec, lane* l) noexcept {
+  wave* w = static_cast<wave_waiter*>(waiter_of)->self;
+  w->held = l;
+  w->grant_ec = ec;
+  // Resumed through the executor: a release must not run the next wave's
+  // code on the releasing wave's stack.
+  w->resume_later();
+}
+
+void wave_canceller::operator()(asio::cancellation_type_t type) const noexcept {
+  using asio::cancellation_type;
+  if ((type & (cancellation_type::terminal | cancellation_type::partial | cancellation_type::total)) ==
+      cancellation_type::none)
+    return;
+  target->owner.cancel(*target);
+}
+
+// --- scheduler_impl -------------------------------------------------------------
+
+lane_pool* scheduler_impl::pick(const wave_request& request) const noexcept {
+  lane_pool* best = nullptr;
+  std::uint64_t best_volume = std::numeric_limits<std::uint64_t>::max();
+  for (const auto& pool : pools_) {
+    const bucket_spec& spec = pool->bucket().spec;
+    if (spec.cls.str() != request.bucket_class) continue;
+    bool covers = true;
+    std::uint64_t volume = 1;
+    for (std::size_t d = 0; d < spec.dims.size(); ++d) {
+      covers = covers && spec.dims[d] >= request.extent[d];
+      volume = volume > std::numeric_limits<std::uint64_t>::max() / std::max<std::uint64_t>(spec.dims[d], 1)
+                   ? std::numeric_limits<std::uint64_t>::max()
+                   : volume * spec.dims[d];
+    }
+    // Pools are in bucket id order, so on equal volume the first id wins.
+    if (covers && volume < best_volume) {
+      best = pool.get();
+      best_volume = volume;
+    }
+  }
+  return best;
+}
+
+wave* scheduler_impl::prepare(const wave_request& request, encoder_ref encode) {
+  wave* w = nullptr;
+  {
+    const std::lock_guard lock(waves_mutex_);
+    if (!free_waves_.empty()) {
+      w = free_waves_.back();
+      free_waves_.pop_back();
+    }
+  }
+  if (w == nullptr) {
+    // Cold: a new peak of waves alive at once. The slab holds the wave's
+    // pending posts (one per encoder task), its fence wait and its timer.
+    auto made = std::make_unique<wave>(*this, executor_, options_.encoder_tasks + 4);
+    w = made.get();
+    const std::lock_guard lock(waves_mutex_);
+    waves_.push_back(std::move(made));
+    free_waves_.reserve(waves_.size());
+  }
+  w->id = next_id_.fetch_add(1);
+  w->encode = encode;
+  w->refs.store(2);
+  w->outcome.context = w;
+  w->outcome.delivered = [](wave_outcome* o) noexcept {
+    wave* delivered_wave = static_cast<wave*>(o->context);
+    delivered_wave->owner.unref(*delivered_wave);
+  };
+  w->report.wave = w->id;
+  w->report.nodes = program_->node_count;
+  w->report.started = std::chrono::steady_clock::now();
+  {
+    const std::lock_guard lock(state_mutex_);
+    ++live_;
+    ++stats_.started;
+  }
+  if (!accepting_.load()) {
+    w->early_error = make_error_code(errc::scheduler_shut_down);
+  } else if (lane_pool* pool = pick(request)) {
+    w->pool = pool;
+    w->report.bucket = &pool->bucket().id;
+  } else {
+    w->early_error = make_error_code(errc::no_bucket_fits);
+  }
+  return w;
+}
+
+void scheduler_impl::cancel(wave& w) noexcept {
+  w.cancel_requested.store(true);
+  switch (w.step.load()) {
+    case wave_step::acquiring:
+      // Still queued: leave the queue and resume with operation_aborted.
+      if (w.pool->cancel(w.waiter)) {
+        w.grant_ec = asio::error::operation_aborted;
+        w.resume_later();
+      }
+      break;
+    case wave_step::submitted:
+      // The GPU has the work: the wave completes now, its lane returns when
+      // the fence is reached.
+      w.finish(asio::error::operation_aborted);
+      break;
+    case wave_step::prepared:
+    case wave_step::encoding:
+      // Seen by the wave at its next step.
+      break;
+  }
+}
+
+void scheduler_impl::finished(wave& w) noexcept {
+  {
+    const std::lock_guard lock(state_mutex_);
+    --live_;
+  }
+  idle_.notify_all();
+  unref(w);
+  std::vector<asio::any_completion_handler<void(error_code)>> waiters;
+  {
+    const std::lock_guard lock(state_mutex_);
+    if (live_ == 0 && !shutdown_waiters_.empty()) waiters.swap(shutdown_waiters_);
+  }
+  for (auto& h : waiters) asio::post(executor_, asio::append(std::move(h), error_code{}));
+}
+
+void scheduler_impl::unref(wave& w) noexcept {
+  if (w.refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  w.reset();
+  const std::lock_guard lock(waves_mutex_);
+  free_waves_.push_back(&w);  // capacity reserved for every wave: never allocates
+}
+
+void scheduler_impl::counted(error_code ec) noexcept {
+  const std::lock_guard lock(state_mutex_);
+  if (!ec) {
+    ++stats_.completed;
+  } else if (ec == asio::error::operation_aborted) {
+    ++stats_.cancelled;
+  } else {
+    ++stats_.failed;
+  }
+}
+
+void scheduler_impl::lane_taken() noexcept {
+  const std::lock_guard lock(state_mutex_);
+  ++stats_.in_flight;
+  stats_.max_in_flight = std::max(stats_.max_in_flight, stats_.in_flight);
+}
+
+void scheduler_impl::lane_given_back() noexcept {
+  const std::lock_guard lock(state_mutex_);
+  --stats_.in_flight;
+}
+
+scheduler_stats scheduler_impl::stats() const noexcept {
+  const std::lock_guard lock(state_mutex_);
+  scheduler_stats s = stats_;
+  s.live = live_;
+  return s;
+}
+
+void scheduler_impl::shutdown(asio::any_completion_handler<void(error_code)> handler) {
+  accepting_.store(false);
+  for (auto& pool : pools_) pool->close(make_error_code(errc::scheduler_shut_down));
+  bool done = false;
+  {
+    const std::lock_guard lock(state_mutex_);
+    if (live_ == 0) {
+      done = true;
+    } else {
+      shutdown_waiters_.push_back(std::move(handler));
+    }
+  }
+  // Through post: the handler still runs on its own associated executor.
+  if (done) asio::post(executor_, asio::append(std::move(handler), error_code{}));
+}
+
+void scheduler_impl::close_and_wait() noexcept {
+  accepting_.store(false);
+  for (auto& pool : pools_) pool->close(make_error_code(errc::scheduler_shut_down));
+  std::unique_lock lock(state_mutex_);
+  idle_.wait(lock, [&] { return live_ == 0; });
+}
+
+}  // namespace detail
+
+// --- scheduler ------------------------------------------------------------------
+
+result<std::unique_ptr<scheduler>> scheduler::create(const plan& p, std::shared_ptr<const compiled_program> program,
+                                                     gpu::device& device, boost::asio::any_io_executor executor,
+                                                     const scheduler_options& options) {
+  if (!program) return make_error(errc::invalid_device_option, "no compiled program");
+  if (options.encoder_tasks == 0) return make_error(errc::invalid_device_option, "encoder_tasks must be at least 1");
+  if (options.fence_timeout.count() <= 0) return make_error(errc::invalid_device_option, "fence_timeout must be positive");
+  auto impl = std::make_unique<detail::scheduler_impl>(program, device, std::move(executor), options);
+  for (const compiled_bucket& bucket : program->buckets) {
+    auto pool = lane_pool::create(p, *program, bucket, device);
+    if (!pool) return pool.error();
+    impl->pools_.push_back(std::move(*pool));
+  }
+  return std::unique_ptr<scheduler>(new scheduler(std::move(impl)));
+}
+
+scheduler::scheduler(std::unique_ptr<detail::scheduler_impl> impl) noexcept : impl_(std::move(impl)) {}
+
+scheduler::~scheduler() { impl_->close_and_wait(); }
+
+detail::wave* scheduler::prepare(const wave_request& request, detail::encoder_ref encode) {
+  return impl_->prepare(request, encode);
+}
+
+detail::wave_completion& scheduler::completion_of(detail::wave* w) noexcept { return w->completion; }
+
+void scheduler::launch(detail::wave* w) noexcept { impl_->launch(*w); }
+
+void scheduler::shutdown(boost::asio::any_completion_handler<void(boost::system::error_code)> handler) {
+  impl_->shutdown(std::move(handler));
+}
+
+std::span<const std::unique_ptr<lane_pool>> scheduler::pools() const noexcept { return impl_->pools_; }
+
+scheduler_stats scheduler::stats() const noexcept { return impl_->stats(); }
+
+const compiled_program& scheduler::program() const noexcept { return *impl_->program_; }
+
+gpu::device& scheduler::device() const noexcept { return impl_->device_; }
+
+std::string_view to_string(wave_phase phase) noexcept {
+  switch (phase) {
+    case wave_phase::acquire: return "acquire";
+    case wave_phase::bind: return "bind";
+    case wave_phase::encode: return "encode";
+    case wave_phase::submit: return "submit";
+    case wave_phase::fence: return "fence";
+    case wave_phase::release: return "release";
+  }
+  return "unknown";
+}
+
+}  // namespace ferrum

@@ -1,0 +1,71 @@
+// scheduler_impl.hpp (private) — the scheduler's state: its pools, its
+// recycled waves and frames, its counters, and the wave coroutine's steps.
+#pragma once
+
+#include "ferrum/scheduler/scheduler.hpp"
+#include "recycling.hpp"
+#include "wave_state.hpp"
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace ferrum::detail {
+
+class scheduler_impl {
+ public:
+  scheduler_impl(std::shared_ptr<const compiled_program> program, gpu::device& device,
+                 boost::asio::any_io_executor executor, const scheduler_options& options)
+      : program_(std::move(program)), device_(device), executor_(std::move(executor)), options_(options) {}
+
+  // --- waves (scheduler.cpp) ---
+  wave* prepare(const wave_request& request, encoder_ref encode);
+  void launch(wave& w) noexcept;
+  void cancel(wave& w) noexcept;
+  // The coroutine ended (its frame is gone).
+  void finished(wave& w) noexcept;
+  // One of the wave's two holders let go.
+  void unref(wave& w) noexcept;
+  void counted(boost::system::error_code ec) noexcept;
+  void lane_taken() noexcept;
+  void lane_given_back() noexcept;
+
+  void shutdown(boost::asio::any_completion_handler<void(boost::system::error_code)> handler);
+  void close_and_wait() noexcept;
+  [[nodiscard]] scheduler_stats stats() const noexcept;
+
+  // --- the wave coroutine's steps (run_wave.cpp) ---
+  [[nodiscard]] boost::system::error_code bind(wave& w) noexcept;
+  void run_chunk(wave& w, std::size_t chunk) noexcept;
+  [[nodiscard]] boost::system::error_code submit(wave& w) noexcept;
+
+  std::shared_ptr<const compiled_program> program_;
+  gpu::device& device_;
+  boost::asio::any_io_executor executor_;
+  scheduler_options options_;
+  std::vector<std::unique_ptr<lane_pool>> pools_;
+  frame_pool frames_;
+
+ private:
+  [[nodiscard]] lane_pool* pick(const wave_request& request) const noexcept;
+
+  std::mutex waves_mutex_;
+  std::vector<std::unique_ptr<wave>> waves_;
+  std::vector<wave*> free_waves_;
+
+  std::atomic<std::uint64_t> next_id_{1};
+  std::atomic<bool> accepting_{true};
+
+  mutable std::mutex state_mutex_;
+  std::condition_variable idle_;
+  std::uint64_t live_ = 0;
+  std::vector<boost::asio::any_completion_handler<void(boost::system::error_code)>> shutdown_waiters_;
+  scheduler_stats stats_;
+};
+
+}  // namespace ferrum::detail

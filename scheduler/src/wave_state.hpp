@@ -1,0 +1,96 @@
+// wave_state.hpp (private) — everything one wave needs while it runs, kept in
+// a recycled object so that a wave in steady state allocates nothing.
+#pragma once
+
+#include "ferrum/scheduler/detail/wave_completion.hpp"
+#include "ferrum/scheduler/lane_pool.hpp"
+#include "ferrum/scheduler/scheduler.hpp"
+#include "recycling.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <atomic>
+#include <coroutine>
+#include <mutex>
+#include <optional>
+
+namespace ferrum::detail {
+
+class scheduler_impl;
+
+// Where a wave is, as far as a cancellation needs to know.
+enum class wave_step : std::uint8_t { prepared, acquiring, encoding, submitted };
+
+class wave {
+ public:
+  wave(scheduler_impl& scheduler, const boost::asio::any_io_executor& executor, std::size_t slab_slots)
+      : owner(scheduler), timer(executor), slab(slab_slots), waiter(this) {}
+  wave(const wave&) = delete;
+  wave& operator=(const wave&) = delete;
+
+  // Clears what the last use left, for the next.
+  void reset() noexcept;
+
+  // Completes the wave's operation with `ec` (the first call wins): posts the
+  // handler with the report to the handler's executor. Any thread.
+  void finish(boost::system::error_code ec) noexcept;
+
+  // Resumes the wave's coroutine on the scheduler's executor.
+  void resume_later() noexcept;
+
+  [[nodiscard]] slab_allocator<void> allocator() noexcept { return slab_allocator<void>(&slab); }
+
+  scheduler_impl& owner;
+  std::uint64_t id = 0;
+  lane_pool* pool = nullptr;
+  encoder_ref encode{};
+  // An error found before the wave started (no bucket fits, shut down).
+  boost::system::error_code early_error;
+
+  wave_completion completion;
+  wave_outcome outcome;
+  // The coroutine and the delivery of the completion each hold one; the last
+  // to let go recycles the wave.
+  std::atomic<int> refs{0};
+
+  std::atomic<bool> cancel_requested{false};
+  std::atomic<wave_step> step{wave_step::prepared};
+
+  // Guards `completed` and `report` once the wave may complete from another
+  // thread (a cancellation, a fence timeout).
+  std::mutex mutex;
+  bool completed = false;
+  wave_report report;
+
+  std::coroutine_handle<> continuation;
+
+  // The fence: a timer for the timeout, the outcome of whichever came first.
+  boost::asio::steady_timer timer;
+  std::atomic<int> fence_pending{0};
+  std::atomic<int> fence_first{0};  // 0: none yet, 1: the fence, 2: the timeout
+  boost::system::error_code fence_ec;
+
+  handler_slab slab;
+
+  // Acquisition: the pool grants `held` (or an error) through the waiter.
+  struct wave_waiter : lane_pool::waiter {
+    explicit wave_waiter(wave* w) noexcept : lane_pool::waiter(&wave::granted), self(w) {}
+    wave* self;
+  };
+  wave_waiter waiter;
+  lane* held = nullptr;
+  boost::system::error_code grant_ec;
+
+  // Binding and encoding.
+  std::optional<execution_binding> binding;
+  std::size_t chunk_count = 0;
+  std::atomic<std::size_t> chunks_left{0};
+  std::atomic<bool> encode_failed{false};
+  boost::system::error_code encode_ec;
+
+ private:
+  static void granted(lane_pool::waiter* w, boost::system::error_code ec, lane* l) noexcept;
+};
+
+}  // namespace ferrum::detail
