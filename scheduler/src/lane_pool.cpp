@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <thread>
 
 namespace ferrum {
 
@@ -38,18 +39,28 @@ result<std::unique_ptr<lane_pool>> lane_pool::create(const plan& p, const compil
       l->submission.push_back(list->get());
       l->lists.push_back(std::move(*list));
     }
+    l->watch.emplace(*pool, *l);
     pool->free_.push_back(l.get());
     pool->lanes_.push_back(std::move(l));
   }
   return pool;
 }
 
+lane::fence_watch::fence_watch(lane_pool& owner, lane& watched) noexcept
+    : gpu::detail::wait_op(0, &lane_pool::watched), pool(&owner), target(&watched) {}
+
 lane_pool::~lane_pool() {
-  // A quarantined lane's GPU work may still run: the device keeps its memory
-  // until the fence is reached.
+  gpu::timeline& timeline = device_->queue().timeline();
   for (std::size_t i = 0; i < lanes_.size(); ++i) {
     lane& l = *lanes_[i];
-    if (state_[i] != lane_state::quarantined || device_->queue().timeline().reached(l.fence)) continue;
+    if (l.watch->active.load(std::memory_order_acquire) && !timeline.cancel_wait(&*l.watch)) {
+      // The timeline is completing the watch on another thread right now:
+      // it touches this pool until it clears `active`, which takes moments.
+      while (l.watch->active.load(std::memory_order_acquire)) std::this_thread::yield();
+    }
+    // A quarantined lane's GPU work may still run: the device keeps its
+    // memory until the fence is reached.
+    if (state_[i] != lane_state::quarantined || timeline.reached(l.fence)) continue;
     for (auto& list : l.lists) device_->retire(std::move(list), l.fence);
     device_->retire(std::move(l.arena), l.fence);
   }
@@ -168,18 +179,26 @@ void lane_pool::quarantine(lane& l) noexcept {
     hopeless = detach_if_hopeless_locked(ec);
   }
   fail_all(hopeless, ec);
+  l.watch->value = l.fence;
+  l.watch->active.store(true, std::memory_order_release);
+  // Completes at once when the fence is reached already or the device failed.
+  device_->queue().timeline().start_wait(&*l.watch);
 }
 
-result<void> lane_pool::recover(lane& l) {
-  if (!device_->queue().timeline().reached(l.fence))
-    return make_error(errc::fence_not_reached, "lane " + std::to_string(l.index) + " leaves quarantine early");
-  waiter* next = nullptr;
-  {
-    const std::lock_guard lock(mutex_);
-    next = hand_over_locked(l);
+void lane_pool::watched(gpu::detail::wait_op* op, boost::system::error_code ec) noexcept {
+  auto* watch = static_cast<lane::fence_watch*>(op);
+  lane_pool& pool = *watch->pool;
+  if (!ec) {
+    // The GPU is done with the lane after all: back to service.
+    waiter* next = nullptr;
+    {
+      const std::lock_guard lock(pool.mutex_);
+      next = pool.hand_over_locked(*watch->target);
+    }
+    if (next != nullptr) next->granted(next, {}, watch->target);
   }
-  if (next != nullptr) next->granted(next, {}, &l);
-  return {};
+  // A device failure leaves the lane in quarantine for good.
+  watch->active.store(false, std::memory_order_release);
 }
 
 void lane_pool::close(boost::system::error_code ec) {

@@ -1,5 +1,4 @@
 // The wave coroutine: acquire, bind, encode, submit, fence, release.
-#include "ferrum/gpu/async_wait.hpp"
 #include "scheduler_impl.hpp"
 
 #include <boost/asio/bind_allocator.hpp>
@@ -48,7 +47,7 @@ struct wave_task {
         void await_suspend(std::coroutine_handle<promise_type> h) noexcept {
           wave& w = *h.promise().target;
           h.destroy();
-          w.owner.finished(w);
+          w.owner.unref(w);
         }
         void await_resume() noexcept {}
       };
@@ -130,53 +129,51 @@ struct encode_nodes {
   }
 };
 
-// Awaits the lane's fence, racing the fence timeout when `timed` is set. A
-// timeout completes the wave with fence_timeout and quarantines the lane
-// right away; the wave itself resumes only once the fence wait completed too
-// (reached, or the device failed), so its lane is never released early.
+// Awaits the lane's fence, racing the fence timeout. The fence wait is the
+// wave's own intrusive wait_op, so that a timeout can take it off the
+// timeline (timeline::cancel_wait) without racing its completion: whichever
+// of the two the timeline's lock lets through decides. The wave resumes once
+// both the wait and the timer are done with it.
 struct await_fence {
   scheduler_impl& s;
   wave& w;
-  bool timed;
 
-  bool await_ready() const noexcept { return false; }
+  bool await_ready() const noexcept {
+    if (!s.device_.queue().timeline().reached(w.held->fence)) return false;
+    w.fence_first.store(1);
+    w.fence_ec = {};
+    return true;
+  }
   void await_suspend(std::coroutine_handle<> h) noexcept {
     w.continuation = h;
     w.fence_first.store(0);
     w.fence_ec = {};
-    w.fence_pending.store(timed ? 2 : 1);
+    w.fence_pending.store(2);
     wave* target = &w;
-    const bool with_timer = timed;
-    // The timer is armed before the wait starts: the wait's handler may run
-    // (and cancel the timer) before async_wait returns.
-    if (with_timer) w.timer.expires_after(s.options_.fence_timeout);
-    gpu::async_wait(s.device_.queue().timeline(), w.held->fence,
-                    asio::bind_allocator(w.allocator(), [target, with_timer](error_code ec) {
-                      int none = 0;
-                      if (target->fence_first.compare_exchange_strong(none, 1)) {
-                        target->fence_ec = ec;
-                        if (with_timer) target->timer.cancel();
-                      } else if (target->fence_first.load() == 2) {
-                        // Timed out before: the wave completed already; this
-                        // only decides the lane's fate.
-                        target->fence_ec = ec;
-                      }
-                      if (target->fence_pending.fetch_sub(1, std::memory_order_acq_rel) == 1)
-                        target->continuation.resume();
-                    }));
-    if (!with_timer) return;
-    w.timer.async_wait(asio::bind_allocator(w.allocator(), [target](error_code ec) {
-      int none = 0;
-      if (!ec && target->fence_first.compare_exchange_strong(none, 2)) {
-        target->pool->quarantine(*target->held);
-        target->owner.lane_given_back();
-        target->finish(make_error_code(errc::fence_timeout));
+    scheduler_impl* owner = &s;
+    // Armed before the wait starts: the wait may complete (and cancel the
+    // timer) before start_wait returns.
+    w.timer.expires_after(s.options_.fence_timeout);
+    w.timer.async_wait(asio::bind_allocator(w.allocator(), [target, owner](error_code ec) {
+      int settled = 1;
+      if (!ec && owner->device_.queue().timeline().cancel_wait(&target->fence_op)) {
+        // Taken off the timeline: the wait will never complete, the timeout
+        // decides, and this handler settles for both.
+        target->fence_first.store(2);
+        settled = 2;
       }
-      if (target->fence_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) target->continuation.resume();
+      if (target->fence_pending.fetch_sub(settled, std::memory_order_acq_rel) == settled)
+        target->continuation.resume();
     }));
+    w.fence_op.value = w.held->fence;
+    s.device_.queue().timeline().start_wait(&w.fence_op);
   }
-  // The fence's own outcome (success once reached), whatever the timer did.
-  error_code await_resume() const noexcept { return w.fence_ec; }
+  // The fence's outcome: success once reached, the device's failure, or
+  // fence_timeout.
+  error_code await_resume() const noexcept {
+    if (w.fence_first.load() == 2) return make_error_code(errc::fence_timeout);
+    return w.fence_ec;
+  }
 };
 
 wave_task run_wave(scheduler_impl& s, wave& w) {
@@ -211,8 +208,10 @@ wave_task run_wave(scheduler_impl& s, wave& w) {
     // Nothing of this wave reached the GPU: the lane goes back at once (its
     // last fence, an earlier wave's, is reached: that is how it came to us).
     w.binding.reset();
-    (void)w.pool->release(l);
+    // Counted as given back before the pool can hand it on, so that
+    // max_in_flight never counts a lane twice.
     s.lane_given_back();
+    (void)w.pool->release(l);
     w.finish(ec);
     co_return;
   }
@@ -222,24 +221,20 @@ wave_task run_wave(scheduler_impl& s, wave& w) {
   // the fence.
   if (w.cancel_requested.load()) w.finish(asio::error::operation_aborted);
 
-  const error_code fence = co_await await_fence{s, w, true};
+  const error_code fence = co_await await_fence{s, w};
   w.binding.reset();
-  if (w.fence_first.load() == 2) {
-    // Timed out: the wave completed and the lane is in quarantine. It comes
-    // back if the fence is reached after all; never after a device failure.
-    if (!fence) (void)w.pool->recover(l);
-    co_return;
-  }
   if (fence) {
-    // device_lost or device_shut_down: the GPU may still touch the lane.
-    w.pool->quarantine(l);
+    // fence_timeout, device_lost or device_shut_down: the GPU may still
+    // write the lane. It stays in quarantine until its fence is reached
+    // (never, after a device failure).
     s.lane_given_back();
+    w.pool->quarantine(l);
     w.finish(fence);
     co_return;
   }
   stamp(w, wave_phase::fence);
-  (void)w.pool->release(l);
   s.lane_given_back();
+  (void)w.pool->release(l);
   stamp(w, wave_phase::release);
   w.finish({});
 }

@@ -66,6 +66,16 @@ void wave::granted(lane_pool::waiter* waiter_of, error_code ec, lane* l) noexcep
   w->resume_later();
 }
 
+void wave::fence_reached(gpu::detail::wait_op* op, error_code ec) noexcept {
+  wave* w = static_cast<fence_wait*>(op)->self;
+  w->fence_ec = ec;
+  asio::post(w->owner.executor_, asio::bind_allocator(w->allocator(), [w] {
+               int none = 0;
+               if (w->fence_first.compare_exchange_strong(none, 1)) w->timer.cancel();
+               if (w->fence_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) w->continuation.resume();
+             }));
+}
+
 void wave_canceller::operator()(asio::cancellation_type_t type) const noexcept {
   using asio::cancellation_type;
   if ((type & (cancellation_type::terminal | cancellation_type::partial | cancellation_type::total)) ==
@@ -166,26 +176,23 @@ void scheduler_impl::cancel(wave& w) noexcept {
   }
 }
 
-void scheduler_impl::finished(wave& w) noexcept {
+void scheduler_impl::unref(wave& w) noexcept {
+  if (w.refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  // Both the coroutine and the completion's delivery are done with the wave.
+  w.reset();
   {
-    const std::lock_guard lock(state_mutex_);
-    --live_;
+    const std::lock_guard lock(waves_mutex_);
+    free_waves_.push_back(&w);  // capacity reserved for every wave: never allocates
   }
-  idle_.notify_all();
-  unref(w);
   std::vector<asio::any_completion_handler<void(error_code)>> waiters;
   {
     const std::lock_guard lock(state_mutex_);
-    if (live_ == 0 && !shutdown_waiters_.empty()) waiters.swap(shutdown_waiters_);
+    --live_;
+    if (live_ == 0) waiters.swap(shutdown_waiters_);
   }
+  idle_.notify_all();
+  // Through post: each handler still runs on its own associated executor.
   for (auto& h : waiters) asio::post(executor_, asio::append(std::move(h), error_code{}));
-}
-
-void scheduler_impl::unref(wave& w) noexcept {
-  if (w.refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  w.reset();
-  const std::lock_guard lock(waves_mutex_);
-  free_waves_.push_back(&w);  // capacity reserved for every wave: never allocates
 }
 
 void scheduler_impl::counted(error_code ec) noexcept {
@@ -218,19 +225,16 @@ scheduler_stats scheduler_impl::stats() const noexcept {
 }
 
 void scheduler_impl::shutdown(asio::any_completion_handler<void(error_code)> handler) {
+  // Waves accepted before this still run to the end; later ones are refused.
   accepting_.store(false);
-  for (auto& pool : pools_) pool->close(make_error_code(errc::scheduler_shut_down));
-  bool done = false;
   {
     const std::lock_guard lock(state_mutex_);
-    if (live_ == 0) {
-      done = true;
-    } else {
+    if (live_ != 0) {
       shutdown_waiters_.push_back(std::move(handler));
+      return;
     }
   }
-  // Through post: the handler still runs on its own associated executor.
-  if (done) asio::post(executor_, asio::append(std::move(handler), error_code{}));
+  asio::post(executor_, asio::append(std::move(handler), error_code{}));
 }
 
 void scheduler_impl::close_and_wait() noexcept {

@@ -27,9 +27,8 @@ class scheduler_impl {
   wave* prepare(const wave_request& request, encoder_ref encode);
   void launch(wave& w) noexcept;
   void cancel(wave& w) noexcept;
-  // The coroutine ended (its frame is gone).
-  void finished(wave& w) noexcept;
-  // One of the wave's two holders let go.
+  // One of the wave's two holders (its coroutine, its completion's delivery)
+  // let go; the last recycles the wave.
   void unref(wave& w) noexcept;
   void counted(boost::system::error_code ec) noexcept;
   void lane_taken() noexcept;
@@ -63,6 +62,7 @@ class scheduler_impl {
 
   mutable std::mutex state_mutex_;
   std::condition_variable idle_;
+  // Waves prepared and not yet recycled (coroutine ended, completion delivered).
   std::uint64_t live_ = 0;
   std::vector<boost::asio::any_completion_handler<void(boost::system::error_code)>> shutdown_waiters_;
   scheduler_stats stats_;

@@ -25,7 +25,7 @@ enum class wave_step : std::uint8_t { prepared, acquiring, encoding, submitted }
 class wave {
  public:
   wave(scheduler_impl& scheduler, const boost::asio::any_io_executor& executor, std::size_t slab_slots)
-      : owner(scheduler), timer(executor), slab(slab_slots), waiter(this) {}
+      : owner(scheduler), fence_op(this), timer(executor), slab(slab_slots), waiter(this) {}
   wave(const wave&) = delete;
   wave& operator=(const wave&) = delete;
 
@@ -65,7 +65,13 @@ class wave {
 
   std::coroutine_handle<> continuation;
 
-  // The fence: a timer for the timeout, the outcome of whichever came first.
+  // The fence: the wave's wait on the timeline, a timer for the timeout,
+  // and which of the two came first.
+  struct fence_wait : gpu::detail::wait_op {
+    explicit fence_wait(wave* w) noexcept : gpu::detail::wait_op(0, &wave::fence_reached), self(w) {}
+    wave* self;
+  };
+  fence_wait fence_op;
   boost::asio::steady_timer timer;
   std::atomic<int> fence_pending{0};
   std::atomic<int> fence_first{0};  // 0: none yet, 1: the fence, 2: the timeout
@@ -91,6 +97,9 @@ class wave {
 
  private:
   static void granted(lane_pool::waiter* w, boost::system::error_code ec, lane* l) noexcept;
+  // The fence wait's completion (on the device's thread, or inline when the
+  // value was reached already): hands over to the executor.
+  static void fence_reached(gpu::detail::wait_op* op, boost::system::error_code ec) noexcept;
 };
 
 }  // namespace ferrum::detail

@@ -51,3 +51,77 @@ TEST_CASE("wave: every node is encoded once, into its own slot, and the wave com
   CHECK(stats.completed == 1);
   CHECK(stats.in_flight == 0);
 }
+
+TEST_CASE("wave: the smallest bucket of the class that covers the extent is picked, else no_bucket_fits", "[scheduler]") {
+  fixture f(2, 1, {}, {}, true);
+  auto encode = [](const ferrum::encode_context&) {};
+  auto small = sched_test::submit(*f.scheduler, encode, {"step", {1, 1, 1}});
+  auto large = sched_test::submit(*f.scheduler, encode, {"step", {1, 3, 1}});
+  auto too_large = sched_test::submit(*f.scheduler, encode, {"step", {1, 5, 1}});
+  auto other_class = sched_test::submit(*f.scheduler, encode, {"frame", {1, 1, 1}});
+  const auto s = sched_test::get(small);
+  const auto l = sched_test::get(large);
+  CHECK_FALSE(s.ec);
+  CHECK(s.report.bucket->str() == "step@1x1x1");
+  CHECK_FALSE(l.ec);
+  CHECK(l.report.bucket->str() == "step@1x4x1");
+  const auto t = sched_test::get(too_large);
+  CHECK(t.ec == errc::no_bucket_fits);
+  CHECK(t.report.bucket == nullptr);
+  CHECK(sched_test::get(other_class).ec == errc::no_bucket_fits);
+}
+
+TEST_CASE("wave: an encoder that throws fails the wave with its node and message, submitting nothing", "[scheduler]") {
+  fixture f(8, 1, {}, {.encoder_tasks = 3});
+  std::atomic<int> calls{0};
+  auto encode = [&](const ferrum::encode_context& c) {
+    calls.fetch_add(1);
+    if (c.node_index == 5) throw std::runtime_error("node five cannot encode");
+  };
+  auto done = sched_test::submit(*f.scheduler, encode);
+  const auto [ec, report] = sched_test::get(done);
+  CHECK(ec == errc::encoder_failed);
+  CHECK(report.failed_node == 5u);
+  CHECK(report.message == "node five cannot encode");
+  CHECK(report.fence_value == 0);
+  CHECK(f.device->queue().last_submitted() == 0);
+  CHECK(calls.load() <= 8);
+  // The lane came back at once and serves the next wave.
+  auto fine = [](const ferrum::encode_context&) {};
+  auto next = sched_test::submit(*f.scheduler, fine);
+  CHECK_FALSE(sched_test::get(next).ec);
+  CHECK(f.scheduler->pools()[0]->counts().free == 1);
+  CHECK(f.scheduler->stats().failed == 1);
+}
+
+TEST_CASE("wave: an encoder throwing something that is not an exception still fails only its wave", "[scheduler]") {
+  fixture f(2, 1);
+  auto encode = [](const ferrum::encode_context& c) {
+    if (c.node_index == 1) throw 42;
+  };
+  auto done = sched_test::submit(*f.scheduler, encode);
+  const auto [ec, report] = sched_test::get(done);
+  CHECK(ec == errc::encoder_failed);
+  CHECK(report.failed_node == 1u);
+  CHECK_FALSE(report.message.empty());
+}
+
+TEST_CASE("wave: at most `lanes` waves of a bucket hold a lane at once, and all lanes are used", "[scheduler]") {
+  ferrum::gpu::null_device_options slow;
+  slow.latency = 2ms;
+  fixture f(2, 2, slow, {}, false, 3);
+  auto encode = [](const ferrum::encode_context&) {};
+  std::vector<std::future<sched_test::outcome>> waves;
+  for (int i = 0; i < 20; ++i) waves.push_back(sched_test::submit(*f.scheduler, encode));
+  std::set<std::uint32_t> lanes;
+  for (auto& w : waves) {
+    const auto o = sched_test::get(w);
+    CHECK_FALSE(o.ec);
+    lanes.insert(o.report.lane);
+  }
+  CHECK(f.scheduler->stats().max_in_flight == 2);
+  CHECK(lanes == std::set<std::uint32_t>{0, 1});
+  const auto counts = f.scheduler->pools()[0]->counts();
+  CHECK(counts.free == 2);
+  CHECK(counts.waiting == 0);
+}

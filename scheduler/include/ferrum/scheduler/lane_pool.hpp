@@ -20,18 +20,23 @@
 #include "ferrum/binding/compiled_program.hpp"
 #include "ferrum/binding/execution_binding.hpp"
 #include "ferrum/error.hpp"
+#include "ferrum/gpu/detail/wait_op.hpp"
 #include "ferrum/gpu/device.hpp"
 
 #include <boost/system/error_code.hpp>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <vector>
 
 namespace ferrum {
+
+class lane_pool;
 
 // One lane of a bucket: its arena, its binding evidence, its command lists.
 struct lane {
@@ -45,6 +50,17 @@ struct lane {
   std::vector<gpu::command_list*> submission;
   // The timeline value of the last submission into this lane (0: none).
   std::uint64_t fence = 0;
+
+  // While the lane is quarantined: the pool's watch on its fence, a wait
+  // linked into the device's timeline (no Asio handler: the pool cancels it
+  // directly when it goes).
+  struct fence_watch : gpu::detail::wait_op {
+    fence_watch(lane_pool& owner, lane& watched) noexcept;
+    lane_pool* pool;
+    lane* target;
+    std::atomic<bool> active{false};
+  };
+  std::optional<fence_watch> watch;
 };
 
 struct lane_counts {
@@ -97,17 +113,16 @@ class lane_pool {
   // is not reached (the lane stays with the caller).
   [[nodiscard]] result<void> release(lane& l);
 
-  // Puts `l` in quarantine after its fence timed out or its device was lost.
-  // The caller keeps watching the fence and calls recover() if it is reached.
+  // Puts `l` in quarantine after its fence timed out or its device was lost:
+  // it serves no wave until its fence is reached, when the pool returns it to
+  // service by itself (never, after a device failure).
   void quarantine(lane& l) noexcept;
-
-  // Returns a quarantined lane whose fence was reached to service.
-  [[nodiscard]] result<void> recover(lane& l);
 
   // Fails every queued and later waiter with `ec` (pool_closed on shutdown).
   void close(boost::system::error_code ec);
 
  private:
+  friend struct lane::fence_watch;
   enum class lane_state : std::uint8_t { free, in_flight, quarantined };
 
   lane_pool(const compiled_bucket& bucket, gpu::device& device) : bucket_(&bucket), device_(&device) {}
@@ -118,6 +133,8 @@ class lane_pool {
   // (returned, to be failed with `ec` after unlocking).
   [[nodiscard]] waiter* detach_if_hopeless_locked(boost::system::error_code& ec) noexcept;
   static void fail_all(waiter* list, boost::system::error_code ec) noexcept;
+  // The watch's completion: the fence was reached (or the device failed).
+  static void watched(gpu::detail::wait_op* op, boost::system::error_code ec) noexcept;
 
   const compiled_bucket* bucket_;
   gpu::device* device_;

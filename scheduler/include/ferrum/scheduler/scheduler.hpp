@@ -64,7 +64,7 @@ struct scheduler_stats {
   std::uint64_t cancelled = 0;  // completed with operation_aborted
   std::uint32_t max_in_flight = 0;  // most waves holding a lane at once, over all buckets
   std::uint32_t in_flight = 0;      // waves holding a lane now
-  std::uint64_t live = 0;           // waves not finished (their coroutine still runs)
+  std::uint64_t live = 0;           // waves accepted and not yet completed and delivered
 };
 
 namespace detail {
@@ -96,10 +96,12 @@ class scheduler {
 
   scheduler(const scheduler&) = delete;
   scheduler& operator=(const scheduler&) = delete;
-  // Stops accepting waves and blocks until every wave has finished (each
-  // ends within the fence timeout, plus its encoders' time); lanes still in
-  // quarantine then go to the device, which frees them once their fence is
-  // reached. Do not destroy a scheduler from a thread its waves need (its
+  // Stops accepting waves, fails those still queued for a lane with
+  // scheduler_shut_down, and blocks until every wave has completed and its
+  // completion was delivered (a wave ends within the fence timeout after its
+  // submit, plus its encoders' time); lanes still in quarantine then go to
+  // the device, which frees them once their fence is reached. Do not destroy
+  // a scheduler from a thread its waves or their handlers need (an
   // executor's only thread): await async_shutdown first there.
   ~scheduler();
 
@@ -131,8 +133,8 @@ class scheduler {
   auto async_submit(const wave_request&, const Encoder&&, CompletionToken&&) = delete;
 
   // Stops accepting waves (later ones fail with scheduler_shut_down), lets
-  // those in flight finish, and completes once none is left and every lane
-  // is back or quarantined. Completion signature: void(boost::system::error_code),
+  // every wave accepted before run to its end, and completes once all of
+  // them have completed: every lane is then back or quarantined. Completion signature: void(boost::system::error_code),
   // on the handler's associated executor.
   template <class CompletionToken>
   auto async_shutdown(CompletionToken&& token) {

@@ -1,0 +1,198 @@
+// How waves fail: cancellation at each step, fence timeouts, device loss,
+// shutdown and destruction with waves in flight.
+#include "scheduler_support.hpp"
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+
+#include <atomic>
+#include <thread>
+
+using namespace std::chrono_literals;
+using ferrum::errc;
+using sched_test::fixture;
+
+namespace {
+
+// Submits a wave whose handler is bound to `signal`.
+template <class Encoder>
+std::future<sched_test::outcome> submit_cancellable(ferrum::scheduler& s, Encoder& encode,
+                                                    boost::asio::cancellation_signal& signal) {
+  auto done = std::make_shared<std::promise<sched_test::outcome>>();
+  auto result = done->get_future();
+  s.async_submit({"step", {1, 1, 1}}, encode,
+                 boost::asio::bind_cancellation_slot(signal.slot(), [done](boost::system::error_code ec,
+                                                                           ferrum::wave_report report) {
+                   done->set_value({ec, std::move(report)});
+                 }));
+  return result;
+}
+
+// Polls `condition` for up to five seconds.
+template <class Condition>
+bool eventually(Condition condition) {
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
+ferrum::gpu::null_device_options hanging(std::chrono::milliseconds duration) {
+  ferrum::gpu::null_device_options options;
+  options.faults = {.hang = 1.0, .hang_duration = duration};
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("failure: a wave cancelled before it starts completes with operation_aborted and takes no lane", "[scheduler]") {
+  fixture f(2, 1);
+  auto encode = [](const ferrum::encode_context&) { FAIL("a cancelled wave encoded"); };
+  boost::asio::cancellation_signal signal;
+  auto done = submit_cancellable(*f.scheduler, encode, signal);
+  signal.emit(boost::asio::cancellation_type::terminal);
+  const auto o = sched_test::get(done);
+  CHECK(o.ec == boost::asio::error::operation_aborted);
+  CHECK_FALSE(o.report.ended[0].has_value());
+  CHECK(f.device->queue().last_submitted() == 0);
+  CHECK(f.scheduler->stats().cancelled == 1);
+}
+
+TEST_CASE("failure: a wave cancelled while queued for a lane leaves the queue and is never handed one", "[scheduler]") {
+  fixture f(2, 1, hanging(150ms));
+  auto encode = [](const ferrum::encode_context&) {};
+  auto first = sched_test::submit(*f.scheduler, encode);
+  REQUIRE(eventually([&] { return f.device->queue().last_submitted() == 1; }));
+  auto never = [](const ferrum::encode_context&) { FAIL("a cancelled wave encoded"); };
+  boost::asio::cancellation_signal signal;
+  auto queued = submit_cancellable(*f.scheduler, never, signal);
+  REQUIRE(eventually([&] { return f.scheduler->pools()[0]->counts().waiting == 1; }));
+  signal.emit(boost::asio::cancellation_type::terminal);
+  const auto o = sched_test::get(queued);
+  CHECK(o.ec == boost::asio::error::operation_aborted);
+  CHECK_FALSE(o.report.ended[0].has_value());
+  CHECK(f.scheduler->pools()[0]->counts().waiting == 0);
+  CHECK_FALSE(sched_test::get(first).ec);
+  CHECK(f.device->queue().last_submitted() == 1);
+}
+
+TEST_CASE("failure: a wave cancelled while encoding submits nothing and releases its lane at once", "[scheduler]") {
+  fixture f(6, 1);
+  boost::asio::cancellation_signal signal;
+  std::atomic<int> encoded{0};
+  auto encode = [&](const ferrum::encode_context& c) {
+    encoded.fetch_add(1);
+    // Emitted from inside the wave: it happens before the wave completes.
+    if (c.node_index == 1) signal.emit(boost::asio::cancellation_type::terminal);
+  };
+  auto done = submit_cancellable(*f.scheduler, encode, signal);
+  const auto o = sched_test::get(done);
+  CHECK(o.ec == boost::asio::error::operation_aborted);
+  CHECK(o.report.fence_value == 0);
+  CHECK(encoded.load() == 2);  // one chunk: the nodes after the cancellation were skipped
+  CHECK(f.device->queue().last_submitted() == 0);
+  CHECK(f.scheduler->pools()[0]->counts().free == 1);
+}
+
+TEST_CASE("failure: a wave cancelled after submit completes at once but keeps its lane until the fence", "[scheduler]") {
+  fixture f(2, 1, hanging(300ms));
+  auto encode = [](const ferrum::encode_context&) {};
+  boost::asio::cancellation_signal signal;
+  auto done = submit_cancellable(*f.scheduler, encode, signal);
+  REQUIRE(eventually([&] { return f.device->queue().last_submitted() == 1; }));
+  REQUIRE(eventually([&] { return f.device->queue().timeline().pending() > 0; }));  // awaiting the fence
+  signal.emit(boost::asio::cancellation_type::terminal);
+  const auto o = sched_test::get(done);
+  CHECK(o.ec == boost::asio::error::operation_aborted);
+  CHECK(o.report.fence_value == 1);
+  CHECK_FALSE(f.device->queue().timeline().reached(1));
+  CHECK(f.scheduler->pools()[0]->counts().in_flight == 1);  // the GPU may still write it
+  REQUIRE(eventually([&] { return f.scheduler->pools()[0]->counts().free == 1; }));
+  CHECK(f.device->queue().timeline().reached(1));
+}
+
+TEST_CASE("failure: a fence timeout fails the wave and quarantines its lane until the fence is reached", "[scheduler]") {
+  fixture f(2, 2, hanging(400ms), {.fence_timeout = 50ms});
+  auto encode = [](const ferrum::encode_context&) {};
+  auto done = sched_test::submit(*f.scheduler, encode);
+  const auto o = sched_test::get(done);
+  CHECK(o.ec == errc::fence_timeout);
+  CHECK(o.report.fence_value == 1);
+  CHECK_FALSE(f.device->queue().timeline().reached(1));
+  const auto counts = f.scheduler->pools()[0]->counts();
+  CHECK(counts.quarantined == 1);
+  CHECK(counts.free == 1);
+  REQUIRE(eventually([&] { return f.scheduler->pools()[0]->counts().free == 2; }));
+  CHECK(f.scheduler->pools()[0]->counts().quarantined == 0);
+  CHECK(f.scheduler->stats().failed == 1);
+}
+
+TEST_CASE("failure: when every lane is quarantined, queued and later waves fail with all_lanes_quarantined", "[scheduler]") {
+  fixture f(2, 1, hanging(0ms), {.fence_timeout = 50ms});
+  auto encode = [](const ferrum::encode_context&) {};
+  auto first = sched_test::submit(*f.scheduler, encode);
+  auto queued = sched_test::submit(*f.scheduler, encode);
+  CHECK(sched_test::get(first).ec == errc::fence_timeout);
+  CHECK(sched_test::get(queued).ec == errc::all_lanes_quarantined);
+  auto later = sched_test::submit(*f.scheduler, encode);
+  CHECK(sched_test::get(later).ec == errc::all_lanes_quarantined);
+  // The scheduler goes with the hang unresolved: the lane's memory goes to
+  // the device, which frees it once the work is drained.
+}
+
+TEST_CASE("failure: a lost device fails the waves in flight and every later one with device_lost", "[scheduler]") {
+  ferrum::gpu::null_device_options options;
+  options.latency = 20ms;
+  fixture f(2, 2, options);
+  auto encode = [](const ferrum::encode_context&) {};
+  auto a = sched_test::submit(*f.scheduler, encode);
+  auto b = sched_test::submit(*f.scheduler, encode);
+  REQUIRE(eventually([&] { return f.device->queue().last_submitted() == 2; }));
+  f.device->lose();
+  CHECK(sched_test::get(a).ec == errc::device_lost);
+  CHECK(sched_test::get(b).ec == errc::device_lost);
+  const auto started = std::chrono::steady_clock::now();
+  auto later = sched_test::submit(*f.scheduler, encode);
+  CHECK(sched_test::get(later).ec == errc::device_lost);
+  CHECK(std::chrono::steady_clock::now() - started < 1s);
+  CHECK(f.scheduler->pools()[0]->counts().quarantined == 2);
+}
+
+TEST_CASE("failure: async_shutdown drains the waves in flight and refuses later ones", "[scheduler]") {
+  ferrum::gpu::null_device_options options;
+  options.latency = 5ms;
+  fixture f(2, 2, options);
+  auto encode = [](const ferrum::encode_context&) {};
+  std::vector<std::future<sched_test::outcome>> waves;
+  for (int i = 0; i < 6; ++i) waves.push_back(sched_test::submit(*f.scheduler, encode));
+  std::promise<boost::system::error_code> drained;
+  f.scheduler->async_shutdown([&](boost::system::error_code ec) { drained.set_value(ec); });
+  auto refused = sched_test::submit(*f.scheduler, encode);
+  CHECK(sched_test::get(refused).ec == errc::scheduler_shut_down);
+  auto shutdown = drained.get_future();
+  REQUIRE(shutdown.wait_for(10s) == std::future_status::ready);
+  CHECK_FALSE(shutdown.get());
+  // Every wave accepted before the shutdown ran to its end.
+  for (auto& w : waves) CHECK_FALSE(sched_test::get(w).ec);
+  CHECK(f.scheduler->stats().live == 0);
+  const auto counts = f.scheduler->pools()[0]->counts();
+  CHECK(counts.free == 2);
+  CHECK(counts.in_flight == 0);
+}
+
+TEST_CASE("failure: destroying a scheduler with waves in flight waits for their fences", "[scheduler]") {
+  ferrum::gpu::null_device_options options;
+  options.latency = 30ms;
+  fixture f(2, 2, options);
+  auto encode = [](const ferrum::encode_context&) {};
+  auto a = sched_test::submit(*f.scheduler, encode);
+  auto b = sched_test::submit(*f.scheduler, encode);
+  REQUIRE(eventually([&] { return f.device->queue().last_submitted() == 2; }));
+  f.scheduler.reset();
+  // Both fences were reached before the lanes' memory could go.
+  CHECK(f.device->queue().timeline().reached(2));
+  CHECK_FALSE(sched_test::get(a).ec);
+  CHECK_FALSE(sched_test::get(b).ec);
+}

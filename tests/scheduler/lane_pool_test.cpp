@@ -1,0 +1,184 @@
+#include "scheduler_support.hpp"
+
+#include <thread>
+#include <vector>
+
+using namespace std::chrono_literals;
+using ferrum::errc;
+using ferrum::lane_pool;
+
+namespace {
+
+// A waiter that records what it was granted.
+struct recording_waiter : lane_pool::waiter {
+  recording_waiter(std::vector<int>& order, int number)
+      : lane_pool::waiter(&on_granted), order_(&order), number_(number) {}
+  static void on_granted(lane_pool::waiter* w, boost::system::error_code ec, ferrum::lane* l) noexcept {
+    auto* self = static_cast<recording_waiter*>(w);
+    self->ec = ec;
+    self->granted = l;
+    self->order_->push_back(self->number_);
+  }
+  boost::system::error_code ec;
+  ferrum::lane* granted = nullptr;
+
+ private:
+  std::vector<int>* order_;
+  int number_;
+};
+
+struct pool_fixture {
+  explicit pool_fixture(std::uint32_t lanes, ferrum::gpu::null_device_options options = {})
+      : plan(sched_test::make_plan(3, lanes)),
+        program(ferrum::test::compile_ok(plan)),
+        device(::test::null_device(options)),
+        pool(test::require(lane_pool::create(plan, program, program.buckets[0], *device))) {}
+  ferrum::plan plan;
+  ferrum::compiled_program program;
+  std::unique_ptr<ferrum::gpu::null_device> device;
+  std::unique_ptr<lane_pool> pool;
+};
+
+}  // namespace
+
+TEST_CASE("lane_pool: each lane has its own arena of the bucket's size, its evidence and a list per node", "[scheduler]") {
+  pool_fixture f(3);
+  REQUIRE(f.pool->lanes().size() == 3);
+  for (const auto& l : f.pool->lanes()) {
+    CHECK(l->arena->size() >= f.program.buckets[0].binding->physical_size_bytes());
+    CHECK(l->slot.arena.size() == f.program.buckets[0].binding->physical_size_bytes());
+    CHECK(l->slot.arena.data() == l->arena->bytes().data());
+    CHECK(l->lists.size() == 3);
+    CHECK(l->submission.size() == 3);
+    CHECK_FALSE(l->evidence.empty());
+  }
+  CHECK(f.pool->lanes()[0]->arena->bytes().data() != f.pool->lanes()[1]->arena->bytes().data());
+  const auto c = f.pool->counts();
+  CHECK(c.lanes == 3);
+  CHECK(c.free == 3);
+}
+
+TEST_CASE("lane_pool: a waiter queued first is served first", "[scheduler]") {
+  pool_fixture f(1);
+  std::vector<int> order;
+  recording_waiter first(order, 1);
+  boost::system::error_code ec;
+  ferrum::lane* held = f.pool->acquire(first, ec);
+  REQUIRE(held != nullptr);
+  std::vector<std::unique_ptr<recording_waiter>> queued;
+  for (int i = 2; i <= 5; ++i) {
+    queued.push_back(std::make_unique<recording_waiter>(order, i));
+    CHECK(f.pool->acquire(*queued.back(), ec) == nullptr);
+    CHECK_FALSE(ec);
+  }
+  CHECK(f.pool->counts().waiting == 4);
+  for (int i = 0; i < 4; ++i) {
+    test::require(f.pool->release(*held));
+    held = queued[static_cast<std::size_t>(i)]->granted;
+    REQUIRE(held != nullptr);
+  }
+  CHECK(order == std::vector<int>{2, 3, 4, 5});
+  test::require(f.pool->release(*held));
+  CHECK(f.pool->counts().free == 1);
+}
+
+TEST_CASE("lane_pool: a cancelled waiter is removed and never handed a lane", "[scheduler]") {
+  pool_fixture f(1);
+  std::vector<int> order;
+  recording_waiter first(order, 1);
+  recording_waiter second(order, 2);
+  recording_waiter third(order, 3);
+  boost::system::error_code ec;
+  ferrum::lane* held = f.pool->acquire(first, ec);
+  REQUIRE(held != nullptr);
+  CHECK(f.pool->acquire(second, ec) == nullptr);
+  CHECK(f.pool->acquire(third, ec) == nullptr);
+  CHECK(f.pool->cancel(second));
+  CHECK_FALSE(f.pool->cancel(second));
+  test::require(f.pool->release(*held));
+  CHECK(order == std::vector<int>{3});
+  CHECK(second.granted == nullptr);
+  CHECK(third.granted == held);
+  test::require(f.pool->release(*held));
+}
+
+TEST_CASE("lane_pool: a lane goes back only once the fence of its last submission is reached", "[scheduler]") {
+  ferrum::gpu::null_device_options options;
+  options.faults = {.hang = 1.0, .hang_duration = 100ms};
+  pool_fixture f(1, options);
+  std::vector<int> order;
+  recording_waiter first(order, 1);
+  boost::system::error_code ec;
+  ferrum::lane* held = f.pool->acquire(first, ec);
+  REQUIRE(held != nullptr);
+  held->fence = f.device->queue().submit_next({}).value();
+  const auto early = f.pool->release(*held);
+  REQUIRE_FALSE(early.has_value());
+  CHECK(early.error() == errc::fence_not_reached);
+  CHECK(f.pool->counts().in_flight == 1);
+  test::require_reached(f.device->queue().timeline(), held->fence);
+  test::require(f.pool->release(*held));
+  CHECK(f.pool->counts().free == 1);
+}
+
+TEST_CASE("lane_pool: when every lane is quarantined, waiters fail with all_lanes_quarantined", "[scheduler]") {
+  ferrum::gpu::null_device_options options;
+  options.faults = {.hang = 1.0, .hang_duration = 100ms};
+  pool_fixture f(2, options);
+  std::vector<int> order;
+  recording_waiter a(order, 1);
+  recording_waiter b(order, 2);
+  recording_waiter waiting(order, 3);
+  boost::system::error_code ec;
+  ferrum::lane* la = f.pool->acquire(a, ec);
+  ferrum::lane* lb = f.pool->acquire(b, ec);
+  REQUIRE((la != nullptr && lb != nullptr));
+  la->fence = f.device->queue().submit_next({}).value();
+  lb->fence = f.device->queue().submit_next({}).value();
+  CHECK(f.pool->acquire(waiting, ec) == nullptr);
+  f.pool->quarantine(*la);
+  CHECK(order.empty());
+  f.pool->quarantine(*lb);
+  CHECK(order == std::vector<int>{3});
+  CHECK(waiting.ec == errc::all_lanes_quarantined);
+  CHECK(f.pool->counts().quarantined == 2);
+  recording_waiter later(order, 4);
+  CHECK(f.pool->acquire(later, ec) == nullptr);
+  CHECK(ec == errc::all_lanes_quarantined);
+  // Quarantined lanes come back by themselves once their fences are reached.
+  test::require_reached(f.device->queue().timeline(), lb->fence);
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (f.pool->counts().free < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+  CHECK(f.pool->counts().free == 2);
+  CHECK(f.pool->counts().quarantined == 0);
+}
+
+TEST_CASE("lane_pool: closing fails queued and later waiters with the given code", "[scheduler]") {
+  pool_fixture f(1);
+  std::vector<int> order;
+  recording_waiter a(order, 1);
+  recording_waiter queued(order, 2);
+  boost::system::error_code ec;
+  ferrum::lane* held = f.pool->acquire(a, ec);
+  CHECK(f.pool->acquire(queued, ec) == nullptr);
+  f.pool->close(make_error_code(errc::scheduler_shut_down));
+  CHECK(queued.ec == errc::scheduler_shut_down);
+  recording_waiter later(order, 3);
+  CHECK(f.pool->acquire(later, ec) == nullptr);
+  CHECK(ec == errc::scheduler_shut_down);
+  test::require(f.pool->release(*held));
+}
+
+TEST_CASE("lane_pool: a bucket without binding nodes has no layout to bind and is refused", "[scheduler]") {
+  auto p = ferrum::test::plan_builder()
+               .node("node/plain", {"resource/scratch"})
+               .resource(ferrum::test::workspace_resource("resource/scratch", "pool/scratch", {64, 0, 0}))
+               .bucket("step", {1, 1, 1}, {{"pool/scratch", 0, 1 << 20}})
+               .build();
+  auto program = ferrum::compile(p);
+  REQUIRE(program.has_value());
+  auto device = ::test::null_device();
+  const auto pool = lane_pool::create(p, *program, program->buckets[0], *device);
+  REQUIRE_FALSE(pool.has_value());
+  CHECK(pool.error() == errc::no_binding_layout);
+}
