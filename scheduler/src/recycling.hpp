@@ -3,6 +3,17 @@
 // small operations a wave starts (posts, the fence wait, the fence timer).
 #pragma once
 
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/bind_allocator.hpp>
+#include <boost/asio/execution/allocator.hpp>
+#include <boost/asio/execution/blocking.hpp>
+#include <boost/asio/execution/execute.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/prefer.hpp>
+#include <boost/asio/require.hpp>
+#include <boost/asio/thread_pool.hpp>
+
 #include <array>
 #include <atomic>
 #include <cstddef>
@@ -113,5 +124,29 @@ struct slab_allocator {
 
   handler_slab* slab;
 };
+
+// Posts `f` to `executor` with its memory from `slab`. Through an
+// any_io_executor, Asio allocates the queued operation with the target
+// executor's own allocator, which recycles only on Asio's threads; a device
+// thread completing a fence is not one. For the executors engines use
+// (io_context, thread_pool) the target is reached and given the slab as its
+// allocator, so the post allocates nothing from any thread.
+template <class Function>
+void post_with(const boost::asio::any_io_executor& executor, handler_slab& slab, Function&& f) {
+  namespace asio = boost::asio;
+  const slab_allocator<void> allocator(&slab);
+  auto post_typed = [&](const auto& typed) {
+    asio::execution::execute(
+        asio::prefer(asio::require(typed, asio::execution::blocking.never), asio::execution::allocator(allocator)),
+        std::forward<Function>(f));
+  };
+  if (const auto* io = executor.target<asio::io_context::executor_type>()) {
+    post_typed(*io);
+  } else if (const auto* pool = executor.target<asio::thread_pool::executor_type>()) {
+    post_typed(*pool);
+  } else {
+    asio::post(executor, asio::bind_allocator(allocator, std::forward<Function>(f)));
+  }
+}
 
 }  // namespace ferrum::detail

@@ -5,7 +5,9 @@
 #include <boost/asio/append.hpp>
 #include <boost/asio/bind_allocator.hpp>
 #include <boost/asio/error.hpp>
+#include <boost/asio/execution/outstanding_work.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/prefer.hpp>
 
 #include <algorithm>
 #include <limits>
@@ -54,7 +56,7 @@ void wave::finish(error_code ec) noexcept {
 
 void wave::resume_later() noexcept {
   std::coroutine_handle<> h = continuation;
-  asio::post(owner.executor_, asio::bind_allocator(allocator(), [h] { h.resume(); }));
+  post_with(owner.executor_, slab, [h] { h.resume(); });
 }
 
 void wave::granted(lane_pool::waiter* waiter_of, error_code ec, lane* l) noexcept {
@@ -69,11 +71,11 @@ void wave::granted(lane_pool::waiter* waiter_of, error_code ec, lane* l) noexcep
 void wave::fence_reached(gpu::detail::wait_op* op, error_code ec) noexcept {
   wave* w = static_cast<fence_wait*>(op)->self;
   w->fence_ec = ec;
-  asio::post(w->owner.executor_, asio::bind_allocator(w->allocator(), [w] {
-               int none = 0;
-               if (w->fence_first.compare_exchange_strong(none, 1)) w->timer.cancel();
-               if (w->fence_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) w->continuation.resume();
-             }));
+  post_with(w->owner.executor_, w->slab, [w] {
+    int none = 0;
+    if (w->fence_first.compare_exchange_strong(none, 1)) w->timer.cancel();
+    if (w->fence_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) w->continuation.resume();
+  });
 }
 
 void wave_canceller::operator()(asio::cancellation_type_t type) const noexcept {
@@ -140,7 +142,7 @@ wave* scheduler_impl::prepare(const wave_request& request, encoder_ref encode) {
   w->report.started = std::chrono::steady_clock::now();
   {
     const std::lock_guard lock(state_mutex_);
-    ++live_;
+    if (live_++ == 0) work_.emplace(asio::prefer(executor_, asio::execution::outstanding_work.tracked));
     ++stats_.started;
   }
   if (!accepting_.load()) {
@@ -187,8 +189,10 @@ void scheduler_impl::unref(wave& w) noexcept {
   std::vector<asio::any_completion_handler<void(error_code)>> waiters;
   {
     const std::lock_guard lock(state_mutex_);
-    --live_;
-    if (live_ == 0) waiters.swap(shutdown_waiters_);
+    if (--live_ == 0) {
+      work_.reset();
+      waiters.swap(shutdown_waiters_);
+    }
   }
   idle_.notify_all();
   // Through post: each handler still runs on its own associated executor.

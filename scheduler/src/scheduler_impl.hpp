@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 namespace ferrum::detail {
@@ -64,6 +65,9 @@ class scheduler_impl {
   std::condition_variable idle_;
   // Waves prepared and not yet recycled (coroutine ended, completion delivered).
   std::uint64_t live_ = 0;
+  // The executor's outstanding work while any wave lives: a wave waiting for
+  // a fence (completed from a device thread) keeps io_context::run going.
+  std::optional<boost::asio::any_io_executor> work_;
   std::vector<boost::asio::any_completion_handler<void(boost::system::error_code)>> shutdown_waiters_;
   scheduler_stats stats_;
 };
