@@ -34,15 +34,23 @@ class frame_pool {
     for (void* block : free_) ::operator delete(block);
   }
 
+  // Makes `count` frames when the first is asked for (the size is known only
+  // then), so that waves up to that many at once never allocate one.
+  void reserve(std::size_t count) { reserve_ = count; }
+
   void* allocate(std::size_t bytes) {
     {
       const std::lock_guard lock(mutex_);
+      if (size_ == 0) {
+        size_ = bytes;
+        free_.reserve(reserve_);
+        while (free_.size() < reserve_) free_.push_back(::operator new(bytes));
+      }
       if (bytes == size_ && !free_.empty()) {
         void* block = free_.back();
         free_.pop_back();
         return block;
       }
-      if (size_ == 0) size_ = bytes;
     }
     return ::operator new(bytes);
   }
@@ -66,6 +74,7 @@ class frame_pool {
  private:
   std::mutex mutex_;
   std::size_t size_ = 0;
+  std::size_t reserve_ = 0;
   std::vector<void*> free_;
 };
 

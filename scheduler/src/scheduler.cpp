@@ -111,6 +111,17 @@ lane_pool* scheduler_impl::pick(const wave_request& request) const noexcept {
   return best;
 }
 
+void scheduler_impl::reserve_waves(std::size_t count) {
+  frames_.reserve(count);
+  const std::lock_guard lock(waves_mutex_);
+  waves_.reserve(count);
+  free_waves_.reserve(count);
+  while (waves_.size() < count) {
+    waves_.push_back(std::make_unique<wave>(*this, executor_, options_.encoder_tasks + 4));
+    free_waves_.push_back(waves_.back().get());
+  }
+}
+
 wave* scheduler_impl::prepare(const wave_request& request, encoder_ref encode) {
   wave* w = nullptr;
   {
@@ -264,6 +275,11 @@ result<std::unique_ptr<scheduler>> scheduler::create(const plan& p, std::shared_
     if (!pool) return pool.error();
     impl->pools_.push_back(std::move(*pool));
   }
+  // Waves beyond the lanes queue for one; twice the lanes covers a window of
+  // waves submitted ahead, so that steady state starts with no allocation.
+  std::size_t lanes = 0;
+  for (const auto& pool : impl->pools_) lanes += pool->lanes().size();
+  impl->reserve_waves(2 * lanes);
   return std::unique_ptr<scheduler>(new scheduler(std::move(impl)));
 }
 

@@ -25,6 +25,8 @@ class scheduler_impl {
       : program_(std::move(program)), device_(device), executor_(std::move(executor)), options_(options) {}
 
   // --- waves (scheduler.cpp) ---
+  // Makes `count` waves (and frames, at the first wave) ahead: cold.
+  void reserve_waves(std::size_t count);
   wave* prepare(const wave_request& request, encoder_ref encode);
   void launch(wave& w) noexcept;
   void cancel(wave& w) noexcept;

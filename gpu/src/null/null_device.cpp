@@ -147,6 +147,13 @@ struct batch {
   std::vector<const null_command_list*> lists;
   std::vector<entry> entries;
 
+  batch() {
+    // Room for a typical burst from the start, so that steady state never
+    // grows a batch.
+    lists.reserve(4096);
+    entries.reserve(256);
+  }
+
   void clear() noexcept {
     lists.clear();
     entries.clear();
