@@ -114,7 +114,7 @@ struct encode_nodes {
     w.chunks_left.store(w.chunk_count);
     for (std::size_t c = 0; c + 1 < w.chunk_count; ++c) {
       wave* target = &w;
-      post_with(s.executor_, w.slab, [target, c] {
+      s.post(w.slab, [target, c] {
         target->owner.run_chunk(*target, c);
         if (target->chunks_left.fetch_sub(1, std::memory_order_acq_rel) == 1) target->continuation.resume();
       });
@@ -245,7 +245,7 @@ void scheduler_impl::launch(wave& w) noexcept {
   const wave_task task = run_wave(*this, w);
   std::coroutine_handle<> h = task.handle;
   // Waves start on the scheduler's executor, never on the caller's stack.
-  post_with(executor_, w.slab, [h] { h.resume(); });
+  post(w.slab, [h] { h.resume(); });
 }
 
 error_code scheduler_impl::bind(wave& w) noexcept {

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <thread>
 
 namespace ferrum {
 namespace detail {
@@ -51,12 +52,14 @@ void wave::finish(error_code ec) noexcept {
     outcome.report = report;
   }
   owner.counted(ec);
+  owner.posting(1);
   completion.post(outcome);
+  owner.posting(-1);
 }
 
 void wave::resume_later() noexcept {
   std::coroutine_handle<> h = continuation;
-  post_with(owner.executor_, slab, [h] { h.resume(); });
+  owner.post(slab, [h] { h.resume(); });
 }
 
 void wave::granted(lane_pool::waiter* waiter_of, error_code ec, lane* l) noexcept {
@@ -71,7 +74,7 @@ void wave::granted(lane_pool::waiter* waiter_of, error_code ec, lane* l) noexcep
 void wave::fence_reached(gpu::detail::wait_op* op, error_code ec) noexcept {
   wave* w = static_cast<fence_wait*>(op)->self;
   w->fence_ec = ec;
-  post_with(w->owner.executor_, w->slab, [w] {
+  w->owner.post(w->slab, [w] {
     int none = 0;
     if (w->fence_first.compare_exchange_strong(none, 1)) w->timer.cancel();
     if (w->fence_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) w->continuation.resume();
@@ -197,17 +200,15 @@ void scheduler_impl::unref(wave& w) noexcept {
     const std::lock_guard lock(waves_mutex_);
     free_waves_.push_back(&w);  // capacity reserved for every wave: never allocates
   }
-  std::vector<asio::any_completion_handler<void(error_code)>> waiters;
-  {
-    const std::lock_guard lock(state_mutex_);
-    if (--live_ == 0) {
-      work_.reset();
-      waiters.swap(shutdown_waiters_);
-    }
-  }
-  idle_.notify_all();
+  // All under the lock: once live_ is 0 the destructor may go ahead, so
+  // nothing of this object is touched after the lock is released.
+  const std::lock_guard lock(state_mutex_);
+  if (--live_ != 0) return;
+  work_.reset();
   // Through post: each handler still runs on its own associated executor.
-  for (auto& h : waiters) asio::post(executor_, asio::append(std::move(h), error_code{}));
+  for (auto& h : shutdown_waiters_) asio::post(executor_, asio::append(std::move(h), error_code{}));
+  shutdown_waiters_.clear();
+  idle_.notify_all();
 }
 
 void scheduler_impl::counted(error_code ec) noexcept {
@@ -255,8 +256,13 @@ void scheduler_impl::shutdown(asio::any_completion_handler<void(error_code)> han
 void scheduler_impl::close_and_wait() noexcept {
   accepting_.store(false);
   for (auto& pool : pools_) pool->close(make_error_code(errc::scheduler_shut_down));
-  std::unique_lock lock(state_mutex_);
-  idle_.wait(lock, [&] { return live_ == 0; });
+  {
+    std::unique_lock lock(state_mutex_);
+    idle_.wait(lock, [&] { return live_ == 0; });
+  }
+  // A device thread that posted a wave's last step may still be inside the
+  // post; it touches nothing of ours afterwards.
+  while (posting_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
 }
 
 }  // namespace detail

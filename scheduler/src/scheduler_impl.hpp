@@ -37,6 +37,17 @@ class scheduler_impl {
   void lane_taken() noexcept;
   void lane_given_back() noexcept;
 
+  // Posts `f` to the executor with its memory from `slab`; counted, so that
+  // destruction waits for a device thread still inside the post.
+  template <class Function>
+  void post(handler_slab& slab, Function&& f) noexcept {
+    posting_.fetch_add(1, std::memory_order_relaxed);
+    post_with(executor_, slab, std::forward<Function>(f));
+    posting_.fetch_sub(1, std::memory_order_release);
+  }
+  // Counts a post made elsewhere (a completion to its handler's executor).
+  void posting(int delta) noexcept { posting_.fetch_add(delta, std::memory_order_acq_rel); }
+
   void shutdown(boost::asio::any_completion_handler<void(boost::system::error_code)> handler);
   void close_and_wait() noexcept;
   [[nodiscard]] scheduler_stats stats() const noexcept;
@@ -61,6 +72,9 @@ class scheduler_impl {
   std::vector<wave*> free_waves_;
 
   std::atomic<std::uint64_t> next_id_{1};
+  // Posts in progress: a thread that posted a wave's last step may still be
+  // inside Asio's post (signalling the executor) when the wave is done.
+  std::atomic<int> posting_{0};
   std::atomic<bool> accepting_{true};
 
   mutable std::mutex state_mutex_;
