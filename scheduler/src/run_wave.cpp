@@ -2,6 +2,7 @@
 #include "scheduler_impl.hpp"
 
 #include <boost/asio/bind_allocator.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
 
@@ -261,42 +262,71 @@ error_code scheduler_impl::bind(wave& w) noexcept {
   return {};
 }
 
+void scheduler_impl::fail_encoding(wave& w, error_code ec, std::size_t node, std::string_view message) noexcept {
+  if (w.encode_failed.exchange(true)) return;  // the first failure is the wave's
+  w.encode_ec = ec;
+  const std::lock_guard lock(w.mutex);
+  w.report.failed_node = node;
+  try {
+    w.report.message.assign(message);
+  } catch (const std::bad_alloc&) {
+    // The node and code still say what failed.
+  }
+}
+
+void scheduler_impl::encoder_threw(wave& w, std::size_t node, std::exception_ptr thrown) noexcept {
+  try {
+    std::rethrow_exception(thrown);
+  } catch (const std::exception& e) {
+    fail_encoding(w, make_error_code(errc::encoder_failed), node, e.what());
+  } catch (...) {
+    fail_encoding(w, make_error_code(errc::encoder_failed), node, "an exception that is not a std::exception");
+  }
+}
+
 void scheduler_impl::run_chunk(wave& w, std::size_t chunk) noexcept {
   const std::size_t nodes = program_->node_count;
   const std::size_t first = chunk * nodes / w.chunk_count;
   const std::size_t last = (chunk + 1) * nodes / w.chunk_count;
   lane& l = *w.held;
   const bucket_id& bucket = w.pool->bucket().id;
-  auto fail = [&w](boost::system::error_code ec, std::size_t node, std::string_view message) noexcept {
-    if (w.encode_failed.exchange(true)) return;  // the first failure is the wave's
-    w.encode_ec = ec;
-    const std::lock_guard lock(w.mutex);
-    w.report.failed_node = node;
-    try {
-      w.report.message.assign(message);
-    } catch (const std::bad_alloc&) {
-      // The node and code still say what failed.
-    }
-  };
   for (std::size_t node = first; node < last; ++node) {
     // A failure or cancellation elsewhere in the wave stops the rest.
     if (w.encode_failed.load(std::memory_order_relaxed) || w.cancel_requested.load(std::memory_order_relaxed)) return;
     gpu::command_list& list = *l.lists[node];
-    if (auto r = list.begin(); !r) return fail(r.error().code, node, r.error().what());
-    const std::optional<node_binding> binding = w.binding->node(node);
+    if (auto r = list.begin(); !r) return fail_encoding(w, r.error().code, node, r.error().what());
+    std::optional<node_binding>& binding = w.node_bindings[node];
+    binding = w.binding->node(node);
     const gpu::arena_range slot =
         binding ? l.arena->range(static_cast<std::size_t>(binding->slot().offset),
                                  static_cast<std::size_t>(binding->slot().capacity))
                 : gpu::arena_range{};
-    const encode_context context{node, binding ? &*binding : nullptr, slot, list, w.id, bucket, l.index};
+    const encode_context& context =
+        w.contexts[node].emplace(encode_context{node, binding ? &*binding : nullptr, slot, list, w.id, bucket, l.index});
+    if (w.encode.spawn != nullptr) {
+      // A coroutine encoder joins the fan-in as one more task; its context
+      // lives in the wave until it returns.
+      w.chunks_left.fetch_add(1, std::memory_order_relaxed);
+      wave* target = &w;
+      asio::co_spawn(executor_, w.encode.spawn(w.encode.object, context),
+                     [target, node, &list](std::exception_ptr thrown) noexcept {
+                       scheduler_impl& s = target->owner;
+                       if (thrown) {
+                         s.encoder_threw(*target, node, thrown);
+                       } else if (auto r = list.end(); !r) {
+                         s.fail_encoding(*target, r.error().code, node, r.error().what());
+                       }
+                       if (target->chunks_left.fetch_sub(1, std::memory_order_acq_rel) == 1)
+                         target->continuation.resume();
+                     });
+      continue;
+    }
     try {
       w.encode.call(w.encode.object, context);
-    } catch (const std::exception& e) {
-      return fail(make_error_code(errc::encoder_failed), node, e.what());
     } catch (...) {
-      return fail(make_error_code(errc::encoder_failed), node, "an exception that is not a std::exception");
+      return encoder_threw(w, node, std::current_exception());
     }
-    if (auto r = list.end(); !r) return fail(r.error().code, node, r.error().what());
+    if (auto r = list.end(); !r) return fail_encoding(w, r.error().code, node, r.error().what());
   }
 }
 

@@ -11,6 +11,8 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <exception>
+#include <string_view>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -55,6 +57,9 @@ class scheduler_impl {
   // --- the wave coroutine's steps (run_wave.cpp) ---
   [[nodiscard]] boost::system::error_code bind(wave& w) noexcept;
   void run_chunk(wave& w, std::size_t chunk) noexcept;
+  // The wave's encoding failed at `node` (the first failure counts).
+  void fail_encoding(wave& w, boost::system::error_code ec, std::size_t node, std::string_view message) noexcept;
+  void encoder_threw(wave& w, std::size_t node, std::exception_ptr thrown) noexcept;
   [[nodiscard]] boost::system::error_code submit(wave& w) noexcept;
 
   std::shared_ptr<const compiled_program> program_;

@@ -14,6 +14,7 @@
 #include <coroutine>
 #include <mutex>
 #include <optional>
+#include <vector>
 
 namespace ferrum::detail {
 
@@ -24,8 +25,15 @@ enum class wave_step : std::uint8_t { prepared, acquiring, encoding, submitted }
 
 class wave {
  public:
-  wave(scheduler_impl& scheduler, const boost::asio::any_io_executor& executor, std::size_t slab_slots)
-      : owner(scheduler), fence_op(this), timer(executor), slab(slab_slots), waiter(this) {}
+  wave(scheduler_impl& scheduler, const boost::asio::any_io_executor& executor, std::size_t slab_slots,
+       std::size_t nodes)
+      : owner(scheduler),
+        fence_op(this),
+        timer(executor),
+        slab(slab_slots),
+        waiter(this),
+        node_bindings(nodes),
+        contexts(nodes) {}
   wave(const wave&) = delete;
   wave& operator=(const wave&) = delete;
 
@@ -94,6 +102,10 @@ class wave {
   std::atomic<std::size_t> chunks_left{0};
   std::atomic<bool> encode_failed{false};
   boost::system::error_code encode_ec;
+  // Per node, what its encoder is given; kept here because a coroutine
+  // encoder may outlive the chunk that started it.
+  std::vector<std::optional<node_binding>> node_bindings;
+  std::vector<std::optional<encode_context>> contexts;
 
  private:
   static void granted(lane_pool::waiter* w, boost::system::error_code ec, lane* l) noexcept;

@@ -2,6 +2,10 @@
 
 #include "ferrum/gpu/builtin_kernels.hpp"
 
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include <atomic>
 #include <mutex>
 #include <set>
@@ -124,4 +128,47 @@ TEST_CASE("wave: at most `lanes` waves of a bucket hold a lane at once, and all 
   const auto counts = f.scheduler->pools()[0]->counts();
   CHECK(counts.free == 2);
   CHECK(counts.waiting == 0);
+}
+
+namespace {
+
+// A coroutine encoder: suspends on a timer before recording, so the wave's
+// fan-in must wait for encoders that outlive their chunk.
+struct suspending_encoder {
+  std::atomic<int> finished{0};
+  std::size_t throw_at = SIZE_MAX;
+
+  boost::asio::awaitable<void> operator()(const ferrum::encode_context& c) {
+    boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor, 2ms);
+    co_await timer.async_wait(boost::asio::use_awaitable);
+    if (c.node_index == throw_at) throw std::runtime_error("late failure");
+    test::require(c.commands.fill(c.slot, static_cast<std::uint32_t>(c.node_index + 100)));
+    finished.fetch_add(1);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("wave: coroutine encoders may suspend, and the wave waits for all of them", "[scheduler]") {
+  fixture f(5, 1, {}, {.encoder_tasks = 2});
+  suspending_encoder encode;
+  auto done = sched_test::submit(*f.scheduler, encode);
+  const auto [ec, report] = sched_test::get(done);
+  CHECK_FALSE(ec);
+  CHECK(encode.finished.load() == 5);
+  const ferrum::lane& lane = *f.scheduler->pools()[0]->lanes()[report.lane];
+  for (const ferrum::binding_slot& slot : f.program->buckets[0].binding->slots())
+    CHECK(test::word_at(*lane.arena, slot.offset / 4) == slot.node_index + 100);
+}
+
+TEST_CASE("wave: a coroutine encoder that throws after suspending fails the wave with its node", "[scheduler]") {
+  fixture f(4, 1);
+  suspending_encoder encode;
+  encode.throw_at = 2;
+  auto done = sched_test::submit(*f.scheduler, encode);
+  const auto [ec, report] = sched_test::get(done);
+  CHECK(ec == errc::encoder_failed);
+  CHECK(report.failed_node == 2u);
+  CHECK(report.message == "late failure");
+  CHECK(f.device->queue().last_submitted() == 0);
 }

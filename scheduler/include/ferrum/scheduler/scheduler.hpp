@@ -36,6 +36,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/async_result.hpp>
+#include <boost/asio/awaitable.hpp>
 #include <boost/asio/cancellation_type.hpp>
 
 #include <chrono>
@@ -43,6 +44,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <type_traits>
 
 namespace ferrum {
 
@@ -73,7 +75,20 @@ class wave;
 // An encoder by reference: the object and how to call it.
 struct encoder_ref {
   void* object;
+  // Exactly one is set: a plain encoder, or a coroutine encoder.
   void (*call)(void* object, const encode_context& context);
+  boost::asio::awaitable<void> (*spawn)(void* object, const encode_context& context);
+
+  template <class Encoder>
+  static encoder_ref of(Encoder& encode) noexcept {
+    encoder_ref ref{static_cast<void*>(std::addressof(encode)), nullptr, nullptr};
+    if constexpr (std::is_same_v<std::invoke_result_t<Encoder&, const encode_context&>, boost::asio::awaitable<void>>) {
+      ref.spawn = [](void* object, const encode_context& c) { return (*static_cast<Encoder*>(object))(c); };
+    } else {
+      ref.call = [](void* object, const encode_context& c) { (*static_cast<Encoder*>(object))(c); };
+    }
+    return ref;
+  }
 };
 // Installed in a wave's cancellation slot: forwards a cancellation request.
 struct wave_canceller {
@@ -106,7 +121,11 @@ class scheduler {
   ~scheduler();
 
   // Runs one wave; see the top of this file. `encode` is called for every
-  // node and must stay alive until the wave completes. Completion signature:
+  // node and must stay alive until the wave completes. It is a plain callable
+  // `void(const encode_context&)` or a coroutine
+  // `asio::awaitable<void>(const encode_context&)`; a coroutine encoder may
+  // suspend (its node's context stays valid until it returns), and its frame
+  // comes from Asio's per-thread recycling rather than the wave's own memory. Completion signature:
   // void(boost::system::error_code, wave_report), on the handler's associated
   // executor. Errors: no_bucket_fits, all_lanes_quarantined,
   // scheduler_shut_down, the bind checks' codes, encoder_failed,
@@ -115,9 +134,7 @@ class scheduler {
   // associated cancellation slot.
   template <class Encoder, class CompletionToken>
   auto async_submit(const wave_request& request, Encoder& encode, CompletionToken&& token) {
-    const detail::encoder_ref ref{static_cast<void*>(std::addressof(encode)), [](void* object, const encode_context& c) {
-                                    (*static_cast<Encoder*>(object))(c);
-                                  }};
+    const detail::encoder_ref ref = detail::encoder_ref::of(encode);
     return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, wave_report)>(
         [](auto handler, scheduler* self, const wave_request* r, detail::encoder_ref e) {
           auto slot = boost::asio::get_associated_cancellation_slot(handler);
