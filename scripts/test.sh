@@ -17,7 +17,7 @@ done
 # The fuzzer explores from the example plans; any crash, hang (-timeout) or
 # sanitizer report fails the run. FERRUM_FUZZ_SECONDS bounds it (default 60).
 cmake --preset fuzz
-cmake --build --preset fuzz
+cmake --build --preset fuzz --target ferrum_plan_fuzz
 corpus=$(mktemp -d)
 trap 'rm -rf "$corpus"' EXIT
 cp examples/plans/*.json "$corpus"/
