@@ -1,4 +1,4 @@
-// tools/main.cpp — the `ferrum` command: `compile`, `help [COMMAND]`,
+// tools/main.cpp — the `ferrum` command: `compile`, `run`, `help [COMMAND]`,
 // `--version` (docs/INTERFACES.md, "The ferrum command").
 //
 // Every failure is one stderr line `ferrum: error: <code>: <message>` and an
@@ -8,6 +8,7 @@
 #include "compile_command.hpp"
 #include "exit_code.hpp"
 #include "report_error.hpp"
+#include "run_command.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -52,6 +53,59 @@ int run(int argc, char** argv) {
   compile->add_flag("--json", compile_options.json, "Print a ferrum.compiled.v1 document instead of a table.");
   commands["compile"] = compile;
 
+  ferrum::tools::run_options run_options;
+  CLI::App* run_command =
+      app.add_subcommand("run", "Run waves of checking encoders through the scheduler on a device and report.");
+  run_command->add_option("PLAN", run_options.plan_path, "The plan file (ferrum.plan.v1 JSON).")->required();
+  run_command->add_option("--device", run_options.device, "The device: null (a CPU thread, the default) or vulkan.");
+  // Checks the text before CLI11 converts it: an unsigned option would take
+  // "-3" as 2^64 - 3.
+  const CLI::Validator whole_number(
+      [](std::string& text) -> std::string {
+        if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) return {};
+        return "'" + text + "' is not a whole number";
+      },
+      "");
+  run_command
+      ->add_option("--waves", run_options.waves,
+                   "Waves to run, 1.." + std::to_string(ferrum::tools::max_waves) + " (default " +
+                       std::to_string(run_options.waves) + ").")
+      ->check(whole_number);
+  run_command
+      ->add_option("--threads", run_options.threads,
+                   "Executor threads, also encoder tasks per wave (default " + std::to_string(run_options.threads) +
+                       " here).")
+      ->check(whole_number);
+  run_command->add_option("--seed", run_options.seed, "Seeds every fault decision (default 1).")
+      ->check(whole_number);
+  run_command->add_option("--fault", run_options.fault_text,
+                          "Faults to inject: comma-separated kind:probability, kinds delay, hang, lost, encoder, "
+                          "cancel (see below).");
+  run_command
+      ->add_option("--fence-timeout", run_options.fence_timeout_ms,
+                   "Milliseconds a wave awaits its fence before it fails and its lane is quarantined "
+                   "(default 5000).")
+      ->check(whole_number);
+  run_command->add_flag("--json", run_options.json, "Print a ferrum.run.v1 document instead of a summary.");
+  run_command->footer(
+      "Waves go to the plan's buckets in turn, at most two per lane outstanding. Each node writes a pattern unique\n"
+      "to (wave, node) into its slot and the wave's last node has the device check every slot; a byte that is not\n"
+      "its own wave's is a violation.\n"
+      "\n"
+      "Faults (probabilities per wave, decided by --seed alone):\n"
+      "  delay    null device: the submission finishes up to min(1 ms, half the fence timeout) late. It cannot\n"
+      "           fail a wave; it surfaces as that wave's fence arriving at least that late.\n"
+      "  hang     null device: the submission, and all behind it, stalls for five fence timeouts; surfaces as\n"
+      "           its wave's fence_timeout (waves stalled behind it fail too, lanes come back afterwards).\n"
+      "  lost     null device: the device is lost at the submission; its wave and all later ones fail.\n"
+      "  encoder  one encoder of the wave throws; surfaces as the wave's encoder_failed.\n"
+      "  cancel   the wave is cancelled before it starts or from inside one of its encoders; surfaces as\n"
+      "           operation_aborted.\n"
+      "\n"
+      "Exit status: 0 ok; 1 usage or I/O error, or no device; 2 the plan was rejected; 3 the run failed: a\n"
+      "violation, a fault that did not surface, or a wave failing for a reason no injected fault explains.\n");
+  commands["run"] = run_command;
+
   std::string topic;
   CLI::App* help = app.add_subcommand("help", "Print help for ferrum or one of its commands.");
   help->add_option("COMMAND", topic, "The command to describe.");
@@ -65,6 +119,10 @@ int run(int argc, char** argv) {
   }
 
   if (compile->parsed()) return status(ferrum::tools::run_compile(compile_options, std::cout, std::cerr));
+  if (run_command->parsed()) {
+    run_options.fault_given = run_command->count("--fault") > 0;
+    return status(ferrum::tools::run_run(std::move(run_options), std::cout, std::cerr));
+  }
   if (!help->parsed()) return usage_error("a command is required (see 'ferrum help')");
 
   if (topic.empty()) {

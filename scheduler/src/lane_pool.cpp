@@ -198,6 +198,8 @@ void lane_pool::watched(gpu::detail::wait_op* op, boost::system::error_code ec) 
     if (next != nullptr) next->granted(next, {}, watch->target);
   }
   // A device failure leaves the lane in quarantine for good.
+  if (pool.watch_end_ != nullptr) pool.watch_end_(pool.watch_end_context_);
+  // Last: once clear, the pool's destructor may go ahead.
   watch->active.store(false, std::memory_order_release);
 }
 

@@ -229,6 +229,7 @@ wave_task run_wave(scheduler_impl& s, wave& w) {
     // write the lane. It stays in quarantine until its fence is reached
     // (never, after a device failure).
     s.lane_given_back();
+    s.watch_started();
     w.pool->quarantine(l);
     w.finish(fence);
     co_return;

@@ -205,10 +205,27 @@ void scheduler_impl::unref(wave& w) noexcept {
   const std::lock_guard lock(state_mutex_);
   if (--live_ != 0) return;
   work_.reset();
+  complete_shutdown_locked();
+  idle_.notify_all();
+}
+
+void scheduler_impl::complete_shutdown_locked() noexcept {
+  if (live_ != 0 || watching_ != 0) return;
   // Through post: each handler still runs on its own associated executor.
   for (auto& h : shutdown_waiters_) asio::post(executor_, asio::append(std::move(h), error_code{}));
   shutdown_waiters_.clear();
-  idle_.notify_all();
+}
+
+void scheduler_impl::watch_started() noexcept {
+  const std::lock_guard lock(state_mutex_);
+  ++watching_;
+}
+
+void scheduler_impl::watch_ended(void* self) noexcept {
+  auto* s = static_cast<scheduler_impl*>(self);
+  const std::lock_guard lock(s->state_mutex_);
+  --s->watching_;
+  s->complete_shutdown_locked();
 }
 
 void scheduler_impl::counted(error_code ec) noexcept {
@@ -243,14 +260,9 @@ scheduler_stats scheduler_impl::stats() const noexcept {
 void scheduler_impl::shutdown(asio::any_completion_handler<void(error_code)> handler) {
   // Waves accepted before this still run to the end; later ones are refused.
   accepting_.store(false);
-  {
-    const std::lock_guard lock(state_mutex_);
-    if (live_ != 0) {
-      shutdown_waiters_.push_back(std::move(handler));
-      return;
-    }
-  }
-  asio::post(executor_, asio::append(std::move(handler), error_code{}));
+  const std::lock_guard lock(state_mutex_);
+  shutdown_waiters_.push_back(std::move(handler));
+  complete_shutdown_locked();
 }
 
 void scheduler_impl::close_and_wait() noexcept {
@@ -279,6 +291,7 @@ result<std::unique_ptr<scheduler>> scheduler::create(const plan& p, std::shared_
   for (const compiled_bucket& bucket : program->buckets) {
     auto pool = lane_pool::create(p, *program, bucket, device);
     if (!pool) return pool.error();
+    (*pool)->on_watch_end(&detail::scheduler_impl::watch_ended, impl.get());
     impl->pools_.push_back(std::move(*pool));
   }
   // Waves beyond the lanes queue for one; twice the lanes covers a window of

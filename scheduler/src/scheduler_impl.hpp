@@ -38,6 +38,12 @@ class scheduler_impl {
   void counted(boost::system::error_code ec) noexcept;
   void lane_taken() noexcept;
   void lane_given_back() noexcept;
+  // A lane went into quarantine (its pool watches its fence) / a watch ended.
+  void watch_started() noexcept;
+  static void watch_ended(void* self) noexcept;
+  // With state_mutex_ held: completes the shutdown waiters once no wave
+  // lives and no quarantined lane waits for its fence.
+  void complete_shutdown_locked() noexcept;
 
   // Posts `f` to the executor with its memory from `slab`; counted, so that
   // destruction waits for a device thread still inside the post.
@@ -86,6 +92,8 @@ class scheduler_impl {
   std::condition_variable idle_;
   // Waves prepared and not yet recycled (coroutine ended, completion delivered).
   std::uint64_t live_ = 0;
+  // Quarantined lanes whose fence the pools still watch.
+  std::uint64_t watching_ = 0;
   // The executor's outstanding work while any wave lives: a wave waiting for
   // a fence (completed from a device thread) keeps io_context::run going.
   std::optional<boost::asio::any_io_executor> work_;

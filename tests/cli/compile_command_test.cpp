@@ -2,19 +2,14 @@
 // runs the built binary and checks its exit status, stdout and stderr against
 // docs/INTERFACES.md, "The ferrum command".
 
+#include "ferrum_process.hpp"
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -22,73 +17,11 @@
 
 namespace {
 
-// A file in the temp directory holding `contents`, removed at scope exit.
-class temp_file {
- public:
-  explicit temp_file(std::string_view contents) {
-    std::string pattern = (std::filesystem::temp_directory_path() / "ferrum_cli_test_XXXXXX").string();
-    const int fd = ::mkstemp(pattern.data());
-    REQUIRE(fd >= 0);
-    path_ = pattern;
-    for (std::size_t written = 0; written < contents.size();) {
-      const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
-      REQUIRE(n > 0);
-      written += static_cast<std::size_t>(n);
-    }
-    ::close(fd);
-  }
-  ~temp_file() {
-    std::error_code ignored;
-    std::filesystem::remove(path_, ignored);
-  }
-  temp_file(const temp_file&) = delete;
-  temp_file& operator=(const temp_file&) = delete;
-
-  [[nodiscard]] const std::string& path() const noexcept { return path_; }
-
- private:
-  std::string path_;
-};
-
-struct command_result {
-  int status = -1;  // the exit status; -1 when the command died of a signal
-  std::string out;
-  std::string err;
-};
-
-std::string shell_quote(std::string_view text) {
-  std::string out = "'";
-  for (const char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-// Runs the built `ferrum` with `args`; stdout through a pipe, stderr to a file.
-command_result run_ferrum(const std::vector<std::string>& args) {
-  const temp_file err_file("");
-  std::string command = shell_quote(FERRUM_EXE);
-  for (const std::string& arg : args) command += " " + shell_quote(arg);
-  command += " 2>" + shell_quote(err_file.path()) + " </dev/null";
-
-  command_result result;
-  std::FILE* pipe = ::popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buffer[4096];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) result.out.append(buffer, n);
-  const int wait_status = ::pclose(pipe);
-  REQUIRE(wait_status != -1);
-  if (WIFEXITED(wait_status)) result.status = WEXITSTATUS(wait_status);
-  result.err = read_file(err_file.path());
-  return result;
-}
-
-std::string example_plan(std::string_view name) {
-  return std::string(FERRUM_SOURCE_DIR) + "/examples/plans/" + std::string(name);
-}
+using cli_test::command_result;
+using cli_test::example_plan;
+using cli_test::read_file;
+using cli_test::run_ferrum;
+using cli_test::temp_file;
 
 const std::vector<std::string> example_plans = {"two_nodes.json", "multi_bucket.json", "interval_liveness.json"};
 

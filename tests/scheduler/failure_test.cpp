@@ -6,6 +6,7 @@
 #include <boost/asio/cancellation_signal.hpp>
 
 #include <atomic>
+#include <set>
 #include <thread>
 
 using namespace std::chrono_literals;
@@ -48,12 +49,19 @@ ferrum::gpu::null_device_options hanging(std::chrono::milliseconds duration) {
 }  // namespace
 
 TEST_CASE("failure: a wave cancelled before it starts completes with operation_aborted and takes no lane", "[scheduler]") {
-  fixture f(2, 1);
-  auto encode = [](const ferrum::encode_context&) { FAIL("a cancelled wave encoded"); };
+  fixture f(2, 1, {}, {}, false, 1);
+  // The executor's only thread is held, so the wave cannot start before the
+  // cancellation is emitted.
+  std::promise<void> hold;
+  boost::asio::post(f.pool, [gate = hold.get_future().share()] { gate.wait(); });
+  std::atomic<bool> encoded{false};
+  auto encode = [&](const ferrum::encode_context&) { encoded.store(true); };
   boost::asio::cancellation_signal signal;
   auto done = submit_cancellable(*f.scheduler, encode, signal);
   signal.emit(boost::asio::cancellation_type::terminal);
+  hold.set_value();
   const auto o = sched_test::get(done);
+  CHECK_FALSE(encoded.load());
   CHECK(o.ec == boost::asio::error::operation_aborted);
   CHECK_FALSE(o.report.ended[0].has_value());
   CHECK(f.device->queue().last_submitted() == 0);
@@ -132,10 +140,13 @@ TEST_CASE("failure: a fence timeout fails the wave and quarantines its lane unti
 TEST_CASE("failure: when every lane is quarantined, queued and later waves fail with all_lanes_quarantined", "[scheduler]") {
   fixture f(2, 1, hanging(0ms), {.fence_timeout = 50ms});
   auto encode = [](const ferrum::encode_context&) {};
-  auto first = sched_test::submit(*f.scheduler, encode);
-  auto queued = sched_test::submit(*f.scheduler, encode);
-  CHECK(sched_test::get(first).ec == errc::fence_timeout);
-  CHECK(sched_test::get(queued).ec == errc::all_lanes_quarantined);
+  // Both start at once on the pool's threads: one takes the lane and times
+  // out, the other waits for it and fails when it is quarantined.
+  auto a = sched_test::submit(*f.scheduler, encode);
+  auto b = sched_test::submit(*f.scheduler, encode);
+  const std::set<boost::system::error_code> outcomes{sched_test::get(a).ec, sched_test::get(b).ec};
+  CHECK(outcomes == std::set<boost::system::error_code>{make_error_code(errc::fence_timeout),
+                                                        make_error_code(errc::all_lanes_quarantined)});
   auto later = sched_test::submit(*f.scheduler, encode);
   CHECK(sched_test::get(later).ec == errc::all_lanes_quarantined);
   // The scheduler goes with the hang unresolved: the lane's memory goes to
@@ -195,4 +206,19 @@ TEST_CASE("failure: destroying a scheduler with waves in flight waits for their 
   CHECK(f.device->queue().timeline().reached(2));
   CHECK_FALSE(sched_test::get(a).ec);
   CHECK_FALSE(sched_test::get(b).ec);
+}
+
+TEST_CASE("failure: async_shutdown after a fence timeout completes only once the quarantined lane's fence is reached", "[scheduler]") {
+  fixture f(2, 1, hanging(300ms), {.fence_timeout = 50ms});
+  auto encode = [](const ferrum::encode_context&) {};
+  auto done = sched_test::submit(*f.scheduler, encode);
+  CHECK(sched_test::get(done).ec == errc::fence_timeout);
+  std::promise<boost::system::error_code> drained;
+  f.scheduler->async_shutdown([&](boost::system::error_code ec) { drained.set_value(ec); });
+  auto shutdown = drained.get_future();
+  CHECK(shutdown.wait_for(100ms) == std::future_status::timeout);  // the GPU still holds the lane
+  REQUIRE(shutdown.wait_for(10s) == std::future_status::ready);
+  CHECK_FALSE(shutdown.get());
+  CHECK(f.device->queue().timeline().reached(1));
+  CHECK(f.scheduler->pools()[0]->counts().free == 1);
 }

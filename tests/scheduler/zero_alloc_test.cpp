@@ -7,6 +7,7 @@
 
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/strand.hpp>
 
 #include <atomic>
 #include <cstdlib>
@@ -64,9 +65,10 @@ namespace {
 
 // Keeps `window` waves in flight on a single-threaded io_context until
 // `total` have completed; counts failures without allocating.
+template <class CompletionExecutor>
 struct wave_loop {
   ferrum::scheduler& scheduler;
-  boost::asio::io_context& context;
+  CompletionExecutor completions;
   std::size_t total;
   std::size_t window;
   std::size_t submitted = 0;
@@ -82,7 +84,7 @@ struct wave_loop {
     while (submitted < total && submitted - completed < window) {
       ++submitted;
       scheduler.async_submit({"step", {1, 1, 1}}, *this,
-                             boost::asio::bind_executor(context, [this](boost::system::error_code ec,
+                             boost::asio::bind_executor(completions, [this](boost::system::error_code ec,
                                                                         const ferrum::wave_report&) {
                                ++completed;
                                failed += ec ? 1 : 0;
@@ -91,7 +93,7 @@ struct wave_loop {
     }
   }
 
-  void run(std::size_t waves) {
+  void run(boost::asio::io_context& context, std::size_t waves) {
     total += waves;
     pump();
     context.restart();
@@ -99,31 +101,46 @@ struct wave_loop {
   }
 };
 
-std::uint64_t allocations_over(std::size_t nodes, std::uint32_t lanes, std::size_t encoder_tasks) {
-  boost::asio::io_context context;
+// Runs 200 waves of warm-up, then counts the allocations of 1,000 more;
+// completions are delivered through `completions`.
+template <class CompletionExecutor>
+std::uint64_t count_waves(boost::asio::io_context& context, CompletionExecutor completions, std::size_t nodes,
+                          std::uint32_t lanes, std::size_t encoder_tasks) {
   const auto plan = sched_test::make_plan(nodes, lanes);
   auto program = std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(plan));
   auto device = ::test::null_device();
   auto scheduler = test::require(
       ferrum::scheduler::create(plan, program, *device, context.get_executor(), {.encoder_tasks = encoder_tasks}));
-  wave_loop loop{*scheduler, context, 0, lanes};
+  wave_loop<CompletionExecutor> loop{*scheduler, completions, 0, lanes};
   // Warm-up: waves, frames, slabs and Asio's caches reach their peak. Counted
   // too, to show that the counter sees the scheduler's allocations.
   allocations.store(0);
   counting.store(true);
-  loop.run(200);
+  loop.run(context, 200);
   counting.store(false);
   REQUIRE(loop.completed == 200);
   CHECK(allocations.load() > 0);
   allocations.store(0);
   counting.store(true);
-  loop.run(1000);
+  loop.run(context, 1000);
   counting.store(false);
   REQUIRE(loop.completed == 1200);
   CHECK(loop.failed == 0);
   return allocations.load();
 }
 
+// Completions are delivered on the io_context itself, or through a strand.
+enum class delivery { direct, strand };
+
+std::uint64_t allocations_over(std::size_t nodes, std::uint32_t lanes, std::size_t encoder_tasks,
+                               delivery how = delivery::direct) {
+  if (how == delivery::strand) {
+    boost::asio::io_context context;
+    return count_waves(context, boost::asio::make_strand(context), nodes, lanes, encoder_tasks);
+  }
+  boost::asio::io_context context;
+  return count_waves(context, context.get_executor(), nodes, lanes, encoder_tasks);
+}
 }  // namespace
 
 TEST_CASE("zero allocations: 1,000 waves after warm-up allocate nothing (16 nodes, 3 lanes)", "[scheduler]") {
@@ -134,6 +151,12 @@ TEST_CASE("zero allocations: 1,000 waves after warm-up allocate nothing (16 node
 
 TEST_CASE("zero allocations: also with the nodes split into several encoder tasks", "[scheduler]") {
   const std::uint64_t count = allocations_over(64, 2, 4);
+  INFO(count << " allocations over 1000 waves");
+  CHECK(count == 0);
+}
+
+TEST_CASE("zero allocations: also when completions go through a strand", "[scheduler]") {
+  const std::uint64_t count = allocations_over(16, 3, 1, delivery::strand);
   INFO(count << " allocations over 1000 waves");
   CHECK(count == 0);
 }

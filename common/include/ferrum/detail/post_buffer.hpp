@@ -2,34 +2,43 @@
 // asynchronous operation posts to complete (internal).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <new>
 
 namespace ferrum::detail {
 
-// Room for the one function object a completion posts to the waiter's
-// executor, so that a wait completed from a device's thread (which has no
-// Asio recycling cache) allocates nothing. Larger requests fall back to new.
+// Room for what a completion posts to the waiter's executor, so that an
+// operation completed from a device's thread (which has no Asio recycling
+// cache) allocates nothing: the posted function object, and a second block
+// for executors that add one of their own (a strand's invoker). Larger or
+// further requests fall back to new. Allocation and deallocation may happen
+// on different threads.
 class post_buffer {
  public:
   void* allocate(std::size_t bytes, std::size_t alignment) {
-    if (!in_use_ && bytes <= sizeof(storage_) && alignment <= alignof(std::max_align_t)) {
-      in_use_ = true;
-      return storage_;
+    if (bytes <= block_bytes && alignment <= alignof(std::max_align_t)) {
+      for (std::size_t i = 0; i < blocks; ++i) {
+        if (!in_use_[i].exchange(true, std::memory_order_acquire)) return storage_[i];
+      }
     }
     return ::operator new(bytes, std::align_val_t(alignment));
   }
   void deallocate(void* pointer, std::size_t alignment) noexcept {
-    if (pointer == storage_) {
-      in_use_ = false;
-      return;
+    for (std::size_t i = 0; i < blocks; ++i) {
+      if (pointer == storage_[i]) {
+        in_use_[i].store(false, std::memory_order_release);
+        return;
+      }
     }
     ::operator delete(pointer, std::align_val_t(alignment));
   }
 
  private:
-  alignas(std::max_align_t) unsigned char storage_[192];
-  bool in_use_ = false;
+  static constexpr std::size_t blocks = 2;
+  static constexpr std::size_t block_bytes = 192;
+  alignas(std::max_align_t) unsigned char storage_[blocks][block_bytes];
+  std::atomic<bool> in_use_[blocks] = {};
 };
 
 template <class T>

@@ -121,6 +121,13 @@ class lane_pool {
   // Fails every queued and later waiter with `ec` (pool_closed on shutdown).
   void close(boost::system::error_code ec);
 
+  // Called (on the device's thread) whenever a quarantined lane's fence watch
+  // ends: the lane is back, or its device failed. Set before any wave runs.
+  void on_watch_end(void (*callback)(void* context) noexcept, void* context) noexcept {
+    watch_end_ = callback;
+    watch_end_context_ = context;
+  }
+
  private:
   friend struct lane::fence_watch;
   enum class lane_state : std::uint8_t { free, in_flight, quarantined };
@@ -147,6 +154,8 @@ class lane_pool {
   waiter* tail_ = nullptr;
   std::size_t waiting_ = 0;
   boost::system::error_code closed_;
+  void (*watch_end_)(void* context) noexcept = nullptr;
+  void* watch_end_context_ = nullptr;
 };
 
 }  // namespace ferrum

@@ -151,7 +151,9 @@ class scheduler {
 
   // Stops accepting waves (later ones fail with scheduler_shut_down), lets
   // every wave accepted before run to its end, and completes once all of
-  // them have completed: every lane is then back or quarantined. Completion signature: void(boost::system::error_code),
+  // them have completed and every quarantined lane's fence was reached (or
+  // its device failed): the GPU then holds no lane. A fence that never
+  // comes (a hung GPU that is never declared lost) keeps it waiting. Completion signature: void(boost::system::error_code),
   // on the handler's associated executor.
   template <class CompletionToken>
   auto async_shutdown(CompletionToken&& token) {

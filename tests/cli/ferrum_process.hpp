@@ -1,0 +1,107 @@
+// ferrum_process.hpp — runs the built `ferrum` (FERRUM_EXE) as a child
+// process for end-to-end tests: its exit status, stdout and stderr.
+//
+//   const cli_test::command_result r = cli_test::run_ferrum({"run", plan, "--json"});
+//   CHECK(r.status == 0);
+//   const auto env = cli_test::run_ferrum({"run", plan}, {{"FERRUM_RUN_CORRUPT_WAVE", "3"}});
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace cli_test {
+
+// A file in the temp directory holding `contents`, removed at scope exit.
+class temp_file {
+ public:
+  explicit temp_file(std::string_view contents) {
+    std::string pattern = (std::filesystem::temp_directory_path() / "ferrum_cli_test_XXXXXX").string();
+    const int fd = ::mkstemp(pattern.data());
+    REQUIRE(fd >= 0);
+    path_ = pattern;
+    for (std::size_t written = 0; written < contents.size();) {
+      const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
+      REQUIRE(n > 0);
+      written += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+  }
+  ~temp_file() {
+    std::error_code ignored;
+    std::filesystem::remove(path_, ignored);
+  }
+  temp_file(const temp_file&) = delete;
+  temp_file& operator=(const temp_file&) = delete;
+
+  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+
+ private:
+  std::string path_;
+};
+
+struct command_result {
+  int status = -1;  // the exit status; -1 when the command died of a signal
+  std::string out;
+  std::string err;
+};
+
+inline std::string shell_quote(std::string_view text) {
+  std::string out = "'";
+  for (const char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Runs the built `ferrum` with `args` and the variables `env` added to the
+// environment; stdout through a pipe, stderr to a file, stdin from
+// /dev/null (so neither stdout nor stderr is a terminal).
+inline command_result run_ferrum(const std::vector<std::string>& args,
+                                 const std::vector<std::pair<std::string, std::string>>& env = {}) {
+  const temp_file err_file("");
+  std::string command;
+  for (const auto& [name, value] : env) command += name + "=" + shell_quote(value) + " ";
+  command += shell_quote(FERRUM_EXE);
+  for (const std::string& arg : args) command += " " + shell_quote(arg);
+  command += " 2>" + shell_quote(err_file.path()) + " </dev/null";
+
+  command_result result;
+  std::FILE* pipe = ::popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) result.out.append(buffer, n);
+  const int wait_status = ::pclose(pipe);
+  REQUIRE(wait_status != -1);
+  if (WIFEXITED(wait_status)) result.status = WEXITSTATUS(wait_status);
+  result.err = read_file(err_file.path());
+  return result;
+}
+
+inline std::string example_plan(std::string_view name) {
+  return std::string(FERRUM_SOURCE_DIR) + "/examples/plans/" + std::string(name);
+}
+
+// Whether `text` is exactly one line (ending in a newline).
+inline bool one_line(const std::string& text) {
+  return !text.empty() && text.back() == '\n' && std::count(text.begin(), text.end(), '\n') == 1;
+}
+
+inline bool starts_with(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
+
+}  // namespace cli_test

@@ -1,0 +1,427 @@
+// End-to-end tests of `ferrum run`: each runs the built binary and checks its
+// exit status, its ferrum.run.v1 report and its errors against
+// docs/INTERFACES.md ("The ferrum command", "ferrum.run.v1"). Wave counts
+// stay small: the suite also runs under the sanitizers.
+#include "ferrum_process.hpp"
+
+#include "ferrum/gpu/null_device.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+using cli_test::command_result;
+using cli_test::example_plan;
+using cli_test::run_ferrum;
+
+namespace {
+
+// Runs `ferrum run PLAN --json` plus `extra`, and parses stdout.
+// Parsed in order: the report's key order is part of its format.
+struct json_run {
+  command_result result;
+  nlohmann::ordered_json report;
+};
+
+json_run run_json(const std::string& plan, const std::vector<std::string>& extra,
+                  const std::vector<std::pair<std::string, std::string>>& env = {}) {
+  std::vector<std::string> args{"run", plan, "--json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  json_run run{run_ferrum(args, env), {}};
+  INFO("stdout: " << run.result.out << "\nstderr: " << run.result.err);
+  REQUIRE(nlohmann::json::accept(run.result.out));
+  run.report = nlohmann::ordered_json::parse(run.result.out);
+  return run;
+}
+
+std::uint64_t u64(const nlohmann::ordered_json& j) { return j.get<std::uint64_t>(); }
+
+// The invariants of every report: the documented shape, and every wave
+// completed, failed or was cancelled.
+void check_report(const nlohmann::ordered_json& r, std::uint64_t waves, std::string_view device) {
+  INFO(r.dump(2));
+  REQUIRE(r.is_object());
+  std::vector<std::string> keys;
+  for (const auto& item : r.items()) keys.push_back(item.key());
+  CHECK(keys == std::vector<std::string>{"format", "device", "plan_hash", "waves", "lanes", "latency_us",
+                                         "allocations_per_wave", "violations", "faults"});
+  CHECK(r["format"] == "ferrum.run.v1");
+  CHECK(r["device"] == device);
+  CHECK(cli_test::starts_with(r["plan_hash"].get<std::string>(), "sha256/"));
+  CHECK(r["plan_hash"].get<std::string>().size() == 7 + 64);
+
+  const nlohmann::ordered_json& w = r["waves"];
+  keys.clear();
+  for (const auto& item : w.items()) keys.push_back(item.key());
+  CHECK(keys == std::vector<std::string>{"requested", "completed", "failed", "cancelled"});
+  CHECK(u64(w["requested"]) == waves);
+  CHECK(u64(w["completed"]) + u64(w["failed"]) + u64(w["cancelled"]) == waves);
+
+  const nlohmann::ordered_json& lanes = r["lanes"];
+  keys.clear();
+  for (const auto& item : lanes.items()) keys.push_back(item.key());
+  CHECK(keys == std::vector<std::string>{"per_bucket", "max_in_flight", "quarantined"});
+  CHECK(u64(lanes["max_in_flight"]) >= 1);
+
+  const nlohmann::ordered_json& latency = r["latency_us"];
+  keys.clear();
+  for (const auto& item : latency.items()) keys.push_back(item.key());
+  CHECK(keys == std::vector<std::string>{"wave_p50", "wave_p99", "fence_wake_p50", "fence_wake_p99"});
+  for (const auto& item : latency.items()) {
+    CHECK(item.value().is_number());
+    CHECK(item.value().get<double>() >= 0.0);
+  }
+  CHECK(latency["wave_p50"].get<double>() <= latency["wave_p99"].get<double>());
+  CHECK(latency["fence_wake_p50"].get<double>() <= latency["fence_wake_p99"].get<double>());
+  CHECK(r["allocations_per_wave"].is_number());
+  CHECK(r["allocations_per_wave"].get<double>() >= 0.0);
+  CHECK(r["violations"].is_number_unsigned());
+
+  const nlohmann::ordered_json& faults = r["faults"];
+  keys.clear();
+  for (const auto& item : faults.items()) keys.push_back(item.key());
+  CHECK(keys == std::vector<std::string>{"injected", "surfaced"});
+}
+
+// A healthy faulted run: exit 0, no violation, every fault surfaced.
+void check_healthy(const json_run& run, std::uint64_t waves) {
+  INFO("stdout: " << run.result.out << "\nstderr: " << run.result.err);
+  CHECK(run.result.status == 0);
+  CHECK(run.result.err.empty());
+  check_report(run.report, waves, "null");
+  CHECK(u64(run.report["violations"]) == 0);
+  CHECK(u64(run.report["faults"]["surfaced"]) == u64(run.report["faults"]["injected"]));
+}
+
+// A seed whose null-device decisions give `kind` to one of submissions 1..3
+// and to none of the others up to `waves`, so that the fault is certainly
+// reached (every wave submits until a hang or loss) and happens once.
+std::uint64_t seed_with_early(ferrum::gpu::fault_kind kind, double probability, std::uint64_t waves) {
+  ferrum::gpu::null_fault_options options;
+  (kind == ferrum::gpu::fault_kind::hang ? options.hang : options.lost) = probability;
+  for (std::uint64_t seed = 1; seed < 100000; ++seed) {
+    options.seed = seed;
+    std::uint64_t first = 0;
+    std::uint64_t count = 0;
+    for (std::uint64_t v = 1; v <= waves; ++v) {
+      if (const auto f = ferrum::gpu::decide_fault(options, v); f && f->kind == kind) {
+        if (first == 0) first = v;
+        ++count;
+      }
+    }
+    if (first != 0 && first <= 3 && count == 1) return seed;
+  }
+  FAIL("no seed gives an early fault");
+  return 0;
+}
+
+// A plan with one workspace resource and no binding resources: it compiles,
+// but the scheduler has nothing to bind.
+const char* const workspace_only_plan = R"({
+  "format": "ferrum.plan.v1",
+  "nodes": [ { "id": "node/only", "resources": ["resource/scratch"] } ],
+  "resources": [
+    { "id": "resource/scratch", "pool": "pool/scratch", "kind": "workspace",
+      "demand": { "base": 0, "per_unit": 256, "dimension": 1 }, "alignment": 256,
+      "lifetime": "invocation", "usage": "storage", "element": "f32",
+      "storage": { "allocator": "linear-arena", "view": "contiguous",
+                   "contract": "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb" } } ],
+  "buckets": [ { "class": "step", "capacity": [1, 4, 1],
+                 "budgets": [ { "pool": "pool/scratch", "min": 0, "max": 4096 } ] } ],
+  "lanes": 2,
+  "budget_bytes": 65536
+})";
+
+// A usage error: exit 1, one stderr line naming usage_error, nothing on stdout.
+void check_usage_error(const std::vector<std::string>& args, std::string_view fragment) {
+  const command_result r = run_ferrum(args);
+  INFO("stderr: " << r.err);
+  CHECK(r.status == 1);
+  CHECK(r.out.empty());
+  CHECK(cli_test::one_line(r.err));
+  CHECK(cli_test::starts_with(r.err, "ferrum: error: usage_error: "));
+  CHECK(r.err.find(fragment) != std::string::npos);
+}
+
+// The environment of a --device vulkan run: under AddressSanitizer without
+// leak checking (as the vulkan tests, tests/gpu/vulkan/CMakeLists.txt):
+// Mesa's lavapipe and the libraries it loads leak from one-time
+// initialization, which no suppression can name once they are unloaded.
+// Every other ASan check still applies.
+std::vector<std::pair<std::string, std::string>> vulkan_environment() {
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  return {{"ASAN_OPTIONS", (asan != nullptr && *asan != '\0' ? std::string(asan) + ":" : std::string()) +
+                               "detect_leaks=0"}};
+}
+
+bool vulkan_required() {
+  const char* value = std::getenv("FERRUM_REQUIRE_VULKAN");
+  return value != nullptr && std::string_view(value) == "1";
+}
+
+// Whether a --device vulkan run found no driver (and may be skipped).
+bool skipped_without_vulkan(const command_result& r) {
+  if (r.status != 1 || r.err.find("vulkan_unavailable") == std::string::npos) return false;
+  if (vulkan_required()) {
+    FAIL("no Vulkan driver, and FERRUM_REQUIRE_VULKAN=1: " << r.err);
+  }
+  WARN("skipped: no usable Vulkan driver (" << r.err << "); set FERRUM_REQUIRE_VULKAN=1 to fail instead");
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("ferrum run: a healthy run on the null device completes every wave without violations", "[cli]") {
+  const json_run run = run_json(example_plan("multi_bucket.json"), {"--waves", "60"});
+  check_healthy(run, 60);
+  const nlohmann::ordered_json& r = run.report;
+  CHECK(u64(r["waves"]["completed"]) == 60);
+  CHECK(u64(r["faults"]["injected"]) == 0);
+  CHECK(u64(r["lanes"]["per_bucket"]) == 3);
+  CHECK(u64(r["lanes"]["quarantined"]) == 0);
+  // Three buckets of three lanes: never more than nine waves hold a lane.
+  CHECK(u64(r["lanes"]["max_in_flight"]) <= 9);
+  CHECK(r["latency_us"]["wave_p50"].get<double>() > 0.0);
+  // The null device stamps each submission's end: the wake is measured.
+  CHECK(r["latency_us"]["fence_wake_p50"].get<double>() > 0.0);
+}
+
+TEST_CASE("ferrum run: the report's plan_hash is the one ferrum compile prints", "[cli]") {
+  const json_run run = run_json(example_plan("two_nodes.json"), {"--waves", "5"});
+  const command_result compiled = run_ferrum({"compile", example_plan("two_nodes.json"), "--json"});
+  REQUIRE(compiled.status == 0);
+  CHECK(run.report["plan_hash"] == nlohmann::ordered_json::parse(compiled.out)["plan_hash"]);
+}
+
+TEST_CASE("ferrum run: without --json the summary names the device, the waves and the violations", "[cli]") {
+  const command_result r = run_ferrum({"run", example_plan("two_nodes.json"), "--waves", "20", "--threads", "1"});
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.status == 0);
+  // stderr is not a terminal here: no progress bar, nothing at all.
+  CHECK(r.err.empty());
+  CHECK(r.out.find("on null (null)") != std::string::npos);
+  CHECK(r.out.find("20 requested: 20 completed, 0 failed, 0 cancelled") != std::string::npos);
+  CHECK(r.out.find("violations   0") != std::string::npos);
+  CHECK(r.out.find("0 injected, 0 surfaced") != std::string::npos);
+}
+
+TEST_CASE("ferrum run: delay faults surface without failing a wave", "[cli]") {
+  const json_run run = run_json(example_plan("multi_bucket.json"), {"--waves", "40", "--fault", "delay:0.5"});
+  check_healthy(run, 40);
+  CHECK(u64(run.report["waves"]["completed"]) == 40);
+  CHECK(u64(run.report["faults"]["injected"]) > 0);
+}
+
+TEST_CASE("ferrum run: each encoder fault fails exactly its wave with encoder_failed", "[cli]") {
+  const json_run run = run_json(example_plan("multi_bucket.json"), {"--waves", "40", "--fault", "encoder:0.3"});
+  check_healthy(run, 40);
+  CHECK(u64(run.report["faults"]["injected"]) > 0);
+  CHECK(u64(run.report["waves"]["failed"]) == u64(run.report["faults"]["injected"]));
+  CHECK(u64(run.report["waves"]["cancelled"]) == 0);
+}
+
+TEST_CASE("ferrum run: each cancel fault cancels exactly its wave", "[cli]") {
+  const json_run run = run_json(example_plan("multi_bucket.json"), {"--waves", "40", "--fault", "cancel:0.4"});
+  check_healthy(run, 40);
+  CHECK(u64(run.report["faults"]["injected"]) > 0);
+  CHECK(u64(run.report["waves"]["cancelled"]) == u64(run.report["faults"]["injected"]));
+  CHECK(u64(run.report["waves"]["failed"]) == 0);
+}
+
+TEST_CASE("ferrum run: the same seed injects the same faults", "[cli]") {
+  const std::vector<std::string> args{"--waves", "30", "--fault", "delay:0.2,encoder:0.2,cancel:0.2", "--seed", "7"};
+  const json_run first = run_json(example_plan("two_nodes.json"), args);
+  const json_run second = run_json(example_plan("two_nodes.json"), args);
+  check_healthy(first, 30);
+  check_healthy(second, 30);
+  CHECK(first.report["faults"] == second.report["faults"]);
+  CHECK(first.report["waves"] == second.report["waves"]);
+}
+
+TEST_CASE("ferrum run: a lost device fails the later waves and the loss surfaces", "[cli]") {
+  const std::uint64_t seed = seed_with_early(ferrum::gpu::fault_kind::lost, 0.05, 40);
+  const json_run run = run_json(example_plan("multi_bucket.json"),
+                                {"--waves", "40", "--fault", "lost:0.05", "--seed", std::to_string(seed)});
+  check_healthy(run, 40);
+  CHECK(u64(run.report["faults"]["injected"]) == 1);
+  CHECK(u64(run.report["waves"]["failed"]) >= 37);
+  // The lanes that had work on the lost device stay out of service.
+  CHECK(u64(run.report["lanes"]["quarantined"]) >= 1);
+}
+
+TEST_CASE("ferrum run: a hang times out its wave, stalls those behind it, and the lanes come back", "[cli]") {
+  const std::uint64_t seed = seed_with_early(ferrum::gpu::fault_kind::hang, 0.05, 30);
+  const json_run run =
+      run_json(example_plan("two_nodes.json"),
+               {"--waves", "30", "--fault", "hang:0.05", "--seed", std::to_string(seed), "--fence-timeout", "250"});
+  check_healthy(run, 30);
+  CHECK(u64(run.report["faults"]["injected"]) == 1);
+  CHECK(u64(run.report["waves"]["failed"]) >= 1);
+  // The hang ended (five fence timeouts) before the run did.
+  CHECK(u64(run.report["lanes"]["quarantined"]) == 0);
+}
+
+TEST_CASE("ferrum run: every fault kind at once surfaces as injected", "[cli]") {
+  // A seed whose device faults include a loss halfway through and no hang
+  // before it, so that delays, encoder faults and cancellations all happen
+  // first (a hang would fail nearly every later wave with
+  // all_lanes_quarantined; the hang test covers that).
+  ferrum::gpu::null_fault_options device{.seed = 0, .lost = 0.01, .hang = 0.01, .delay = 0.1};
+  std::optional<std::uint64_t> seed;
+  for (std::uint64_t candidate = 1; candidate < 100000 && !seed; ++candidate) {
+    device.seed = candidate;
+    std::uint64_t first_lost = 0;
+    bool hang = false;
+    for (std::uint64_t v = 1; v <= 60 && first_lost == 0; ++v) {
+      const auto f = ferrum::gpu::decide_fault(device, v);
+      if (f && f->kind == ferrum::gpu::fault_kind::lost) first_lost = v;
+      hang = hang || (f && f->kind == ferrum::gpu::fault_kind::hang);
+    }
+    if (!hang && first_lost >= 20 && first_lost <= 35) seed = candidate;
+  }
+  REQUIRE(seed);
+  const json_run run =
+      run_json(example_plan("multi_bucket.json"), {"--waves", "60", "--fault",
+                                                   "delay:0.1,hang:0.01,lost:0.01,encoder:0.05,cancel:0.05", "--seed",
+                                                   std::to_string(*seed)});
+  check_healthy(run, 60);
+  // The loss, and some of the others before it.
+  CHECK(u64(run.report["faults"]["injected"]) >= 2);
+  CHECK(u64(run.report["waves"]["failed"]) >= 60 - 35);
+}
+
+TEST_CASE("ferrum run: a stale slot is counted as violations and fails the run with exit 3", "[cli]") {
+  // The checks' self-test: wave 3's first slot (in node order) gets wave 2's
+  // pattern; each of its words must be one violation.
+  const json_run run =
+      run_json(example_plan("multi_bucket.json"), {"--waves", "12"}, {{"FERRUM_RUN_CORRUPT_WAVE", "3"}});
+  INFO("stderr: " << run.result.err);
+  CHECK(run.result.status == 3);
+  check_report(run.report, 12, "null");
+  const command_result compiled = run_ferrum({"compile", example_plan("multi_bucket.json"), "--json"});
+  REQUIRE(compiled.status == 0);
+  const nlohmann::ordered_json buckets = nlohmann::ordered_json::parse(compiled.out)["buckets"];
+  // Waves go to the buckets in turn: wave 3 runs in the third.
+  const nlohmann::ordered_json& slots = buckets.at((3 - 1) % buckets.size())["program_binding"]["slots"];
+  std::uint64_t first_slot_words = 0;
+  for (const auto& slot : slots)
+    if (slot["node_index"] == 0) first_slot_words = u64(slot["capacity"]) / 4;
+  CHECK(first_slot_words > 0);
+  CHECK(u64(run.report["violations"]) == first_slot_words);
+  CHECK(u64(run.report["waves"]["completed"]) == 12);
+  CHECK(cli_test::one_line(run.result.err));
+  CHECK(cli_test::starts_with(run.result.err, "ferrum: error: run_failed: "));
+  CHECK(run.result.err.find("violations") != std::string::npos);
+}
+
+TEST_CASE("ferrum run: a rejected plan exits 2 with the error line of compile", "[cli]") {
+  nlohmann::json plan = nlohmann::json::parse(cli_test::read_file(example_plan("two_nodes.json")));
+  plan["resources"][0]["alignment"] = 3;
+  const cli_test::temp_file file(plan.dump());
+  const command_result r = run_ferrum({"run", file.path()});
+  INFO("stderr: " << r.err);
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());
+  CHECK(cli_test::one_line(r.err));
+  CHECK(cli_test::starts_with(r.err, "ferrum: error: invalid_alignment: "));
+
+  const command_result json = run_ferrum({"run", file.path(), "--json"});
+  CHECK(json.status == 2);
+  REQUIRE(nlohmann::json::accept(json.out));
+  CHECK(nlohmann::json::parse(json.out)["error"]["code"] == "invalid_alignment");
+}
+
+TEST_CASE("ferrum run: a plan without binding nodes exits 2 with no_binding_layout", "[cli]") {
+  const cli_test::temp_file file(workspace_only_plan);
+  const command_result r = run_ferrum({"run", file.path(), "--waves", "3"});
+  INFO("stderr: " << r.err);
+  CHECK(r.status == 2);
+  CHECK(cli_test::one_line(r.err));
+  CHECK(cli_test::starts_with(r.err, "ferrum: error: no_binding_layout: "));
+}
+
+TEST_CASE("ferrum run: a missing plan file exits 1 with io_error", "[cli]") {
+  const command_result r = run_ferrum({"run", "/nonexistent/ferrum/plan.json"});
+  CHECK(r.status == 1);
+  CHECK(cli_test::one_line(r.err));
+  CHECK(cli_test::starts_with(r.err, "ferrum: error: io_error: "));
+}
+
+TEST_CASE("ferrum run: malformed fault specs are usage errors", "[cli]") {
+  const std::string plan = example_plan("two_nodes.json");
+  check_usage_error({"run", plan, "--fault", "boom:0.1"}, "unknown fault kind 'boom'");
+  check_usage_error({"run", plan, "--fault", "delay:1.5"}, "[0, 1]");
+  check_usage_error({"run", plan, "--fault", "delay:-0.1"}, "'delay:-0.1'");
+  check_usage_error({"run", plan, "--fault", "hang:nan"}, "[0, 1]");
+  check_usage_error({"run", plan, "--fault", "lost:0.1x"}, "decimal number");
+  check_usage_error({"run", plan, "--fault", "delay"}, "not kind:probability");
+  check_usage_error({"run", plan, "--fault", "delay:0.1,"}, "not kind:probability");
+  check_usage_error({"run", plan, "--fault", "encoder:0.1,encoder:0.2"}, "given twice");
+  check_usage_error({"run", plan, "--fault", ""}, "--fault");
+}
+
+TEST_CASE("ferrum run: bad devices, wave counts, threads and timeouts are usage errors", "[cli]") {
+  const std::string plan = example_plan("two_nodes.json");
+  check_usage_error({"run", plan, "--device", "metal"}, "unknown device 'metal'");
+  check_usage_error({"run", plan, "--waves", "0"}, "--waves");
+  check_usage_error({"run", plan, "--waves", "-3"}, "--waves");
+  check_usage_error({"run", plan, "--waves", "many"}, "--waves");
+  check_usage_error({"run", plan, "--threads", "0"}, "--threads");
+  check_usage_error({"run", plan, "--fence-timeout", "0"}, "--fence-timeout");
+  check_usage_error({"run", plan, "--bogus"}, "--bogus");
+  check_usage_error({"run"}, "PLAN");
+  // Checked before any device is made: the same without a Vulkan driver.
+  check_usage_error({"run", plan, "--device", "vulkan", "--fault", "hang:0.1"}, "--device null");
+}
+
+TEST_CASE("ferrum run: --json carries usage errors found after parsing as an error object", "[cli]") {
+  const command_result r = run_ferrum({"run", example_plan("two_nodes.json"), "--json", "--fault", "boom:1"});
+  CHECK(r.status == 1);
+  REQUIRE(nlohmann::json::accept(r.out));
+  CHECK(nlohmann::json::parse(r.out)["error"]["code"] == "usage_error");
+}
+
+TEST_CASE("ferrum run: help run describes the options and the fault kinds", "[cli]") {
+  const command_result r = run_ferrum({"help", "run"});
+  CHECK(r.status == 0);
+  for (const char* word : {"--device", "--waves", "--threads", "--seed", "--fault", "--fence-timeout", "--json",
+                           "delay", "hang", "lost", "encoder", "cancel", "Exit status"})
+    CHECK(r.out.find(word) != std::string::npos);
+}
+
+TEST_CASE("ferrum run: --device vulkan runs the checking encoders on the GPU", "[cli][vulkan]") {
+  const command_result r = run_ferrum({"run", example_plan("multi_bucket.json"), "--device", "vulkan", "--waves",
+                                       "30", "--fault", "encoder:0.1,cancel:0.1", "--json"},
+                                      vulkan_environment());
+  if (skipped_without_vulkan(r)) return;
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.status == 0);
+  REQUIRE(nlohmann::json::accept(r.out));
+  const nlohmann::ordered_json report = nlohmann::ordered_json::parse(r.out);
+  check_report(report, 30, "vulkan");
+  CHECK(u64(report["violations"]) == 0);
+  CHECK(u64(report["faults"]["surfaced"]) == u64(report["faults"]["injected"]));
+  CHECK(u64(report["waves"]["completed"]) > 0);
+  // Vulkan runs no host functions: the fence wake is not measured.
+  CHECK(report["latency_us"]["fence_wake_p50"].get<double>() == 0.0);
+}
+
+TEST_CASE("ferrum run: the Vulkan checks see a stale slot too", "[cli][vulkan]") {
+  const command_result r = run_ferrum({"run", example_plan("two_nodes.json"), "--device", "vulkan", "--waves", "6",
+                                       "--json"},
+                                      [] {
+                                        auto env = vulkan_environment();
+                                        env.emplace_back("FERRUM_RUN_CORRUPT_WAVE", "4");
+                                        return env;
+                                      }());
+  if (skipped_without_vulkan(r)) return;
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.status == 3);
+  REQUIRE(nlohmann::json::accept(r.out));
+  CHECK(u64(nlohmann::ordered_json::parse(r.out)["violations"]) > 0);
+}

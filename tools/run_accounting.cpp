@@ -1,0 +1,175 @@
+#include "run_accounting.hpp"
+
+#include <boost/asio/error.hpp>
+
+#include <algorithm>
+#include <chrono>
+
+namespace ferrum::tools {
+namespace {
+
+using boost::system::error_code;
+
+constexpr std::size_t max_examples = 3;
+
+double micros(std::chrono::steady_clock::duration d) noexcept {
+  return std::max(0.0, std::chrono::duration<double, std::micro>(d).count());
+}
+
+std::optional<std::chrono::steady_clock::time_point> ended(const wave_report& r, wave_phase phase) noexcept {
+  return r.ended[static_cast<std::size_t>(phase)];
+}
+
+}  // namespace
+
+std::uint64_t run_tally::injected() const noexcept {
+  return delay.injected + hang.injected + lost.injected + encoder.injected + cancel.injected;
+}
+
+std::uint64_t run_tally::surfaced() const noexcept {
+  return delay.surfaced + hang.surfaced + lost.surfaced + encoder.surfaced + cancel.surfaced;
+}
+
+bool run_tally::all_surfaced() const noexcept {
+  for (const fault_tally* t : {&delay, &hang, &lost, &encoder, &cancel})
+    if (t->surfaced != t->injected) return false;
+  return true;
+}
+
+run_accounting::run_accounting(const gpu::device& device, std::optional<gpu::null_fault_options> device_faults,
+                               const fence_stamps* stamps, std::uint64_t waves)
+    : device_(device), device_faults_(device_faults), stamps_(stamps) {
+  // Reserved up front: recording a successful wave allocates nothing, so
+  // the run's allocation count is the scheduler's and the device's.
+  tally_.wave_us.reserve(waves);
+  if (stamps_ != nullptr) tally_.fence_wake_us.reserve(waves);
+  tally_.outcomes.reserve(16);
+  tally_.unexplained_examples.reserve(max_examples);
+}
+
+void run_accounting::scan(std::uint64_t value) noexcept {
+  if (!device_faults_) return;
+  for (; scanned_ < value; ++scanned_) {
+    const std::uint64_t submission = scanned_ + 1;
+    const auto fault = gpu::decide_fault(*device_faults_, submission);
+    if (!fault) continue;
+    if (fault->kind == gpu::fault_kind::hang && !first_hang_) first_hang_ = submission;
+    if (fault->kind == gpu::fault_kind::lost && !first_lost_) first_lost_ = submission;
+  }
+}
+
+bool run_accounting::reached(std::uint64_t value) const noexcept { return !first_lost_ || value <= *first_lost_; }
+
+bool run_accounting::loss_injected() const noexcept {
+  return first_lost_ && *first_lost_ <= scanned_ && device_.lost();
+}
+
+bool run_accounting::hang_injected_at_or_below(std::uint64_t value) const noexcept {
+  return first_hang_ && *first_hang_ <= value && reached(*first_hang_);
+}
+
+void run_accounting::count_outcome(const error_code& ec) {
+  if (!ec) {
+    ++tally_.completed;
+    return;
+  }
+  if (ec == boost::asio::error::operation_aborted) {
+    ++tally_.cancelled;
+  } else {
+    ++tally_.failed;
+  }
+  const std::string name = ec == boost::asio::error::operation_aborted ? "operation_aborted" : error_code_name(ec);
+  const auto known = std::find_if(tally_.outcomes.begin(), tally_.outcomes.end(),
+                                  [&](const auto& entry) { return entry.first == name; });
+  if (known != tally_.outcomes.end()) {
+    ++known->second;
+  } else {
+    tally_.outcomes.emplace_back(name, 1);
+  }
+}
+
+void run_accounting::note_unexplained(const error_code& ec, const wave_report& report, const wave_facts& facts) {
+  ++tally_.unexplained;
+  if (tally_.unexplained_examples.size() >= max_examples) return;
+  std::string line = "wave " + std::to_string(report.wave);
+  if (report.wave != facts.wave) line += " (expected id " + std::to_string(facts.wave) + ")";
+  if (report.bucket != nullptr) line += " in " + report.bucket->str() + " lane " + std::to_string(report.lane);
+  line += ": ";
+  line += !ec ? std::string("ok") : ec == boost::asio::error::operation_aborted ? "operation_aborted" : error_code_name(ec);
+  if (!report.message.empty()) line += " (" + printable(report.message, 200) + ")";
+  tally_.unexplained_examples.push_back(std::move(line));
+}
+
+void run_accounting::record(error_code ec, const wave_report& report, const wave_facts& facts) {
+  count_outcome(ec);
+  const std::uint64_t value = report.fence_value;
+  // Everything submitted so far: a loss or hang at any of those values may
+  // explain a wave that never reached the GPU (all_lanes_quarantined).
+  scan(std::max(value, device_.queue().last_submitted()));
+  // The device's fault on the wave's submission, when the device ran it.
+  // (Not an optional: g++ 12 at -O1 sees it as maybe uninitialized.)
+  bool device_faulted = false;
+  gpu::fault_decision device_fault{gpu::fault_kind::delay, {}};
+  if (device_faults_ && value != 0 && reached(value)) {
+    if (const auto decided = gpu::decide_fault(*device_faults_, value)) {
+      device_faulted = true;
+      device_fault = *decided;
+    }
+  }
+  const auto device_fault_is = [&](gpu::fault_kind kind) { return device_faulted && device_fault.kind == kind; };
+
+  if (facts.encoder_threw) ++tally_.encoder.injected;
+  if (facts.cancel_emitted) ++tally_.cancel.injected;
+  // Ids are the driver's submission order; a wave with another id got
+  // another wave's faults and seeds.
+  const bool id_ok = report.wave == facts.wave;
+
+  if (!ec) {
+    if (const auto fence = ended(report, wave_phase::fence), release = ended(report, wave_phase::release);
+        fence && release) {
+      tally_.wave_us.push_back(micros(*release - report.started));
+      if (stamps_ != nullptr && !device_faulted) {
+        if (const auto stamp = stamps_->stamp_of(report.wave)) tally_.fence_wake_us.push_back(micros(*fence - *stamp));
+      }
+      const auto encoded = ended(report, wave_phase::encode);
+      if (device_fault_is(gpu::fault_kind::delay) && encoded && *fence - *encoded >= device_fault.delay)
+        ++tally_.delay.surfaced;
+    }
+    if (!id_ok) note_unexplained(ec, report, facts);
+    return;
+  }
+
+  const bool aborted = ec == boost::asio::error::operation_aborted;
+  const bool by_loss = (ec == errc::device_lost || ec == errc::all_lanes_quarantined) && loss_injected();
+  bool explained = false;
+  if (ec == errc::encoder_failed) {
+    explained = facts.encoder_threw;
+  } else if (aborted) {
+    explained = facts.cancel_emitted;
+  } else if (ec == errc::fence_timeout) {
+    explained = value != 0 && hang_injected_at_or_below(value);
+  } else if (ec == errc::device_lost) {
+    explained = by_loss;
+  } else if (ec == errc::all_lanes_quarantined) {
+    explained = by_loss || hang_injected_at_or_below(scanned_);
+  }
+  explained = explained && id_ok;
+
+  if (facts.encoder_threw && (ec == errc::encoder_failed || by_loss)) ++tally_.encoder.surfaced;
+  if (facts.cancel_emitted && (aborted || by_loss)) ++tally_.cancel.surfaced;
+  if (explained) {
+    if (device_fault_is(gpu::fault_kind::delay)) ++tally_.delay.surfaced;
+    if (device_fault_is(gpu::fault_kind::hang) && ec == errc::fence_timeout) ++tally_.hang.surfaced;
+    if (device_fault_is(gpu::fault_kind::lost)) ++tally_.lost.surfaced;
+  } else {
+    note_unexplained(ec, report, facts);
+  }
+}
+
+void run_accounting::settle(const gpu::fault_counts& device_injected) noexcept {
+  tally_.delay.injected = device_injected.delay;
+  tally_.hang.injected = device_injected.hang;
+  tally_.lost.injected = device_injected.lost;
+}
+
+}  // namespace ferrum::tools

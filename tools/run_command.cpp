@@ -1,0 +1,201 @@
+#include "run_command.hpp"
+
+#include "checking_encoder.hpp"
+#include "fence_stamps.hpp"
+#include "json_output.hpp"
+#include "progress_bar.hpp"
+#include "read_text_file.hpp"
+#include "report_error.hpp"
+#include "run_accounting.hpp"
+#include "run_report.hpp"
+#include "wave_driver.hpp"
+
+#include "ferrum/binding/compiled_program.hpp"
+#include "ferrum/binding/plan_json.hpp"
+#include "ferrum/gpu/async_wait.hpp"
+#include "ferrum/gpu/null_device.hpp"
+#include "ferrum/gpu/vulkan_device.hpp"
+#include "ferrum/scheduler/scheduler.hpp"
+
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <future>
+#include <memory>
+#include <optional>
+
+namespace ferrum::tools {
+namespace {
+
+// Everything a run holds, declared so that it is destroyed in a safe order:
+// the scheduler (its waves done) before the checks' kernels and arena its
+// lanes' lists refer to, the pool's threads before the device, the device
+// (which drops or finishes its work) before the host stamps that work calls.
+struct run_resources {
+  std::unique_ptr<fence_stamps> stamps;
+  std::unique_ptr<gpu::device> device;
+  gpu::null_device* null_device = nullptr;
+  std::unique_ptr<boost::asio::thread_pool> pool;
+  std::unique_ptr<wave_checks> checks;
+  std::unique_ptr<scheduler> waves;
+};
+
+// The wave of the checks' self-test (run_command.hpp), 0 for none.
+std::uint64_t corrupt_wave() {
+  const char* value = std::getenv(corrupt_wave_variable);
+  if (value == nullptr) return 0;
+  char* end = nullptr;
+  const unsigned long long wave = std::strtoull(value, &end, 10);
+  return end != value && *end == '\0' ? wave : 0;
+}
+
+// The null device's faults for `options`: a delay stays well inside the
+// fence timeout (it must not fail a wave by itself), a hang outlasts it five
+// times (docs/INTERFACES.md), so that a hung wave always times out and its
+// lane comes back afterwards.
+gpu::null_fault_options null_faults(const run_options& options) {
+  const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(options.fence_timeout_ms));
+  gpu::null_fault_options faults;
+  faults.seed = options.seed;
+  faults.lost = options.faults.lost;
+  faults.hang = options.faults.hang;
+  faults.delay = options.faults.delay;
+  faults.max_delay = std::min<std::chrono::microseconds>(std::chrono::milliseconds(1), timeout / 2);
+  faults.hang_duration = 5 * timeout;
+  return faults;
+}
+
+// Blocks until the device has run (or, lost, dropped) every submission. A
+// wave that timed out has completed, but its submission may still be
+// stalled behind a hang, with more queued behind it: only once they ran are
+// the counters final, the device's injected faults all counted, and the
+// quarantined lanes back.
+void await_device_idle(gpu::device& device) {
+  std::future<void> idle =
+      gpu::async_wait(device.queue().timeline(), device.queue().last_submitted(), boost::asio::use_future);
+  try {
+    idle.get();
+  } catch (const boost::system::system_error&) {
+    // device_lost or device_shut_down: nothing more runs either way.
+  }
+}
+
+latency_figures latencies(run_tally& tally, bool stamped) {
+  latency_figures figures;
+  figures.wave_p50 = percentile(tally.wave_us, 50);
+  figures.wave_p99 = percentile(tally.wave_us, 99);
+  figures.fence_wake_measured = stamped && !tally.fence_wake_us.empty();
+  figures.fence_wake_p50 = percentile(tally.fence_wake_us, 50);
+  figures.fence_wake_p99 = percentile(tally.fence_wake_us, 99);
+  return figures;
+}
+
+}  // namespace
+
+exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
+  const auto fail = [&](const command_error& e, exit_code code) {
+    report_error(e, options.json, out, err);
+    return code;
+  };
+  if (std::string problem = check_run_options(options); !problem.empty())
+    return fail(command_error::usage(std::move(problem)), exit_code::usage_or_io);
+
+  // The cold path, as `ferrum compile` runs it.
+  const boost::system::result<std::string> text = read_text_file(options.plan_path);
+  if (!text)
+    return fail(command_error::io("cannot read '" + options.plan_path + "': " + text.error().message()),
+                exit_code::usage_or_io);
+  const result<plan> parsed = parse_plan(*text);
+  if (!parsed) return fail(command_error::from(parsed.error()), exit_code::plan_rejected);
+  result<compiled_program> compiled = compile(*parsed);
+  if (!compiled) return fail(command_error::from(compiled.error()), exit_code::plan_rejected);
+  const auto program = std::make_shared<const compiled_program>(std::move(*compiled));
+
+  // Two waves per lane of every bucket: each lane has one running and one
+  // ready behind it.
+  const std::size_t window = std::max<std::size_t>(2 * program->buckets.size() * program->lanes, 1);
+  run_resources r;
+  r.stamps = std::make_unique<fence_stamps>(std::max<std::size_t>(4096, 8 * window));
+  std::optional<gpu::null_fault_options> device_faults;
+  if (options.device == "null") {
+    gpu::null_device_options device_options;
+    device_options.faults = null_faults(options);
+    auto made = gpu::null_device::create(device_options);
+    if (!made) return fail(command_error::from(made.error()), exit_code::usage_or_io);
+    r.null_device = made->get();
+    r.device = std::move(*made);
+    device_faults = device_options.faults;
+  } else {
+    auto made = gpu::create_vulkan_device({});
+    if (!made) return fail(command_error::from(made.error()), exit_code::usage_or_io);
+    r.device = std::move(*made);
+  }
+  // Only the null device runs host functions: the fence wake stamps.
+  fence_stamps* stamps = r.null_device != nullptr ? r.stamps.get() : nullptr;
+
+  r.pool = std::make_unique<boost::asio::thread_pool>(options.threads);
+  scheduler_options scheduler_settings;
+  scheduler_settings.fence_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(options.fence_timeout_ms));
+  scheduler_settings.encoder_tasks = options.threads;
+  auto made = scheduler::create(*parsed, program, *r.device, r.pool->get_executor(), scheduler_settings);
+  if (!made)
+    return fail(command_error::from(made.error()),
+                made.error() == errc::no_binding_layout ? exit_code::plan_rejected : exit_code::usage_or_io);
+  r.waves = std::move(*made);
+  auto checks = wave_checks::create(*r.device, *r.waves, stamps, corrupt_wave());
+  if (!checks) return fail(command_error::from(checks.error()), exit_code::usage_or_io);
+  r.checks = std::move(*checks);
+
+  run_accounting accounting(*r.device, device_faults, stamps, options.waves);
+  wave_driver driver(*r.waves, *r.checks, accounting,
+                     {options.waves, window, options.faults, options.seed});
+  const auto started = std::chrono::steady_clock::now();
+  {
+    progress_bar bar(options.waves);
+    driver.run([&bar](std::uint64_t completed) { bar.update(completed); });
+  }
+  const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - started;
+  await_device_idle(*r.device);
+
+  // Every wave completed, the scheduler shut down and the device is idle:
+  // the GPU wrote its last counter and the device injected its last fault.
+  accounting.settle(r.null_device != nullptr ? r.null_device->injected_faults() : gpu::fault_counts{});
+  run_summary summary;
+  summary.plan_path = options.plan_path;
+  summary.plan_hash = program->hash.str();
+  summary.device_kind = std::string(r.device->kind());
+  summary.device_name = r.device->name();
+  summary.requested = options.waves;
+  summary.threads = options.threads;
+  summary.seed = options.seed;
+  summary.fence_timeout_ms = options.fence_timeout_ms;
+  summary.seconds = elapsed.count();
+  summary.buckets = program->buckets.size();
+  summary.lanes_per_bucket = program->lanes;
+  summary.max_in_flight = r.waves->stats().max_in_flight;
+  for (const auto& pool : r.waves->pools()) summary.quarantined += pool->counts().quarantined;
+  summary.steady_waves = driver.steady_waves();
+  summary.allocations_per_wave = summary.steady_waves == 0 ? 0.0
+                                                           : static_cast<double>(driver.steady_allocations()) /
+                                                                 static_cast<double>(summary.steady_waves);
+  summary.violations = r.checks->violations();
+  summary.tally = accounting.tally();
+  summary.latency = latencies(summary.tally, stamps != nullptr);
+
+  if (options.json) {
+    write_json(out, run_json(summary));
+  } else {
+    write_run_summary(out, summary);
+  }
+  out << std::flush;
+  if (std::string why = run_failure(summary); !why.empty()) {
+    err << error_line(command_error{"run_failed", std::move(why), {}}) << '\n' << std::flush;
+    return exit_code::run_failed;
+  }
+  return exit_code::ok;
+}
+
+}  // namespace ferrum::tools

@@ -1,0 +1,118 @@
+#include "run_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace ferrum::tools {
+namespace {
+
+std::string fixed(double value, int decimals) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+std::string fault_line(const char* kind, const fault_tally& t) {
+  return std::string(kind) + " " + std::to_string(t.surfaced) + "/" + std::to_string(t.injected);
+}
+
+}  // namespace
+
+double percentile(std::vector<double>& samples, double p) {
+  if (samples.empty()) return 0;
+  std::sort(samples.begin(), samples.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(samples.size())));
+  return samples[std::clamp<std::size_t>(rank, 1, samples.size()) - 1];
+}
+
+nlohmann::ordered_json run_json(const run_summary& s) {
+  const run_tally& t = s.tally;
+  nlohmann::ordered_json waves;
+  waves["requested"] = s.requested;
+  waves["completed"] = t.completed;
+  waves["failed"] = t.failed;
+  waves["cancelled"] = t.cancelled;
+  nlohmann::ordered_json lanes;
+  lanes["per_bucket"] = s.lanes_per_bucket;
+  lanes["max_in_flight"] = s.max_in_flight;
+  lanes["quarantined"] = s.quarantined;
+  nlohmann::ordered_json latency;
+  latency["wave_p50"] = s.latency.wave_p50;
+  latency["wave_p99"] = s.latency.wave_p99;
+  latency["fence_wake_p50"] = s.latency.fence_wake_p50;
+  latency["fence_wake_p99"] = s.latency.fence_wake_p99;
+  nlohmann::ordered_json faults;
+  faults["injected"] = t.injected();
+  faults["surfaced"] = t.surfaced();
+
+  nlohmann::ordered_json document;
+  document["format"] = run_format;
+  document["device"] = s.device_kind;
+  document["plan_hash"] = s.plan_hash;
+  document["waves"] = std::move(waves);
+  document["lanes"] = std::move(lanes);
+  document["latency_us"] = std::move(latency);
+  document["allocations_per_wave"] = s.allocations_per_wave;
+  document["violations"] = s.violations;
+  document["faults"] = std::move(faults);
+  return document;
+}
+
+void write_run_summary(std::ostream& out, const run_summary& s) {
+  const run_tally& t = s.tally;
+  out << "ferrum run: " << s.plan_path << " on " << s.device_kind << " (" << s.device_name << ")\n";
+  out << "  plan         " << s.plan_hash << '\n';
+  out << "  settings     " << s.threads << " threads, seed " << s.seed << ", fence timeout " << s.fence_timeout_ms
+      << " ms\n";
+  out << "  waves        " << s.requested << " requested: " << t.completed << " completed, " << t.failed << " failed, "
+      << t.cancelled << " cancelled in " << fixed(s.seconds, 2) << " s\n";
+  out << "  lanes        " << s.lanes_per_bucket << " per bucket x " << s.buckets << " buckets; at most "
+      << s.max_in_flight << " in flight; " << s.quarantined << " quarantined at the end\n";
+  out << "  wave         p50 " << fixed(s.latency.wave_p50, 1) << " us, p99 " << fixed(s.latency.wave_p99, 1)
+      << " us (start to release, completed waves)\n";
+  if (s.latency.fence_wake_measured) {
+    out << "  fence wake   p50 " << fixed(s.latency.fence_wake_p50, 1) << " us, p99 "
+        << fixed(s.latency.fence_wake_p99, 1) << " us (device done to wave resumed)\n";
+  } else {
+    out << "  fence wake   not measured on this device (0 in the JSON report)\n";
+  }
+  out << "  allocations  " << fixed(s.allocations_per_wave, 2) << " per wave (steady state, last " << s.steady_waves
+      << " waves)\n";
+  out << "  violations   " << s.violations << '\n';
+  out << "  faults       " << t.injected() << " injected, " << t.surfaced() << " surfaced ("
+      << fault_line("delay", t.delay) << ", " << fault_line("hang", t.hang) << ", " << fault_line("lost", t.lost)
+      << ", " << fault_line("encoder", t.encoder) << ", " << fault_line("cancel", t.cancel) << ")\n";
+  if (!t.outcomes.empty()) {
+    out << "  not completed";
+    const char* separator = " ";
+    for (const auto& [name, count] : t.outcomes) {
+      out << separator << name << ' ' << count;
+      separator = ", ";
+    }
+    out << (t.unexplained == 0 ? " (each explained by an injected fault)\n" : "\n");
+  }
+  if (t.unexplained != 0) {
+    out << "  unexplained  " << t.unexplained << '\n';
+    for (const std::string& line : t.unexplained_examples) out << "    " << line << '\n';
+  }
+}
+
+std::string run_failure(const run_summary& s) {
+  const run_tally& t = s.tally;
+  std::string why;
+  const auto add = [&why](const std::string& part) { why += (why.empty() ? "" : "; ") + part; };
+  if (s.violations != 0) add(std::to_string(s.violations) + " violations");
+  if (!t.all_surfaced())
+    add("faults surfaced " + std::to_string(t.surfaced()) + " of " + std::to_string(t.injected()) + " injected (" +
+        fault_line("delay", t.delay) + ", " + fault_line("hang", t.hang) + ", " + fault_line("lost", t.lost) + ", " +
+        fault_line("encoder", t.encoder) + ", " + fault_line("cancel", t.cancel) + ")");
+  if (t.unexplained != 0) {
+    std::string part = std::to_string(t.unexplained) + " waves failed for a reason no injected fault explains";
+    if (!t.unexplained_examples.empty()) part += ", first " + t.unexplained_examples.front();
+    add(part);
+  }
+  return why;
+}
+
+}  // namespace ferrum::tools

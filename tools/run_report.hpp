@@ -1,0 +1,70 @@
+// tools/run_report.hpp — what `ferrum run` prints: a summary for people, or
+// the `ferrum.run.v1` document (docs/INTERFACES.md, "ferrum.run.v1"), and
+// whether the run failed.
+//
+//   ferrum::tools::run_summary summary = ...;
+//   if (json) write_json(std::cout, ferrum::tools::run_json(summary));
+//   else ferrum::tools::write_run_summary(std::cout, summary);
+//   if (std::string why = ferrum::tools::run_failure(summary); !why.empty()) ...  // exit 3
+#pragma once
+
+#include "run_accounting.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+namespace ferrum::tools {
+
+// The name in the document's `format` field.
+inline constexpr const char* run_format = "ferrum.run.v1";
+
+struct latency_figures {
+  double wave_p50 = 0;
+  double wave_p99 = 0;
+  double fence_wake_p50 = 0;
+  double fence_wake_p99 = 0;
+  // Whether the fence wake figures were measured (the null device stamps
+  // submissions; Vulkan cannot run host functions): 0 otherwise.
+  bool fence_wake_measured = false;
+};
+
+struct run_summary {
+  std::string plan_path;
+  std::string plan_hash;
+  std::string device_kind;  // "null" or "vulkan"
+  std::string device_name;
+  std::uint64_t requested = 0;
+  unsigned threads = 0;
+  std::uint64_t seed = 0;
+  std::uint64_t fence_timeout_ms = 0;
+  double seconds = 0;
+  std::size_t buckets = 0;
+  std::uint32_t lanes_per_bucket = 0;
+  std::uint32_t max_in_flight = 0;
+  std::uint32_t quarantined = 0;
+  latency_figures latency;
+  double allocations_per_wave = 0;
+  std::uint64_t steady_waves = 0;
+  std::uint64_t violations = 0;
+  run_tally tally;
+};
+
+// The p-th percentile (0 < p <= 100, nearest rank) of `samples`, which it
+// sorts; 0 for none.
+[[nodiscard]] double percentile(std::vector<double>& samples, double p);
+
+// The `ferrum.run.v1` document, keys in the documented order.
+[[nodiscard]] nlohmann::ordered_json run_json(const run_summary& summary);
+
+// The summary for people: waves, lanes, latencies, allocations, violations,
+// faults by kind, failures by code.
+void write_run_summary(std::ostream& out, const run_summary& summary);
+
+// Why the run failed (exit 3): violations, faults that did not surface,
+// unexplained failures; "" when it did not.
+[[nodiscard]] std::string run_failure(const run_summary& summary);
+
+}  // namespace ferrum::tools
