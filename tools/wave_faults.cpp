@@ -1,16 +1,12 @@
 #include "wave_faults.hpp"
 
+#include "ferrum/detail/seeded.hpp"
+
 namespace ferrum::tools {
 namespace {
 
-std::uint64_t splitmix64(std::uint64_t x) noexcept {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-double unit_interval(std::uint64_t bits) noexcept { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
+using ferrum::detail::splitmix64;
+using ferrum::detail::unit_interval;
 
 // Keeps the tool's decisions apart from the device's, which hash the same
 // small integers (submission numbers) with the same seed.

@@ -1,6 +1,8 @@
 // The null device: a worker thread plays the GPU (ferrum/gpu/null_device.hpp).
 #include "ferrum/gpu/null_device.hpp"
 
+#include "ferrum/detail/seeded.hpp"
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -15,14 +17,8 @@
 namespace ferrum::gpu {
 namespace {
 
-std::uint64_t splitmix64(std::uint64_t x) noexcept {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-double unit_interval(std::uint64_t bits) noexcept { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
+using ferrum::detail::splitmix64;
+using ferrum::detail::unit_interval;
 
 class null_arena final : public arena {
  public:
