@@ -1,5 +1,7 @@
 #include "ferrum/scheduler/lane_pool.hpp"
 
+#include <boost/asio/error.hpp>
+
 #include <algorithm>
 #include <string>
 #include <thread>
@@ -79,10 +81,14 @@ lane_counts lane_pool::counts() const {
   return c;
 }
 
-lane* lane_pool::acquire(waiter& w, boost::system::error_code& ec) {
+lane* lane_pool::acquire(waiter& w, boost::system::error_code& ec, const std::atomic<bool>* cancelled) {
   const std::lock_guard lock(mutex_);
   if (closed_) {
     ec = closed_;
+    return nullptr;
+  }
+  if (cancelled != nullptr && cancelled->load()) {
+    ec = boost::asio::error::operation_aborted;
     return nullptr;
   }
   // FIFO: a free lane goes to the newcomer only when nobody waits before it

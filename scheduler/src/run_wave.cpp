@@ -79,22 +79,16 @@ struct acquire_lane {
   bool await_suspend(std::coroutine_handle<> h) noexcept {
     w.continuation = h;
     w.step.store(wave_step::acquiring);
-    if (w.cancel_requested.load()) {
-      w.grant_ec = asio::error::operation_aborted;
-      return false;
-    }
     error_code ec;
-    if (lane* l = w.pool->acquire(w.waiter, ec); l != nullptr || ec) {
+    if (lane* l = w.pool->acquire(w.waiter, ec, &w.cancel_requested); l != nullptr || ec) {
       w.held = l;
       w.grant_ec = ec;
       return false;
     }
-    // Queued. A cancellation that came while queueing found the step already
-    // `acquiring`, or is caught here.
-    if (w.cancel_requested.load() && w.pool->cancel(w.waiter)) {
-      w.grant_ec = asio::error::operation_aborted;
-      return false;
-    }
+    // Queued: from here another thread may grant the lane and run the wave
+    // to its end, so nothing of the frame is touched any more. A
+    // cancellation either was seen by acquire() under the pool's lock or
+    // finds the waiter queued.
     return true;
   }
   error_code await_resume() const noexcept { return w.grant_ec; }

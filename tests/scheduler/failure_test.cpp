@@ -3,6 +3,9 @@
 #include "scheduler_support.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 
 #include <atomic>
@@ -221,4 +224,28 @@ TEST_CASE("failure: async_shutdown after a fence timeout completes only once the
   CHECK_FALSE(shutdown.get());
   CHECK(f.device->queue().timeline().reached(1));
   CHECK(f.scheduler->pools()[0]->counts().free == 1);
+}
+
+TEST_CASE("failure: async_shutdown completes only after every wave's handler has run", "[scheduler]") {
+  // The handlers run on an io_context of their own, so that the shutdown's
+  // completion could overtake them if the scheduler let it.
+  boost::asio::io_context handlers;
+  auto guard = boost::asio::make_work_guard(handlers);
+  std::thread handler_thread([&] { handlers.run(); });
+  int overtaken = 0;
+  for (int round = 0; round < 100; ++round) {
+    fixture f(1, 1);
+    auto encode = [](const ferrum::encode_context&) {};
+    std::atomic<bool> handled{false};
+    f.scheduler->async_submit({"step", {1, 1, 1}}, encode,
+                              boost::asio::bind_executor(handlers, [&](boost::system::error_code, ferrum::wave_report) {
+                                handled.store(true);
+                              }));
+    std::promise<bool> shut;
+    f.scheduler->async_shutdown([&](boost::system::error_code) { shut.set_value(handled.load()); });
+    overtaken += shut.get_future().get() ? 0 : 1;
+  }
+  guard.reset();
+  handler_thread.join();
+  CHECK(overtaken == 0);
 }

@@ -102,9 +102,12 @@ class lane_pool {
   [[nodiscard]] std::span<const std::unique_ptr<lane>> lanes() const noexcept { return lanes_; }
 
   // Hands a free lane to `w` now (returned) or queues it (nullptr). When no
-  // lane can ever come (all quarantined, or the pool is closed) `ec` is set
-  // and nullptr returned.
-  [[nodiscard]] lane* acquire(waiter& w, boost::system::error_code& ec);
+  // lane can ever come (all quarantined, or the pool is closed), or
+  // `cancelled` is set, `ec` is set and nullptr returned. Checked under the
+  // pool's lock: a canceller that sets `cancelled` and then calls cancel()
+  // either stops the acquisition here or finds the waiter queued.
+  [[nodiscard]] lane* acquire(waiter& w, boost::system::error_code& ec,
+                              const std::atomic<bool>* cancelled = nullptr);
 
   // Removes a queued waiter; false when it was not queued (granted already).
   [[nodiscard]] bool cancel(waiter& w) noexcept;

@@ -54,7 +54,7 @@ class wave_completion {
   [[nodiscard]] bool empty() const noexcept { return base_ == nullptr; }
 
   // Posts the handler with `outcome` (moved out) to the handler's executor;
-  // outcome->delivered runs there, just before the handler. Once.
+  // outcome->delivered runs there, just after the handler. Once.
   void post(wave_outcome& outcome) noexcept { base_->post(outcome, buffer_); }
 
   // The handler's cancellation slot is connected.
@@ -97,9 +97,11 @@ class wave_completion {
         const work_executor work(std::move(executor));
         boost::system::error_code ec = o->ec;
         wave_report report = std::move(o->report);
-        // After this the wave may be freed, this object with it.
-        o->delivered(o);
         std::move(h)(ec, std::move(report));
+        // Only after the handler returned: a completed async_shutdown (or a
+        // returned ~scheduler) means every wave's handler has run. The wave,
+        // this object with it, may be freed from here on.
+        o->delivered(o);
       };
       boost::asio::post(executor, boost::asio::bind_allocator(post_allocator<void>(&buffer), std::move(deliver)));
     }
