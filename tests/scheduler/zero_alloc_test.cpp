@@ -1,8 +1,10 @@
 // In steady state a wave allocates nothing: counted with a replaced global
 // operator new over 1,000 waves after warm-up, on the null device.
 //
-// Its own binary: the replaced operator new counts every allocation of the
-// process while counting is on.
+// Its own binary: it links the `ferrum` tool's replacement of the global
+// operator new (tools/allocation_counter.cpp), which counts every allocation
+// of the process.
+#include "allocation_counter.hpp"
 #include "scheduler_support.hpp"
 
 #include <boost/asio/bind_executor.hpp>
@@ -10,56 +12,6 @@
 #include <boost/asio/strand.hpp>
 
 #include <atomic>
-#include <cstdlib>
-#include <new>
-
-// The replaced operators pair malloc with free by design; g++ cannot see that
-// through inlining and reports a mismatch.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-
-namespace {
-
-std::atomic<bool> counting{false};
-std::atomic<std::uint64_t> allocations{0};
-
-void* counted_alloc(std::size_t bytes, std::size_t alignment) {
-  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
-  if (bytes == 0) bytes = 1;
-  void* p = alignment <= alignof(std::max_align_t) ? std::malloc(bytes)
-                                                   : std::aligned_alloc(alignment, (bytes + alignment - 1) / alignment * alignment);
-  return p;
-}
-
-}  // namespace
-
-void* operator new(std::size_t bytes) {
-  if (void* p = counted_alloc(bytes, alignof(std::max_align_t))) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t bytes) { return operator new(bytes); }
-void* operator new(std::size_t bytes, std::align_val_t alignment) {
-  if (void* p = counted_alloc(bytes, static_cast<std::size_t>(alignment))) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t bytes, std::align_val_t alignment) { return operator new(bytes, alignment); }
-void* operator new(std::size_t bytes, const std::nothrow_t&) noexcept { return counted_alloc(bytes, alignof(std::max_align_t)); }
-void* operator new[](std::size_t bytes, const std::nothrow_t&) noexcept { return counted_alloc(bytes, alignof(std::max_align_t)); }
-void* operator new(std::size_t bytes, std::align_val_t alignment, const std::nothrow_t&) noexcept {
-  return counted_alloc(bytes, static_cast<std::size_t>(alignment));
-}
-void* operator new[](std::size_t bytes, std::align_val_t alignment, const std::nothrow_t&) noexcept {
-  return counted_alloc(bytes, static_cast<std::size_t>(alignment));
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -112,21 +64,19 @@ std::uint64_t count_waves(boost::asio::io_context& context, CompletionExecutor c
   auto scheduler = test::require(
       ferrum::scheduler::create(plan, program, *device, context.get_executor(), {.encoder_tasks = encoder_tasks}));
   wave_loop<CompletionExecutor> loop{*scheduler, completions, 0, lanes};
+  using ferrum::tools::allocations_so_far;
   // Warm-up: waves, frames, slabs and Asio's caches reach their peak. Counted
   // too, to show that the counter sees the scheduler's allocations.
-  allocations.store(0);
-  counting.store(true);
+  const std::uint64_t start = allocations_so_far();
   loop.run(context, 200);
-  counting.store(false);
   REQUIRE(loop.completed == 200);
-  CHECK(allocations.load() > 0);
-  allocations.store(0);
-  counting.store(true);
+  CHECK(allocations_so_far() > start);
+  const std::uint64_t warm = allocations_so_far();
   loop.run(context, 1000);
-  counting.store(false);
+  const std::uint64_t steady = allocations_so_far() - warm;
   REQUIRE(loop.completed == 1200);
   CHECK(loop.failed == 0);
-  return allocations.load();
+  return steady;
 }
 
 // Completions are delivered on the io_context itself, or through a strand.
