@@ -1,5 +1,13 @@
 #include "scheduler_support.hpp"
 
+#include "ferrum/scheduler/async_acquire.hpp"
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -181,4 +189,74 @@ TEST_CASE("lane_pool: a bucket without binding nodes has no layout to bind and i
   const auto pool = lane_pool::create(p, *program, program->buckets[0], *device);
   REQUIRE_FALSE(pool.has_value());
   CHECK(pool.error() == errc::no_binding_layout);
+}
+
+TEST_CASE("lane_pool: async_acquire completes at once when a lane is free, else in FIFO order on release", "[scheduler]") {
+  pool_fixture f(1);
+  boost::asio::io_context context;
+  // restart(): a context that ran out of work stays stopped until restarted.
+  const auto drain = [&] {
+    context.restart();
+    context.poll();
+  };
+  std::vector<int> order;
+  ferrum::lane* first = nullptr;
+  ferrum::async_acquire(*f.pool, boost::asio::bind_executor(context, [&](boost::system::error_code ec, ferrum::lane* l) {
+                          CHECK_FALSE(ec);
+                          first = l;
+                          order.push_back(1);
+                        }));
+  CHECK(first == nullptr);  // not inline
+  drain();
+  REQUIRE(first != nullptr);
+  ferrum::lane* later[2] = {nullptr, nullptr};
+  for (int i = 0; i < 2; ++i) {
+    ferrum::async_acquire(*f.pool, boost::asio::bind_executor(context, [&, i](boost::system::error_code ec, ferrum::lane* l) {
+                            CHECK_FALSE(ec);
+                            later[i] = l;
+                            order.push_back(i + 2);
+                          }));
+  }
+  drain();
+  CHECK(f.pool->counts().waiting == 2);
+  test::require(f.pool->release(*first));
+  drain();
+  REQUIRE(later[0] == first);
+  test::require(f.pool->release(*later[0]));
+  drain();
+  REQUIRE(later[1] == first);
+  test::require(f.pool->release(*later[1]));
+  CHECK(order == std::vector<int>{1, 2, 3});
+}
+
+TEST_CASE("lane_pool: a cancelled async_acquire completes with operation_aborted and is never handed a lane", "[scheduler]") {
+  pool_fixture f(1);
+  boost::asio::io_context context;
+  // restart(): a context that ran out of work stays stopped until restarted.
+  const auto drain = [&] {
+    context.restart();
+    context.poll();
+  };
+  std::vector<int> order;
+  recording_waiter holder(order, 1);
+  boost::system::error_code ec;
+  ferrum::lane* held = f.pool->acquire(holder, ec);
+  REQUIRE(held != nullptr);
+  boost::asio::cancellation_signal signal;
+  std::optional<boost::system::error_code> result;
+  ferrum::lane* granted = nullptr;
+  ferrum::async_acquire(*f.pool, boost::asio::bind_cancellation_slot(
+                                     signal.slot(), boost::asio::bind_executor(context, [&](boost::system::error_code e,
+                                                                                            ferrum::lane* l) {
+                                       result = e;
+                                       granted = l;
+                                     })));
+  CHECK(f.pool->counts().waiting == 1);
+  signal.emit(boost::asio::cancellation_type::terminal);
+  drain();
+  CHECK(result == boost::asio::error::operation_aborted);
+  CHECK(granted == nullptr);
+  CHECK(f.pool->counts().waiting == 0);
+  test::require(f.pool->release(*held));
+  CHECK(f.pool->counts().free == 1);
 }
