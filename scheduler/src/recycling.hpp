@@ -3,6 +3,8 @@
 // small operations a wave starts (posts, the fence wait, the fence timer).
 #pragma once
 
+#include "ferrum/detail/post_buffer.hpp"
+
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/bind_allocator.hpp>
 #include <boost/asio/execution/allocator.hpp>
@@ -14,7 +16,6 @@
 #include <boost/asio/require.hpp>
 #include <boost/asio/thread_pool.hpp>
 
-#include <array>
 #include <atomic>
 #include <cstddef>
 #include <mutex>
@@ -116,23 +117,7 @@ class handler_slab {
 
 // The allocator handlers of a wave are bound to: draws on the wave's slab.
 template <class T>
-struct slab_allocator {
-  using value_type = T;
-
-  explicit slab_allocator(handler_slab* s) noexcept : slab(s) {}
-  template <class U>
-  slab_allocator(const slab_allocator<U>& other) noexcept : slab(other.slab) {}  // NOLINT(google-explicit-constructor)
-
-  T* allocate(std::size_t n) { return static_cast<T*>(slab->allocate(n * sizeof(T), alignof(T))); }
-  void deallocate(T* pointer, std::size_t) noexcept { slab->deallocate(pointer, alignof(T)); }
-
-  template <class U>
-  friend bool operator==(const slab_allocator& a, const slab_allocator<U>& b) noexcept {
-    return a.slab == b.slab;
-  }
-
-  handler_slab* slab;
-};
+using slab_allocator = block_allocator<T, handler_slab>;
 
 // Posts `f` to `executor` with its memory from `slab`. Through an
 // any_io_executor, Asio allocates the queued operation with the target

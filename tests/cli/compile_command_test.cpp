@@ -56,22 +56,7 @@ command_result compile_plan(const nlohmann::json& plan, const std::vector<std::s
 }
 
 // A plan with one workspace resource and no binding resources.
-nlohmann::json workspace_only_plan() {
-  return nlohmann::json::parse(R"({
-    "format": "ferrum.plan.v1",
-    "nodes": [ { "id": "node/only", "resources": ["resource/scratch"] } ],
-    "resources": [
-      { "id": "resource/scratch", "pool": "pool/scratch", "kind": "workspace",
-        "demand": { "base": 0, "per_unit": 256, "dimension": 1 }, "alignment": 256,
-        "lifetime": "invocation", "usage": "storage", "element": "f32",
-        "storage": { "allocator": "linear-arena", "view": "contiguous",
-                     "contract": "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb" } } ],
-    "buckets": [ { "class": "step", "capacity": [1, 4, 1],
-                   "budgets": [ { "pool": "pool/scratch", "min": 0, "max": 4096 } ] } ],
-    "lanes": 2,
-    "budget_bytes": 65536
-  })");
-}
+nlohmann::json workspace_only_plan() { return nlohmann::json::parse(cli_test::workspace_only_plan); }
 
 }  // namespace
 

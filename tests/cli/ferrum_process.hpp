@@ -93,6 +93,23 @@ inline command_result run_ferrum(const std::vector<std::string>& args,
   return result;
 }
 
+// A plan with one workspace resource and no binding resources: it compiles,
+// but the scheduler has nothing to bind.
+inline constexpr const char* workspace_only_plan = R"({
+  "format": "ferrum.plan.v1",
+  "nodes": [ { "id": "node/only", "resources": ["resource/scratch"] } ],
+  "resources": [
+    { "id": "resource/scratch", "pool": "pool/scratch", "kind": "workspace",
+      "demand": { "base": 0, "per_unit": 256, "dimension": 1 }, "alignment": 256,
+      "lifetime": "invocation", "usage": "storage", "element": "f32",
+      "storage": { "allocator": "linear-arena", "view": "contiguous",
+                   "contract": "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb" } } ],
+  "buckets": [ { "class": "step", "capacity": [1, 4, 1],
+                 "budgets": [ { "pool": "pool/scratch", "min": 0, "max": 4096 } ] } ],
+  "lanes": 2,
+  "budget_bytes": 65536
+})";
+
 inline std::string example_plan(std::string_view name) {
   return std::string(FERRUM_SOURCE_DIR) + "/examples/plans/" + std::string(name);
 }

@@ -120,22 +120,6 @@ std::uint64_t seed_with_early(ferrum::gpu::fault_kind kind, double probability, 
   return 0;
 }
 
-// A plan with one workspace resource and no binding resources: it compiles,
-// but the scheduler has nothing to bind.
-const char* const workspace_only_plan = R"({
-  "format": "ferrum.plan.v1",
-  "nodes": [ { "id": "node/only", "resources": ["resource/scratch"] } ],
-  "resources": [
-    { "id": "resource/scratch", "pool": "pool/scratch", "kind": "workspace",
-      "demand": { "base": 0, "per_unit": 256, "dimension": 1 }, "alignment": 256,
-      "lifetime": "invocation", "usage": "storage", "element": "f32",
-      "storage": { "allocator": "linear-arena", "view": "contiguous",
-                   "contract": "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb" } } ],
-  "buckets": [ { "class": "step", "capacity": [1, 4, 1],
-                 "budgets": [ { "pool": "pool/scratch", "min": 0, "max": 4096 } ] } ],
-  "lanes": 2,
-  "budget_bytes": 65536
-})";
 
 // A usage error: exit 1, one stderr line naming usage_error, nothing on stdout.
 void check_usage_error(const std::vector<std::string>& args, std::string_view fragment) {
@@ -337,7 +321,7 @@ TEST_CASE("ferrum run: a rejected plan exits 2 with the error line of compile", 
 }
 
 TEST_CASE("ferrum run: a plan without binding nodes exits 2 with no_binding_layout", "[cli]") {
-  const cli_test::temp_file file(workspace_only_plan);
+  const cli_test::temp_file file(cli_test::workspace_only_plan);
   const command_result r = run_ferrum({"run", file.path(), "--waves", "3"});
   INFO("stderr: " << r.err);
   CHECK(r.status == 2);

@@ -41,23 +41,29 @@ class post_buffer {
   std::atomic<bool> in_use_[blocks] = {};
 };
 
-template <class T>
-struct post_allocator {
+// An allocator drawing on `Blocks` (anything with allocate(bytes, alignment)
+// and deallocate(pointer, alignment)): what handlers are bound to so that
+// Asio takes their operations' memory from there.
+template <class T, class Blocks>
+struct block_allocator {
   using value_type = T;
 
-  explicit post_allocator(post_buffer* b) noexcept : buffer(b) {}
+  explicit block_allocator(Blocks* b) noexcept : blocks(b) {}
   template <class U>
-  post_allocator(const post_allocator<U>& other) noexcept : buffer(other.buffer) {}  // NOLINT(google-explicit-constructor)
+  block_allocator(const block_allocator<U, Blocks>& other) noexcept : blocks(other.blocks) {}  // NOLINT(google-explicit-constructor)
 
-  T* allocate(std::size_t n) { return static_cast<T*>(buffer->allocate(n * sizeof(T), alignof(T))); }
-  void deallocate(T* pointer, std::size_t) noexcept { buffer->deallocate(pointer, alignof(T)); }
+  T* allocate(std::size_t n) { return static_cast<T*>(blocks->allocate(n * sizeof(T), alignof(T))); }
+  void deallocate(T* pointer, std::size_t) noexcept { blocks->deallocate(pointer, alignof(T)); }
 
   template <class U>
-  friend bool operator==(const post_allocator& a, const post_allocator<U>& b) noexcept {
-    return a.buffer == b.buffer;
+  friend bool operator==(const block_allocator& a, const block_allocator<U, Blocks>& b) noexcept {
+    return a.blocks == b.blocks;
   }
 
-  post_buffer* buffer;
+  Blocks* blocks;
 };
+
+template <class T>
+using post_allocator = block_allocator<T, post_buffer>;
 
 }  // namespace ferrum::detail

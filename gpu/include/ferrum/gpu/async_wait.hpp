@@ -23,26 +23,16 @@
 // executor uses a buffer inside that state, so a wait allocates nothing more.
 #pragma once
 
-#include "ferrum/detail/post_buffer.hpp"
+#include "ferrum/detail/pending_handler.hpp"
 #include "ferrum/gpu/timeline.hpp"
 
-#include <boost/asio/associated_allocator.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
-#include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
-#include <boost/asio/bind_allocator.hpp>
 #include <boost/asio/cancellation_type.hpp>
 #include <boost/asio/error.hpp>
-#include <boost/asio/execution/outstanding_work.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/prefer.hpp>
-#include <boost/asio/recycling_allocator.hpp>
-#include <boost/asio/system_executor.hpp>
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
-#include <new>
 #include <type_traits>
 #include <utility>
 
@@ -51,19 +41,13 @@ namespace detail {
 
 template <class Handler>
 class wait_op_impl final : public wait_op {
-  using handler_allocator =
-      boost::asio::associated_allocator_t<Handler, boost::asio::recycling_allocator<void>>;
-  using op_allocator = typename std::allocator_traits<handler_allocator>::template rebind_alloc<wait_op_impl>;
-  using work_executor = std::decay_t<decltype(boost::asio::prefer(
-      std::declval<boost::asio::associated_executor_t<Handler, boost::asio::system_executor>>(),
-      boost::asio::execution::outstanding_work.tracked))>;
-
  public:
+  wait_op_impl(Handler&& handler, timeline& target, std::uint64_t wait_value)
+      : wait_op(wait_value, &complete), pending_(std::move(handler)), timeline_(&target) {}
+
   static void start(Handler handler, timeline& target, std::uint64_t wait_value) {
-    op_allocator allocator(boost::asio::get_associated_allocator(handler, boost::asio::recycling_allocator<void>()));
-    wait_op_impl* op = allocator.allocate(1);
-    ::new (static_cast<void*>(op)) wait_op_impl(std::move(handler), target, wait_value);
-    auto slot = boost::asio::get_associated_cancellation_slot(op->handler_);
+    auto* op = ferrum::detail::allocate_op<wait_op_impl>(handler, std::move(handler), target, wait_value);
+    auto slot = boost::asio::get_associated_cancellation_slot(op->pending_.handler());
     if (slot.is_connected()) slot.template emplace<cancel_handler>(op);
     target.start_wait(op);
   }
@@ -82,38 +66,23 @@ class wait_op_impl final : public wait_op {
     }
   };
 
-  wait_op_impl(Handler&& handler, timeline& target, std::uint64_t wait_value)
-      : wait_op(wait_value, &complete),
-        handler_(std::move(handler)),
-        executor_(boost::asio::prefer(boost::asio::get_associated_executor(handler_, boost::asio::system_executor()),
-                                      boost::asio::execution::outstanding_work.tracked)),
-        timeline_(&target) {}
-
   // Called by the timeline (from a device thread or the initiating thread):
   // hands the upcall to the waiter's executor.
   static void complete(wait_op* base, boost::system::error_code ec) noexcept {
     auto* op = static_cast<wait_op_impl*>(base);
     op->result_ = ec;
-    boost::asio::post(op->executor_,
-                      boost::asio::bind_allocator(ferrum::detail::post_allocator<void>(&op->post_buffer_), [op] { op->finish(); }));
+    op->pending_.post(op->post_buffer_, [op] { op->finish(); });
   }
 
   // Runs on the waiter's executor: frees the op, then calls the handler.
   void finish() noexcept {
-    auto slot = boost::asio::get_associated_cancellation_slot(handler_);
-    if (slot.is_connected()) slot.clear();
-    Handler handler(std::move(handler_));
+    auto upcall = pending_.take();
     const boost::system::error_code ec = result_;
-    // The executor's work count is held until the handler has run.
-    work_executor work(std::move(executor_));
-    op_allocator allocator(boost::asio::get_associated_allocator(handler, boost::asio::recycling_allocator<void>()));
-    this->~wait_op_impl();
-    allocator.deallocate(this, 1);
-    std::move(handler)(ec);
+    ferrum::detail::free_op(this, upcall.handler);
+    std::move(upcall.handler)(ec);
   }
 
-  Handler handler_;
-  work_executor executor_;
+  ferrum::detail::pending_handler<Handler> pending_;
   timeline* timeline_;
   boost::system::error_code result_;
   ferrum::detail::post_buffer post_buffer_;

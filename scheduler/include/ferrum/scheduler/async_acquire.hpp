@@ -17,24 +17,15 @@
 // waiter is removed and never handed a lane.
 #pragma once
 
-#include "ferrum/detail/post_buffer.hpp"
+#include "ferrum/detail/pending_handler.hpp"
 #include "ferrum/scheduler/lane_pool.hpp"
 
-#include <boost/asio/associated_allocator.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
-#include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
-#include <boost/asio/bind_allocator.hpp>
 #include <boost/asio/cancellation_type.hpp>
 #include <boost/asio/error.hpp>
-#include <boost/asio/execution/outstanding_work.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/prefer.hpp>
-#include <boost/asio/recycling_allocator.hpp>
-#include <boost/asio/system_executor.hpp>
 
 #include <atomic>
-#include <memory>
 #include <type_traits>
 #include <utility>
 
@@ -43,21 +34,15 @@ namespace detail {
 
 template <class Handler>
 class acquire_op final : public lane_pool::waiter {
-  using handler_allocator =
-      boost::asio::associated_allocator_t<Handler, boost::asio::recycling_allocator<void>>;
-  using op_allocator = typename std::allocator_traits<handler_allocator>::template rebind_alloc<acquire_op>;
-  using work_executor = std::decay_t<decltype(boost::asio::prefer(
-      std::declval<boost::asio::associated_executor_t<Handler, boost::asio::system_executor>>(),
-      boost::asio::execution::outstanding_work.tracked))>;
-
  public:
+  acquire_op(Handler&& handler, lane_pool& pool)
+      : lane_pool::waiter(&granted), pending_(std::move(handler)), pool_(&pool) {}
+
   static void start(Handler handler, lane_pool& pool) {
-    op_allocator allocator(boost::asio::get_associated_allocator(handler, boost::asio::recycling_allocator<void>()));
-    acquire_op* op = allocator.allocate(1);
-    ::new (static_cast<void*>(op)) acquire_op(std::move(handler), pool);
+    auto* op = allocate_op<acquire_op>(handler, std::move(handler), pool);
     // The canceller goes in before the op is queued: once queued, another
     // thread may grant it and free it at any moment.
-    auto slot = boost::asio::get_associated_cancellation_slot(op->handler_);
+    auto slot = boost::asio::get_associated_cancellation_slot(op->pending_.handler());
     if (slot.is_connected()) slot.template emplace<canceller>(op);
     boost::system::error_code ec;
     if (lane* l = pool.acquire(*op, ec, &op->cancelled_); l != nullptr || ec) granted(op, ec, l);
@@ -78,37 +63,23 @@ class acquire_op final : public lane_pool::waiter {
     }
   };
 
-  acquire_op(Handler&& handler, lane_pool& pool)
-      : lane_pool::waiter(&granted),
-        handler_(std::move(handler)),
-        executor_(boost::asio::prefer(boost::asio::get_associated_executor(handler_, boost::asio::system_executor()),
-                                      boost::asio::execution::outstanding_work.tracked)),
-        pool_(&pool) {}
-
   // Hands the upcall to the handler's executor.
   static void granted(lane_pool::waiter* w, boost::system::error_code ec, lane* l) noexcept {
     auto* op = static_cast<acquire_op*>(w);
     op->result_ = ec;
     op->lane_ = l;
-    boost::asio::post(op->executor_, boost::asio::bind_allocator(post_allocator<void>(&op->post_buffer_),
-                                                                 [op] { op->finish(); }));
+    op->pending_.post(op->post_buffer_, [op] { op->finish(); });
   }
 
   void finish() noexcept {
-    auto slot = boost::asio::get_associated_cancellation_slot(handler_);
-    if (slot.is_connected()) slot.clear();
-    Handler handler(std::move(handler_));
+    auto upcall = pending_.take();
     const boost::system::error_code ec = result_;
     lane* l = lane_;
-    const work_executor work(std::move(executor_));
-    op_allocator allocator(boost::asio::get_associated_allocator(handler, boost::asio::recycling_allocator<void>()));
-    this->~acquire_op();
-    allocator.deallocate(this, 1);
-    std::move(handler)(ec, l);
+    free_op(this, upcall.handler);
+    std::move(upcall.handler)(ec, l);
   }
 
-  Handler handler_;
-  work_executor executor_;
+  pending_handler<Handler> pending_;
   lane_pool* pool_;
   std::atomic<bool> cancelled_{false};
   boost::system::error_code result_;

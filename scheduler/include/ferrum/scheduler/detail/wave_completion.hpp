@@ -2,17 +2,9 @@
 // handler of one wave, stored inside the wave (internal).
 #pragma once
 
-#include "ferrum/detail/post_buffer.hpp"
+#include "ferrum/detail/pending_handler.hpp"
 #include "ferrum/scheduler/wave.hpp"
 
-#include <boost/asio/associated_allocator.hpp>
-#include <boost/asio/associated_cancellation_slot.hpp>
-#include <boost/asio/associated_executor.hpp>
-#include <boost/asio/bind_allocator.hpp>
-#include <boost/asio/execution/outstanding_work.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/prefer.hpp>
-#include <boost/asio/system_executor.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <cstddef>
@@ -57,9 +49,6 @@ class wave_completion {
   // outcome->delivered runs there, just after the handler. Once.
   void post(wave_outcome& outcome) noexcept { base_->post(outcome, buffer_); }
 
-  // The handler's cancellation slot is connected.
-  [[nodiscard]] bool cancellable() const noexcept { return base_ != nullptr && base_->cancellable(); }
-
   // Destroys the (delivered) handler, for the next wave.
   void reset() noexcept {
     if (base_ == nullptr) return;
@@ -75,43 +64,26 @@ class wave_completion {
   struct base {
     virtual ~base() = default;
     virtual void post(wave_outcome& outcome, post_buffer& buffer) noexcept = 0;
-    [[nodiscard]] virtual bool cancellable() const noexcept = 0;
   };
 
   template <class Handler>
   struct impl final : base {
-    using work_executor = std::decay_t<decltype(boost::asio::prefer(
-        std::declval<boost::asio::associated_executor_t<Handler, boost::asio::system_executor>>(),
-        boost::asio::execution::outstanding_work.tracked))>;
-
-    explicit impl(Handler&& h)
-        : handler(std::move(h)),
-          executor(boost::asio::prefer(boost::asio::get_associated_executor(handler, boost::asio::system_executor()),
-                                       boost::asio::execution::outstanding_work.tracked)) {}
+    explicit impl(Handler&& h) : pending(std::move(h)) {}
 
     void post(wave_outcome& outcome, post_buffer& buffer) noexcept override {
-      auto deliver = [this, o = &outcome] {
-        auto slot = boost::asio::get_associated_cancellation_slot(handler);
-        if (slot.is_connected()) slot.clear();
-        Handler h(std::move(handler));
-        const work_executor work(std::move(executor));
+      pending.post(buffer, [this, o = &outcome] {
+        auto upcall = pending.take();
         boost::system::error_code ec = o->ec;
         wave_report report = std::move(o->report);
-        std::move(h)(ec, std::move(report));
+        std::move(upcall.handler)(ec, std::move(report));
         // Only after the handler returned: a completed async_shutdown (or a
         // returned ~scheduler) means every wave's handler has run. The wave,
         // this object with it, may be freed from here on.
         o->delivered(o);
-      };
-      boost::asio::post(executor, boost::asio::bind_allocator(post_allocator<void>(&buffer), std::move(deliver)));
+      });
     }
 
-    [[nodiscard]] bool cancellable() const noexcept override {
-      return boost::asio::get_associated_cancellation_slot(handler).is_connected();
-    }
-
-    Handler handler;
-    work_executor executor;
+    pending_handler<Handler> pending;
   };
 
   alignas(std::max_align_t) unsigned char storage_[160];
