@@ -93,9 +93,11 @@ lane* lane_pool::acquire(waiter& w, boost::system::error_code& ec, const std::at
   }
   // FIFO: a free lane goes to the newcomer only when nobody waits before it
   // (with a free lane nobody waits: releases hand lanes over directly).
+  // Free lanes rotate, the longest free first: every lane is used in turn
+  // (its fence the oldest), so that warm-up touches all of them.
   if (!free_.empty()) {
-    lane* l = free_.back();
-    free_.pop_back();
+    lane* l = free_.front();
+    free_.erase(free_.begin());
     state_[l->index] = lane_state::in_flight;
     return l;
   }

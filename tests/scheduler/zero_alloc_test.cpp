@@ -60,7 +60,13 @@ std::uint64_t count_waves(boost::asio::io_context& context, CompletionExecutor c
                           std::uint32_t lanes, std::size_t encoder_tasks) {
   const auto plan = sched_test::make_plan(nodes, lanes);
   auto program = std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(plan));
-  auto device = ::test::null_device();
+  // The GPU takes its time, as a real one does: while it runs one wave the
+  // others of the window wait for their fences, so that warm-up reaches the
+  // peak of waves awaiting a fence at once (each holds a fence-timeout timer
+  // in the io_context's timer heap, which grows to that peak once).
+  ferrum::gpu::null_device_options options;
+  options.latency = std::chrono::microseconds(300);
+  auto device = ::test::null_device(options);
   auto scheduler = test::require(
       ferrum::scheduler::create(plan, program, *device, context.get_executor(), {.encoder_tasks = encoder_tasks}));
   wave_loop<CompletionExecutor> loop{*scheduler, completions, 0, lanes};
