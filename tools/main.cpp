@@ -87,6 +87,10 @@ int run(int argc, char** argv) {
                    "(default 5000).")
       ->check(whole_number);
   run_command->add_flag("--json", run_options.json, "Print a ferrum.run.v1 document instead of a summary.");
+  run_command->add_option("--trace", run_options.trace_path,
+                          "Write the waves' spans as Chrome trace-event JSON (Perfetto, chrome://tracing).");
+  run_command->add_option("--timeline", run_options.timeline_path,
+                          "Write the waves' spans as an SVG timeline: lanes as rows, phases as coloured bars.");
   run_command->footer(
       "Waves go to the plan's buckets in turn, at most two per lane outstanding. Each node writes a pattern unique\n"
       "to (wave, node) into its slot and the wave's last node has the device check every slot; a byte that is not\n"

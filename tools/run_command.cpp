@@ -8,6 +8,7 @@
 #include "report_error.hpp"
 #include "run_accounting.hpp"
 #include "run_report.hpp"
+#include "trace_output.hpp"
 #include "wave_driver.hpp"
 
 #include "ferrum/binding/compiled_program.hpp"
@@ -35,6 +36,8 @@ namespace {
 // lanes' lists refer to, the pool's threads before the device, the device
 // (which drops or finishes its work) before the host stamps that work calls.
 struct run_resources {
+  // First: the scheduler records into it until it goes.
+  std::unique_ptr<trace_output> trace;
   std::unique_ptr<fence_stamps> stamps;
   std::unique_ptr<gpu::device> device;
   gpu::null_device* null_device = nullptr;
@@ -136,8 +139,13 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
   // Only the null device runs host functions: the fence wake stamps.
   fence_stamps* stamps = r.null_device != nullptr ? r.stamps.get() : nullptr;
 
+  auto trace = trace_output::open(options, trace_spans_for(options.waves, program->node_count));
+  if (!trace) return fail(command_error::io(trace.error()), exit_code::usage_or_io);
+  r.trace = std::move(*trace);
+
   r.pool = std::make_unique<boost::asio::thread_pool>(options.threads);
   scheduler_options scheduler_settings;
+  scheduler_settings.trace = r.trace ? &r.trace->recorder : nullptr;
   scheduler_settings.fence_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(options.fence_timeout_ms));
   scheduler_settings.encoder_tasks = options.threads;
   auto made = scheduler::create(*parsed, program, *r.device, r.pool->get_executor(), scheduler_settings);
@@ -184,6 +192,14 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
   summary.violations = r.checks->violations();
   summary.tally = accounting.tally();
   summary.latency = latencies(summary.tally, stamps != nullptr);
+  if (r.trace) {
+    if (std::string problem = r.trace->write(*parsed); !problem.empty())
+      return fail(command_error::io(std::move(problem)), exit_code::usage_or_io);
+    summary.trace_path = options.trace_path;
+    summary.timeline_path = options.timeline_path;
+    summary.trace_spans = std::min<std::uint64_t>(r.trace->recorder.recorded(), r.trace->recorder.capacity());
+    summary.trace_dropped = r.trace->recorder.dropped();
+  }
 
   if (options.json) {
     write_json(out, run_json(summary));

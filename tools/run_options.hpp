@@ -57,6 +57,9 @@ struct run_options {
   std::uint64_t fence_timeout_ms = 5000;
   // Print a `ferrum.run.v1` document (and errors as JSON) instead of a summary.
   bool json = false;
+  // --trace (Chrome trace-event JSON) and --timeline (SVG); empty: not written.
+  std::string trace_path;
+  std::string timeline_path;
 };
 
 // Bounds of the numeric options (checked by check_run_options).

@@ -56,6 +56,14 @@ nlohmann::ordered_json run_json(const run_summary& s) {
   document["allocations_per_wave"] = s.allocations_per_wave;
   document["violations"] = s.violations;
   document["faults"] = std::move(faults);
+  if (!s.trace_path.empty() || !s.timeline_path.empty()) {
+    nlohmann::ordered_json trace;
+    trace["chrome"] = s.trace_path.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(s.trace_path);
+    trace["timeline"] = s.timeline_path.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(s.timeline_path);
+    trace["spans"] = s.trace_spans;
+    trace["dropped"] = s.trace_dropped;
+    document["trace"] = std::move(trace);
+  }
   return document;
 }
 
@@ -95,6 +103,13 @@ void write_run_summary(std::ostream& out, const run_summary& s) {
   if (t.unexplained != 0) {
     out << "  unexplained  " << t.unexplained << '\n';
     for (const std::string& line : t.unexplained_examples) out << "    " << line << '\n';
+  }
+  if (!s.trace_path.empty() || !s.timeline_path.empty()) {
+    out << "  trace        " << s.trace_spans << " spans";
+    if (s.trace_dropped != 0) out << " (the oldest " << s.trace_dropped << " dropped)";
+    if (!s.trace_path.empty()) out << " -> " << s.trace_path;
+    if (!s.timeline_path.empty()) out << (s.trace_path.empty() ? " -> " : ", ") << s.timeline_path;
+    out << '\n';
   }
 }
 

@@ -50,6 +50,12 @@ struct run_summary {
   std::uint64_t steady_waves = 0;
   std::uint64_t violations = 0;
   run_tally tally;
+  // Where --trace and --timeline went ("" when not asked), and the spans
+  // written and dropped (the recorder keeps the newest).
+  std::string trace_path;
+  std::string timeline_path;
+  std::uint64_t trace_spans = 0;
+  std::uint64_t trace_dropped = 0;
 };
 
 // The p-th percentile (0 < p <= 100, nearest rank) of `samples`, which it

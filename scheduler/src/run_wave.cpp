@@ -1,6 +1,8 @@
 // The wave coroutine: acquire, bind, encode, submit, fence, release.
 #include "scheduler_impl.hpp"
 
+#include "ferrum/scheduler/trace.hpp"
+
 #include <boost/asio/bind_allocator.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/error.hpp>
@@ -64,6 +66,13 @@ struct wave_task {
 
   std::coroutine_handle<promise_type> handle;
 };
+
+// The wave's own end: its spans go to the trace (when tracing), then its
+// completion is posted — so a wave's spans are recorded once its handler runs.
+void conclude(scheduler_impl& s, wave& w, error_code ec) noexcept {
+  s.trace_wave(w);
+  w.finish(ec);
+}
 
 void stamp(wave& w, wave_phase phase) {
   const std::lock_guard lock(w.mutex);
@@ -180,7 +189,7 @@ wave_task run_wave(scheduler_impl& s, wave& w) {
     if (ec == errc::all_lanes_quarantined && s.device_.lost()) ec = make_error_code(errc::device_lost);
   }
   if (ec) {
-    w.finish(ec);
+    conclude(s, w, ec);
     co_return;
   }
   s.lane_taken();
@@ -207,7 +216,7 @@ wave_task run_wave(scheduler_impl& s, wave& w) {
     // max_in_flight never counts a lane twice.
     s.lane_given_back();
     (void)w.pool->release(l);
-    w.finish(ec);
+    conclude(s, w, ec);
     co_return;
   }
   stamp(w, wave_phase::submit);
@@ -225,14 +234,16 @@ wave_task run_wave(scheduler_impl& s, wave& w) {
     s.lane_given_back();
     s.watch_started();
     w.pool->quarantine(l);
-    w.finish(fence);
+    conclude(s, w, fence);
     co_return;
   }
   stamp(w, wave_phase::fence);
   s.lane_given_back();
-  (void)w.pool->release(l);
+  // Stamped before the lane goes back: the next wave's spans on this lane
+  // begin after this wave's end.
   stamp(w, wave_phase::release);
-  w.finish({});
+  (void)w.pool->release(l);
+  conclude(s, w, {});
 }
 
 }  // namespace
@@ -303,9 +314,11 @@ void scheduler_impl::run_chunk(wave& w, std::size_t chunk) noexcept {
       // lives in the wave until it returns.
       w.chunks_left.fetch_add(1, std::memory_order_relaxed);
       wave* target = &w;
+      const node_clock started = node_started();
       asio::co_spawn(executor_, w.encode.spawn(w.encode.object, context),
-                     [target, node, &list](std::exception_ptr thrown) noexcept {
+                     [target, node, &list, started](std::exception_ptr thrown) noexcept {
                        scheduler_impl& s = target->owner;
+                       s.trace_node(*target, node, started);
                        if (thrown) {
                          s.encoder_threw(*target, node, thrown);
                        } else if (auto r = list.end(); !r) {
@@ -316,12 +329,52 @@ void scheduler_impl::run_chunk(wave& w, std::size_t chunk) noexcept {
                      });
       continue;
     }
+    const node_clock started = node_started();
     try {
       w.encode.call(w.encode.object, context);
     } catch (...) {
+      trace_node(w, node, started);
       return encoder_threw(w, node, std::current_exception());
     }
+    trace_node(w, node, started);
     if (auto r = list.end(); !r) return fail_encoding(w, r.error().code, node, r.error().what());
+  }
+}
+
+scheduler_impl::node_clock scheduler_impl::node_started() const noexcept {
+  if (options_.trace == nullptr) return {};
+  return {std::chrono::steady_clock::now(), trace_recorder::this_thread_number()};
+}
+
+void scheduler_impl::trace_node(const wave& w, std::size_t node, const node_clock& started) const noexcept {
+  if (options_.trace == nullptr) return;
+  trace_span span;
+  span.phase = wave_phase::encode;
+  span.node = static_cast<std::uint32_t>(node);
+  span.wave = w.id;
+  span.bucket = &w.pool->bucket().id;
+  span.lane = w.held->index;
+  span.thread = started.thread;
+  span.begin = started.at;
+  span.end = std::chrono::steady_clock::now();
+  options_.trace->record(span);
+}
+
+void scheduler_impl::trace_wave(wave& w) noexcept {
+  if (options_.trace == nullptr) return;
+  const std::lock_guard lock(w.mutex);
+  const wave_report& r = w.report;
+  trace_span span;
+  span.wave = r.wave;
+  span.bucket = r.bucket;
+  span.lane = r.lane;
+  span.begin = r.started;
+  // Each phase runs from the end of the one before it.
+  for (std::size_t phase = 0; phase < wave_phase_count && r.ended[phase]; ++phase) {
+    span.phase = static_cast<wave_phase>(phase);
+    span.end = *r.ended[phase];
+    options_.trace->record(span);
+    span.begin = span.end;
   }
 }
 

@@ -10,6 +10,7 @@
 #include <boost/asio/any_io_executor.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <string_view>
@@ -67,6 +68,18 @@ class scheduler_impl {
   void fail_encoding(wave& w, boost::system::error_code ec, std::size_t node, std::string_view message) noexcept;
   void encoder_threw(wave& w, std::size_t node, std::exception_ptr thrown) noexcept;
   [[nodiscard]] boost::system::error_code submit(wave& w) noexcept;
+
+  // --- tracing (run_wave.cpp): nothing, not even a clock read, without a
+  // recorder ---
+  struct node_clock {
+    std::chrono::steady_clock::time_point at;
+    std::uint32_t thread = 0;
+  };
+  [[nodiscard]] node_clock node_started() const noexcept;
+  void trace_node(const wave& w, std::size_t node, const node_clock& started) const noexcept;
+  // The wave's phases on its lane, once it is done (nothing when it never
+  // held a lane).
+  void trace_wave(wave& w) noexcept;
 
   std::shared_ptr<const compiled_program> program_;
   gpu::device& device_;

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -334,6 +335,49 @@ TEST_CASE("ferrum run: a missing plan file exits 1 with io_error", "[cli]") {
   CHECK(r.status == 1);
   CHECK(cli_test::one_line(r.err));
   CHECK(cli_test::starts_with(r.err, "ferrum: error: io_error: "));
+}
+
+TEST_CASE("ferrum run: --trace and --timeline write every wave's spans as a Chrome trace and an SVG", "[cli]") {
+  const cli_test::temp_file trace_file("");
+  const cli_test::temp_file timeline_file("");
+  const json_run run = run_json(example_plan("multi_bucket.json"),
+                                {"--waves", "30", "--trace", trace_file.path(), "--timeline", timeline_file.path()});
+  CHECK(run.result.status == 0);
+  const auto& reported = run.report["trace"];
+  CHECK(reported["chrome"] == trace_file.path());
+  CHECK(reported["timeline"] == timeline_file.path());
+  CHECK(reported["dropped"] == 0);
+
+  const std::string text = cli_test::read_file(trace_file.path());
+  REQUIRE(nlohmann::json::accept(text));
+  const auto trace = nlohmann::json::parse(text);
+  std::map<std::string, std::uint64_t> names;
+  std::uint64_t spans = 0;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.at("ph") != "X") continue;
+    ++spans;
+    ++names[e.at("args").contains("node") ? "encode <node>" : e.at("name").get<std::string>()];
+  }
+  for (const char* phase : {"acquire", "bind", "encode", "submit", "fence", "release"}) CHECK(names[phase] == 30);
+  // multi_bucket.json: eight nodes.
+  CHECK(names["encode <node>"] == 30 * 8);
+  CHECK(u64(reported["spans"]) == spans);
+
+  const std::string svg = cli_test::read_file(timeline_file.path());
+  CHECK(cli_test::starts_with(svg, "<svg "));
+  CHECK(svg.find(" lane 0</text>") != std::string::npos);
+  CHECK(svg.find("</svg>") != std::string::npos);
+}
+
+TEST_CASE("ferrum run: a --trace or --timeline file that cannot be written exits 1 before any wave", "[cli]") {
+  for (const char* option : {"--trace", "--timeline"}) {
+    const command_result r =
+        run_ferrum({"run", example_plan("two_nodes.json"), option, "/nonexistent/ferrum/trace.out"});
+    CHECK(r.status == 1);
+    CHECK(cli_test::one_line(r.err));
+    CHECK(r.err == "ferrum: error: io_error: cannot write '/nonexistent/ferrum/trace.out'\n");
+    CHECK(r.out.empty());
+  }
 }
 
 TEST_CASE("ferrum run: malformed fault specs are usage errors", "[cli]") {

@@ -7,6 +7,8 @@
 #include "allocation_counter.hpp"
 #include "scheduler_support.hpp"
 
+#include "ferrum/scheduler/trace.hpp"
+
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/strand.hpp>
@@ -57,7 +59,7 @@ struct wave_loop {
 // completions are delivered through `completions`.
 template <class CompletionExecutor>
 std::uint64_t count_waves(boost::asio::io_context& context, CompletionExecutor completions, std::size_t nodes,
-                          std::uint32_t lanes, std::size_t encoder_tasks) {
+                          std::uint32_t lanes, std::size_t encoder_tasks, ferrum::trace_recorder* trace) {
   const auto plan = sched_test::make_plan(nodes, lanes);
   auto program = std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(plan));
   // The GPU takes its time, as a real one does: while it runs one wave the
@@ -68,7 +70,7 @@ std::uint64_t count_waves(boost::asio::io_context& context, CompletionExecutor c
   options.latency = std::chrono::microseconds(300);
   auto device = ::test::null_device(options);
   auto scheduler = test::require(
-      ferrum::scheduler::create(plan, program, *device, context.get_executor(), {.encoder_tasks = encoder_tasks}));
+      ferrum::scheduler::create(plan, program, *device, context.get_executor(), {.encoder_tasks = encoder_tasks, .trace = trace}));
   wave_loop<CompletionExecutor> loop{*scheduler, completions, 0, lanes};
   using ferrum::tools::allocations_so_far;
   // Warm-up: waves, frames, slabs and Asio's caches reach their peak. Counted
@@ -89,13 +91,13 @@ std::uint64_t count_waves(boost::asio::io_context& context, CompletionExecutor c
 enum class delivery { direct, strand };
 
 std::uint64_t allocations_over(std::size_t nodes, std::uint32_t lanes, std::size_t encoder_tasks,
-                               delivery how = delivery::direct) {
+                               delivery how = delivery::direct, ferrum::trace_recorder* trace = nullptr) {
   if (how == delivery::strand) {
     boost::asio::io_context context;
-    return count_waves(context, boost::asio::make_strand(context), nodes, lanes, encoder_tasks);
+    return count_waves(context, boost::asio::make_strand(context), nodes, lanes, encoder_tasks, trace);
   }
   boost::asio::io_context context;
-  return count_waves(context, context.get_executor(), nodes, lanes, encoder_tasks);
+  return count_waves(context, context.get_executor(), nodes, lanes, encoder_tasks, trace);
 }
 }  // namespace
 
@@ -115,4 +117,13 @@ TEST_CASE("zero allocations: also when completions go through a strand", "[sched
   const std::uint64_t count = allocations_over(16, 3, 1, delivery::strand);
   INFO(count << " allocations over 1000 waves");
   CHECK(count == 0);
+}
+
+TEST_CASE("zero allocations: also with a trace recorder taking every span", "[scheduler]") {
+  // Smaller than the run's spans: the ring wraps, as a long-running trace does.
+  ferrum::trace_recorder trace(4096);
+  const std::uint64_t count = allocations_over(16, 3, 1, delivery::direct, &trace);
+  INFO(count << " allocations over 1000 waves");
+  CHECK(count == 0);
+  CHECK(trace.dropped() > 0);
 }

@@ -48,6 +48,8 @@
 
 namespace ferrum {
 
+class trace_recorder;
+
 struct scheduler_options {
   // How long a wave awaits its terminal fence before it fails with
   // fence_timeout and its lane is quarantined.
@@ -56,6 +58,9 @@ struct scheduler_options {
   // contiguous chunks, one posted per chunk and the last run by the wave
   // itself. Match it to the executor's threads; 1 encodes inline.
   std::size_t encoder_tasks = 1;
+  // Where the waves' spans go (ferrum/scheduler/trace.hpp); none when null.
+  // Must outlive the scheduler.
+  trace_recorder* trace = nullptr;
 };
 
 // Counters over the scheduler's life.

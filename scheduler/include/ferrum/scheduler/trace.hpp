@@ -1,0 +1,92 @@
+// ferrum/scheduler/trace.hpp — what a scheduler records of its waves when
+// asked to: one span per phase of every wave on its lane, and one per node's
+// encoder on the thread that ran it; written out as Chrome trace-event JSON
+// (Perfetto, chrome://tracing) or as a standalone SVG timeline.
+//
+//   ferrum::trace_recorder trace(1 << 16);   // spans kept: a ring, the newest win
+//   options.trace = &trace;                  // ferrum::scheduler_options
+//   ... run waves ...
+//   std::ofstream json("trace.json");
+//   ferrum::write_chrome_trace(json, trace, plan);
+//   std::ofstream svg("timeline.svg");
+//   ferrum::write_timeline_svg(svg, trace, plan);
+//
+// A wave's lane spans are recorded just before its completion is posted, so
+// they are in the recorder by the time its handler runs; a node's span when
+// its encoder returns. Recording takes a short lock and copies a span into
+// memory reserved up front: a wave allocates nothing for its trace. Without
+// a recorder the scheduler records nothing and reads no clock for it.
+#pragma once
+
+#include "ferrum/binding/ids.hpp"
+#include "ferrum/binding/plan.hpp"
+#include "ferrum/scheduler/wave.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+#include <mutex>
+#include <vector>
+
+namespace ferrum {
+
+struct trace_span {
+  static constexpr std::uint32_t no_node = 0xFFFFFFFFu;
+
+  // A phase of a wave, on its lane (node == no_node); or, with phase
+  // `encode` and a node, that node's encoder on worker thread `thread`.
+  wave_phase phase = wave_phase::acquire;
+  std::uint32_t node = no_node;
+  std::uint64_t wave = 0;
+  // The wave's bucket (owned by the compiled program).
+  const bucket_id* bucket = nullptr;
+  std::uint32_t lane = 0;
+  // A small number per thread of the process, from 1 (node spans only).
+  std::uint32_t thread = 0;
+  std::chrono::steady_clock::time_point begin;
+  std::chrono::steady_clock::time_point end;
+};
+
+// A bounded, thread-safe ring of spans. Once full, each new span replaces
+// the oldest (counted in dropped()).
+class trace_recorder {
+ public:
+  // `capacity` >= 1 spans, reserved now.
+  explicit trace_recorder(std::size_t capacity);
+  trace_recorder(const trace_recorder&) = delete;
+  trace_recorder& operator=(const trace_recorder&) = delete;
+
+  void record(const trace_span& span) noexcept;
+
+  // The spans kept, oldest first (a copy, taken under the lock).
+  [[nodiscard]] std::vector<trace_span> spans() const;
+  [[nodiscard]] std::size_t capacity() const noexcept { return ring_.size(); }
+  [[nodiscard]] std::uint64_t recorded() const noexcept;
+  [[nodiscard]] std::uint64_t dropped() const noexcept;
+  // Time zero of the written trace: when the recorder was made.
+  [[nodiscard]] std::chrono::steady_clock::time_point epoch() const noexcept { return epoch_; }
+
+  // The calling thread's number as recorded in node spans (1, 2, ...).
+  [[nodiscard]] static std::uint32_t this_thread_number() noexcept;
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<trace_span> ring_;
+  std::uint64_t recorded_ = 0;
+  std::chrono::steady_clock::time_point epoch_;
+};
+
+// Chrome trace-event JSON ({"traceEvents": [...]}, complete events "X" in
+// microseconds): one track per lane (process "lanes", thread "<bucket> lane
+// <n>") and one per worker thread (process "encoders"); spans named
+// `acquire`, `bind`, `encode`, `submit`, `fence`, `release` and
+// `encode <node>`, with args {"wave", "bucket", "lane"} (and "node").
+// Node names come from `p`, the plan the scheduler runs.
+void write_chrome_trace(std::ostream& out, const trace_recorder& trace, const plan& p);
+
+// The same as a standalone SVG: one row per lane, each wave's phases as
+// coloured bars, a time axis in milliseconds and a legend.
+void write_timeline_svg(std::ostream& out, const trace_recorder& trace, const plan& p);
+
+}  // namespace ferrum

@@ -1,0 +1,65 @@
+// write_chrome_trace: the Chrome trace-event JSON of a trace.
+#include "ferrum/scheduler/trace.hpp"
+#include "trace_layout.hpp"
+
+#include <cstdio>
+#include <ostream>
+#include <string>
+
+namespace ferrum {
+namespace {
+
+constexpr int lanes_pid = 1;
+constexpr int threads_pid = 2;
+
+std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f", value);
+  return text;
+}
+
+// Metadata events naming a process or thread, and fixing its order.
+void name_event(std::ostream& out, const char* what, int pid, std::uint32_t tid, const std::string& name,
+                bool& first) {
+  out << (first ? "\n  " : ",\n  ") << R"({"name": ")" << what << R"(", "ph": "M", "pid": )" << pid
+      << R"(, "tid": )" << tid << R"(, "args": {"name": ")" << detail::json_escaped(name) << R"("}})";
+  first = false;
+}
+
+}  // namespace
+
+void write_chrome_trace(std::ostream& out, const trace_recorder& trace, const plan& p) {
+  const detail::trace_layout layout = detail::lay_out(trace);
+  out << R"({"displayTimeUnit": "ms", "traceEvents": [)";
+  bool first = true;
+  name_event(out, "process_name", lanes_pid, 0, "lanes", first);
+  name_event(out, "process_name", threads_pid, 0, "encoder threads", first);
+  const auto span_event = [&](const detail::shown_span& s, int pid, std::uint32_t tid) {
+    const trace_span& span = s.span;
+    std::string name(to_string(span.phase));
+    if (span.node != trace_span::no_node) {
+      name += ' ';
+      name += span.node < p.nodes.size() ? p.nodes[span.node].id.str() : std::to_string(span.node);
+    }
+    out << ",\n  " << R"({"name": ")" << detail::json_escaped(name) << R"(", "cat": "wave", "ph": "X", "ts": )"
+        << number(detail::micros(trace.epoch(), s.shown_begin)) << R"(, "dur": )"
+        << number(detail::micros(s.shown_begin, span.end)) << R"(, "pid": )" << pid << R"(, "tid": )" << tid
+        << R"(, "args": {"wave": )" << span.wave << R"(, "bucket": ")"
+        << detail::json_escaped(span.bucket != nullptr ? span.bucket->str() : "") << R"(", "lane": )" << span.lane;
+    if (span.node != trace_span::no_node) out << R"(, "node": )" << span.node;
+    if (span.phase == wave_phase::acquire && span.node == trace_span::no_node)
+      out << R"(, "waited_us": )" << number(detail::micros(span.begin, span.end));
+    out << "}}";
+  };
+  for (std::uint32_t i = 0; i < layout.lanes.size(); ++i) {
+    name_event(out, "thread_name", lanes_pid, i + 1, layout.lanes[i].name, first);
+    for (const auto& s : layout.lanes[i].spans) span_event(s, lanes_pid, i + 1);
+  }
+  for (const auto& track : layout.threads) {
+    name_event(out, "thread_name", threads_pid, track.thread, "thread " + std::to_string(track.thread), first);
+    for (const auto& s : track.spans) span_event(s, threads_pid, track.thread);
+  }
+  out << "\n]}\n";
+}
+
+}  // namespace ferrum

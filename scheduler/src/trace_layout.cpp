@@ -1,0 +1,93 @@
+// Laying a trace out in tracks, for the Chrome and SVG writers.
+#include "trace_layout.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <tuple>
+
+namespace ferrum::detail {
+
+trace_layout lay_out(const trace_recorder& trace) {
+  using clock = std::chrono::steady_clock;
+  trace_layout layout;
+  std::map<std::tuple<std::string, std::uint32_t>, std::vector<trace_span>> by_lane;
+  std::map<std::uint32_t, std::vector<trace_span>> by_thread;
+  for (const trace_span& s : trace.spans()) {
+    if (s.node != trace_span::no_node) {
+      by_thread[s.thread].push_back(s);
+    } else {
+      by_lane[{s.bucket != nullptr ? s.bucket->str() : std::string("?"), s.lane}].push_back(s);
+    }
+  }
+  layout.first = clock::time_point::max();
+  layout.last = clock::time_point::min();
+  const auto extend = [&](const shown_span& s) {
+    layout.first = std::min(layout.first, s.shown_begin);
+    layout.last = std::max(layout.last, s.span.end);
+  };
+  for (auto& [key, spans] : by_lane) {
+    // One wave at a time holds a lane, and a wave's phases end in order: by
+    // end time, the spans of a lane follow each other.
+    std::stable_sort(spans.begin(), spans.end(), [](const trace_span& a, const trace_span& b) { return a.end < b.end; });
+    lane_track track{std::get<0>(key) + " lane " + std::to_string(std::get<1>(key)), {}};
+    clock::time_point previous_end = clock::time_point::min();
+    for (const trace_span& s : spans) {
+      const clock::time_point begin = std::min(std::max(s.begin, previous_end), s.end);
+      track.spans.push_back({s, begin});
+      extend(track.spans.back());
+      previous_end = s.end;
+    }
+    layout.lanes.push_back(std::move(track));
+  }
+  for (auto& [thread, spans] : by_thread) {
+    std::stable_sort(spans.begin(), spans.end(),
+                     [](const trace_span& a, const trace_span& b) { return a.begin < b.begin; });
+    thread_track track{thread, {}};
+    for (const trace_span& s : spans) {
+      track.spans.push_back({s, s.begin});
+      extend(track.spans.back());
+    }
+    layout.threads.push_back(std::move(track));
+  }
+  if (layout.first > layout.last) layout.first = layout.last = trace.epoch();
+  return layout;
+}
+
+double micros(std::chrono::steady_clock::time_point from, std::chrono::steady_clock::time_point to) {
+  return std::chrono::duration<double, std::micro>(to - from).count();
+}
+
+std::string xml_escaped(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string json_escaped(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char code[8];
+      std::snprintf(code, sizeof code, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+      out += code;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace ferrum::detail

@@ -1,0 +1,50 @@
+// trace_layout.hpp (private) — how the trace writers lay spans out: one
+// track per lane (by bucket id, then lane) and one per encoder thread.
+#pragma once
+
+#include "ferrum/scheduler/trace.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ferrum::detail {
+
+// A span as drawn. A wave may ask for a lane long before its previous wave
+// is done with it: its acquire span is shown from the moment the lane's
+// previous span ended (`shown_begin`), the whole wait being end - span.begin.
+struct shown_span {
+  trace_span span;
+  std::chrono::steady_clock::time_point shown_begin;
+};
+
+struct lane_track {
+  std::string name;  // "<bucket id> lane <n>"
+  std::vector<shown_span> spans;  // in time order, not overlapping
+};
+
+struct thread_track {
+  std::uint32_t thread = 0;
+  std::vector<shown_span> spans;  // node spans, by begin
+};
+
+struct trace_layout {
+  std::vector<lane_track> lanes;
+  std::vector<thread_track> threads;
+  // The earliest shown begin and latest end (both the recorder's epoch when
+  // there is no span).
+  std::chrono::steady_clock::time_point first;
+  std::chrono::steady_clock::time_point last;
+};
+
+[[nodiscard]] trace_layout lay_out(const trace_recorder& trace);
+
+// Microseconds from `from` to `to`, as a double.
+[[nodiscard]] double micros(std::chrono::steady_clock::time_point from, std::chrono::steady_clock::time_point to);
+
+// `text` with XML's or JSON's special characters escaped.
+[[nodiscard]] std::string xml_escaped(std::string_view text);
+[[nodiscard]] std::string json_escaped(std::string_view text);
+
+}  // namespace ferrum::detail
