@@ -1,19 +1,17 @@
 #!/bin/sh
-# Sets everything up, builds the `ferrum` command (release preset) and runs
-# the main job: 300 waves of the multi-bucket example through the scheduler
-# on the Vulkan device (Mesa's lavapipe where there is no GPU), with the
-# checking encoders verifying every slot on the device. The example plans'
-# cold compile comes first. Exits non-zero if any step fails, including a
-# run with violations or unexplained failures (exit 3).
+# Sets everything up, builds (release preset) and runs the main job: the
+# frame_loop example — 300 frames, three in flight, each a submission wave of
+# three compute passes on the Vulkan device (Mesa's lavapipe where there is
+# no GPU). It checks its last frame against the kernels' C++ forms, writes it
+# as a PNG and writes the waves' trace (Chrome JSON and an SVG timeline) to
+# frame_loop_out/. Then the `ferrum` command checks the same scheduler with its
+# checking encoders. Exits non-zero if any step fails.
 set -eu
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 cmake --preset release
-cmake --build --preset release --target ferrum
-ferrum=./build/release/tools/ferrum
-for plan in examples/plans/*.json; do
-  echo "== ferrum compile $plan"
-  "$ferrum" compile "$plan"
-done
+cmake --build --preset release --target ferrum_frame_loop ferrum
+echo "== ferrum_frame_loop --frames 300 --device vulkan --out frame_loop_out"
+./build/release/examples/frame_loop/ferrum_frame_loop --frames 300 --device vulkan --out frame_loop_out
 echo "== ferrum run examples/plans/multi_bucket.json --device vulkan --waves 300"
-"$ferrum" run examples/plans/multi_bucket.json --device vulkan --waves 300
+./build/release/tools/ferrum run examples/plans/multi_bucket.json --device vulkan --waves 300

@@ -1,0 +1,56 @@
+// examples/frame_loop/frame_kernels.hpp — the three compute kernels of the
+// frame_loop example, each in both forms (SPIR-V built from shaders/*.comp for
+// the Vulkan device, C++ for the null device), and the parameters that
+// node/pattern's binding slot carries to the GPU.
+//
+//   auto pattern = device.create_kernel(frame_loop::pattern_kernel()).value();
+//   frame_loop::store(frame_loop::params_of_frame(frame), slot_bytes);
+//   list.dispatch(*pattern, hdr->whole(), slot, std::array<std::uint32_t, 2>{width, height}).value();
+//
+// Images are row-major: HDR images hold RGBA as four f32 words per pixel, the
+// output one RGBA8 word per pixel (red in the low byte, as PNG stores it).
+#pragma once
+
+#include "ferrum/gpu/kernel.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace frame_loop {
+
+inline constexpr std::size_t hdr_pixel_bytes = 16;
+inline constexpr std::size_t rgba8_pixel_bytes = 4;
+
+// What node/pattern's slot holds for one frame: four f32 words, in this order.
+struct pattern_params {
+  float time = 0;       // seconds of animation
+  float glow_x = 0;     // the glow's centre, in [0, 1] image coordinates
+  float glow_y = 0;
+  float glow_power = 0;  // its peak radiance: above 1, so the tone map matters
+};
+inline constexpr std::size_t pattern_params_bytes = 16;
+
+// The parameters of frame `frame` (0, 1, ...) at 60 frames per second of
+// animation: a function of the frame number alone, so a frame can be
+// rendered again on the host to check it.
+[[nodiscard]] pattern_params params_of_frame(std::uint64_t frame) noexcept;
+
+// Writes `params` as the shader reads them into the first
+// pattern_params_bytes bytes of `slot`, which must hold that many.
+void store(const pattern_params& params, std::span<std::byte> slot) noexcept;
+
+// pattern: the frame's HDR image. Primary: the image; secondary: a
+// pattern_params slot. Push words: width, height.
+[[nodiscard]] ferrum::gpu::kernel_source pattern_kernel() noexcept;
+
+// blur: a box blur, clamped at the edges. Primary: the blurred HDR image;
+// secondary: the source HDR image. Push words: width, height, radius.
+[[nodiscard]] ferrum::gpu::kernel_source blur_kernel() noexcept;
+
+// tonemap: exposure, Reinhard's c / (1 + c), gamma 2, to 8 bits. Primary:
+// the RGBA8 image; secondary: the HDR image. Push word: the exposure's f32
+// bits.
+[[nodiscard]] ferrum::gpu::kernel_source tonemap_kernel() noexcept;
+
+}  // namespace frame_loop

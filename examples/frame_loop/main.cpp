@@ -1,0 +1,248 @@
+// examples/frame_loop/main.cpp — ferrum's main example: an engine-style frame
+// loop. Every frame is one submission wave of three compute passes over its
+// lane's own images (an animated HDR pattern, a box blur, a tone map), with
+// as many frames in flight as the plan has lanes (three). The last frame is
+// checked against the kernels' C++ forms and written as a PNG; the waves'
+// trace goes out as Chrome trace JSON and as an SVG timeline.
+//
+//   ferrum_frame_loop                          # 300 frames on Vulkan (a GPU, or lavapipe)
+//   ferrum_frame_loop --device null --frames 60 --out /tmp/frames
+//
+// The parts: frame_loop.json (the plan: nodes, the pattern's parameter slot,
+// three lanes), frame_renderer.hpp (kernels, lane images, the encoder),
+// frame_kernels.hpp and shaders/ (the passes), png_writer.hpp.
+#include "frame_loop_options.hpp"
+#include "frame_renderer.hpp"
+#include "png_writer.hpp"
+
+#include "ferrum/binding/compiled_program.hpp"
+#include "ferrum/binding/plan_json.hpp"
+#include "ferrum/gpu/null_device.hpp"
+#include "ferrum/gpu/vulkan_device.hpp"
+#include "ferrum/scheduler/scheduler.hpp"
+#include "ferrum/scheduler/trace.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <span>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+namespace asio = boost::asio;
+using clock_type = std::chrono::steady_clock;
+
+// The exit status of a run skipped for want of a Vulkan driver (ctest's
+// SKIP_RETURN_CODE in CMakeLists.txt).
+constexpr int exit_skipped = 77;
+// The largest difference, per 8-bit channel, allowed between a device's frame
+// and the host's: sin and exp may differ in their last bits on a GPU.
+constexpr int allowed_difference = 2;
+
+// Counts the validation layers' messages (on any thread) and prints them.
+struct validation_log {
+  std::atomic<int> messages{0};
+  static void record(void* context, const ferrum::gpu::vulkan_message& m) noexcept {
+    static_cast<validation_log*>(context)->messages.fetch_add(1);
+    std::cerr << "frame_loop: vulkan " << (m.error ? "error: " : "warning: ") << m.text << '\n';
+  }
+};
+
+ferrum::result<std::unique_ptr<ferrum::gpu::device>> make_device(const frame_loop::options& o, validation_log& log) {
+  if (o.device == "null") {
+    auto made = ferrum::gpu::null_device::create({});
+    if (!made) return made.error();
+    return std::unique_ptr<ferrum::gpu::device>(std::move(*made));
+  }
+  ferrum::gpu::vulkan_device_options options;
+  options.validation = o.validate;
+  options.sink = &validation_log::record;
+  options.sink_context = &log;
+  return ferrum::gpu::create_vulkan_device(options);
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in || !text) throw std::runtime_error("cannot read '" + path.string() + "'");
+  return std::move(text).str();
+}
+
+// Writes a file with `write(stream)`, or throws saying which file failed.
+template <class Write>
+void write_file(const std::filesystem::path& path, Write write) {
+  std::ofstream out(path, std::ios::binary);
+  write(out);
+  out.close();
+  if (!out) throw std::runtime_error("cannot write '" + path.string() + "'");
+}
+
+// What the frame chains share; only the io_context's thread touches it.
+struct frame_loop_run {
+  ferrum::scheduler* scheduler;
+  const frame_loop::frame_renderer* renderer;
+  ferrum::wave_request request;
+  std::uint64_t frames;
+  std::uint64_t in_flight;
+  std::vector<double> frame_ms;  // per frame: submit to completion
+  std::uint32_t last_lane = 0;   // the lane that drew the last frame
+  std::string failure{};         // the first frame that failed, and why
+};
+
+// Frames first, first + in_flight, ...: each is submitted when the one before
+// it completed, so `in_flight` chains keep that many frames in flight.
+asio::awaitable<void> frame_chain(frame_loop_run* run, std::uint64_t first) {
+  for (std::uint64_t frame = first; frame < run->frames && run->failure.empty(); frame += run->in_flight) {
+    frame_loop::frame_encoder encode{run->renderer, frame};
+    const auto submitted = clock_type::now();
+    // Completes after the frame's fence, its lane back in the pool.
+    auto [ec, report] = co_await run->scheduler->async_submit(run->request, encode, asio::as_tuple(asio::use_awaitable));
+    if (ec) {
+      run->failure = "frame " + std::to_string(frame) + " failed: " + ferrum::error_code_name(ec) + ": " +
+                     ec.message() + (report.message.empty() ? "" : " (" + report.message + ")");
+      co_return;
+    }
+    run->frame_ms[frame] = std::chrono::duration<double, std::milli>(clock_type::now() - submitted).count();
+    if (frame + 1 == run->frames) run->last_lane = report.lane;
+  }
+}
+
+double percentile(std::vector<double> values, double p) {
+  std::sort(values.begin(), values.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(values.size())));
+  return values[std::clamp<std::size_t>(rank, 1, values.size()) - 1];
+}
+
+int largest_difference(std::span<const std::byte> a, std::span<const std::byte> b) {
+  int largest = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    largest = std::max(largest, std::abs(static_cast<int>(a[i]) - static_cast<int>(b[i])));
+  return largest;
+}
+
+int run(const frame_loop::options& o, validation_log& log) {
+  // Cold path, once: the plan compiled into its layouts.
+  const ferrum::plan plan = ferrum::parse_plan(read_file(o.plan)).value();
+  const auto program = std::make_shared<const ferrum::compiled_program>(ferrum::compile(plan).value());
+
+  auto made = make_device(o, log);
+  if (!made) {
+    const char* required = std::getenv("FERRUM_REQUIRE_VULKAN");
+    if (made.error() == ferrum::errc::vulkan_unavailable && (required == nullptr || std::string_view(required) != "1")) {
+      std::cerr << "frame_loop: skipped: no usable Vulkan driver (" << made.error().what()
+                << "); --device null runs on the CPU\n";
+      return exit_skipped;
+    }
+    throw ferrum::error_exception(made.error());
+  }
+  // Declared so that they go in a safe order: the scheduler (every wave done)
+  // before the kernels and images its lanes' lists used, the threads before
+  // the device.
+  const std::unique_ptr<ferrum::gpu::device> device = std::move(*made);
+  asio::thread_pool workers(2);
+  const frame_loop::frame_renderer renderer(*device, plan, *program, o.size);
+  // A ring: the spans of the last (up to) 1000 frames.
+  ferrum::trace_recorder trace(std::min<std::uint64_t>(o.frames, 1000) *
+                               (ferrum::wave_phase_count + program->node_count));
+  ferrum::scheduler_options settings{.encoder_tasks = 2, .trace = &trace};
+  std::unique_ptr<ferrum::scheduler> scheduler =
+      ferrum::scheduler::create(plan, program, *device, workers.get_executor(), settings).value();
+
+  // Hot path: the frames, their completions on this thread.
+  const ferrum::compiled_bucket& bucket = program->buckets.front();
+  frame_loop_run loop{.scheduler = scheduler.get(),
+                      .renderer = &renderer,
+                      .request = {bucket.spec.cls.str(), bucket.spec.dims},
+                      .frames = o.frames,
+                      .in_flight = program->lanes,
+                      .frame_ms = std::vector<double>(o.frames)};
+  asio::io_context completions;
+  for (std::uint64_t first = 0; first < std::min(loop.in_flight, loop.frames); ++first)
+    asio::co_spawn(completions, frame_chain(&loop, first), [](std::exception_ptr e) {
+      if (e) std::rethrow_exception(e);
+    });
+  const auto started = clock_type::now();
+  completions.run();
+  const std::chrono::duration<double> elapsed = clock_type::now() - started;
+  const std::uint32_t most_in_flight = scheduler->stats().max_in_flight;
+  scheduler.reset();  // returns at once: every wave has completed
+  if (!loop.failure.empty()) throw std::runtime_error(loop.failure);
+
+  // The last frame's lane holds what it drew: check it against the host.
+  const std::span<const std::byte> pixels = renderer.output(loop.last_lane);
+  const int difference = largest_difference(pixels, renderer.draw_on_host(o.frames - 1));
+  if (difference > allowed_difference)
+    throw std::runtime_error("the last frame differs from the kernels' C++ forms by up to " +
+                             std::to_string(difference) + "/255 in a channel (allowed: " +
+                             std::to_string(allowed_difference) + ")");
+
+  std::filesystem::create_directories(o.out);
+  const auto png_path = o.out / "frame.png";
+  const auto trace_path = o.out / "trace.json";
+  const auto svg_path = o.out / "timeline.svg";
+  const std::vector<std::byte> png = frame_loop::encode_png(o.size.width, o.size.height, pixels);
+  write_file(png_path, [&](std::ostream& out) {
+    out.write(reinterpret_cast<const char*>(png.data()), static_cast<std::streamsize>(png.size()));
+  });
+  write_file(trace_path, [&](std::ostream& out) { ferrum::write_chrome_trace(out, trace, plan); });
+  write_file(svg_path, [&](std::ostream& out) { ferrum::write_timeline_svg(out, trace, plan); });
+
+  std::cout << std::fixed << std::setprecision(1) << "device:     " << device->kind() << " (" << device->name() << ")\n"
+            << "frames:     " << o.frames << " of " << o.size.width << "x" << o.size.height << ", "
+            << most_in_flight << " in flight at most (lanes: " << program->lanes << ")\n"
+            << "frames/s:   " << static_cast<double>(o.frames) / elapsed.count() << '\n'
+            << "frame time: p50 " << percentile(loop.frame_ms, 50) << " ms, p99 " << percentile(loop.frame_ms, 99)
+            << " ms (submit to completion)\n"
+            << "check:      the last frame matches the kernels' C++ forms (largest difference " << difference
+            << "/255)\n"
+            << "png:        " << png_path.string() << '\n'
+            << "trace:      " << trace_path.string() << " (" << trace.recorded() - trace.dropped() << " spans"
+            << (trace.dropped() == 0 ? "" : ", the oldest dropped")
+            << "; open it in https://ui.perfetto.dev or chrome://tracing)\n"
+            << "timeline:   " << svg_path.string() << '\n';
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const frame_loop::options o = frame_loop::parse_options(std::span(argv + 1, static_cast<std::size_t>(argc - 1)));
+    if (o.help) {
+      std::cout << frame_loop::usage;
+      return 0;
+    }
+    // The log outlives the device, whose destruction may report too. (A
+    // skipped run's messages are the loader's, about the missing driver.)
+    validation_log log;
+    const int status = run(o, log);
+    if (status == 0 && log.messages.load() != 0) {
+      std::cerr << "frame_loop: error: the Vulkan validation layers printed " << log.messages.load()
+                << " messages\n";
+      return 1;
+    }
+    return status;
+  } catch (const std::exception& e) {
+    std::cerr << "frame_loop: error: " << e.what() << '\n';
+    return 1;
+  }
+}
