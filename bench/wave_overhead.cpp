@@ -27,6 +27,7 @@
 #include "ferrum/binding/compiled_program.hpp"
 #include "ferrum/gpu/null_device.hpp"
 #include "ferrum/scheduler/scheduler.hpp"
+#include "ferrum/scheduler/trace.hpp"
 
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -167,7 +168,8 @@ class wave_driver {
   std::size_t done_ = 0;
 };
 
-double measure_ferrum(std::size_t nodes, std::uint32_t lanes, std::size_t waves, std::size_t& failures) {
+double measure_ferrum(std::size_t nodes, std::uint32_t lanes, std::size_t waves, std::size_t& failures,
+                      ferrum::trace_recorder* trace = nullptr) {
   const ferrum::plan p = make_plan(nodes, lanes);
   auto program = std::make_shared<const ferrum::compiled_program>(ferrum::compile(p).value());
   auto device = make_device();
@@ -175,7 +177,9 @@ double measure_ferrum(std::size_t nodes, std::uint32_t lanes, std::size_t waves,
   double us = 0;
   {
     auto s = ferrum::scheduler::create(p, program, *device, pool.get_executor(),
-                                       {.fence_timeout = std::chrono::milliseconds(5000), .encoder_tasks = encoder_tasks})
+                                       {.fence_timeout = std::chrono::milliseconds(5000),
+                                        .encoder_tasks = encoder_tasks,
+                                        .trace = trace})
                  .value();
     wave_driver driver(*s, pool);
     const std::size_t window = std::size_t{lanes} * 2;
@@ -358,6 +362,24 @@ int main(int argc, char** argv) {
                   b * per_node, f / b, median(ferrum_us) / median(base_us));
       std::fflush(stdout);
     }
+  }
+  // Tracing: the same waves without and with a recorder, runs alternating.
+  std::printf("\ntracing: ferrum waves without and with a trace recorder (a ring of 64k spans), best of %d\n\n",
+              repeats);
+  std::printf("%6s %6s | %12s %12s | %8s\n", "nodes", "lanes", "off us/w", "on us/w", "on/off");
+  ferrum::trace_recorder trace(std::size_t{1} << 16);
+  for (const std::size_t nodes : {std::size_t{1}, std::size_t{16}, std::size_t{256}}) {
+    const std::uint32_t lanes = 2;
+    std::vector<double> off_us;
+    std::vector<double> on_us;
+    for (int r = 0; r < repeats; ++r) {
+      off_us.push_back(measure_ferrum(nodes, lanes, waves, failures));
+      on_us.push_back(measure_ferrum(nodes, lanes, waves, failures, &trace));
+    }
+    const double off = best(off_us) / static_cast<double>(waves);
+    const double on = best(on_us) / static_cast<double>(waves);
+    std::printf("%6zu %6u | %12.2f %12.2f | %8.2f\n", nodes, lanes, off, on, on / off);
+    std::fflush(stdout);
   }
   if (failures != 0) std::printf("\n%zu ferrum waves failed (figures above include them)\n", failures);
   return 0;

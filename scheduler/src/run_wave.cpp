@@ -8,6 +8,7 @@
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
 
+#include <array>
 #include <coroutine>
 #include <cstring>
 #include <exception>
@@ -346,9 +347,9 @@ scheduler_impl::node_clock scheduler_impl::node_started() const noexcept {
   return {std::chrono::steady_clock::now(), trace_recorder::this_thread_number()};
 }
 
-void scheduler_impl::trace_node(const wave& w, std::size_t node, const node_clock& started) const noexcept {
+void scheduler_impl::trace_node(wave& w, std::size_t node, const node_clock& started) const noexcept {
   if (options_.trace == nullptr) return;
-  trace_span span;
+  trace_span& span = w.node_spans[node];
   span.phase = wave_phase::encode;
   span.node = static_cast<std::uint32_t>(node);
   span.wave = w.id;
@@ -357,24 +358,37 @@ void scheduler_impl::trace_node(const wave& w, std::size_t node, const node_cloc
   span.thread = started.thread;
   span.begin = started.at;
   span.end = std::chrono::steady_clock::now();
-  options_.trace->record(span);
 }
 
 void scheduler_impl::trace_wave(wave& w) noexcept {
   if (options_.trace == nullptr) return;
-  const std::lock_guard lock(w.mutex);
-  const wave_report& r = w.report;
-  trace_span span;
-  span.wave = r.wave;
-  span.bucket = r.bucket;
-  span.lane = r.lane;
-  span.begin = r.started;
-  // Each phase runs from the end of the one before it.
-  for (std::size_t phase = 0; phase < wave_phase_count && r.ended[phase]; ++phase) {
-    span.phase = static_cast<wave_phase>(phase);
-    span.end = *r.ended[phase];
-    options_.trace->record(span);
-    span.begin = span.end;
+  std::array<trace_span, wave_phase_count> phases;
+  std::size_t reached = 0;
+  {
+    const std::lock_guard lock(w.mutex);
+    const wave_report& r = w.report;
+    std::chrono::steady_clock::time_point begin = r.started;
+    // Each phase runs from the end of the one before it.
+    for (; reached < wave_phase_count && r.ended[reached]; ++reached) {
+      trace_span& span = phases[reached];
+      span.phase = static_cast<wave_phase>(reached);
+      span.wave = r.wave;
+      span.bucket = r.bucket;
+      span.lane = r.lane;
+      span.begin = begin;
+      span.end = *r.ended[reached];
+      begin = span.end;
+    }
+  }
+  options_.trace->record(std::span(phases).first(reached));
+  // The nodes this wave ran, in runs of consecutive ones (all of them,
+  // unless an encoder failed).
+  const std::span<const trace_span> nodes(w.node_spans);
+  for (std::size_t first = 0; first < nodes.size();) {
+    std::size_t last = first;
+    while (last < nodes.size() && nodes[last].wave == w.id) ++last;
+    if (last > first) options_.trace->record(nodes.subspan(first, last - first));
+    first = last + (last == first ? 1 : 0);
   }
 }
 

@@ -120,7 +120,8 @@ void scheduler_impl::reserve_waves(std::size_t count) {
   waves_.reserve(count);
   free_waves_.reserve(count);
   while (waves_.size() < count) {
-    waves_.push_back(std::make_unique<wave>(*this, executor_, options_.encoder_tasks + 4, program_->node_count));
+    waves_.push_back(std::make_unique<wave>(*this, executor_, options_.encoder_tasks + 4, program_->node_count,
+                                           options_.trace != nullptr));
     free_waves_.push_back(waves_.back().get());
   }
 }
@@ -137,7 +138,8 @@ wave* scheduler_impl::prepare(const wave_request& request, encoder_ref encode) {
   if (w == nullptr) {
     // Cold: a new peak of waves alive at once. The slab holds the wave's
     // pending posts (one per encoder task), its fence wait and its timer.
-    auto made = std::make_unique<wave>(*this, executor_, options_.encoder_tasks + 4, program_->node_count);
+    auto made = std::make_unique<wave>(*this, executor_, options_.encoder_tasks + 4, program_->node_count,
+                                           options_.trace != nullptr);
     w = made.get();
     const std::lock_guard lock(waves_mutex_);
     waves_.push_back(std::move(made));

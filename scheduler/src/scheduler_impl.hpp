@@ -76,7 +76,7 @@ class scheduler_impl {
     std::uint32_t thread = 0;
   };
   [[nodiscard]] node_clock node_started() const noexcept;
-  void trace_node(const wave& w, std::size_t node, const node_clock& started) const noexcept;
+  void trace_node(wave& w, std::size_t node, const node_clock& started) const noexcept;
   // The wave's phases on its lane, once it is done (nothing when it never
   // held a lane).
   void trace_wave(wave& w) noexcept;

@@ -64,8 +64,10 @@ void write_timeline_svg(std::ostream& out, const trace_recorder& trace, const pl
     title += ", " + fixed(detail::micros(span.begin, span.end)) + " us";
     out << R"(<rect x=")" << fixed(x, 2) << R"(" y=")" << fixed(y + (row_height - bar_height) / 2)
         << R"(" width=")" << fixed(w, 2) << R"(" height=")" << fixed(bar_height) << R"(" fill=")"
-        << phase_colours[static_cast<std::size_t>(span.phase)] << R"(" stroke="white" stroke-width="0.4"><title>)"
-        << detail::xml_escaped(title) << "</title></rect>\n";
+        << phase_colours[static_cast<std::size_t>(span.phase)]
+        // A white edge keeps back-to-back bars apart; a sliver is left whole.
+        << (w >= 2 ? R"(" stroke="white" stroke-width="0.4">)" : R"(">)") << "<title>" << detail::xml_escaped(title)
+        << "</title></rect>\n";
   };
   const auto row = [&](std::size_t index, const std::string& name, const auto& spans) {
     const double y = top + static_cast<double>(index) * row_height;

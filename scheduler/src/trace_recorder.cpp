@@ -9,10 +9,14 @@ namespace ferrum {
 trace_recorder::trace_recorder(std::size_t capacity)
     : ring_(std::max<std::size_t>(capacity, 1)), epoch_(std::chrono::steady_clock::now()) {}
 
-void trace_recorder::record(const trace_span& span) noexcept {
+void trace_recorder::record(const trace_span& span) noexcept { record(std::span(&span, 1)); }
+
+void trace_recorder::record(std::span<const trace_span> spans) noexcept {
   const std::lock_guard lock(mutex_);
-  ring_[recorded_ % ring_.size()] = span;
-  ++recorded_;
+  for (const trace_span& span : spans) {
+    ring_[recorded_ % ring_.size()] = span;
+    ++recorded_;
+  }
 }
 
 std::vector<trace_span> trace_recorder::spans() const {

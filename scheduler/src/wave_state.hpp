@@ -5,6 +5,7 @@
 #include "ferrum/scheduler/detail/wave_completion.hpp"
 #include "ferrum/scheduler/lane_pool.hpp"
 #include "ferrum/scheduler/scheduler.hpp"
+#include "ferrum/scheduler/trace.hpp"
 #include "recycling.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
@@ -25,15 +26,17 @@ enum class wave_step : std::uint8_t { prepared, acquiring, encoding, submitted }
 
 class wave {
  public:
+  // `traced`: the scheduler has a trace recorder (room for node spans).
   wave(scheduler_impl& scheduler, const boost::asio::any_io_executor& executor, std::size_t slab_slots,
-       std::size_t nodes)
+       std::size_t nodes, bool traced)
       : owner(scheduler),
         fence_op(this),
         timer(executor),
         slab(slab_slots),
         waiter(this),
         node_bindings(nodes),
-        contexts(nodes) {}
+        contexts(nodes),
+        node_spans(traced ? nodes : 0) {}
   wave(const wave&) = delete;
   wave& operator=(const wave&) = delete;
 
@@ -106,6 +109,10 @@ class wave {
   // encoder may outlive the chunk that started it.
   std::vector<std::optional<node_binding>> node_bindings;
   std::vector<std::optional<encode_context>> contexts;
+  // When tracing: each node's span, written by its encoder's task and
+  // recorded with the wave's phases at its end (an entry of another wave id
+  // is a node this wave did not run).
+  std::vector<trace_span> node_spans;
 
  private:
   static void granted(lane_pool::waiter* w, boost::system::error_code ec, lane* l) noexcept;

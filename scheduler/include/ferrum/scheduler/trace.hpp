@@ -11,11 +11,12 @@
 //   std::ofstream svg("timeline.svg");
 //   ferrum::write_timeline_svg(svg, trace, plan);
 //
-// A wave's lane spans are recorded just before its completion is posted, so
-// they are in the recorder by the time its handler runs; a node's span when
-// its encoder returns. Recording takes a short lock and copies a span into
-// memory reserved up front: a wave allocates nothing for its trace. Without
-// a recorder the scheduler records nothing and reads no clock for it.
+// A wave's spans (its phases and its nodes') are recorded together just
+// before its completion is posted, so they are in the recorder by the time
+// its handler runs. Node spans wait in the wave until then: recording takes
+// the recorder's lock once per wave, copying into memory reserved up front,
+// so a wave allocates nothing for its trace. Without a recorder the
+// scheduler records nothing and reads no clock for it.
 #pragma once
 
 #include "ferrum/binding/ids.hpp"
@@ -27,6 +28,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <mutex>
+#include <span>
 #include <vector>
 
 namespace ferrum {
@@ -58,6 +60,8 @@ class trace_recorder {
   trace_recorder& operator=(const trace_recorder&) = delete;
 
   void record(const trace_span& span) noexcept;
+  // Several spans under one lock.
+  void record(std::span<const trace_span> spans) noexcept;
 
   // The spans kept, oldest first (a copy, taken under the lock).
   [[nodiscard]] std::vector<trace_span> spans() const;
