@@ -13,10 +13,12 @@
 //
 // A wave's spans (its phases and its nodes') are recorded together just
 // before its completion is posted, so they are in the recorder by the time
-// its handler runs. Node spans wait in the wave until then: recording takes
-// the recorder's lock once per wave, copying into memory reserved up front,
-// so a wave allocates nothing for its trace. Without a recorder the
-// scheduler records nothing and reads no clock for it.
+// its handler runs — except for a wave cancelled after submit, which
+// completes at once and records its spans when its fence is reached. Node
+// spans wait in the wave until then: recording takes the recorder's lock
+// once per wave, copying into memory reserved up front, so a wave allocates
+// nothing for its trace. Without a recorder the scheduler records nothing
+// and reads no clock for it.
 #pragma once
 
 #include "ferrum/binding/ids.hpp"
