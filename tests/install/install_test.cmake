@@ -2,19 +2,35 @@
 # tests/CMakeLists.txt: run_consumer.cmake installs this build tree into a
 # scratch prefix, then builds and runs the consumer project against it with
 # this build's generator, compiler and flags. It needs the libraries and the
-# `ferrum` command built, as every ctest run does. (The add_subdirectory mode
-# of run_consumer.cmake rebuilds the libraries, over a minute on two cores, so
-# it is not run on every ctest run.)
+# `ferrum` command built, as every ctest run does. The add_subdirectory mode
+# rebuilds the libraries inside the consumer, about a minute on two cores: it
+# is registered where FERRUM_TEST_SUBDIRECTORY_CONSUMER is on (the debug preset).
+set(ferrum_consumer_args
+  "-DCONFIG=$<CONFIG>"
+  "-DGENERATOR=${CMAKE_GENERATOR}"
+  "-DMAKE_PROGRAM=${CMAKE_MAKE_PROGRAM}"
+  "-DCXX_COMPILER=${CMAKE_CXX_COMPILER}"
+  "-DCXX_FLAGS=${CMAKE_CXX_FLAGS}"
+  "-DEXE_LINKER_FLAGS=${CMAKE_EXE_LINKER_FLAGS}")
+
 set(ferrum_package_test "install: a consumer project finds the installed package, builds and runs")
 add_test(NAME "${ferrum_package_test}"
   COMMAND "${CMAKE_COMMAND}"
     "-DFERRUM_BINARY_DIR=${PROJECT_BINARY_DIR}"
     "-DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/install_package"
-    "-DCONFIG=$<CONFIG>"
-    "-DGENERATOR=${CMAKE_GENERATOR}"
-    "-DMAKE_PROGRAM=${CMAKE_MAKE_PROGRAM}"
-    "-DCXX_COMPILER=${CMAKE_CXX_COMPILER}"
-    "-DCXX_FLAGS=${CMAKE_CXX_FLAGS}"
-    "-DEXE_LINKER_FLAGS=${CMAKE_EXE_LINKER_FLAGS}"
+    ${ferrum_consumer_args}
     -P "${CMAKE_CURRENT_LIST_DIR}/run_consumer.cmake")
 set_tests_properties("${ferrum_package_test}" PROPERTIES LABELS install TIMEOUT 300)
+
+if(FERRUM_TEST_SUBDIRECTORY_CONSUMER)
+  set(ferrum_subdirectory_test
+    "install: a consumer project adds ferrum with add_subdirectory, builds only its libraries and runs")
+  add_test(NAME "${ferrum_subdirectory_test}"
+    COMMAND "${CMAKE_COMMAND}"
+      -DUSE_SUBDIRECTORY=ON
+      "-DFERRUM_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
+      "-DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/install_subdirectory"
+      ${ferrum_consumer_args}
+      -P "${CMAKE_CURRENT_LIST_DIR}/run_consumer.cmake")
+  set_tests_properties("${ferrum_subdirectory_test}" PROPERTIES LABELS install TIMEOUT 600 PROCESSORS 2)
+endif()

@@ -67,7 +67,15 @@ else()
 endif()
 
 run_step("configuring the consumer" "${CMAKE_COMMAND}" ${configure_args})
-if(NOT USE_SUBDIRECTORY)
+if(USE_SUBDIRECTORY)
+  # Not the top-level project, ferrum builds its libraries and nothing else.
+  foreach(option FERRUM_BUILD_TESTS FERRUM_BUILD_TOOLS FERRUM_BUILD_BENCH FERRUM_BUILD_EXAMPLES)
+    file(STRINGS "${consumer_build}/CMakeCache.txt" value REGEX "^${option}:")
+    if(NOT value MATCHES "=OFF$")
+      message(FATAL_ERROR "install test: as a subproject ferrum has ${option} on ('${value}')")
+    endif()
+  endforeach()
+else()
   # The package must come from the fresh prefix, not from some other ferrum
   # installed on the machine.
   file(STRINGS "${consumer_build}/CMakeCache.txt" found_dir REGEX "^ferrum_DIR:")
