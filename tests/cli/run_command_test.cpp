@@ -417,8 +417,8 @@ TEST_CASE("ferrum run: --json carries usage errors found after parsing as an err
 TEST_CASE("ferrum run: help run describes the options and the fault kinds", "[cli]") {
   const command_result r = run_ferrum({"help", "run"});
   CHECK(r.status == 0);
-  for (const char* word : {"--device", "--waves", "--threads", "--seed", "--fault", "--fence-timeout", "--trace", "--timeline", "--json",
-                           "delay", "hang", "lost", "encoder", "cancel", "Exit status"})
+  for (const char* word : {"--device", "--waves", "--threads", "--seed", "--fault", "--fence-timeout", "--trace",
+                           "--timeline", "--json", "delay", "hang", "lost", "encoder", "cancel", "Exit status"})
     CHECK(r.out.find(word) != std::string::npos);
 }
 
