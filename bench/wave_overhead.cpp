@@ -24,6 +24,8 @@
 // the next, as the lanes allow for ferrum.
 //
 //   ferrum_bench_wave_overhead [waves] [repeats]     # defaults 2000 5
+#include "bench_plan.hpp"
+
 #include "ferrum/binding/compiled_program.hpp"
 #include "ferrum/gpu/null_device.hpp"
 #include "ferrum/scheduler/scheduler.hpp"
@@ -55,43 +57,6 @@ using clock_type = std::chrono::steady_clock;
 constexpr std::size_t pool_threads = 2;
 constexpr std::size_t encoder_tasks = 2;
 constexpr std::size_t warm_up_waves = 200;
-
-template <class Id>
-Id make_id(const std::string& text) {
-  return Id::make(text).value();
-}
-
-// `nodes` nodes each owning a 64-byte binding resource, one bucket.
-ferrum::plan make_plan(std::size_t nodes, std::uint32_t lanes) {
-  ferrum::plan p;
-  p.lanes = lanes;
-  p.budget_bytes = std::uint64_t{1} << 32;
-  const std::string contract(64, 'c');
-  const auto pool = make_id<ferrum::pool_id>("pool/bindings");
-  for (std::size_t i = 0; i < nodes; ++i) {
-    const std::string n = std::to_string(i);
-    ferrum::plan_node node{make_id<ferrum::node_id>("node/" + n), {}, std::nullopt};
-    ferrum::resource_descriptor r;
-    r.id = make_id<ferrum::resource_id>("res/" + n);
-    r.pool = pool;
-    r.kind = ferrum::allocation_kind::binding;
-    r.node = node.id;
-    r.demand = ferrum::resource_demand::fixed(64);
-    r.alignment = 16;
-    r.lifetime = ferrum::allocation_lifetime::invocation;
-    r.usage = ferrum::buffer_usage::binding;
-    r.element = ferrum::element_type::u8;
-    r.storage = {ferrum::storage_allocator::linear_arena, ferrum::storage_view::contiguous, contract};
-    node.resources.push_back(r.id);
-    node.binding = r.id;
-    p.nodes.push_back(std::move(node));
-    p.resources.push_back(std::move(r));
-  }
-  ferrum::bucket_spec b{make_id<ferrum::bucket_class>("step"), {1, 1, 1}, {}};
-  b.budgets.push_back({pool, 0, std::uint64_t{1} << 30});
-  p.buckets.push_back(std::move(b));
-  return p;
-}
 
 std::unique_ptr<ferrum::gpu::null_device> make_device() { return ferrum::gpu::null_device::create({}).value(); }
 
@@ -170,7 +135,7 @@ class wave_driver {
 
 double measure_ferrum(std::size_t nodes, std::uint32_t lanes, std::size_t waves, std::size_t& failures,
                       ferrum::trace_recorder* trace = nullptr) {
-  const ferrum::plan p = make_plan(nodes, lanes);
+  const ferrum::plan p = ferrum::bench::binding_plan(nodes, lanes, 64);
   auto program = std::make_shared<const ferrum::compiled_program>(ferrum::compile(p).value());
   auto device = make_device();
   asio::thread_pool pool(pool_threads);
