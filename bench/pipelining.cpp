@@ -19,6 +19,7 @@
 // driver).
 //
 //   ferrum_bench_pipelining [waves] [repeats]     # defaults 300 3
+#include "bench_driver.hpp"
 #include "bench_plan.hpp"
 
 #include "ferrum/binding/compiled_program.hpp"
@@ -27,26 +28,21 @@
 #include "ferrum/gpu/vulkan_device.hpp"
 #include "ferrum/scheduler/scheduler.hpp"
 
-#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/thread_pool.hpp>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 namespace {
 
 namespace asio = boost::asio;
-using clock_type = std::chrono::steady_clock;
 
 constexpr std::size_t nodes = 4;
 constexpr std::uint64_t slot_kib = 256;
@@ -101,40 +97,11 @@ run_result run(ferrum::gpu::device& device, std::uint32_t lanes, std::size_t wav
   run_result result;
   {
     auto s = ferrum::scheduler::create(p, program, device, pool.get_executor(), {.encoder_tasks = 2}).value();
-    std::mutex mutex;
-    std::condition_variable done;
-    std::size_t completed = 0;
-    std::uint64_t failed = 0;
-    std::atomic<std::size_t> issued{0};
-    std::size_t target = 0;
-    std::function<void()> submit = [&] {
-      s->async_submit({"step", {1, 1, 1}}, encode,
-                      asio::bind_executor(pool, [&](boost::system::error_code ec, const ferrum::wave_report&) {
-                        if (issued.fetch_add(1) < target) submit();
-                        const std::lock_guard lock(mutex);
-                        failed += ec ? 1 : 0;
-                        ++completed;
-                        done.notify_all();
-                      }));
-    };
-    const auto run_waves = [&](std::size_t count) {
-      {
-        const std::lock_guard lock(mutex);
-        completed = 0;
-        target = count;
-      }
-      const std::size_t window = std::min<std::size_t>(2 * lanes, count);
-      issued.store(window);
-      for (std::size_t i = 0; i < window; ++i) submit();
-      std::unique_lock lock(mutex);
-      done.wait(lock, [&] { return completed == count; });
-    };
-    run_waves(2 * lanes);
-    const auto start = clock_type::now();
-    run_waves(waves);
-    const std::chrono::duration<double> took = clock_type::now() - start;
-    result.waves_per_s = static_cast<double>(waves) / took.count();
-    result.failed = failed;
+    ferrum::bench::wave_driver driver(*s, pool, encode);
+    driver.run(2 * lanes, 2 * lanes);
+    const double us = driver.run(waves, 2 * lanes);
+    result.waves_per_s = static_cast<double>(waves) * 1e6 / us;
+    result.failed = driver.failures();
   }
   pool.join();
   result.violations = violations.load();

@@ -24,6 +24,7 @@
 // the next, as the lanes allow for ferrum.
 //
 //   ferrum_bench_wave_overhead [waves] [repeats]     # defaults 2000 5
+#include "bench_driver.hpp"
 #include "bench_plan.hpp"
 
 #include "ferrum/binding/compiled_program.hpp"
@@ -80,59 +81,6 @@ struct noop_encoder {
   void operator()(const ferrum::encode_context&) const noexcept {}
 };
 
-// Keeps `window` waves in flight until `target` have been submitted; each
-// completion submits the next from the pool.
-class wave_driver {
- public:
-  wave_driver(ferrum::scheduler& s, asio::thread_pool& pool) : scheduler_(s), pool_(pool) {}
-
-  // Runs `waves` waves with `window` in flight; returns the span in µs.
-  double run(std::size_t waves, std::size_t window) {
-    target_ = waves;
-    issued_.store(std::min(window, waves));
-    {
-      const std::lock_guard lock(mutex_);
-      done_ = 0;
-    }
-    const auto start = clock_type::now();
-    for (std::size_t i = 0; i < std::min(window, waves); ++i) submit();
-    std::unique_lock lock(mutex_);
-    finished_.wait(lock, [&] { return done_ == target_; });
-    return elapsed_us(clock_type::now() - start);
-  }
-
-  [[nodiscard]] std::size_t failures() const noexcept { return failures_.load(); }
-
- private:
-  void submit() {
-    scheduler_.async_submit(request_, encoder_,
-                            asio::bind_executor(pool_, [this](boost::system::error_code ec, const ferrum::wave_report&) {
-                              completed(ec);
-                            }));
-  }
-
-  void completed(boost::system::error_code ec) {
-    if (ec) failures_.fetch_add(1);
-    if (issued_.fetch_add(1) < target_) submit();
-    // Notified under the lock: once done_ reaches the target the driver may
-    // be destroyed.
-    const std::lock_guard lock(mutex_);
-    ++done_;
-    finished_.notify_one();
-  }
-
-  ferrum::scheduler& scheduler_;
-  asio::thread_pool& pool_;
-  noop_encoder encoder_;
-  const ferrum::wave_request request_{"step", {1, 1, 1}};
-  std::size_t target_ = 0;
-  std::atomic<std::size_t> issued_{0};
-  std::atomic<std::size_t> failures_{0};
-  std::mutex mutex_;
-  std::condition_variable finished_;
-  std::size_t done_ = 0;
-};
-
 double measure_ferrum(std::size_t nodes, std::uint32_t lanes, std::size_t waves, std::size_t& failures,
                       ferrum::trace_recorder* trace = nullptr) {
   const ferrum::plan p = ferrum::bench::binding_plan(nodes, lanes, 64);
@@ -146,7 +94,8 @@ double measure_ferrum(std::size_t nodes, std::uint32_t lanes, std::size_t waves,
                                         .encoder_tasks = encoder_tasks,
                                         .trace = trace})
                  .value();
-    wave_driver driver(*s, pool);
+    noop_encoder encoder;
+    ferrum::bench::wave_driver driver(*s, pool, encoder);
     const std::size_t window = std::size_t{lanes} * 2;
     driver.run(warm_up_waves, window);
     us = driver.run(waves, window);

@@ -67,11 +67,14 @@ std::array<std::uint32_t, 1> frame_renderer::tonemap_push() const noexcept {
 
 void frame_renderer::encode(const ferrum::encode_context& c, std::uint64_t frame) const {
   const lane_images& images = lanes_.at(c.lane);
+  // The frame's parameters, in the wave's own bytes: the scheduler gave this
+  // lane's slot to this wave alone, and the GPU reads it when the wave runs.
+  if (c.node_index == pattern_node) store(params_of_frame(frame), c.binding->bytes());
+  // Replaying, the lane's lists still hold these passes over the same images
+  // and slot, recorded by the lane's first frame: nothing to record.
+  if (c.replay) return;
   switch (c.node_index) {
     case pattern_node:
-      // The wave's own bytes: the scheduler gave this lane's slot to this
-      // wave alone, and the GPU reads it when the wave runs.
-      store(params_of_frame(frame), c.binding->bytes());
       c.commands.dispatch(*pattern_, images.hdr->whole(), c.slot, pattern_push()).value();
       break;
     case blur_node:

@@ -49,7 +49,8 @@ class frame_renderer {
                  image_size size);
 
   // Records node `c.node_index`'s pass of frame `frame` on lane `c.lane`
-  // (and, for node/pattern, writes the frame's parameters into its slot).
+  // unless the lane replays it (encode_context::replay), and, for
+  // node/pattern, writes the frame's parameters into its slot.
   // Called by the scheduler, concurrently for different nodes. Throws
   // ferrum::error_exception when the device refuses the command.
   void encode(const ferrum::encode_context& c, std::uint64_t frame) const;

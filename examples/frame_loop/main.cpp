@@ -3,7 +3,9 @@
 // lane's own images (an animated HDR pattern, a box blur, a tone map), with
 // as many frames in flight as the plan has lanes (three). The last frame is
 // checked against the kernels' C++ forms and written as a PNG; the waves'
-// trace goes out as Chrome trace JSON and as an SVG timeline.
+// trace goes out as Chrome trace JSON and as an SVG timeline. Each lane
+// records its passes once and replays them (scheduler_options::replay):
+// later frames only write the pattern's parameters into its slot.
 //
 //   ferrum_frame_loop                          # 300 frames on Vulkan (a GPU, or lavapipe)
 //   ferrum_frame_loop --device null --frames 60 --out /tmp/frames
@@ -163,7 +165,9 @@ int run(const frame_loop::options& o, validation_log& log) {
   // A ring: the spans of the last (up to) 1000 frames.
   ferrum::trace_recorder trace(std::min<std::uint64_t>(o.frames, 1000) *
                                (ferrum::wave_phase_count + program->node_count));
-  ferrum::scheduler_options settings{.encoder_tasks = 2, .trace = &trace};
+  // Replay: a lane's passes are recorded by its first frame and submitted
+  // again by its later frames, which only write the pattern's parameters.
+  ferrum::scheduler_options settings{.encoder_tasks = 2, .replay = true, .trace = &trace};
   std::unique_ptr<ferrum::scheduler> scheduler =
       ferrum::scheduler::create(plan, program, *device, workers.get_executor(), settings).value();
 

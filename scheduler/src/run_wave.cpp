@@ -203,6 +203,10 @@ wave_task run_wave(scheduler_impl& s, wave& w) {
   ec = s.bind(w);
   if (!ec) {
     stamp(w, wave_phase::bind);
+    // Replaying needs a complete, submitted recording; recording afresh
+    // leaves none until this wave submits.
+    w.replay = s.options_.replay && l.recorded;
+    l.recorded = w.replay;
     ec = co_await encode_nodes{s, w};
   }
   if (!ec) {
@@ -301,7 +305,9 @@ void scheduler_impl::run_chunk(wave& w, std::size_t chunk) noexcept {
     // A failure or cancellation elsewhere in the wave stops the rest.
     if (w.encode_failed.load(std::memory_order_relaxed) || w.cancel_requested.load(std::memory_order_relaxed)) return;
     gpu::command_list& list = *l.lists[node];
-    if (auto r = list.begin(); !r) return fail_encoding(w, r.error().code, node, r.error().what());
+    if (!w.replay) {
+      if (auto r = list.begin(); !r) return fail_encoding(w, r.error().code, node, r.error().what());
+    }
     std::optional<node_binding>& binding = w.node_bindings[node];
     binding = w.binding->node(node);
     const gpu::arena_range slot =
@@ -309,7 +315,8 @@ void scheduler_impl::run_chunk(wave& w, std::size_t chunk) noexcept {
                                  static_cast<std::size_t>(binding->slot().capacity))
                 : gpu::arena_range{};
     const encode_context& context =
-        w.contexts[node].emplace(encode_context{node, binding ? &*binding : nullptr, slot, list, w.id, bucket, l.index});
+        w.contexts[node].emplace(
+            encode_context{node, binding ? &*binding : nullptr, slot, list, w.id, bucket, l.index, w.replay});
     if (w.encode.spawn != nullptr) {
       // A coroutine encoder joins the fan-in as one more task; its context
       // lives in the wave until it returns.
@@ -322,6 +329,8 @@ void scheduler_impl::run_chunk(wave& w, std::size_t chunk) noexcept {
                        s.trace_node(*target, node, started);
                        if (thrown) {
                          s.encoder_threw(*target, node, thrown);
+                       } else if (target->replay) {
+                         // Submitted as recorded before.
                        } else if (auto r = list.end(); !r) {
                          s.fail_encoding(*target, r.error().code, node, r.error().what());
                        }
@@ -338,6 +347,7 @@ void scheduler_impl::run_chunk(wave& w, std::size_t chunk) noexcept {
       return encoder_threw(w, node, std::current_exception());
     }
     trace_node(w, node, started);
+    if (w.replay) continue;
     if (auto r = list.end(); !r) return fail_encoding(w, r.error().code, node, r.error().what());
   }
 }
@@ -401,6 +411,7 @@ error_code scheduler_impl::submit(wave& w) noexcept {
     return value.error().code;
   }
   l.fence = *value;
+  l.recorded = options_.replay;
   const std::lock_guard lock(w.mutex);
   w.report.fence_value = *value;
   return {};

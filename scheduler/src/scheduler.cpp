@@ -37,6 +37,7 @@ void wave::reset() noexcept {
   held = nullptr;
   grant_ec = {};
   binding.reset();
+  replay = false;
   encode_failed.store(false);
   encode_ec = {};
 }

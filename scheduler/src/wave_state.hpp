@@ -101,6 +101,8 @@ class wave {
 
   // Binding and encoding.
   std::optional<execution_binding> binding;
+  // The lane's lists are submitted as recorded before (no begin/end).
+  bool replay = false;
   std::size_t chunk_count = 0;
   std::atomic<std::size_t> chunks_left{0};
   std::atomic<bool> encode_failed{false};

@@ -30,8 +30,9 @@ struct wave_loop {
   std::size_t failed = 0;
 
   void operator()(const ferrum::encode_context& c) const {
-    // Records real commands: a fill of the node's slot.
-    if (!c.commands.fill(c.slot, static_cast<std::uint32_t>(c.wave))) throw std::runtime_error("fill refused");
+    // Records real commands: a fill of the node's slot (unless replaying it).
+    if (!c.replay && !c.commands.fill(c.slot, static_cast<std::uint32_t>(c.wave)))
+      throw std::runtime_error("fill refused");
   }
 
   void pump() {
@@ -59,7 +60,7 @@ struct wave_loop {
 // completions are delivered through `completions`.
 template <class CompletionExecutor>
 std::uint64_t count_waves(boost::asio::io_context& context, CompletionExecutor completions, std::size_t nodes,
-                          std::uint32_t lanes, std::size_t encoder_tasks, ferrum::trace_recorder* trace) {
+                          std::uint32_t lanes, const ferrum::scheduler_options& settings) {
   const auto plan = sched_test::make_plan(nodes, lanes);
   auto program = std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(plan));
   // The GPU takes its time, as a real one does: while it runs one wave the
@@ -69,8 +70,8 @@ std::uint64_t count_waves(boost::asio::io_context& context, CompletionExecutor c
   ferrum::gpu::null_device_options options;
   options.latency = std::chrono::microseconds(300);
   auto device = ::test::null_device(options);
-  auto scheduler = test::require(
-      ferrum::scheduler::create(plan, program, *device, context.get_executor(), {.encoder_tasks = encoder_tasks, .trace = trace}));
+  auto scheduler =
+      test::require(ferrum::scheduler::create(plan, program, *device, context.get_executor(), settings));
   wave_loop<CompletionExecutor> loop{*scheduler, completions, 0, lanes};
   using ferrum::tools::allocations_so_far;
   // Warm-up: waves, frames, slabs and Asio's caches reach their peak. Counted
@@ -90,31 +91,31 @@ std::uint64_t count_waves(boost::asio::io_context& context, CompletionExecutor c
 // Completions are delivered on the io_context itself, or through a strand.
 enum class delivery { direct, strand };
 
-std::uint64_t allocations_over(std::size_t nodes, std::uint32_t lanes, std::size_t encoder_tasks,
-                               delivery how = delivery::direct, ferrum::trace_recorder* trace = nullptr) {
+std::uint64_t allocations_over(std::size_t nodes, std::uint32_t lanes, const ferrum::scheduler_options& settings,
+                               delivery how = delivery::direct) {
   if (how == delivery::strand) {
     boost::asio::io_context context;
-    return count_waves(context, boost::asio::make_strand(context), nodes, lanes, encoder_tasks, trace);
+    return count_waves(context, boost::asio::make_strand(context), nodes, lanes, settings);
   }
   boost::asio::io_context context;
-  return count_waves(context, context.get_executor(), nodes, lanes, encoder_tasks, trace);
+  return count_waves(context, context.get_executor(), nodes, lanes, settings);
 }
 }  // namespace
 
 TEST_CASE("zero allocations: 1,000 waves after warm-up allocate nothing (16 nodes, 3 lanes)", "[scheduler]") {
-  const std::uint64_t count = allocations_over(16, 3, 1);
+  const std::uint64_t count = allocations_over(16, 3, {});
   INFO(count << " allocations over 1000 waves");
   CHECK(count == 0);
 }
 
 TEST_CASE("zero allocations: also with the nodes split into several encoder tasks", "[scheduler]") {
-  const std::uint64_t count = allocations_over(64, 2, 4);
+  const std::uint64_t count = allocations_over(64, 2, {.encoder_tasks = 4});
   INFO(count << " allocations over 1000 waves");
   CHECK(count == 0);
 }
 
 TEST_CASE("zero allocations: also when completions go through a strand", "[scheduler]") {
-  const std::uint64_t count = allocations_over(16, 3, 1, delivery::strand);
+  const std::uint64_t count = allocations_over(16, 3, {}, delivery::strand);
   INFO(count << " allocations over 1000 waves");
   CHECK(count == 0);
 }
@@ -122,8 +123,14 @@ TEST_CASE("zero allocations: also when completions go through a strand", "[sched
 TEST_CASE("zero allocations: also with a trace recorder taking every span", "[scheduler]") {
   // Smaller than the run's spans: the ring wraps, as a long-running trace does.
   ferrum::trace_recorder trace(4096);
-  const std::uint64_t count = allocations_over(16, 3, 1, delivery::direct, &trace);
+  const std::uint64_t count = allocations_over(16, 3, {.trace = &trace});
   INFO(count << " allocations over 1000 waves");
   CHECK(count == 0);
   CHECK(trace.dropped() > 0);
+}
+
+TEST_CASE("zero allocations: also when lanes replay their recorded lists", "[scheduler]") {
+  const std::uint64_t count = allocations_over(16, 3, {.replay = true});
+  INFO(count << " allocations over 1000 waves");
+  CHECK(count == 0);
 }

@@ -50,6 +50,9 @@ struct lane {
   std::vector<gpu::command_list*> submission;
   // The timeline value of the last submission into this lane (0: none).
   std::uint64_t fence = 0;
+  // The lists hold a complete recording that was submitted, which a
+  // replaying scheduler submits again (scheduler_options::replay).
+  bool recorded = false;
 
   // While the lane is quarantined: the pool's watch on its fence, a wait
   // linked into the device's timeline (no Asio handler: the pool cancels it

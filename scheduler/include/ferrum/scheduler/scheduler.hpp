@@ -58,6 +58,12 @@ struct scheduler_options {
   // contiguous chunks, one posted per chunk and the last run by the wave
   // itself. Match it to the executor's threads; 1 encodes inline.
   std::size_t encoder_tasks = 1;
+  // Replay: each lane's command lists are recorded by the first wave that
+  // succeeds on it and submitted again, unchanged, by the lane's later waves
+  // (encode_context::replay), so that a wave's CPU cost no longer grows with
+  // the commands it records. Any failure before submit makes the lane's next
+  // wave record afresh.
+  bool replay = false;
   // Where the waves' spans go (ferrum/scheduler/trace.hpp); none when null.
   // Must outlive the scheduler.
   trace_recorder* trace = nullptr;

@@ -46,6 +46,12 @@ struct encode_context {
   std::uint64_t wave;
   const bucket_id& bucket;
   std::uint32_t lane;
+  // With scheduler_options::replay: `commands` still holds what this node's
+  // encoder recorded in an earlier wave on this lane, and is submitted again
+  // as it is. The encoder records nothing (recording fails with
+  // command_list_state) and only writes the node's binding bytes, which sit
+  // where they sat then. False: record the node's commands afresh.
+  bool replay = false;
 };
 
 // An encoder is any callable `void(const encode_context&)`, called once per
