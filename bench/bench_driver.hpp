@@ -1,10 +1,13 @@
-// bench_driver.hpp — keeps a window of waves in flight through a scheduler,
-// for the benchmarks: each completion (on the pool) submits the next wave
-// until the target is reached.
+// bench_driver.hpp — what the scheduler benchmarks share: their command
+// line ([waves] [repeats]) and a driver that keeps a window of waves in
+// flight through a scheduler (each completion, on the pool, submits the next
+// wave until the target is reached).
 //
+//   const auto args = ferrum::bench::parse_args(argc, argv, {2000, 5});
+//   if (!args) return 2;                           // usage printed
 //   ferrum::bench::wave_driver driver(scheduler, pool, encoder);
 //   driver.run(200, window);                       // warm-up
-//   const double us = driver.run(2000, window);    // timed
+//   const double us = driver.run(args->waves, window);
 #pragma once
 
 #include "ferrum/scheduler/scheduler.hpp"
@@ -17,9 +20,30 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
+#include <optional>
 
 namespace ferrum::bench {
+
+struct bench_args {
+  std::size_t waves;
+  int repeats;
+};
+
+// `[waves] [repeats]`, each defaulting to `defaults`'; prints the usage and
+// gives nothing when waves is not a positive number.
+inline std::optional<bench_args> parse_args(int argc, char** argv, bench_args defaults) {
+  bench_args args = defaults;
+  if (argc > 1) args.waves = std::strtoul(argv[1], nullptr, 10);
+  if (argc > 2) args.repeats = std::max(1, std::atoi(argv[2]));
+  if (args.waves == 0) {
+    std::fprintf(stderr, "usage: %s [waves] [repeats]\n", argv[0]);
+    return std::nullopt;
+  }
+  return args;
+}
 
 template <class Encoder>
 class wave_driver {

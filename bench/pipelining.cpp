@@ -132,12 +132,10 @@ void table(const char* title, ferrum::gpu::device& device, std::size_t waves, in
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::size_t waves = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 300;
-  const int repeats = argc > 2 ? std::max(1, std::atoi(argv[2])) : 3;
-  if (waves == 0) {
-    std::fprintf(stderr, "usage: %s [waves] [repeats]\n", argv[0]);
-    return 2;
-  }
+  const auto args = ferrum::bench::parse_args(argc, argv, {300, 3});
+  if (!args) return 2;
+  const std::size_t waves = args->waves;
+  const int repeats = args->repeats;
   std::printf("pipelining: %zu nodes x %llu KiB slots per wave; each node reads back and checks its slot on the\n"
               "CPU, then writes it on the device; %zu waves after warm-up, best of %d (gain: over 1 lane)\n\n",
               nodes, static_cast<unsigned long long>(slot_kib), waves, repeats);

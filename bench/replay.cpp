@@ -68,12 +68,10 @@ double per_wave(std::size_t commands, bool replay, std::size_t waves, std::size_
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::size_t waves = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 2000;
-  const int repeats = argc > 2 ? std::max(1, std::atoi(argv[2])) : 5;
-  if (waves == 0) {
-    std::fprintf(stderr, "usage: %s [waves] [repeats]\n", argv[0]);
-    return 2;
-  }
+  const auto args = ferrum::bench::parse_args(argc, argv, {2000, 5});
+  if (!args) return 2;
+  const std::size_t waves = args->waves;
+  const int repeats = args->repeats;
   std::printf("replay: %zu nodes, null device, %zu waves after 200 warm-up, best of %d (runs alternating)\n\n", nodes,
               waves, repeats);
   std::printf("%14s | %14s %14s | %8s\n", "commands/node", "record us/w", "replay us/w", "replay/record");

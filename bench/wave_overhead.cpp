@@ -248,12 +248,10 @@ double measure_baseline(std::size_t nodes, std::uint32_t lanes, std::size_t wave
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::size_t waves = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 2000;
-  const int repeats = argc > 2 ? std::max(1, std::atoi(argv[2])) : 5;
-  if (waves == 0) {
-    std::fprintf(stderr, "usage: %s [waves] [repeats]\n", argv[0]);
-    return 2;
-  }
+  const auto args = ferrum::bench::parse_args(argc, argv, {2000, 5});
+  if (!args) return 2;
+  const std::size_t waves = args->waves;
+  const int repeats = args->repeats;
   std::printf("wave overhead: null device, no-op encoders, thread_pool of %zu, encoder_tasks %zu,\n", pool_threads,
               encoder_tasks);
   std::printf("%zu waves per run after %zu warm-up, window lanes x 2, best of %d runs (last column: medians)\n\n",
