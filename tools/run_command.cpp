@@ -197,7 +197,7 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
       return fail(command_error::io(std::move(problem)), exit_code::usage_or_io);
     summary.trace_path = options.trace_path;
     summary.timeline_path = options.timeline_path;
-    summary.trace_spans = std::min<std::uint64_t>(r.trace->recorder.recorded(), r.trace->recorder.capacity());
+    summary.trace_spans = r.trace->recorder.kept();
     summary.trace_dropped = r.trace->recorder.dropped();
   }
 

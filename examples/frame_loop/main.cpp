@@ -219,7 +219,7 @@ int run(const frame_loop::options& o, validation_log& log) {
             << "check:      the last frame matches the kernels' C++ forms (largest difference " << difference
             << "/255)\n"
             << "png:        " << png_path.string() << '\n'
-            << "trace:      " << trace_path.string() << " (" << trace.recorded() - trace.dropped() << " spans"
+            << "trace:      " << trace_path.string() << " (" << trace.kept() << " spans"
             << (trace.dropped() == 0 ? "" : ", the oldest dropped")
             << "; open it in https://ui.perfetto.dev or chrome://tracing)\n"
             << "timeline:   " << svg_path.string() << '\n';

@@ -2,7 +2,6 @@
 #include "ferrum/scheduler/trace.hpp"
 #include "trace_layout.hpp"
 
-#include <cstdio>
 #include <ostream>
 #include <string>
 
@@ -11,12 +10,6 @@ namespace {
 
 constexpr int lanes_pid = 1;
 constexpr int threads_pid = 2;
-
-std::string number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3f", value);
-  return text;
-}
 
 // Metadata events naming a process or thread, and fixing its order.
 void name_event(std::ostream& out, const char* what, int pid, std::uint32_t tid, const std::string& name,
@@ -42,13 +35,13 @@ void write_chrome_trace(std::ostream& out, const trace_recorder& trace, const pl
       name += span.node < p.nodes.size() ? p.nodes[span.node].id.str() : std::to_string(span.node);
     }
     out << ",\n  " << R"({"name": ")" << detail::json_escaped(name) << R"(", "cat": "wave", "ph": "X", "ts": )"
-        << number(detail::micros(trace.epoch(), s.shown_begin)) << R"(, "dur": )"
-        << number(detail::micros(s.shown_begin, span.end)) << R"(, "pid": )" << pid << R"(, "tid": )" << tid
+        << detail::fixed(detail::micros(trace.epoch(), s.shown_begin), 3) << R"(, "dur": )"
+        << detail::fixed(detail::micros(s.shown_begin, span.end), 3) << R"(, "pid": )" << pid << R"(, "tid": )" << tid
         << R"(, "args": {"wave": )" << span.wave << R"(, "bucket": ")"
         << detail::json_escaped(span.bucket != nullptr ? span.bucket->str() : "") << R"(", "lane": )" << span.lane;
     if (span.node != trace_span::no_node) out << R"(, "node": )" << span.node;
     if (span.phase == wave_phase::acquire && span.node == trace_span::no_node)
-      out << R"(, "waited_us": )" << number(detail::micros(span.begin, span.end));
+      out << R"(, "waited_us": )" << detail::fixed(detail::micros(span.begin, span.end), 3);
     out << "}}";
   };
   for (std::uint32_t i = 0; i < layout.lanes.size(); ++i) {

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdio>
 #include <ostream>
 #include <string>
 
@@ -22,11 +21,7 @@ constexpr double top = 34;
 constexpr std::array<const char*, wave_phase_count> phase_colours = {"#a0a0a0", "#4e79a7", "#f28e2b",
                                                                      "#e15759", "#76b7b2", "#59a14f"};
 
-std::string fixed(double value, int decimals = 1) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
-}
+using detail::fixed;
 
 // A tick step of 1, 2 or 5 times a power of ten giving at most ~10 ticks.
 double tick_step(double total_ms) {

@@ -40,6 +40,9 @@ struct trace_layout {
 
 [[nodiscard]] trace_layout lay_out(const trace_recorder& trace);
 
+// `value` with `decimals` digits after the point.
+[[nodiscard]] std::string fixed(double value, int decimals = 1);
+
 // Microseconds from `from` to `to`, as a double.
 [[nodiscard]] double micros(std::chrono::steady_clock::time_point from, std::chrono::steady_clock::time_point to);
 

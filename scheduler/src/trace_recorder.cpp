@@ -22,12 +22,21 @@ void trace_recorder::record(std::span<const trace_span> spans) noexcept {
 std::vector<trace_span> trace_recorder::spans() const {
   const std::lock_guard lock(mutex_);
   std::vector<trace_span> out;
-  const std::size_t kept = static_cast<std::size_t>(std::min<std::uint64_t>(recorded_, ring_.size()));
-  out.reserve(kept);
+  const std::size_t count = kept_locked();
+  out.reserve(count);
   // Oldest first: once the ring has wrapped, the oldest sits at the cursor.
   const std::size_t start = recorded_ > ring_.size() ? static_cast<std::size_t>(recorded_ % ring_.size()) : 0;
-  for (std::size_t i = 0; i < kept; ++i) out.push_back(ring_[(start + i) % ring_.size()]);
+  for (std::size_t i = 0; i < count; ++i) out.push_back(ring_[(start + i) % ring_.size()]);
   return out;
+}
+
+std::size_t trace_recorder::kept() const noexcept {
+  const std::lock_guard lock(mutex_);
+  return kept_locked();
+}
+
+std::size_t trace_recorder::kept_locked() const noexcept {
+  return static_cast<std::size_t>(std::min<std::uint64_t>(recorded_, ring_.size()));
 }
 
 std::uint64_t trace_recorder::recorded() const noexcept {

@@ -47,6 +47,13 @@ struct pool_fixture {
   std::unique_ptr<lane_pool> pool;
 };
 
+// Runs the handlers `context` has ready. restart(): a context that ran out
+// of work stays stopped until restarted.
+void run_ready(boost::asio::io_context& context) {
+  context.restart();
+  context.poll();
+}
+
 }  // namespace
 
 TEST_CASE("lane_pool: each lane has its own arena of the bucket's size, its evidence and a list per node", "[scheduler]") {
@@ -194,11 +201,6 @@ TEST_CASE("lane_pool: a bucket without binding nodes has no layout to bind and i
 TEST_CASE("lane_pool: async_acquire completes at once when a lane is free, else in FIFO order on release", "[scheduler]") {
   pool_fixture f(1);
   boost::asio::io_context context;
-  // restart(): a context that ran out of work stays stopped until restarted.
-  const auto drain = [&] {
-    context.restart();
-    context.poll();
-  };
   std::vector<int> order;
   ferrum::lane* first = nullptr;
   ferrum::async_acquire(*f.pool, boost::asio::bind_executor(context, [&](boost::system::error_code ec, ferrum::lane* l) {
@@ -207,7 +209,7 @@ TEST_CASE("lane_pool: async_acquire completes at once when a lane is free, else 
                           order.push_back(1);
                         }));
   CHECK(first == nullptr);  // not inline
-  drain();
+  run_ready(context);
   REQUIRE(first != nullptr);
   ferrum::lane* later[2] = {nullptr, nullptr};
   for (int i = 0; i < 2; ++i) {
@@ -217,13 +219,13 @@ TEST_CASE("lane_pool: async_acquire completes at once when a lane is free, else 
                             order.push_back(i + 2);
                           }));
   }
-  drain();
+  run_ready(context);
   CHECK(f.pool->counts().waiting == 2);
   test::require(f.pool->release(*first));
-  drain();
+  run_ready(context);
   REQUIRE(later[0] == first);
   test::require(f.pool->release(*later[0]));
-  drain();
+  run_ready(context);
   REQUIRE(later[1] == first);
   test::require(f.pool->release(*later[1]));
   CHECK(order == std::vector<int>{1, 2, 3});
@@ -232,11 +234,6 @@ TEST_CASE("lane_pool: async_acquire completes at once when a lane is free, else 
 TEST_CASE("lane_pool: a cancelled async_acquire completes with operation_aborted and is never handed a lane", "[scheduler]") {
   pool_fixture f(1);
   boost::asio::io_context context;
-  // restart(): a context that ran out of work stays stopped until restarted.
-  const auto drain = [&] {
-    context.restart();
-    context.poll();
-  };
   std::vector<int> order;
   recording_waiter holder(order, 1);
   boost::system::error_code ec;
@@ -253,7 +250,7 @@ TEST_CASE("lane_pool: a cancelled async_acquire completes with operation_aborted
                                      })));
   CHECK(f.pool->counts().waiting == 1);
   signal.emit(boost::asio::cancellation_type::terminal);
-  drain();
+  run_ready(context);
   CHECK(result == boost::asio::error::operation_aborted);
   CHECK(granted == nullptr);
   CHECK(f.pool->counts().waiting == 0);

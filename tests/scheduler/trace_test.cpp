@@ -62,6 +62,7 @@ TEST_CASE("trace: the recorder keeps the newest spans, oldest first, and counts 
   CHECK(spans[2].wave == 5);
   CHECK(recorder.recorded() == 5);
   CHECK(recorder.dropped() == 2);
+  CHECK(recorder.kept() == 3);
 }
 
 TEST_CASE("trace: every wave records its six phases on its lane, back to back, and one span per node", "[scheduler]") {

@@ -60,9 +60,7 @@ TEST_CASE("stress: concurrent waves in three buckets complete exactly once, each
   s.device.faults = {.seed = 11, .delay = 0.25, .max_delay = 300us};
   s.options.encoder_tasks = 3;
   stress::stress_run run(s);
-  run.run_all();
-  run.summarize();
-  run.check_invariants();
+  run.run_and_check();
   check_outcomes_follow_plans(run);
   check_nothing_quarantined(run);
   CHECK(run.submitted() >= 200);
@@ -88,9 +86,7 @@ TEST_CASE("stress: one lane per bucket under heavy contention serves queued wave
   s.device.faults = {.seed = 23, .delay = 0.3, .max_delay = 200us};
   s.options.encoder_tasks = 4;
   stress::stress_run run(s);
-  run.run_all();
-  run.summarize();
-  run.check_invariants();
+  run.run_and_check();
   check_outcomes_follow_plans(run);
   check_nothing_quarantined(run);
   CHECK(run.submitted() >= 200);
@@ -118,9 +114,7 @@ TEST_CASE("stress: coroutine encoders that suspend on timers keep their node's c
   s.device.faults = {.seed = 31, .delay = 0.2, .max_delay = 200us};
   s.options.encoder_tasks = 3;
   stress::stress_run run(s);
-  run.run_all();
-  run.summarize();
-  run.check_invariants();
+  run.run_and_check();
   check_outcomes_follow_plans(run);
   check_nothing_quarantined(run);
   std::size_t coroutines = 0;

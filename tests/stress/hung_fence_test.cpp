@@ -54,9 +54,7 @@ TEST_CASE("stress: hangs longer than the fence timeout fail the stalled waves wi
   s.device.faults = {.hang = 0.003, .delay = 0.1, .max_delay = 200us, .hang_duration = 450ms};
   s.device.faults.seed = seed_with_hangs(s.device.faults, s.waves, 2, 4);
   stress::stress_run run(s);
-  run.run_all();
-  run.summarize();
-  run.check_invariants();
+  run.run_and_check();
 
   const ferrum::gpu::null_fault_options& faults = s.device.faults;
   const std::uint64_t window = run.total_lanes();

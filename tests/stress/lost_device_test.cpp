@@ -48,9 +48,7 @@ TEST_CASE("stress: a device lost mid-run fails every wave at or after the lost s
     loss = first_loss(s.device.faults, 250);
   }
   stress::stress_run run(s);
-  run.run_all();
-  run.summarize();
-  run.check_invariants();
+  run.run_and_check();
 
   INFO("the device is lost at submission " << loss);
   REQUIRE(run.device().lost());

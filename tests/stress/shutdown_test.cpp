@@ -49,9 +49,7 @@ TEST_CASE("stress: async_shutdown under load lets every wave accepted before it 
   s.device.faults = {.seed = 41, .delay = 0.2, .max_delay = 200us};
   s.options.encoder_tasks = 3;
   stress::stress_run run(s);
-  run.run_all();
-  run.summarize();
-  run.check_invariants();
+  run.run_and_check();
 
   REQUIRE(run.mid_shutdown_completed());
   CHECK_FALSE(run.mid_shutdown_error());
@@ -99,9 +97,7 @@ TEST_CASE("stress: destroying the scheduler with waves in flight and queued comp
   s.device.faults = {.seed = 43, .delay = 0.3, .max_delay = 300us};
   s.options.encoder_tasks = 3;
   stress::stress_run run(s);
-  run.run_all();
-  run.summarize();
-  run.check_invariants();
+  run.run_and_check();
 
   REQUIRE(run.destroyed());
   std::vector<std::string> wrong;

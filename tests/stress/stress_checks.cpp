@@ -61,6 +61,12 @@ std::vector<ferrum::lane_counts> stress_run::settle(std::chrono::milliseconds li
   }
 }
 
+void stress_run::run_and_check() {
+  run_all();
+  summarize();
+  check_invariants();
+}
+
 void stress_run::summarize() const {
   std::map<std::string, std::size_t> outcomes;
   for (const auto& w : records_)

@@ -234,24 +234,14 @@ class stress_run {
   // Destroys the scheduler (its waves are done), then joins the pool.
   ~stress_run();
 
-  // Submits the waves from `submitters` threads, waits for every submitted
-  // wave to complete, samples the pools' counts meanwhile, then awaits
-  // async_shutdown and reads the final counts and stats. Fails the test (and
-  // aborts, since a hung scheduler cannot be destroyed) if waves or the
-  // shutdown do not complete within drain_limit.
-  void run_all();
+  // Runs the scenario (run_all), prints its summary, and checks what holds
+  // in every scenario (check_invariants).
+  void run_and_check();
 
-  // After run_all: waits (up to `limit`) until the device has run every
+  // After run_and_check: waits (up to `limit`) until the device has run every
   // submission and, unless it was lost, no lane is quarantined any more;
   // returns the pools' counts then.
   std::vector<ferrum::lane_counts> settle(std::chrono::milliseconds limit);
-
-  // Checks what holds in every scenario: each submitted wave completed
-  // exactly once, no lane was held by two waves, no lane came back before
-  // its fence, successful waves ran all probes before completing, buckets and
-  // lanes are as requested, stats add up, nothing waits or is in flight at
-  // the end.
-  void check_invariants() const;
 
   [[nodiscard]] const scenario& options() const noexcept { return scenario_; }
   [[nodiscard]] const std::vector<std::unique_ptr<wave_record>>& waves() const noexcept { return records_; }
@@ -274,11 +264,27 @@ class stress_run {
   [[nodiscard]] std::uint32_t total_lanes() const noexcept {
     return scenario_.lanes * static_cast<std::uint32_t>(request_kinds.size());
   }
-  // Prints a one-line summary (counts per outcome, time) to stdout.
-  void summarize() const;
 
  private:
   friend struct wave_record;
+
+  // Submits the waves from `submitters` threads, waits for every submitted
+  // wave to complete, samples the pools' counts meanwhile, then awaits
+  // async_shutdown and reads the final counts and stats. Fails the test (and
+  // aborts, since a hung scheduler cannot be destroyed) if waves or the
+  // shutdown do not complete within drain_limit.
+  void run_all();
+
+  // Prints a one-line summary (counts per outcome, time) to stdout.
+  void summarize() const;
+
+  // Checks what holds in every scenario: each submitted wave completed
+  // exactly once, no lane was held by two waves, no lane came back before
+  // its fence, successful waves ran all probes before completing, buckets and
+  // lanes are as requested, stats add up, nothing waits or is in flight at
+  // the end.
+  void check_invariants() const;
+
 
   void submitter(std::size_t which);
   void completed(wave_record& w, boost::system::error_code ec, ferrum::wave_report report) noexcept;

@@ -70,6 +70,8 @@ class trace_recorder {
   [[nodiscard]] std::size_t capacity() const noexcept { return ring_.size(); }
   [[nodiscard]] std::uint64_t recorded() const noexcept;
   [[nodiscard]] std::uint64_t dropped() const noexcept;
+  // The spans in the ring now: recorded() - dropped().
+  [[nodiscard]] std::size_t kept() const noexcept;
   // Time zero of the written trace: when the recorder was made.
   [[nodiscard]] std::chrono::steady_clock::time_point epoch() const noexcept { return epoch_; }
 
@@ -77,6 +79,8 @@ class trace_recorder {
   [[nodiscard]] static std::uint32_t this_thread_number() noexcept;
 
  private:
+  [[nodiscard]] std::size_t kept_locked() const noexcept;
+
   mutable std::mutex mutex_;
   std::vector<trace_span> ring_;
   std::uint64_t recorded_ = 0;
