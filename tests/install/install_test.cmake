@@ -3,13 +3,17 @@
 # scratch prefix, then builds and runs the consumer project against it with
 # this build's generator, compiler and flags. It needs the libraries and the
 # `ferrum` command built, as every ctest run does. The add_subdirectory mode
-# rebuilds the libraries inside the consumer, about a minute on two cores: it
-# is registered where FERRUM_TEST_SUBDIRECTORY_CONSUMER is on (the debug preset).
-set(ferrum_consumer_args
-  "-DCONFIG=$<CONFIG>"
+# rebuilds the libraries inside the consumer: it is registered where
+# FERRUM_TEST_SUBDIRECTORY_CONSUMER is on (the release preset), and builds them
+# unoptimized (about a minute on two cores), since what it checks is the
+# CMake project, not the code.
+set(ferrum_toolchain_args
   "-DGENERATOR=${CMAKE_GENERATOR}"
   "-DMAKE_PROGRAM=${CMAKE_MAKE_PROGRAM}"
-  "-DCXX_COMPILER=${CMAKE_CXX_COMPILER}"
+  "-DCXX_COMPILER=${CMAKE_CXX_COMPILER}")
+set(ferrum_consumer_args
+  "-DCONFIG=$<CONFIG>"
+  ${ferrum_toolchain_args}
   "-DCXX_FLAGS=${CMAKE_CXX_FLAGS}"
   "-DEXE_LINKER_FLAGS=${CMAKE_EXE_LINKER_FLAGS}")
 
@@ -30,7 +34,8 @@ if(FERRUM_TEST_SUBDIRECTORY_CONSUMER)
       -DUSE_SUBDIRECTORY=ON
       "-DFERRUM_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
       "-DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/install_subdirectory"
-      ${ferrum_consumer_args}
+      -DCONFIG=Debug
+      ${ferrum_toolchain_args}
       -P "${CMAKE_CURRENT_LIST_DIR}/run_consumer.cmake")
   set_tests_properties("${ferrum_subdirectory_test}" PROPERTIES LABELS install TIMEOUT 600 PROCESSORS 2)
 endif()

@@ -99,6 +99,11 @@ vulkan_device::vulkan_device(std::unique_ptr<vulkan_device_objects> objects)
 }
 
 vulkan_device::~vulkan_device() {
+  // The fence waiter goes first, so that from here on this thread is the only
+  // one of ferrum's inside a Vulkan call on this device; the waits it would
+  // have completed are completed below.
+  timeline_.attach(nullptr);
+  waiter_.stop();
   drain();
   // The GPU is idle: what owners retired while it might still run goes now,
   // before the Vulkan objects it was made from.
@@ -110,8 +115,6 @@ vulkan_device::~vulkan_device() {
   if (vkGetSemaphoreCounterValue(objects_->device, objects_->timeline, &reached) == VK_SUCCESS)
     timeline_.advance(reached);
   timeline_.fail(make_error_code(errc::device_shut_down));
-  timeline_.attach(nullptr);
-  waiter_.stop();
   // The members go in reverse order: the waiter (stopped), the queue, the
   // timeline (no wait pending), then the Vulkan objects.
 }
