@@ -78,7 +78,7 @@ void run_accounting::count_outcome(const error_code& ec) {
   } else {
     ++tally_.failed;
   }
-  const std::string name = ec == boost::asio::error::operation_aborted ? "operation_aborted" : error_code_name(ec);
+  const std::string name = error_code_name(ec);
   const auto known = std::find_if(tally_.outcomes.begin(), tally_.outcomes.end(),
                                   [&](const auto& entry) { return entry.first == name; });
   if (known != tally_.outcomes.end()) {
@@ -95,7 +95,7 @@ void run_accounting::note_unexplained(const error_code& ec, const wave_report& r
   if (report.wave != facts.wave) line += " (expected id " + std::to_string(facts.wave) + ")";
   if (report.bucket != nullptr) line += " in " + report.bucket->str() + " lane " + std::to_string(report.lane);
   line += ": ";
-  line += !ec ? std::string("ok") : ec == boost::asio::error::operation_aborted ? "operation_aborted" : error_code_name(ec);
+  line += !ec ? std::string("ok") : error_code_name(ec);
   if (!report.message.empty()) line += " (" + printable(report.message, 200) + ")";
   tally_.unexplained_examples.push_back(std::move(line));
 }

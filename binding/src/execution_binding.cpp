@@ -16,13 +16,12 @@ std::vector<backing_slice> record_backing_slices(const plan& p, const bucket_id&
   for (const projection& proj : capacity.projections) {
     auto it = std::lower_bound(by_id.begin(), by_id.end(), proj.resource,
                                [](const auto* r, const resource_id& id) { return r->id < id; });
-    backing_slice slice{proj.resource, claim.digest(), bucket, proj.offset, proj.capacity,
-                        capacity.physical_size_bytes, proj.alignment, buffer_usage::binding, element_type::u8};
-    if (it != by_id.end() && (*it)->id == proj.resource) {
-      slice.usage = (*it)->usage;
-      slice.element = (*it)->element;
-    }
-    slices.push_back(std::move(slice));
+    // Evidence is only what the plan says: a resource the plan lacks gets
+    // none (bind then refuses its slot as missing_backing_slice) rather than
+    // a usage and element made up to pass bind's checks.
+    if (it == by_id.end() || (*it)->id != proj.resource) continue;
+    slices.push_back({proj.resource, claim.digest(), bucket, proj.offset, proj.capacity, capacity.physical_size_bytes,
+                      proj.alignment, (*it)->usage, (*it)->element});
   }
   std::sort(slices.begin(), slices.end(), [](const auto& a, const auto& b) { return a.resource < b.resource; });
   return slices;
@@ -35,10 +34,6 @@ result<execution_binding> execution_binding::bind(const plan_hash& hash, std::si
   const std::vector<binding_slot>& slots = layout->slots();
   if (node_count == 0 || slots.empty())
     return make_error(errc::binding_plan_mismatch, node_count == 0 ? "the plan has no nodes" : "the layout has no slots");
-  // Slots are in node index order, so the last one has the largest index.
-  if (slots.back().node_index >= node_count)
-    return make_error(errc::binding_plan_mismatch, "slot of node " + std::to_string(slots.back().node_index) +
-                                                       " in a plan of " + std::to_string(node_count) + " nodes");
   if (layout->plan() != hash)
     return make_error(errc::binding_plan_mismatch,
                       "layout compiled for plan " + layout->plan().str() + ", bound for " + hash.str());
@@ -47,22 +42,43 @@ result<execution_binding> execution_binding::bind(const plan_hash& hash, std::si
   if (lane.bucket != layout->bucket())
     return make_error(errc::binding_lane_mismatch,
                       "lane of bucket " + lane.bucket.str() + " for a layout of bucket " + layout->bucket().str());
-  if (lane.arena.size() < layout->physical_size_bytes())
+  const std::uint64_t arena_bytes = layout->physical_size_bytes();
+  if (lane.arena.size() < arena_bytes)
     return make_error(errc::binding_lane_mismatch, "lane arena of " + std::to_string(lane.arena.size()) +
-                                                       " bytes for a layout of " +
-                                                       std::to_string(layout->physical_size_bytes()));
+                                                       " bytes for a layout of " + std::to_string(arena_bytes));
 
-  for (const binding_slot& slot : slots) {
+  // The layout's constructor is public, so nothing about its slots is taken
+  // on trust: node() hands out subspans of the arena and slot_for_node
+  // searches by node index, so every slot is checked here, not just the
+  // compiler's output. Strings are built on the error paths only.
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    const binding_slot& slot = slots[i];
+    auto where = [&] {
+      return "slot " + std::to_string(i) + " (node " + std::to_string(slot.node_index) + ", resource " +
+             resource_id::quote(slot.resource.view()) + ")";
+    };
+    if (slot.node_index >= node_count)
+      return make_error(errc::binding_plan_mismatch, where() + " in a plan of " + std::to_string(node_count) + " nodes");
+    if (i > 0 && slot.node_index <= slots[i - 1].node_index)
+      return make_error(errc::unordered_binding_slots,
+                        where() + " follows a slot of node " + std::to_string(slots[i - 1].node_index));
+    // Written as offset <= size and capacity <= size - offset so that no sum
+    // can wrap past the arena.
+    if (slot.offset > arena_bytes || slot.capacity > arena_bytes - slot.offset)
+      return make_error(errc::slot_outside_arena, where() + ": offset " + std::to_string(slot.offset) + ", capacity " +
+                                                      std::to_string(slot.capacity) + " in an arena of " +
+                                                      std::to_string(arena_bytes) + " bytes");
+
     auto it = std::lower_bound(slices.begin(), slices.end(), slot.resource,
                                [](const backing_slice& s, const resource_id& id) { return s.resource < id; });
     if (it == slices.end() || it->resource != slot.resource)
-      return make_error(errc::missing_backing_slice, "resource " + resource_id::quote(slot.resource.view()));
+      return make_error(errc::missing_backing_slice, where());
     const backing_slice& evidence = *it;
     if (evidence.claim != layout->claim().digest() || evidence.bucket != layout->bucket() ||
         evidence.offset != slot.offset || evidence.capacity != slot.capacity ||
-        evidence.physical_size_bytes != layout->physical_size_bytes() || evidence.alignment != slot.alignment ||
+        evidence.physical_size_bytes != arena_bytes || evidence.alignment != slot.alignment ||
         evidence.usage != buffer_usage::binding || evidence.element != element_type::u8)
-      return make_error(errc::backing_slice_mismatch, "resource " + resource_id::quote(slot.resource.view()));
+      return make_error(errc::backing_slice_mismatch, where());
   }
   return execution_binding(hash, std::move(layout), lane);
 }
@@ -70,8 +86,8 @@ result<execution_binding> execution_binding::bind(const plan_hash& hash, std::si
 std::optional<node_binding> execution_binding::node(std::size_t node_index) const noexcept {
   const binding_slot* slot = layout_->slot_for_node(node_index);
   if (!slot) return std::nullopt;
-  // bind checked that the arena holds the whole layout, and check_cover that
-  // every slot lies inside it.
+  // bind checked that the arena holds the whole layout and every slot lies
+  // inside it.
   return node_binding(this, slot,
                       lane_->arena.subspan(static_cast<std::size_t>(slot->offset), static_cast<std::size_t>(slot->capacity)));
 }

@@ -163,7 +163,19 @@ result<std::map<bucket_id, program_binding_layout>> detail::compile_program_bind
       placements.push_back({proj.offset, proj.capacity, descriptor.alignment, node_index, j});
     }
 
-    std::sort(placements.begin(), placements.end(), [](const auto& a, const auto& b) { return a.offset < b.offset; });
+    // Slots sharing an offset (only in broken input) are checked in a fixed
+    // order, so that the same slots give the same error however they are
+    // listed: by resource id, which is member order for domains that
+    // derive_pool_domains made but not for a caller's own, then by member
+    // index (ids repeat only in a plan validate_plan refuses). std::sort
+    // alone leaves ties in an unspecified order.
+    std::sort(placements.begin(), placements.end(), [&](const placement& a, const placement& b) {
+      if (a.offset != b.offset) return a.offset < b.offset;
+      const resource_id& a_id = p.resources[domain.members[a.member]].id;
+      const resource_id& b_id = p.resources[domain.members[b.member]].id;
+      if (a_id != b_id) return a_id < b_id;
+      return a.member < b.member;
+    });
     if (auto covered = check_cover(placements, capacity->physical_size_bytes, bucket.str(), p, domain); !covered)
       return covered.error();
     // Node indices are below p.nodes.size(): place each slot at its node

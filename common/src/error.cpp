@@ -54,6 +54,11 @@ std::string_view errc_name(errc code) noexcept {
 
 std::string error_code_name(const boost::system::error_code& code) {
   if (code.category() == ferrum_category()) return std::string(errc_name(static_cast<errc>(code.value())));
+  // A cancelled wave or wait completes with asio::error::operation_aborted
+  // (ECANCELED in the system category on POSIX, ERROR_OPERATION_ABORTED on
+  // Windows); it gets the name the docs use for it rather than "system:125".
+  // Compared by condition, so that common needs no Asio.
+  if (code == boost::system::errc::operation_canceled) return "operation_aborted";
   return std::string(code.category().name()) + ":" + std::to_string(code.value());
 }
 

@@ -9,7 +9,8 @@
 namespace ferrum {
 
 result<std::unique_ptr<lane_pool>> lane_pool::create(const plan& p, const compiled_program& program,
-                                                     const compiled_bucket& bucket, gpu::device& device) {
+                                                     const compiled_bucket& bucket, gpu::device& device,
+                                                     executor_type executor) {
   if (!bucket.binding) return make_error(errc::no_binding_layout, "bucket " + quote_text(bucket.id.str()));
   const program_binding_layout& layout = *bucket.binding;
   // The binding domain is the pool whose claim the layout covers.
@@ -19,7 +20,7 @@ result<std::unique_ptr<lane_pool>> lane_pool::create(const plan& p, const compil
     return make_error(errc::missing_domain_layout, "bucket " + quote_text(bucket.id.str()));
   const std::size_t domain_index = static_cast<std::size_t>(domain - program.wave_layouts.begin());
 
-  std::unique_ptr<lane_pool> pool(new lane_pool(bucket, device));
+  std::unique_ptr<lane_pool> pool(new lane_pool(bucket, device, std::move(executor)));
   pool->lanes_.reserve(program.lanes);
   pool->free_.reserve(program.lanes);
   pool->state_.assign(program.lanes, lane_state::free);
@@ -60,11 +61,12 @@ lane_pool::~lane_pool() {
       // it touches this pool until it clears `active`, which takes moments.
       while (l.watch->active.load(std::memory_order_acquire)) std::this_thread::yield();
     }
-    // A quarantined lane's GPU work may still run: the device keeps its
-    // memory until the fence is reached.
-    if (state_[i] != lane_state::quarantined || timeline.reached(l.fence)) continue;
-    for (auto& list : l.lists) device_->retire(std::move(list), l.fence);
-    device_->retire(std::move(l.arena), l.fence);
+    // A watched lane's GPU work may still run: the device keeps its memory
+    // until the fence is reached.
+    const std::uint64_t last = last_submitted(l);
+    if (state_[i] == lane_state::free || timeline.reached(last)) continue;
+    for (auto& list : l.lists) device_->retire(std::move(list), last);
+    device_->retire(std::move(l.arena), last);
   }
 }
 
@@ -163,50 +165,90 @@ void lane_pool::fail_all(waiter* list, boost::system::error_code ec) noexcept {
   }
 }
 
+std::uint64_t lane_pool::last_submitted(const lane& l) noexcept {
+  // The lists know their own last value, so a holder that submitted them
+  // without recording `fence` cannot have the lane reused too early.
+  std::uint64_t last = l.fence;
+  for (const gpu::command_list* list : l.submission) last = std::max(last, list->submitted_value());
+  return last;
+}
+
+result<void> lane_pool::check_held_locked(const lane& l, const char* action) const {
+  const auto where = [&] { return std::string(action) + " lane " + std::to_string(l.index); };
+  if (l.index >= lanes_.size() || lanes_[l.index].get() != &l)
+    return make_error(errc::foreign_lane, where() + ": it belongs to another pool than bucket " +
+                                              quote_text(bucket_->id.str()) + "'s");
+  if (state_[l.index] != lane_state::in_flight)
+    return make_error(errc::lane_not_held, where() + " of bucket " + quote_text(bucket_->id.str()) + ": it is " +
+                                               (state_[l.index] == lane_state::free ? "free" : "quarantined"));
+  return {};
+}
+
 result<void> lane_pool::release(lane& l) {
   // The proof that the GPU is done with the lane: its last value is reached.
-  if (!device_->queue().timeline().reached(l.fence))
-    return make_error(errc::fence_not_reached, "lane " + std::to_string(l.index) + " of bucket " +
-                                                   quote_text(bucket_->id.str()) + ": value " +
-                                                   std::to_string(l.fence) + " is not reached");
+  const std::uint64_t last = last_submitted(l);
   waiter* next = nullptr;
   {
     const std::lock_guard lock(mutex_);
+    if (auto held = check_held_locked(l, "releasing"); !held) return held;
+    if (!device_->queue().timeline().reached(last))
+      return make_error(errc::fence_not_reached, "lane " + std::to_string(l.index) + " of bucket " +
+                                                     quote_text(bucket_->id.str()) + ": value " +
+                                                     std::to_string(last) + " is not reached");
     next = hand_over_locked(l);
   }
   if (next != nullptr) next->granted(next, {}, &l);
   return {};
 }
 
-void lane_pool::quarantine(lane& l) noexcept {
+result<void> lane_pool::quarantine(lane& l) { return watch(l, lane_state::quarantined, "quarantining"); }
+
+result<void> lane_pool::release_when_reached(lane& l) {
+  if (device_->queue().timeline().reached(last_submitted(l))) return release(l);
+  return watch(l, lane_state::in_flight, "releasing");
+}
+
+result<void> lane_pool::watch(lane& l, lane_state state, const char* action) {
   waiter* hopeless = nullptr;
   boost::system::error_code ec;
   {
     const std::lock_guard lock(mutex_);
-    state_[l.index] = lane_state::quarantined;
+    if (auto held = check_held_locked(l, action); !held) return held;
+    state_[l.index] = state;
     hopeless = detach_if_hopeless_locked(ec);
+    // Counted before the lane leaves its holder's hands, so that no shutdown
+    // completes in between (lock order: this pool's, then the owner's).
+    if (watch_changed_ != nullptr) watch_changed_(watch_context_, +1);
   }
   fail_all(hopeless, ec);
+  l.fence = last_submitted(l);
   l.watch->value = l.fence;
   l.watch->active.store(true, std::memory_order_release);
   // Completes at once when the fence is reached already or the device failed.
   device_->queue().timeline().start_wait(&*l.watch);
+  return {};
 }
 
 void lane_pool::watched(gpu::detail::wait_op* op, boost::system::error_code ec) noexcept {
   auto* watch = static_cast<lane::fence_watch*>(op);
   lane_pool& pool = *watch->pool;
-  if (!ec) {
-    // The GPU is done with the lane after all: back to service.
-    waiter* next = nullptr;
-    {
-      const std::lock_guard lock(pool.mutex_);
+  waiter* next = nullptr;
+  waiter* hopeless = nullptr;
+  boost::system::error_code hopeless_ec;
+  {
+    const std::lock_guard lock(pool.mutex_);
+    if (!ec) {
+      // The GPU is done with the lane after all: back to service.
       next = pool.hand_over_locked(*watch->target);
+    } else {
+      // A device failure leaves the lane in quarantine for good.
+      pool.state_[watch->target->index] = lane_state::quarantined;
+      hopeless = pool.detach_if_hopeless_locked(hopeless_ec);
     }
-    if (next != nullptr) next->granted(next, {}, watch->target);
   }
-  // A device failure leaves the lane in quarantine for good.
-  if (pool.watch_end_ != nullptr) pool.watch_end_(pool.watch_end_context_);
+  if (next != nullptr) next->granted(next, {}, watch->target);
+  fail_all(hopeless, hopeless_ec);
+  if (pool.watch_changed_ != nullptr) pool.watch_changed_(pool.watch_context_, -1);
   // Last: once clear, the pool's destructor may go ahead.
   watch->active.store(false, std::memory_order_release);
 }

@@ -90,7 +90,7 @@ struct acquire_lane {
     w.continuation = h;
     w.step.store(wave_step::acquiring);
     error_code ec;
-    if (lane* l = w.pool->acquire(w.waiter, ec, &w.cancel_requested); l != nullptr || ec) {
+    if (lane* l = w.pool->acquire(w.waiter, ec, &w.cancel_queued); l != nullptr || ec) {
       w.held = l;
       w.grant_ec = ec;
       return false;
@@ -129,7 +129,7 @@ struct encode_nodes {
   }
   error_code await_resume() const noexcept {
     if (w.encode_failed.load()) return w.encode_ec;
-    if (w.cancel_requested.load()) return asio::error::operation_aborted;
+    if (w.cancel_started.load()) return asio::error::operation_aborted;
     return {};
   }
 };
@@ -228,7 +228,7 @@ wave_task run_wave(scheduler_impl& s, wave& w) {
   w.step.store(wave_step::submitted);
   // A cancellation after submit completes the wave now; the lane stays until
   // the fence.
-  if (w.cancel_requested.load()) w.finish(asio::error::operation_aborted);
+  if (w.cancel_started.load()) w.finish(asio::error::operation_aborted);
 
   const error_code fence = co_await await_fence{s, w};
   w.binding.reset();
@@ -237,8 +237,7 @@ wave_task run_wave(scheduler_impl& s, wave& w) {
     // write the lane. It stays in quarantine until its fence is reached
     // (never, after a device failure).
     s.lane_given_back();
-    s.watch_started();
-    w.pool->quarantine(l);
+    (void)w.pool->quarantine(l);  // held by this wave: cannot fail
     conclude(s, w, fence);
     co_return;
   }
@@ -303,7 +302,7 @@ void scheduler_impl::run_chunk(wave& w, std::size_t chunk) noexcept {
   const bucket_id& bucket = w.pool->bucket().id;
   for (std::size_t node = first; node < last; ++node) {
     // A failure or cancellation elsewhere in the wave stops the rest.
-    if (w.encode_failed.load(std::memory_order_relaxed) || w.cancel_requested.load(std::memory_order_relaxed)) return;
+    if (w.encode_failed.load(std::memory_order_relaxed) || w.cancel_started.load(std::memory_order_relaxed)) return;
     gpu::command_list& list = *l.lists[node];
     if (!w.replay) {
       if (auto r = list.begin(); !r) return fail_encoding(w, r.error().code, node, r.error().what());
@@ -316,14 +315,15 @@ void scheduler_impl::run_chunk(wave& w, std::size_t chunk) noexcept {
                 : gpu::arena_range{};
     const encode_context& context =
         w.contexts[node].emplace(
-            encode_context{node, binding ? &*binding : nullptr, slot, list, w.id, bucket, l.index, w.replay});
+            encode_context{node, binding ? &*binding : nullptr, slot, list, w.id, bucket, l.index, w.replay,
+                           &w.cancel_started});
     if (w.encode.spawn != nullptr) {
       // A coroutine encoder joins the fan-in as one more task; its context
       // lives in the wave until it returns.
       w.chunks_left.fetch_add(1, std::memory_order_relaxed);
       wave* target = &w;
       const node_clock started = node_started();
-      asio::co_spawn(executor_, w.encode.spawn(w.encode.object, context),
+      asio::co_spawn(executor_, w.encode.spawn(w.encode, context),
                      [target, node, &list, started](std::exception_ptr thrown) noexcept {
                        scheduler_impl& s = target->owner;
                        s.trace_node(*target, node, started);
@@ -341,7 +341,7 @@ void scheduler_impl::run_chunk(wave& w, std::size_t chunk) noexcept {
     }
     const node_clock started = node_started();
     try {
-      w.encode.call(w.encode.object, context);
+      w.encode.call(w.encode, context);
     } catch (...) {
       trace_node(w, node, started);
       return encoder_threw(w, node, std::current_exception());

@@ -29,7 +29,8 @@ void wave::reset() noexcept {
   completion.reset();
   outcome.ec = {};
   outcome.report = {};
-  cancel_requested.store(false);
+  cancel_queued.store(false);
+  cancel_started.store(false);
   step.store(wave_step::prepared);
   completed = false;
   report = {};
@@ -82,15 +83,16 @@ void wave::fence_reached(gpu::detail::wait_op* op, error_code ec) noexcept {
   });
 }
 
-void wave_canceller::operator()(asio::cancellation_type_t type) const noexcept {
-  using asio::cancellation_type;
-  if ((type & (cancellation_type::terminal | cancellation_type::partial | cancellation_type::total)) ==
-      cancellation_type::none)
-    return;
-  target->owner.cancel(*target);
-}
+void wave_canceller::operator()(asio::cancellation_type_t type) const noexcept { target->owner.cancel(*target, type); }
 
 // --- scheduler_impl -------------------------------------------------------------
+
+wave_admission scheduler_impl::admit(const wave_request& request) const noexcept {
+  for (const auto d : request.extent)
+    if (d == 0) return {nullptr, errc::invalid_wave_request};
+  if (lane_pool* pool = pick(request)) return {pool, errc::ok};
+  return {nullptr, errc::no_bucket_fits};
+}
 
 lane_pool* scheduler_impl::pick(const wave_request& request) const noexcept {
   lane_pool* best = nullptr;
@@ -127,7 +129,7 @@ void scheduler_impl::reserve_waves(std::size_t count) {
   }
 }
 
-wave* scheduler_impl::prepare(const wave_request& request, encoder_ref encode) {
+wave* scheduler_impl::prepare(wave_admission admission, encoder_ref encode) {
   wave* w = nullptr;
   {
     const std::lock_guard lock(waves_mutex_);
@@ -162,19 +164,30 @@ wave* scheduler_impl::prepare(const wave_request& request, encoder_ref encode) {
     if (live_++ == 0) work_.emplace(asio::prefer(executor_, asio::execution::outstanding_work.tracked));
     ++stats_.started;
   }
-  if (!accepting_.load()) {
+  if (admission.refused != errc::ok) {
+    w->early_error = make_error_code(admission.refused);
+  } else if (!accepting_.load()) {
     w->early_error = make_error_code(errc::scheduler_shut_down);
-  } else if (lane_pool* pool = pick(request)) {
-    w->pool = pool;
-    w->report.bucket = &pool->bucket().id;
   } else {
-    w->early_error = make_error_code(errc::no_bucket_fits);
+    w->pool = admission.pool;
+    w->report.bucket = &admission.pool->bucket().id;
   }
   return w;
 }
 
-void scheduler_impl::cancel(wave& w) noexcept {
-  w.cancel_requested.store(true);
+void scheduler_impl::cancel(wave& w, asio::cancellation_type_t type) noexcept {
+  using asio::cancellation_type;
+  if ((type & (cancellation_type::terminal | cancellation_type::partial | cancellation_type::total)) ==
+      cancellation_type::none)
+    return;
+  // Which types each step honours (README, "Asynchronous operations"): any
+  // while the wave waits for a lane (nothing has happened yet); from encoding
+  // on the wave has side effects (encoders ran, or the GPU has its work),
+  // which total does not accept. Two flags, so that the step the wave is in
+  // when it looks decides, not the step it was in when the request came.
+  w.cancel_queued.store(true);
+  const bool with_effects = (type & (cancellation_type::terminal | cancellation_type::partial)) != cancellation_type::none;
+  if (with_effects) w.cancel_started.store(true);
   switch (w.step.load()) {
     case wave_step::acquiring:
       // Still queued: leave the queue and resume with operation_aborted.
@@ -186,7 +199,7 @@ void scheduler_impl::cancel(wave& w) noexcept {
     case wave_step::submitted:
       // The GPU has the work: the wave completes now, its lane returns when
       // the fence is reached.
-      w.finish(asio::error::operation_aborted);
+      if (with_effects) w.finish(asio::error::operation_aborted);
       break;
     case wave_step::prepared:
     case wave_step::encoding:
@@ -214,21 +227,24 @@ void scheduler_impl::unref(wave& w) noexcept {
 
 void scheduler_impl::complete_shutdown_locked() noexcept {
   if (live_ != 0 || watching_ != 0) return;
-  // Through post: each handler still runs on its own associated executor.
-  for (auto& h : shutdown_waiters_) asio::post(executor_, asio::append(std::move(h), error_code{}));
+  complete_shutdown_waiters_locked({});
+}
+
+void scheduler_impl::complete_shutdown_waiters_locked(error_code ec) noexcept {
+  for (shutdown_waiter& waiter : shutdown_waiters_) {
+    // Posted to the executor whose work the waiter holds (the handler's own,
+    // or the scheduler's); the post keeps that work until the handler ran.
+    asio::post(waiter.work, asio::append(std::move(waiter.handler), ec));
+    waiter.work = {};
+  }
   shutdown_waiters_.clear();
 }
 
-void scheduler_impl::watch_started() noexcept {
-  const std::lock_guard lock(state_mutex_);
-  ++watching_;
-}
-
-void scheduler_impl::watch_ended(void* self) noexcept {
+void scheduler_impl::watch_changed(void* self, int delta) noexcept {
   auto* s = static_cast<scheduler_impl*>(self);
   const std::lock_guard lock(s->state_mutex_);
-  --s->watching_;
-  s->complete_shutdown_locked();
+  s->watching_ = delta > 0 ? s->watching_ + 1 : s->watching_ - 1;
+  if (delta < 0) s->complete_shutdown_locked();
 }
 
 void scheduler_impl::counted(error_code ec) noexcept {
@@ -260,11 +276,11 @@ scheduler_stats scheduler_impl::stats() const noexcept {
   return s;
 }
 
-void scheduler_impl::shutdown(asio::any_completion_handler<void(error_code)> handler) {
+void scheduler_impl::shutdown(shutdown_waiter waiter) {
   // Waves accepted before this still run to the end; later ones are refused.
   accepting_.store(false);
   const std::lock_guard lock(state_mutex_);
-  shutdown_waiters_.push_back(std::move(handler));
+  shutdown_waiters_.push_back(std::move(waiter));
   complete_shutdown_locked();
 }
 
@@ -274,6 +290,10 @@ void scheduler_impl::close_and_wait() noexcept {
   {
     std::unique_lock lock(state_mutex_);
     idle_.wait(lock, [&] { return live_ == 0; });
+    // Lanes still quarantined go to the device with the pools: a pending
+    // async_shutdown can no longer see them come back, and its handler is
+    // invoked all the same, as Asio's operations are when their object goes.
+    complete_shutdown_waiters_locked(asio::error::operation_aborted);
   }
   // A device thread that posted a wave's last step may still be inside the
   // post; it touches nothing of ours afterwards.
@@ -287,14 +307,22 @@ void scheduler_impl::close_and_wait() noexcept {
 result<std::unique_ptr<scheduler>> scheduler::create(const plan& p, std::shared_ptr<const compiled_program> program,
                                                      gpu::device& device, boost::asio::any_io_executor executor,
                                                      const scheduler_options& options) {
-  if (!program) return make_error(errc::invalid_device_option, "no compiled program");
-  if (options.encoder_tasks == 0) return make_error(errc::invalid_device_option, "encoder_tasks must be at least 1");
-  if (options.fence_timeout.count() <= 0) return make_error(errc::invalid_device_option, "fence_timeout must be positive");
+  if (!program) return make_error(errc::invalid_scheduler_option, "no compiled program");
+  if (options.encoder_tasks == 0) return make_error(errc::invalid_scheduler_option, "encoder_tasks must be at least 1");
+  if (options.fence_timeout.count() <= 0) return make_error(errc::invalid_scheduler_option, "fence_timeout must be positive");
+  // The lanes' evidence is recorded from `p`, so it must be the plan the
+  // program was compiled from; hashing it once here, on the cold path, is
+  // what compile did too (the plan keeps no hash of its own).
+  const auto given = hash_plan(p);
+  if (!given) return given.error();
+  if (*given != program->hash)
+    return make_error(errc::program_plan_mismatch,
+                      "program compiled from plan " + program->hash.str() + ", given plan " + given->str());
   auto impl = std::make_unique<detail::scheduler_impl>(program, device, std::move(executor), options);
   for (const compiled_bucket& bucket : program->buckets) {
-    auto pool = lane_pool::create(p, *program, bucket, device);
+    auto pool = lane_pool::create(p, *program, bucket, device, impl->executor_);
     if (!pool) return pool.error();
-    (*pool)->on_watch_end(&detail::scheduler_impl::watch_ended, impl.get());
+    (*pool)->on_watch(&detail::scheduler_impl::watch_changed, impl.get());
     impl->pools_.push_back(std::move(*pool));
   }
   // Waves beyond the lanes queue for one; twice the lanes covers a window of
@@ -309,17 +337,19 @@ scheduler::scheduler(std::unique_ptr<detail::scheduler_impl> impl) noexcept : im
 
 scheduler::~scheduler() { impl_->close_and_wait(); }
 
-detail::wave* scheduler::prepare(const wave_request& request, detail::encoder_ref encode) {
-  return impl_->prepare(request, encode);
+scheduler::executor_type scheduler::get_executor() const noexcept { return impl_->executor_; }
+
+detail::wave_admission scheduler::admit(const wave_request& request) const noexcept { return impl_->admit(request); }
+
+detail::wave* scheduler::prepare(detail::wave_admission admission, detail::encoder_ref encode) {
+  return impl_->prepare(admission, encode);
 }
 
 detail::wave_completion& scheduler::completion_of(detail::wave* w) noexcept { return w->completion; }
 
 void scheduler::launch(detail::wave* w) noexcept { impl_->launch(*w); }
 
-void scheduler::shutdown(boost::asio::any_completion_handler<void(boost::system::error_code)> handler) {
-  impl_->shutdown(std::move(handler));
-}
+void scheduler::shutdown(detail::shutdown_waiter waiter) { impl_->shutdown(std::move(waiter)); }
 
 std::span<const std::unique_ptr<lane_pool>> scheduler::pools() const noexcept { return impl_->pools_; }
 

@@ -30,21 +30,24 @@ class scheduler_impl {
   // --- waves (scheduler.cpp) ---
   // Makes `count` waves (and frames, at the first wave) ahead: cold.
   void reserve_waves(std::size_t count);
-  wave* prepare(const wave_request& request, encoder_ref encode);
+  [[nodiscard]] wave_admission admit(const wave_request& request) const noexcept;
+  wave* prepare(wave_admission admission, encoder_ref encode);
   void launch(wave& w) noexcept;
-  void cancel(wave& w) noexcept;
+  void cancel(wave& w, boost::asio::cancellation_type_t type) noexcept;
   // One of the wave's two holders (its coroutine, its completion's delivery)
   // let go; the last recycles the wave.
   void unref(wave& w) noexcept;
   void counted(boost::system::error_code ec) noexcept;
   void lane_taken() noexcept;
   void lane_given_back() noexcept;
-  // A lane went into quarantine (its pool watches its fence) / a watch ended.
-  void watch_started() noexcept;
-  static void watch_ended(void* self) noexcept;
+  // A pool started (+1) or ended (-1) a watch on a lane's fence: shutdown
+  // waits for them.
+  static void watch_changed(void* self, int delta) noexcept;
   // With state_mutex_ held: completes the shutdown waiters once no wave
   // lives and no quarantined lane waits for its fence.
   void complete_shutdown_locked() noexcept;
+  // With state_mutex_ held: posts every shutdown waiter's handler with `ec`.
+  void complete_shutdown_waiters_locked(boost::system::error_code ec) noexcept;
 
   // Posts `f` to the executor with its memory from `slab`; counted, so that
   // destruction waits for a device thread still inside the post.
@@ -57,7 +60,7 @@ class scheduler_impl {
   // Counts a post made elsewhere (a completion to its handler's executor).
   void posting(int delta) noexcept { posting_.fetch_add(delta, std::memory_order_acq_rel); }
 
-  void shutdown(boost::asio::any_completion_handler<void(boost::system::error_code)> handler);
+  void shutdown(shutdown_waiter waiter);
   void close_and_wait() noexcept;
   [[nodiscard]] scheduler_stats stats() const noexcept;
 
@@ -110,7 +113,7 @@ class scheduler_impl {
   // The executor's outstanding work while any wave lives: a wave waiting for
   // a fence (completed from a device thread) keeps io_context::run going.
   std::optional<boost::asio::any_io_executor> work_;
-  std::vector<boost::asio::any_completion_handler<void(boost::system::error_code)>> shutdown_waiters_;
+  std::vector<shutdown_waiter> shutdown_waiters_;
   scheduler_stats stats_;
 };
 

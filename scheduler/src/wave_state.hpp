@@ -65,7 +65,10 @@ class wave {
   // to let go recycles the wave.
   std::atomic<int> refs{0};
 
-  std::atomic<bool> cancel_requested{false};
+  // A cancellation of any type (honoured while the wave waits for a lane),
+  // and one of type terminal or partial (honoured at every step).
+  std::atomic<bool> cancel_queued{false};
+  std::atomic<bool> cancel_started{false};
   std::atomic<wave_step> step{wave_step::prepared};
 
   // Guards `completed` and `report` once the wave may complete from another

@@ -53,3 +53,22 @@ TEST_CASE("errc: quoted details stay one printable ASCII line whatever the input
   CHECK(quoted == "'" + std::string(64, 'x') + "...'");
   CHECK(printable("tab\there", 3) == "tab...");
 }
+
+// Appended here rather than at the top while tests/binding is being edited by
+// others; it belongs with the includes above.
+#include <boost/asio/error.hpp>
+
+TEST_CASE("errc: a cancellation is named operation_aborted rather than system:125", "[binding][errc]") {
+  CHECK(error_code_name(boost::asio::error::operation_aborted) == "operation_aborted");
+  CHECK(error_code_name(make_error_code(boost::system::errc::operation_canceled)) == "operation_aborted");
+  // Other system codes keep the generic form.
+  CHECK(error_code_name(boost::system::error_code(5, boost::system::system_category())) == "system:5");
+}
+
+TEST_CASE("errc: scheduler options have a code of their own apart from device options", "[binding][errc]") {
+  CHECK(errc_name(errc::invalid_scheduler_option) == "invalid_scheduler_option");
+  CHECK(make_error_code(errc::invalid_scheduler_option) != make_error_code(errc::invalid_device_option));
+  CHECK(make_error_code(errc::invalid_scheduler_option).message() == "a scheduler option is outside its allowed range");
+  // Added at the end of the enum, so that the codes before it keep their values.
+  CHECK(static_cast<int>(errc::invalid_scheduler_option) > static_cast<int>(errc::scheduler_shut_down));
+}

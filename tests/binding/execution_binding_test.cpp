@@ -4,6 +4,7 @@
 
 #include "plan_builder.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <type_traits>
 
@@ -127,4 +128,84 @@ TEST_CASE("execution_binding: evidence is recorded in resource id order from the
   CHECK(f.slices[1].physical_size_bytes == 192);
   CHECK(f.slices[1].bucket == f.bucket.id);
   CHECK(f.slices[1].claim == f.program.wave_layouts[0].claim.digest());
+}
+
+namespace {
+
+// The fixture's layout with its slots edited by `edit`: a layout built by
+// hand, as the public constructor allows.
+template <class Edit>
+std::shared_ptr<const program_binding_layout> hand_built(const lane_fixture& f, Edit edit) {
+  const program_binding_layout& l = *f.bucket.binding;
+  std::vector<binding_slot> slots = l.slots();
+  edit(slots);
+  return std::make_shared<const program_binding_layout>(l.bucket(), l.claim(), l.physical_size_bytes(),
+                                                        std::move(slots), l.fingerprint(), l.plan());
+}
+
+}  // namespace
+
+TEST_CASE("execution_binding: a hand-built layout whose slot runs past the arena is refused", "[binding][execution]") {
+  lane_fixture f;
+  // Evidence that agrees with the slot, so that only the bounds can refuse it.
+  f.slices[1].capacity = 1000;
+  auto huge = hand_built(f, [](std::vector<binding_slot>& s) { s[1].capacity = 1000; });
+  auto r = execution_binding::bind(f.program.hash, f.program.node_count, huge, f.lane, f.slices);
+  CHECK(code_of(r) == errc::slot_outside_arena);
+  CHECK(r.error().detail.find("slot 1 (node 1, resource 'resource/program-binding-second')") != std::string::npos);
+  CHECK(r.error().detail.find("arena of 192 bytes") != std::string::npos);
+
+  // An offset near 2^64 whose end would wrap round to inside the arena.
+  lane_fixture g;
+  g.slices[1].offset = ~std::uint64_t{0} - 15;
+  g.slices[1].capacity = 32;
+  auto wrapping = hand_built(g, [](std::vector<binding_slot>& s) {
+    s[1].offset = ~std::uint64_t{0} - 15;
+    s[1].capacity = 32;
+  });
+  CHECK(code_of(execution_binding::bind(g.program.hash, g.program.node_count, wrapping, g.lane, g.slices)) ==
+        errc::slot_outside_arena);
+}
+
+TEST_CASE("execution_binding: a hand-built layout with a slot for a node outside the plan is refused wherever the slot "
+          "lies",
+          "[binding][execution]") {
+  const lane_fixture f;
+  // Unsorted, so the last slot's node is in range and only the first is not.
+  auto stray = hand_built(f, [](std::vector<binding_slot>& s) { s[0].node_index = 7; });
+  auto r = execution_binding::bind(f.program.hash, f.program.node_count, stray, f.lane, f.slices);
+  CHECK(code_of(r) == errc::binding_plan_mismatch);
+  CHECK(r.error().detail.find("slot 0 (node 7, resource 'resource/program-binding-first') in a plan of 2 nodes") !=
+        std::string::npos);
+}
+
+TEST_CASE("execution_binding: a hand-built layout whose slots are not in strictly ascending node order is refused",
+          "[binding][execution]") {
+  const lane_fixture f;
+  auto swapped = hand_built(f, [](std::vector<binding_slot>& s) { std::swap(s[0], s[1]); });
+  auto r = execution_binding::bind(f.program.hash, f.program.node_count, swapped, f.lane, f.slices);
+  CHECK(code_of(r) == errc::unordered_binding_slots);
+  CHECK(r.error().detail.find("slot 1 (node 0, resource 'resource/program-binding-first') follows a slot of node 1") !=
+        std::string::npos);
+
+  auto repeated = hand_built(f, [](std::vector<binding_slot>& s) { s[1].node_index = 0; });
+  CHECK(code_of(execution_binding::bind(f.program.hash, f.program.node_count, repeated, f.lane, f.slices)) ==
+        errc::unordered_binding_slots);
+  // A rejected bind touches nothing.
+  CHECK(std::all_of(f.arena.begin(), f.arena.end(), [](std::byte b) { return b == std::byte{0x5a}; }));
+}
+
+TEST_CASE("execution_binding: a resource the plan lacks gets no evidence, so bind refuses its slot",
+          "[binding][execution]") {
+  const lane_fixture f;
+  // The same capacity layout recorded against a plan without the second node.
+  plan smaller = test::two_node_plan();
+  smaller.nodes.pop_back();
+  smaller.resources.pop_back();
+  const auto slices = record_backing_slices(smaller, f.bucket.id, f.program.wave_layouts[0].claim, f.bucket.domains[0]);
+  REQUIRE(slices.size() == 1);
+  CHECK(slices[0].resource.str() == "resource/program-binding-first");
+  auto r = execution_binding::bind(f.program.hash, f.program.node_count, f.bucket.binding, f.lane, slices);
+  CHECK(code_of(r) == errc::missing_backing_slice);
+  CHECK(r.error().detail.find("'resource/program-binding-second'") != std::string::npos);
 }

@@ -267,3 +267,42 @@ TEST_CASE("program_binding: a SHA-256 that OpenSSL cannot compute is digest_fail
   CHECK(code_of(r) == errc::digest_failed);
   CHECK(in.compile().has_value());
 }
+
+TEST_CASE("program_binding: slots sharing an offset give the same error whatever the domain's member order",
+          "[binding][program_binding]") {
+  // The first resource misaligned at 0, the second empty, also at 0; the
+  // domain's members (and their projections, index-aligned) in either order,
+  // as a caller of compile_program_binding_layouts may pass them.
+  auto outcome = [](bool reversed) {
+    stage_inputs in = prepare(test::two_node_plan());
+    auto& c = in.binding_capacity();
+    c.projections[0].capacity = 72;
+    c.projections[1].offset = 0;
+    c.projections[1].capacity = 0;
+    if (reversed) {
+      std::swap(in.domains[0].members[0], in.domains[0].members[1]);
+      std::swap(c.projections[0], c.projections[1]);
+    }
+    return in.compile();
+  };
+  const auto in_order = outcome(false);
+  const auto reversed = outcome(true);
+  CHECK(code_of(in_order) == errc::misaligned_slot);
+  CHECK(code_of(reversed) == errc::misaligned_slot);
+  CHECK(in_order.error().detail == reversed.error().detail);
+  CHECK(in_order.error().detail.find("'resource/program-binding-first'") != std::string::npos);
+}
+
+TEST_CASE("program_binding: among many slots sharing an offset, the one with the lowest resource id is checked first",
+          "[binding][program_binding]") {
+  // Enough slots that std::sort leaves insertion sort for its unstable
+  // partitioning; every slot starts at 0, so the second checked overlaps.
+  test::plan_builder b;
+  for (int i = 0; i < 40; ++i)
+    b.binding_node("node/n" + std::to_string(i), "resource/r" + std::to_string(100 + i), 64);
+  stage_inputs in = prepare(b.bucket("step", {1, 1, 1}, {{"pool/bindings", 0, 1 << 20}}).build());
+  for (projection& proj : in.binding_capacity().projections) proj.offset = 0;
+  auto r = in.compile();
+  CHECK(code_of(r) == errc::non_contiguous_slots);
+  CHECK(r.error().detail.find("resource 'resource/r101': offset 0, expected 64") != std::string::npos);
+}

@@ -218,6 +218,15 @@ TEST_CASE("ferrum run: each cancel fault cancels exactly its wave", "[cli]") {
   CHECK(u64(run.report["waves"]["failed"]) == 0);
 }
 
+TEST_CASE("ferrum run: the summary names cancelled waves operation_aborted as it names every code", "[cli]") {
+  const command_result r = run_ferrum({"run", example_plan("multi_bucket.json"), "--waves", "40", "--fault",
+                                       "cancel:0.4", "--threads", "1"});
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.status == 0);
+  CHECK(r.out.find("not completed operation_aborted ") != std::string::npos);
+  CHECK(r.out.find("system:") == std::string::npos);
+}
+
 TEST_CASE("ferrum run: the same seed injects the same faults", "[cli]") {
   const std::vector<std::string> args{"--waves", "30", "--fault", "delay:0.2,encoder:0.2,cancel:0.2", "--seed", "7"};
   const json_run first = run_json(example_plan("two_nodes.json"), args);

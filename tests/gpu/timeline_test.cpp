@@ -1,5 +1,7 @@
 // The timeline and async_wait, without a device: the device side is played by
-// calling advance() and fail() directly.
+// a test timeline (test_timeline.hpp) whose advance() and fail() the tests call.
+#include "test_timeline.hpp"
+
 #include "ferrum/error.hpp"
 #include "ferrum/gpu/async_wait.hpp"
 
@@ -14,18 +16,35 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <cstdint>
 #include <optional>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace asio = boost::asio;
 using boost::system::error_code;
 using ferrum::gpu::async_wait;
 using ferrum::gpu::timeline;
+using test::test_timeline;
+
+// Only devices move a timeline: outside a device's own subclass, advance() and
+// fail() cannot be called, nor a bare timeline made. (A requires-expression
+// checks access where the concept is defined, here outside the class.)
+template <class T>
+concept can_advance = requires(T& t) { t.advance(std::uint64_t{5}); };
+template <class T>
+concept can_fail = requires(T& t, error_code ec) { t.fail(ec); };
+static_assert(!can_advance<timeline>, "timeline::advance must not be callable by users");
+static_assert(!can_fail<timeline>, "timeline::fail must not be callable by users");
+static_assert(!std::is_default_constructible_v<timeline>, "a timeline is always a device's subclass");
+// The concepts are not false for every type: the test timeline, which plays
+// the device, passes them.
+static_assert(can_advance<test_timeline> && can_fail<test_timeline>);
 
 TEST_CASE("timeline: a wait on a value already reached completes at once, but not inside async_wait", "[gpu]") {
   asio::io_context context;
-  timeline t;
+  test_timeline t;
   t.advance(3);
   std::optional<error_code> result;
   async_wait(t, 2, asio::bind_executor(context, [&](error_code ec) { result = ec; }));
@@ -37,7 +56,7 @@ TEST_CASE("timeline: a wait on a value already reached completes at once, but no
 
 TEST_CASE("timeline: waits complete in value order as the timeline advances, each once", "[gpu]") {
   asio::io_context context;
-  timeline t;
+  test_timeline t;
   std::vector<std::uint64_t> completed;
   for (const std::uint64_t value : {5u, 1u, 3u, 3u, 2u}) {
     async_wait(t, value, asio::bind_executor(context, [&completed, &t, value](error_code ec) {
@@ -64,7 +83,7 @@ TEST_CASE("timeline: waits complete in value order as the timeline advances, eac
 
 TEST_CASE("timeline: a coroutine awaits a value with use_awaitable", "[gpu]") {
   asio::io_context context;
-  timeline t;
+  test_timeline t;
   std::optional<std::uint64_t> seen;
   std::exception_ptr failure;
   auto waiter = [](timeline& tl, std::uint64_t value) -> asio::awaitable<std::uint64_t> {
@@ -85,7 +104,7 @@ TEST_CASE("timeline: a coroutine awaits a value with use_awaitable", "[gpu]") {
 }
 
 TEST_CASE("timeline: a wait can be taken as a std::future", "[gpu]") {
-  timeline t;
+  test_timeline t;
   std::future<void> done = async_wait(t, 1, asio::use_future);
   CHECK(done.wait_for(std::chrono::milliseconds(1)) == std::future_status::timeout);
   t.advance(1);
@@ -94,7 +113,7 @@ TEST_CASE("timeline: a wait can be taken as a std::future", "[gpu]") {
 
 TEST_CASE("timeline: many waiters on different values from several threads each complete once", "[gpu]") {
   asio::thread_pool pool(3);
-  timeline t;
+  test_timeline t;
   constexpr std::uint64_t last = 400;
   constexpr int threads = 4;
   std::atomic<int> completions{0};
@@ -126,7 +145,7 @@ TEST_CASE("timeline: many waiters on different values from several threads each 
 
 TEST_CASE("timeline: cancelling a pending wait completes it with operation_aborted and removes it", "[gpu]") {
   asio::io_context context;
-  timeline t;
+  test_timeline t;
   asio::cancellation_signal signal;
   std::optional<error_code> result;
   async_wait(t, 4, asio::bind_cancellation_slot(signal.slot(), asio::bind_executor(context, [&](error_code ec) {
@@ -145,7 +164,7 @@ TEST_CASE("timeline: cancelling a pending wait completes it with operation_abort
 
 TEST_CASE("timeline: a cancellation after completion changes nothing", "[gpu]") {
   asio::io_context context;
-  timeline t;
+  test_timeline t;
   asio::cancellation_signal signal;
   int calls = 0;
   std::optional<error_code> result;
@@ -164,7 +183,7 @@ TEST_CASE("timeline: a cancellation after completion changes nothing", "[gpu]") 
 
 TEST_CASE("timeline: a failure completes pending waits and every later one with its code", "[gpu]") {
   asio::io_context context;
-  timeline t;
+  test_timeline t;
   std::vector<error_code> results;
   auto record = asio::bind_executor(context, [&](error_code ec) { results.push_back(ec); });
   async_wait(t, 1, record);

@@ -47,6 +47,23 @@ struct pool_fixture {
   std::unique_ptr<lane_pool> pool;
 };
 
+ferrum::gpu::null_device_options sched_test_hang(std::chrono::milliseconds duration) {
+  ferrum::gpu::null_device_options options;
+  options.faults = {.hang = 1.0, .hang_duration = duration};
+  return options;
+}
+
+// Polls `condition` for up to ten seconds.
+template <class Condition>
+bool eventually_true(Condition condition) {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
 // Runs the handlers `context` has ready. restart(): a context that ran out
 // of work stays stopped until restarted.
 void run_ready(boost::asio::io_context& context) {
@@ -151,9 +168,9 @@ TEST_CASE("lane_pool: when every lane is quarantined, waiters fail with all_lane
   la->fence = f.device->queue().submit_next({}).value();
   lb->fence = f.device->queue().submit_next({}).value();
   CHECK(f.pool->acquire(waiting, ec) == nullptr);
-  f.pool->quarantine(*la);
+  test::require(f.pool->quarantine(*la));
   CHECK(order.empty());
-  f.pool->quarantine(*lb);
+  test::require(f.pool->quarantine(*lb));
   CHECK(order == std::vector<int>{3});
   CHECK(waiting.ec == errc::all_lanes_quarantined);
   CHECK(f.pool->counts().quarantined == 2);
@@ -198,37 +215,39 @@ TEST_CASE("lane_pool: a bucket without binding nodes has no layout to bind and i
   CHECK(pool.error() == errc::no_binding_layout);
 }
 
-TEST_CASE("lane_pool: async_acquire completes at once when a lane is free, else in FIFO order on release", "[scheduler]") {
+TEST_CASE("lane_pool: async_acquire completes at once when a lane is free, else in FIFO order as leases end", "[scheduler]") {
   pool_fixture f(1);
   boost::asio::io_context context;
   std::vector<int> order;
-  ferrum::lane* first = nullptr;
-  ferrum::async_acquire(*f.pool, boost::asio::bind_executor(context, [&](boost::system::error_code ec, ferrum::lane* l) {
+  ferrum::lane_lease first;
+  ferrum::async_acquire(*f.pool, boost::asio::bind_executor(context, [&](boost::system::error_code ec, ferrum::lane_lease l) {
                           CHECK_FALSE(ec);
-                          first = l;
+                          first = std::move(l);
                           order.push_back(1);
                         }));
-  CHECK(first == nullptr);  // not inline
+  CHECK_FALSE(first);  // not inline
   run_ready(context);
-  REQUIRE(first != nullptr);
-  ferrum::lane* later[2] = {nullptr, nullptr};
+  REQUIRE(first);
+  ferrum::lane* const only = first.get();
+  ferrum::lane_lease later[2];
   for (int i = 0; i < 2; ++i) {
-    ferrum::async_acquire(*f.pool, boost::asio::bind_executor(context, [&, i](boost::system::error_code ec, ferrum::lane* l) {
+    ferrum::async_acquire(*f.pool, boost::asio::bind_executor(context, [&, i](boost::system::error_code ec, ferrum::lane_lease l) {
                             CHECK_FALSE(ec);
-                            later[i] = l;
+                            later[i] = std::move(l);
                             order.push_back(i + 2);
                           }));
   }
   run_ready(context);
   CHECK(f.pool->counts().waiting == 2);
-  test::require(f.pool->release(*first));
+  first.reset();
   run_ready(context);
-  REQUIRE(later[0] == first);
-  test::require(f.pool->release(*later[0]));
+  REQUIRE(later[0].get() == only);
+  later[0].reset();
   run_ready(context);
-  REQUIRE(later[1] == first);
-  test::require(f.pool->release(*later[1]));
+  REQUIRE(later[1].get() == only);
+  later[1].reset();
   CHECK(order == std::vector<int>{1, 2, 3});
+  CHECK(f.pool->counts().free == 1);
 }
 
 TEST_CASE("lane_pool: a cancelled async_acquire completes with operation_aborted and is never handed a lane", "[scheduler]") {
@@ -241,19 +260,117 @@ TEST_CASE("lane_pool: a cancelled async_acquire completes with operation_aborted
   REQUIRE(held != nullptr);
   boost::asio::cancellation_signal signal;
   std::optional<boost::system::error_code> result;
-  ferrum::lane* granted = nullptr;
+  bool granted = false;
   ferrum::async_acquire(*f.pool, boost::asio::bind_cancellation_slot(
                                      signal.slot(), boost::asio::bind_executor(context, [&](boost::system::error_code e,
-                                                                                            ferrum::lane* l) {
+                                                                                            ferrum::lane_lease l) {
                                        result = e;
-                                       granted = l;
+                                       granted = static_cast<bool>(l);
                                      })));
   CHECK(f.pool->counts().waiting == 1);
-  signal.emit(boost::asio::cancellation_type::terminal);
+  signal.emit(boost::asio::cancellation_type::total);  // queued: no side effect, so total is honoured
   run_ready(context);
   CHECK(result == boost::asio::error::operation_aborted);
-  CHECK(granted == nullptr);
+  CHECK_FALSE(granted);
   CHECK(f.pool->counts().waiting == 0);
   test::require(f.pool->release(*held));
   CHECK(f.pool->counts().free == 1);
+}
+
+TEST_CASE("lane_pool: a handler without an executor completes on the pool's, which keeps outstanding work", "[scheduler]") {
+  boost::asio::io_context context;
+  const ferrum::plan plan = sched_test::make_plan(3, 1);
+  const ferrum::compiled_program program = ferrum::test::compile_ok(plan);
+  auto device = ::test::null_device();
+  auto pool = test::require(lane_pool::create(plan, program, program.buckets[0], *device, context.get_executor()));
+  CHECK(pool->get_executor() == ferrum::lane_pool::executor_type(context.get_executor()));
+  ferrum::lane_lease first;
+  ferrum::async_acquire(*pool, [&](boost::system::error_code, ferrum::lane_lease l) { first = std::move(l); });
+  run_ready(context);
+  REQUIRE(first);
+  bool on_pool_executor = false;
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(50ms);
+    first.reset();
+  });
+  ferrum::async_acquire(*pool, [&](boost::system::error_code ec, ferrum::lane_lease l) {
+    on_pool_executor = !ec && l && context.get_executor().running_in_this_thread();
+  });
+  context.restart();
+  context.run();  // waits for the queued acquisition: its work is counted
+  releaser.join();
+  CHECK(on_pool_executor);
+}
+
+TEST_CASE("lane_lease: submit records the lane's fence; a lease dropped before it is reached does not hand the lane on", "[scheduler]") {
+  pool_fixture f(1, sched_test_hang(150ms));
+  boost::asio::io_context context;
+  ferrum::lane_lease lease;
+  ferrum::async_acquire(*f.pool, boost::asio::bind_executor(context, [&](boost::system::error_code, ferrum::lane_lease l) {
+                          lease = std::move(l);
+                        }));
+  run_ready(context);
+  REQUIRE(lease);
+  for (auto& list : lease->lists) {
+    test::require(list->begin());
+    test::require(list->end());
+  }
+  const std::uint64_t value = test::require(lease.submit());
+  CHECK(lease->fence == value);
+  bool next_granted = false;
+  ferrum::async_acquire(*f.pool, boost::asio::bind_executor(context, [&](boost::system::error_code ec, ferrum::lane_lease l) {
+                          next_granted = !ec && l;
+                          // The GPU is done with the lane when it is handed on.
+                          CHECK(f.device->queue().timeline().reached(value));
+                        }));
+  run_ready(context);
+  lease.reset();  // early: the GPU still runs the submission
+  run_ready(context);
+  CHECK_FALSE(next_granted);
+  CHECK(f.pool->counts().in_flight == 1);
+  test::require_reached(f.device->queue().timeline(), value);
+  REQUIRE(eventually_true([&] {
+    run_ready(context);
+    return next_granted;
+  }));
+}
+
+TEST_CASE("lane_pool: release and quarantine refuse a lane given back twice, one never acquired, and another pool's", "[scheduler]") {
+  pool_fixture f(2);
+  pool_fixture other(1);
+  std::vector<int> order;
+  recording_waiter a(order, 1);
+  boost::system::error_code ec;
+  ferrum::lane* held = f.pool->acquire(a, ec);
+  REQUIRE(held != nullptr);
+  test::require(f.pool->release(*held));
+  CHECK(f.pool->release(*held).error() == errc::lane_not_held);  // twice
+  CHECK(f.pool->quarantine(*held).error() == errc::lane_not_held);
+  CHECK(f.pool->release(*f.pool->lanes()[1]).error() == errc::lane_not_held);  // never acquired
+  recording_waiter b(order, 2);
+  ferrum::lane* foreign = other.pool->acquire(b, ec);
+  REQUIRE(foreign != nullptr);
+  const auto refused = f.pool->release(*foreign);
+  CHECK(refused.error() == errc::foreign_lane);
+  CHECK_THAT(refused.error().what(), Catch::Contains("lane 0"));
+  CHECK(f.pool->quarantine(*foreign).error() == errc::foreign_lane);
+  CHECK(f.pool->counts().free == 2);  // a 2-lane pool still has exactly two lanes
+  test::require(other.pool->release(*foreign));
+}
+
+TEST_CASE("lane_pool: release reads the lane's lists, so a lane whose fence was never recorded waits for its GPU work", "[scheduler]") {
+  pool_fixture f(1, sched_test_hang(150ms));
+  std::vector<int> order;
+  recording_waiter a(order, 1);
+  boost::system::error_code ec;
+  ferrum::lane* held = f.pool->acquire(a, ec);
+  REQUIRE(held != nullptr);
+  test::require(held->lists[0]->begin());
+  test::require(held->lists[0]->end());
+  ferrum::gpu::command_list* lists[] = {held->lists[0].get()};
+  const std::uint64_t value = test::require(f.device->queue().submit_next(lists));
+  CHECK(held->fence == 0);  // the holder forgot it
+  CHECK(f.pool->release(*held).error() == errc::fence_not_reached);
+  test::require_reached(f.device->queue().timeline(), value);
+  test::require(f.pool->release(*held));
 }

@@ -2,6 +2,10 @@
 // submitted again by its later waves, which only write binding bytes.
 #include "scheduler_support.hpp"
 
+#include "ferrum/scheduler/async_acquire.hpp"
+
+#include <boost/asio/use_future.hpp>
+
 #include <array>
 #include <map>
 #include <stdexcept>
@@ -119,4 +123,27 @@ TEST_CASE("replay: after a wave fails while recording, its lane's next wave reco
   // lane too, though its lists had been begun.
   CHECK(recorded_waves == std::map<std::uint32_t, int>{{0, 1}, {1, 1}});
   CHECK(run.encode.recordings.load() == static_cast<int>(2 + lanes * nodes));
+}
+
+TEST_CASE("replay: a lane recorded by hand through a lease records afresh for its next wave", "[scheduler]") {
+  replay_run run;
+  for (int i = 0; i < 4; ++i) REQUIRE_FALSE(run.wave().ec);  // both lanes recorded
+  const int recorded = run.encode.recordings.load();
+  // Both lanes by hand: each list fills its node's slot with a word of the
+  // holder's own, which the waves' copies would never produce.
+  ferrum::lane_pool& pool = *run.f.scheduler->pools()[0];
+  for (std::uint32_t l = 0; l < lanes; ++l) {
+    ferrum::lane_lease lease = ferrum::async_acquire(pool, boost::asio::use_future).get();
+    for (auto& list : lease->lists) {
+      test::require(list->begin());
+      test::require(list->fill(lease->arena->range(0, 4), 0xdeadbeefu));
+      test::require(list->end());
+    }
+    const std::uint64_t value = test::require(lease.submit());
+    test::require_reached(run.f.device->queue().timeline(), value);
+  }
+  // The waves' checks (every node's region holds the wave's id) pass only
+  // when their own copies ran, not the holder's fills.
+  for (int i = 0; i < 4; ++i) REQUIRE_FALSE(run.wave().ec);
+  CHECK(run.encode.recordings.load() == recorded + static_cast<int>(lanes * nodes));
 }

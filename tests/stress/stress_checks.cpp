@@ -29,7 +29,6 @@ std::string describe(const wave_record& w) {
 
 std::string outcome_name(const boost::system::error_code& ec) {
   if (!ec) return "ok";
-  if (ec == asio::error::operation_aborted) return "operation_aborted";
   return ferrum::error_code_name(ec);
 }
 

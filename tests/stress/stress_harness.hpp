@@ -198,10 +198,16 @@ struct wave_record {
   // cancel_at_submit: its nodes encoded by the time the signal was emitted
   // (counted right after the emit).
   std::size_t encoded_at_emit = 0;
-  // A cancel_at_submit wave whose every node was encoded before the signal
-  // came may have submitted (and even completed) before it: its outcome is
-  // then any a plain wave may have, or operation_aborted.
+  // Whether the cancellation may have come too late to count, so that the
+  // outcome is then any a plain wave may have, or operation_aborted: a
+  // cancel_at_submit wave whose every node was encoded before the signal came
+  // may have submitted (and even completed) before it; and a cancellation of
+  // type total alone counts only while the wave waits for its lane (total
+  // means no side effects), so one emitted at submit may find the wave
+  // encoding, and one emitted by an encoder never counts.
   [[nodiscard]] bool cancel_may_be_late() const noexcept {
+    if (cancel_type == boost::asio::cancellation_type::total)
+      return what == disturbance::cancel_at_submit || what == disturbance::cancel_in_encoder;
     return what == disturbance::cancel_at_submit && encoded_at_emit == probes.size();
   }
 

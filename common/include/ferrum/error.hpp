@@ -102,7 +102,15 @@ namespace ferrum {
   X(fence_timeout, "a wave's terminal fence was not reached in time; its lane is quarantined")     \
   X(fence_not_reached, "a lane is released before the fence of its last submission was reached")   \
   X(all_lanes_quarantined, "every lane of the bucket is quarantined")                              \
-  X(scheduler_shut_down, "the scheduler is shutting down and accepts no more waves")
+  X(scheduler_shut_down, "the scheduler is shutting down and accepts no more waves")               \
+  /* added later; kept at the end so that earlier codes keep their values */                       \
+  X(unordered_binding_slots, "a program binding layout's slots are not in strictly ascending node order") \
+  X(slot_outside_arena, "a program binding slot reaches past its layout's physical arena")         \
+  X(program_plan_mismatch, "a compiled program was compiled from another plan")                   \
+  X(invalid_scheduler_option, "a scheduler option is outside its allowed range")                 \
+  X(invalid_wave_request, "a wave request's extent has a zero dimension")                          \
+  X(foreign_lane, "a lane is given to a lane pool it does not belong to")                          \
+  X(lane_not_held, "a lane is given back that is not held (given back twice, or never acquired)")
 
 enum class errc : int {
   // 0 is reserved for success, as error_code requires.
@@ -121,7 +129,8 @@ enum class errc : int {
 // value outside the enum.
 [[nodiscard]] std::string_view errc_name(errc code) noexcept;
 
-// The name of any error code: ferrum's own by errc_name, others as
+// The name of any error code: ferrum's own by errc_name, a cancellation
+// (asio::error::operation_aborted) as "operation_aborted", others as
 // `<category>:<value>`.
 [[nodiscard]] std::string error_code_name(const boost::system::error_code& code);
 

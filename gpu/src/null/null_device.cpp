@@ -158,6 +158,14 @@ struct batch {
 
 class null_device_impl;
 
+// The null device's timeline: only its worker (advance) and its loss and
+// shutdown (fail) move it.
+class null_timeline final : public timeline {
+ public:
+  using timeline::advance;
+  using timeline::fail;
+};
+
 class null_queue final : public queue {
  public:
   null_queue(null_device_impl& owner, gpu::timeline& t) noexcept;
@@ -199,7 +207,7 @@ class null_device_impl final : public null_device {
   bool pause(std::chrono::microseconds duration, bool forever) noexcept;
 
   null_device_options options_;
-  timeline timeline_;
+  null_timeline timeline_;
   // The base class keeps a reference to queue_; it is only used once the
   // constructor has finished.
   null_queue queue_;

@@ -38,12 +38,14 @@
 
 namespace ferrum::gpu {
 
+class vulkan_timeline;
+
 class fence_waiter {
  public:
   // `timeline_semaphore` is what submissions signal; `wake_semaphore` a
   // timeline semaphore only this object signals; `target` ferrum's timeline.
   fence_waiter(VkDevice device, VkSemaphore timeline_semaphore, VkSemaphore wake_semaphore,
-               timeline& target) noexcept
+               vulkan_timeline& target) noexcept
       : device_(device), timeline_semaphore_(timeline_semaphore), wake_semaphore_(wake_semaphore), timeline_(target) {}
   fence_waiter(const fence_waiter&) = delete;
   fence_waiter& operator=(const fence_waiter&) = delete;
@@ -77,7 +79,7 @@ class fence_waiter {
   VkDevice device_;
   VkSemaphore timeline_semaphore_;
   VkSemaphore wake_semaphore_;
-  timeline& timeline_;
+  vulkan_timeline& timeline_;
 
   std::mutex mutex_;
   std::condition_variable changed_;
@@ -95,9 +97,13 @@ class fence_waiter {
 };
 
 // The Vulkan device's timeline: ferrum's timeline, whose new lowest waits
-// retarget the device's fence waiter.
+// retarget the device's fence waiter. Only the device moves it: the fence
+// waiter and the device's shutdown advance it, a device loss fails it.
 class vulkan_timeline final : public timeline {
  public:
+  using timeline::advance;
+  using timeline::fail;
+
   // Sets the waiter to notify (nullptr: none).
   void attach(fence_waiter* waiter) noexcept { waiter_.store(waiter, std::memory_order_release); }
 

@@ -40,7 +40,7 @@ result<void> vulkan_queue::do_submit(std::span<command_list* const> lists, std::
   }
   if (r != VK_SUCCESS) {
     // On loss nothing more will run: every pending and later wait fails.
-    if (r == VK_ERROR_DEVICE_LOST) timeline().fail(make_error_code(errc::device_lost));
+    if (r == VK_ERROR_DEVICE_LOST) timeline_.fail(make_error_code(errc::device_lost));
     return make_vk_error(r, "vkQueueSubmit of value " + std::to_string(signal_value));
   }
   context_.waiter->submitted(signal_value);

@@ -29,13 +29,16 @@ class vulkan_queue final : public queue {
     fence_waiter* waiter = nullptr;
   };
 
-  vulkan_queue(const gpu::device& owner, gpu::timeline& t, const context& c) noexcept
-      : queue(owner, t), context_(c) {}
+  vulkan_queue(const gpu::device& owner, vulkan_timeline& t, const context& c) noexcept
+      : queue(owner, t), timeline_(t), context_(c) {}
 
  protected:
   result<void> do_submit(std::span<command_list* const> lists, std::uint64_t signal_value) override;
 
  private:
+  // The base class's timeline, as the device's own type: a loss at submit
+  // fails it.
+  vulkan_timeline& timeline_;
   context context_;
   // Reused under the base class's lock, so steady-state submissions do not
   // allocate.

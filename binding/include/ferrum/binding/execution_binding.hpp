@@ -6,7 +6,7 @@
 // compiled layout against that evidence; only when plan, layout, lane and
 // every slice agree does it get node handles.
 //
-//   auto slices = ferrum::record_backing_slices(bucket, claim, capacity, plan);  // once per lane
+//   auto slices = ferrum::record_backing_slices(plan, bucket, claim, capacity);  // once per lane
 //   auto exec = ferrum::execution_binding::bind(hash, node_count, layout, lane, slices);
 //   if (!exec) return exec.error();                  // touches nothing
 //   ferrum::node_binding n = *exec->node(0);         // cheap, copyable
@@ -46,7 +46,9 @@ struct backing_slice {
 
 // Records the backing slices of a pool's arena in a bucket, from its capacity
 // layout and the plan's descriptors (usage, element); in resource id order, as
-// bind's lookup needs. Made once per lane, on the cold path.
+// bind's lookup needs. A projection whose resource `p` lacks gets no slice, so
+// bind refuses its slot (missing_backing_slice). Made once per lane, on the
+// cold path.
 [[nodiscard]] std::vector<backing_slice> record_backing_slices(const plan& p, const bucket_id& bucket,
                                                               const claim_identity& claim,
                                                               const capacity_layout& capacity);
@@ -59,12 +61,15 @@ class node_binding;
 // are used (the wave owns all of them).
 class execution_binding {
  public:
-  // The seed's bind. Errors: binding_plan_mismatch (no nodes, an empty layout,
-  // a slot's node outside the plan, a layout compiled for another plan),
+  // The seed's bind, plus checks of every slot, since a layout may be built
+  // by hand. Errors: binding_plan_mismatch (no nodes, an empty layout, a
+  // slot's node outside the plan, a layout compiled for another plan),
   // binding_lane_mismatch (lane of another bucket or lifetime, an arena
-  // smaller than the layout), missing_backing_slice, backing_slice_mismatch.
-  // `slices` must be in resource id order. O(slots log slices); allocates
-  // nothing.
+  // smaller than the layout), unordered_binding_slots (slots not in strictly
+  // ascending node order), slot_outside_arena (a slot reaching past the
+  // layout's physical size), missing_backing_slice, backing_slice_mismatch;
+  // each names the slot, its node and resource. `slices` must be in resource
+  // id order. O(slots log slices); allocates nothing unless it fails.
   [[nodiscard]] static result<execution_binding> bind(const plan_hash& hash, std::size_t node_count,
                                                       std::shared_ptr<const program_binding_layout> layout,
                                                       const lane_slot& lane, std::span<const backing_slice> slices);

@@ -2,13 +2,15 @@
 // asynchronous operation, as every ferrum operation keeps it (internal).
 //
 // It holds the handler and the outstanding work of the handler's associated
-// executor (asio::system_executor when it has none), posts the upcall there
-// — never inline — with memory from a post_buffer, and at the upcall clears
-// the handler's cancellation slot and hands the handler and the work over.
+// executor — or, for a handler with none, of the I/O object's executor
+// (`IoExecutor`: the scheduler's, the lane pool's, the one given to
+// gpu::async_wait), as Asio's own operations do — posts the upcall there,
+// never inline, with memory from a post_buffer, and at the upcall clears the
+// handler's cancellation slot and hands the handler and the work over.
 // allocate_op / free_op make and free an operation with the allocator
 // associated with its handler (Asio's recycling allocator by default).
 //
-//   auto* op = allocate_op<my_op>(handler, std::move(handler), args...);
+//   auto* op = allocate_op<my_op>(handler, std::move(handler), io_executor, args...);
 //   op->pending.post(op->buffer, [op] { op->finish(); });
 //   // in finish(): auto upcall = pending.take(); free_op(this, upcall.handler); ...
 #pragma once
@@ -32,11 +34,11 @@
 
 namespace ferrum::detail {
 
-template <class Handler>
+template <class Handler, class IoExecutor = boost::asio::system_executor>
 class pending_handler {
  public:
   using work_executor = std::decay_t<decltype(boost::asio::prefer(
-      std::declval<boost::asio::associated_executor_t<Handler, boost::asio::system_executor>>(),
+      std::declval<boost::asio::associated_executor_t<Handler, IoExecutor>>(),
       boost::asio::execution::outstanding_work.tracked))>;
 
   // What the upcall needs: the handler, and the executor's work, held until
@@ -46,9 +48,9 @@ class pending_handler {
     work_executor work;
   };
 
-  explicit pending_handler(Handler&& handler)
+  pending_handler(Handler&& handler, const IoExecutor& io_executor)
       : handler_(std::move(handler)),
-        executor_(boost::asio::prefer(boost::asio::get_associated_executor(handler_, boost::asio::system_executor()),
+        executor_(boost::asio::prefer(boost::asio::get_associated_executor(handler_, io_executor),
                                       boost::asio::execution::outstanding_work.tracked)) {}
 
   [[nodiscard]] Handler& handler() noexcept { return handler_; }

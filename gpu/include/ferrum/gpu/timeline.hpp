@@ -2,9 +2,12 @@
 // semaphore, or the null device's counter) and the waits pending on it.
 //
 // The device advances the timeline as submissions complete; every pending wait
-// whose value is reached is completed then, on its own executor. Awaiting a
-// value is `ferrum::gpu::async_wait` (ferrum/gpu/async_wait.hpp), kept in its
-// own header so that only code that awaits includes Asio.
+// whose value is reached is completed then, on its own executor. Only the
+// device moves it: advance() and fail() are protected, reached through the
+// device's own subclass, so that no user can complete a wait on GPU work that
+// has not finished. Awaiting a value is `ferrum::gpu::async_wait`
+// (ferrum/gpu/async_wait.hpp), kept in its own header so that only code that
+// awaits includes Asio.
 //
 //   co_await ferrum::gpu::async_wait(device.queue().timeline(), 42, asio::use_awaitable);
 //
@@ -25,7 +28,6 @@ namespace ferrum::gpu {
 
 class timeline {
  public:
-  timeline() = default;
   timeline(const timeline&) = delete;
   timeline& operator=(const timeline&) = delete;
   // Pending waits must have been completed (the device fails them on shutdown).
@@ -57,7 +59,11 @@ class timeline {
   // already been completed or is being completed.
   [[nodiscard]] bool cancel_wait(detail::wait_op* op) noexcept;
 
-  // --- for devices ----------------------------------------------------------
+ protected:
+  // A timeline is always a device's: a device makes its own subclass.
+  timeline() = default;
+
+  // --- for devices, through their own subclass -----------------------------
 
   // Records that `value` was reached and completes the waits it satisfies.
   // Values never go backwards: a lower value than completed() is ignored.
@@ -67,7 +73,6 @@ class timeline {
   // completes with it. The first failure wins.
   void fail(boost::system::error_code ec) noexcept;
 
- protected:
   // Called, outside the timeline's lock, when a new wait becomes the lowest
   // pending one: a device whose waiter thread sleeps on a higher value wakes it.
   virtual void on_new_lowest(std::uint64_t value) noexcept { (void)value; }

@@ -1,23 +1,31 @@
 // ferrum/scheduler/async_acquire.hpp — awaiting a lane of a lane pool with any
-// Asio completion token, for code that drives lanes itself (the scheduler's
-// waves use the pool's waiter directly).
+// Asio completion token, for code that drives lanes itself.
 //
-//   auto [ec, lane] = co_await ferrum::async_acquire(pool, asio::as_tuple(asio::use_awaitable));
-//   ... record into lane->lists, submit, await lane->fence ...
-//   pool.release(*lane).value();   // only once lane->fence is reached
+//   auto [ec, lease] = co_await ferrum::async_acquire(pool, asio::as_tuple(asio::use_awaitable));
+//   ... record into lease->lists, lease.submit(), await the value it returns ...
+//   // the lease gives the lane back when it goes (ferrum/scheduler/lane_lease.hpp)
 //
-// Completion signature: void(boost::system::error_code, ferrum::lane*). At
-// once (posted, never inline) when a lane is free; otherwise the caller
+// Completion signature: void(boost::system::error_code, ferrum::lane_lease).
+// At once (posted, never inline) when a lane is free; otherwise the caller
 // queues behind earlier waiters (first come, first served). Errors:
 // all_lanes_quarantined, the code the pool was closed with, operation_aborted.
-// The lane is the caller's until it gives it back with release() (after its
-// last fence) or quarantine(). The handler runs on its associated executor.
 //
-// Cancellation: terminal, partial and total while queued; a cancelled
-// waiter is removed and never handed a lane.
+// Executor: the handler runs on its associated executor, or on the pool's
+// (lane_pool::get_executor), whose outstanding work it keeps while pending.
+// The initiation object carries the pool's executor.
+//
+// Cancellation: terminal, partial and total while queued — a cancelled
+// waiter is removed and never handed a lane, so it has no side effect. A
+// granted lane is the handler's: a lease it drops gives the lane back.
+//
+// Allocation: the operation comes from the handler's associated allocator
+// (Asio's recycling allocator by default); its completion is posted from a
+// buffer inside it. Arguments are copied at initiation (a lazy token such as
+// asio::deferred queues later, on the same pool).
 #pragma once
 
 #include "ferrum/detail/pending_handler.hpp"
+#include "ferrum/scheduler/lane_lease.hpp"
 #include "ferrum/scheduler/lane_pool.hpp"
 
 #include <boost/asio/associated_cancellation_slot.hpp>
@@ -36,7 +44,7 @@ template <class Handler>
 class acquire_op final : public lane_pool::waiter {
  public:
   acquire_op(Handler&& handler, lane_pool& pool)
-      : lane_pool::waiter(&granted), pending_(std::move(handler)), pool_(&pool) {}
+      : lane_pool::waiter(&granted), pending_(std::move(handler), pool.get_executor()), pool_(&pool) {}
 
   static void start(Handler handler, lane_pool& pool) {
     auto* op = allocate_op<acquire_op>(handler, std::move(handler), pool);
@@ -74,12 +82,12 @@ class acquire_op final : public lane_pool::waiter {
   void finish() noexcept {
     auto upcall = pending_.take();
     const boost::system::error_code ec = result_;
-    lane* l = lane_;
+    lane_lease lease = lane_ != nullptr ? lane_lease(*pool_, *lane_) : lane_lease();
     free_op(this, upcall.handler);
-    std::move(upcall.handler)(ec, l);
+    std::move(upcall.handler)(ec, std::move(lease));
   }
 
-  pending_handler<Handler> pending_;
+  pending_handler<Handler, lane_pool::executor_type> pending_;
   lane_pool* pool_;
   std::atomic<bool> cancelled_{false};
   boost::system::error_code result_;
@@ -87,20 +95,31 @@ class acquire_op final : public lane_pool::waiter {
   post_buffer post_buffer_;
 };
 
-struct initiate_acquire {
+// The initiation: carries the pool's executor, as Asio's initiations do.
+class initiate_acquire {
+ public:
+  using executor_type = lane_pool::executor_type;
+
+  explicit initiate_acquire(lane_pool& pool) noexcept : pool_(&pool) {}
+  [[nodiscard]] executor_type get_executor() const noexcept { return pool_->get_executor(); }
+
   template <class Handler>
-  void operator()(Handler&& handler, lane_pool* pool) const {
-    acquire_op<std::decay_t<Handler>>::start(std::forward<Handler>(handler), *pool);
+  void operator()(Handler&& handler) const {
+    acquire_op<std::decay_t<Handler>>::start(std::forward<Handler>(handler), *pool_);
   }
+
+ private:
+  lane_pool* pool_;
 };
 
 }  // namespace detail
 
 // Awaits a lane of `pool`; see the top of this file.
-template <class CompletionToken>
-auto async_acquire(lane_pool& pool, CompletionToken&& token) {
-  return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, lane*)>(
-      detail::initiate_acquire{}, token, &pool);
+template <class CompletionToken = boost::asio::default_completion_token_t<lane_pool::executor_type>>
+auto async_acquire(lane_pool& pool,
+                   CompletionToken&& token = boost::asio::default_completion_token_t<lane_pool::executor_type>()) {
+  return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, lane_lease)>(
+      detail::initiate_acquire(pool), token);
 }
 
 }  // namespace ferrum

@@ -8,7 +8,10 @@
 // most `lanes` waves of the bucket hold one at a time.
 //
 // A lane goes back to the pool only through `release`, which checks that the
-// timeline value of its last submission is reached. A lane whose fence timed
+// lane is held from this pool and that the timeline value of its last
+// submission — the lane's `fence`, or any later value one of its command lists
+// was submitted with — is reached. Code that drives lanes itself holds them
+// through a lane_lease (ferrum/scheduler/async_acquire.hpp), which does this. A lane whose fence timed
 // out or whose device was lost is *quarantined*: it serves no wave until its
 // fence is reached after all (never, after a loss). When every lane of the
 // pool is quarantined, waiters fail with all_lanes_quarantined instead of
@@ -23,6 +26,8 @@
 #include "ferrum/gpu/detail/wait_op.hpp"
 #include "ferrum/gpu/device.hpp"
 
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/system_executor.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <atomic>
@@ -48,7 +53,8 @@ struct lane {
   // for queue::submit.
   std::vector<std::unique_ptr<gpu::command_list>> lists;
   std::vector<gpu::command_list*> submission;
-  // The timeline value of the last submission into this lane (0: none).
+  // The timeline value of the last submission into this lane (0: none), as
+  // the scheduler's waves record it; release() also reads the lists' own.
   std::uint64_t fence = 0;
   // The lists hold a complete recording that was submitted, which a
   // replaying scheduler submits again (scheduler_options::replay).
@@ -86,11 +92,15 @@ class lane_pool {
     waiter* next = nullptr;
   };
 
+  // The executor async_acquire completes on for a handler without one.
+  using executor_type = boost::asio::any_io_executor;
+
   // Makes the pool's lanes (cold path): per lane an arena of the bucket's
   // physical size, the backing evidence recorded from `p`, and one command
   // list per node. Errors: those of the device and of record_backing_slices.
-  [[nodiscard]] static result<std::unique_ptr<lane_pool>> create(const plan& p, const compiled_program& program,
-                                                                 const compiled_bucket& bucket, gpu::device& device);
+  [[nodiscard]] static result<std::unique_ptr<lane_pool>> create(
+      const plan& p, const compiled_program& program, const compiled_bucket& bucket, gpu::device& device,
+      executor_type executor = executor_type(boost::asio::system_executor()));
 
   lane_pool(const lane_pool&) = delete;
   lane_pool& operator=(const lane_pool&) = delete;
@@ -99,6 +109,8 @@ class lane_pool {
   ~lane_pool();
 
   [[nodiscard]] const compiled_bucket& bucket() const noexcept { return *bucket_; }
+  [[nodiscard]] executor_type get_executor() const noexcept { return executor_; }
+  [[nodiscard]] gpu::device& device() const noexcept { return *device_; }
   [[nodiscard]] lane_counts counts() const;
   // The lanes, for reading their arenas (a lane's bytes belong to the wave
   // holding it, and to nobody while the GPU may write them).
@@ -115,30 +127,50 @@ class lane_pool {
   // Removes a queued waiter; false when it was not queued (granted already).
   [[nodiscard]] bool cancel(waiter& w) noexcept;
 
-  // Gives `l` back. Errors: fence_not_reached when its last submission's value
-  // is not reached (the lane stays with the caller).
+  // Gives `l` back. Errors (the lane stays with the caller): foreign_lane
+  // (`l` is another pool's), lane_not_held (not acquired, or given back
+  // already), fence_not_reached (its last submission's value is not reached).
   [[nodiscard]] result<void> release(lane& l);
 
-  // Puts `l` in quarantine after its fence timed out or its device was lost:
-  // it serves no wave until its fence is reached, when the pool returns it to
-  // service by itself (never, after a device failure).
-  void quarantine(lane& l) noexcept;
+  // Puts `l` in quarantine — after its fence timed out or its device was
+  // lost, or when its holder gives it up early: it serves no wave until its
+  // last submission's value is reached, when the pool returns it to service
+  // by itself (never, after a device failure). Errors: foreign_lane,
+  // lane_not_held.
+  [[nodiscard]] result<void> quarantine(lane& l);
+
+  // Gives `l` back once its last submission's value is reached: at once when
+  // it is, else through the pool's fence watch (the lane counts as in flight
+  // until then, and is quarantined for good if the device fails first).
+  // Errors: foreign_lane, lane_not_held.
+  [[nodiscard]] result<void> release_when_reached(lane& l);
+
+  // The timeline value of the last submission into `l`: its `fence`, or a
+  // later value one of its lists was submitted with.
+  [[nodiscard]] static std::uint64_t last_submitted(const lane& l) noexcept;
 
   // Fails every queued and later waiter with `ec` (pool_closed on shutdown).
   void close(boost::system::error_code ec);
 
-  // Called (on the device's thread) whenever a quarantined lane's fence watch
-  // ends: the lane is back, or its device failed. Set before any wave runs.
-  void on_watch_end(void (*callback)(void* context) noexcept, void* context) noexcept {
-    watch_end_ = callback;
-    watch_end_context_ = context;
+  // Called with +1 when a fence watch starts (quarantine,
+  // release_when_reached) and with -1 when it ends (on the device's thread:
+  // the lane is back, or its device failed). Set before any lane is used.
+  void on_watch(void (*callback)(void* context, int delta) noexcept, void* context) noexcept {
+    watch_changed_ = callback;
+    watch_context_ = context;
   }
 
  private:
   friend struct lane::fence_watch;
   enum class lane_state : std::uint8_t { free, in_flight, quarantined };
 
-  lane_pool(const compiled_bucket& bucket, gpu::device& device) : bucket_(&bucket), device_(&device) {}
+  lane_pool(const compiled_bucket& bucket, gpu::device& device, executor_type executor)
+      : bucket_(&bucket), device_(&device), executor_(std::move(executor)) {}
+  // With mutex_ held: why `l` cannot be given back by its holder, if so.
+  [[nodiscard]] result<void> check_held_locked(const lane& l, const char* action) const;
+  // Puts a held lane in `state` (quarantined, or in_flight while it returns)
+  // and watches its last submission's value. Errors: as check_held_locked.
+  [[nodiscard]] result<void> watch(lane& l, lane_state state, const char* action);
   // With mutex_ held: `l` is free again; hands it to the first waiter
   // (returned, to be granted after unlocking) or marks it free.
   [[nodiscard]] waiter* hand_over_locked(lane& l) noexcept;
@@ -151,6 +183,7 @@ class lane_pool {
 
   const compiled_bucket* bucket_;
   gpu::device* device_;
+  executor_type executor_;
   std::vector<std::unique_ptr<lane>> lanes_;
 
   mutable std::mutex mutex_;
@@ -160,8 +193,8 @@ class lane_pool {
   waiter* tail_ = nullptr;
   std::size_t waiting_ = 0;
   boost::system::error_code closed_;
-  void (*watch_end_)(void* context) noexcept = nullptr;
-  void* watch_end_context_ = nullptr;
+  void (*watch_changed_)(void* context, int delta) noexcept = nullptr;
+  void* watch_context_ = nullptr;
 };
 
 }  // namespace ferrum

@@ -28,6 +28,7 @@
 #include "ferrum/binding/compiled_program.hpp"
 #include "ferrum/error.hpp"
 #include "ferrum/gpu/device.hpp"
+#include "ferrum/scheduler/detail/shutdown_waiter.hpp"
 #include "ferrum/scheduler/detail/wave_completion.hpp"
 #include "ferrum/scheduler/lane_pool.hpp"
 #include "ferrum/scheduler/wave.hpp"
@@ -38,10 +39,13 @@
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/cancellation_type.hpp>
+#include <boost/asio/execution/outstanding_work.hpp>
+#include <boost/asio/prefer.hpp>
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <type_traits>
@@ -83,24 +87,60 @@ struct scheduler_stats {
 namespace detail {
 class scheduler_impl;
 class wave;
-// An encoder by reference: the object and how to call it.
+
+// An encoder by reference (or a function by pointer): the object and how to
+// call it. Copied by value into the wave; the object itself is not copied.
 struct encoder_ref {
-  void* object;
+  const void* object = nullptr;
+  void (*function)() = nullptr;  // a plain function, cast back by `call`/`spawn`
   // Exactly one is set: a plain encoder, or a coroutine encoder.
-  void (*call)(void* object, const encode_context& context);
-  boost::asio::awaitable<void> (*spawn)(void* object, const encode_context& context);
+  void (*call)(const encoder_ref& self, const encode_context& context) = nullptr;
+  boost::asio::awaitable<void> (*spawn)(const encoder_ref& self, const encode_context& context) = nullptr;
 
   template <class Encoder>
-  static encoder_ref of(Encoder& encode) noexcept {
-    encoder_ref ref{static_cast<void*>(std::addressof(encode)), nullptr, nullptr};
-    if constexpr (std::is_same_v<std::invoke_result_t<Encoder&, const encode_context&>, boost::asio::awaitable<void>>) {
-      ref.spawn = [](void* object, const encode_context& c) { return (*static_cast<Encoder*>(object))(c); };
+  static encoder_ref of(Encoder&& encode) noexcept {
+    using callable = std::remove_cvref_t<Encoder>;
+    using decayed = std::decay_t<Encoder>;
+    encoder_ref ref;
+    if constexpr (std::is_function_v<callable> || std::is_pointer_v<decayed>) {
+      static_assert(std::is_function_v<std::remove_pointer_t<decayed>>, "an encoder pointer must point to a function");
+      const decayed f = encode;
+      // Function pointers convert to each other and back without loss.
+      ref.function = reinterpret_cast<void (*)()>(f);
+      set_calls<decayed>(ref, [](const encoder_ref& r) { return reinterpret_cast<decayed>(r.function); });
     } else {
-      ref.call = [](void* object, const encode_context& c) { (*static_cast<Encoder*>(object))(c); };
+      using object_type = std::remove_reference_t<Encoder>;
+      ref.object = static_cast<const void*>(std::addressof(encode));
+      set_calls<object_type&>(ref, [](const encoder_ref& r) -> object_type& {
+        // The object was passed as it is (const or not): only the constness
+        // added for storage is taken off again.
+        return *const_cast<object_type*>(static_cast<const object_type*>(r.object));
+      });
     }
     return ref;
   }
+
+ private:
+  template <class Callable, class Get>
+  static void set_calls(encoder_ref& ref, Get) noexcept {
+    if constexpr (std::is_same_v<std::invoke_result_t<Callable, const encode_context&>, boost::asio::awaitable<void>>) {
+      ref.spawn = [](const encoder_ref& r, const encode_context& c) { return std::invoke(Get{}(r), c); };
+    } else {
+      static_assert(std::is_invocable_v<Callable, const encode_context&>,
+                    "an encoder is callable as void(const encode_context&) or asio::awaitable<void>(const encode_context&)");
+      ref.call = [](const encoder_ref& r, const encode_context& c) { (void)std::invoke(Get{}(r), c); };
+    }
+  }
 };
+
+// What async_submit resolves when it is called, so that nothing of the
+// request is read later (a lazy token may start the wave long after): the
+// bucket's pool, or why the request is refused.
+struct wave_admission {
+  lane_pool* pool = nullptr;
+  errc refused = errc::ok;
+};
+
 // Installed in a wave's cancellation slot: forwards a cancellation request.
 struct wave_canceller {
   wave* target;
@@ -110,14 +150,18 @@ struct wave_canceller {
 
 class scheduler {
  public:
+  // The executor waves run on, and the one a completion handler without an
+  // associated executor of its own is invoked on.
+  using executor_type = boost::asio::any_io_executor;
+
   // Makes a lane pool per bucket of `program` (compiled from `p`) on
-  // `device`, waves running on `executor`. Errors: no_binding_layout,
-  // invalid_device_option (encoder_tasks 0, a fence timeout not above 0), and
-  // the device's allocation errors.
+  // `device`, waves running on `executor`. Errors: program_plan_mismatch
+  // (`program` was compiled from another plan), invalid_scheduler_option
+  // (no program, encoder_tasks 0, a fence timeout not above 0), and the
+  // device's allocation errors.
   [[nodiscard]] static result<std::unique_ptr<scheduler>> create(const plan& p,
                                                                  std::shared_ptr<const compiled_program> program,
-                                                                 gpu::device& device,
-                                                                 boost::asio::any_io_executor executor,
+                                                                 gpu::device& device, executor_type executor,
                                                                  const scheduler_options& options = {});
 
   scheduler(const scheduler&) = delete;
@@ -126,53 +170,71 @@ class scheduler {
   // scheduler_shut_down, and blocks until every wave has completed and its
   // completion was delivered (a wave ends within the fence timeout after its
   // submit, plus its encoders' time); lanes still in quarantine then go to
-  // the device, which frees them once their fence is reached. Do not destroy
-  // a scheduler from a thread its waves or their handlers need (an
-  // executor's only thread): await async_shutdown first there.
+  // the device, which frees them once their fence is reached, and a pending
+  // async_shutdown completes with operation_aborted. Do not destroy a
+  // scheduler from a thread its waves or their handlers need (an executor's
+  // only thread): await async_shutdown first there.
   ~scheduler();
 
-  // Runs one wave; see the top of this file. `encode` is called for every
-  // node and must stay alive until the wave completes. It is a plain callable
+  [[nodiscard]] executor_type get_executor() const noexcept;
+
+  // Runs one wave; see the top of this file and README "Asynchronous
+  // operations".
+  //
+  // `encode` is called for every node: a callable
   // `void(const encode_context&)` or a coroutine
-  // `asio::awaitable<void>(const encode_context&)`; a coroutine encoder may
-  // suspend (its node's context stays valid until it returns), and its frame
-  // comes from Asio's per-thread recycling rather than the wave's own memory. Completion signature:
-  // void(boost::system::error_code, wave_report), on the handler's associated
-  // executor. Errors: no_bucket_fits, all_lanes_quarantined,
+  // `asio::awaitable<void>(const encode_context&)` — a lambda (const or
+  // not), a function or function pointer, a std::function, a member of a
+  // longer-lived object. It is held by reference (a function by pointer) and
+  // must outlive the wave; a temporary is refused at compile time. A
+  // coroutine encoder may suspend (its node's context stays valid until it
+  // returns); its frame comes from Asio's per-thread recycling.
+  //
+  // Arguments: the request is resolved to its bucket when async_submit is
+  // called (nothing of it is read later, so a lazy token may start the wave
+  // after the request is gone).
+  //
+  // Completion signature: void(boost::system::error_code, wave_report). The
+  // handler runs on its associated executor, or this scheduler's; the wave
+  // keeps that executor's outstanding work until the handler has run. Errors:
+  // invalid_wave_request, no_bucket_fits, all_lanes_quarantined,
   // scheduler_shut_down, the bind checks' codes, encoder_failed,
   // fence_timeout, device_lost, device_shut_down, operation_aborted.
-  // Cancellation: terminal, partial and total, through the handler's
-  // associated cancellation slot.
-  template <class Encoder, class CompletionToken>
-  auto async_submit(const wave_request& request, Encoder& encode, CompletionToken&& token) {
-    const detail::encoder_ref ref = detail::encoder_ref::of(encode);
+  //
+  // Cancellation, through the handler's associated cancellation slot:
+  // terminal, partial and total while the wave waits for a lane (nothing has
+  // happened yet: the wave leaves the queue); terminal and partial while its
+  // nodes are encoded (the rest are skipped, nothing is submitted, the lane
+  // goes back) and after submit (the wave completes at once; its lane stays
+  // out of the pool until the fence is reached). A request of type total
+  // alone is ignored once encoding began: the wave then has side effects.
+  //
+  // Allocation: none in steady state. The wave's state, its handler (when it
+  // fits, as every Asio token's does) and the posts that complete it live in
+  // the scheduler's recycled waves, so the handler's associated allocator is
+  // not used.
+  template <class Encoder, class CompletionToken = boost::asio::default_completion_token_t<executor_type>>
+  auto async_submit(const wave_request& request, Encoder&& encode,
+                    CompletionToken&& token = boost::asio::default_completion_token_t<executor_type>()) {
+    static_assert(std::is_lvalue_reference_v<Encoder> || std::is_pointer_v<std::remove_cvref_t<Encoder>>,
+                  "an encoder must outlive its wave: pass an lvalue (or a function pointer), not a temporary");
     return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, wave_report)>(
-        [](auto handler, scheduler* self, const wave_request* r, detail::encoder_ref e) {
-          auto slot = boost::asio::get_associated_cancellation_slot(handler);
-          detail::wave* w = self->prepare(*r, e);
-          completion_of(w).emplace(std::move(handler));
-          if (slot.is_connected()) slot.template emplace<detail::wave_canceller>(w);
-          self->launch(w);
-        },
-        token, this, &request, ref);
+        initiate_submit(this), token, admit(request), detail::encoder_ref::of(std::forward<Encoder>(encode)));
   }
-  // An encoder passed as a temporary would be gone before the wave ran.
-  template <class Encoder, class CompletionToken>
-  auto async_submit(const wave_request&, const Encoder&&, CompletionToken&&) = delete;
 
   // Stops accepting waves (later ones fail with scheduler_shut_down), lets
   // every wave accepted before run to its end, and completes once all of
   // them have completed and every quarantined lane's fence was reached (or
-  // its device failed): the GPU then holds no lane. A fence that never
-  // comes (a hung GPU that is never declared lost) keeps it waiting. Completion signature: void(boost::system::error_code),
-  // on the handler's associated executor.
-  template <class CompletionToken>
-  auto async_shutdown(CompletionToken&& token) {
-    return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
-        [](auto handler, scheduler* self) {
-          self->shutdown(boost::asio::any_completion_handler<void(boost::system::error_code)>(std::move(handler)));
-        },
-        token, this);
+  // its device failed): the GPU then holds no lane. A fence that never comes
+  // (a hung GPU that is never declared lost) keeps it waiting, until the
+  // scheduler is destroyed: it then completes with operation_aborted.
+  // Completion signature: void(boost::system::error_code), on the handler's
+  // associated executor or this scheduler's, whose outstanding work it keeps
+  // while pending. Cancellation: none (it is not an operation one stops).
+  template <class CompletionToken = boost::asio::default_completion_token_t<executor_type>>
+  auto async_shutdown(CompletionToken&& token = boost::asio::default_completion_token_t<executor_type>()) {
+    return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(initiate_shutdown(this),
+                                                                                       token);
   }
 
   [[nodiscard]] std::span<const std::unique_ptr<lane_pool>> pools() const noexcept;
@@ -181,15 +243,55 @@ class scheduler {
   [[nodiscard]] gpu::device& device() const noexcept;
 
  private:
+  // The initiations carry the scheduler's executor, as Asio's do (tokens
+  // such as experimental::use_promise complete on it).
+  class initiation_base {
+   public:
+    using executor_type = scheduler::executor_type;
+    explicit initiation_base(scheduler* self) noexcept : self_(self) {}
+    [[nodiscard]] executor_type get_executor() const noexcept { return self_->get_executor(); }
+
+   protected:
+    scheduler* self_;
+  };
+
+  class initiate_submit : public initiation_base {
+   public:
+    using initiation_base::initiation_base;
+    template <class Handler>
+    void operator()(Handler&& handler, detail::wave_admission admission, detail::encoder_ref encode) const {
+      auto slot = boost::asio::get_associated_cancellation_slot(handler);
+      detail::wave* w = self_->prepare(admission, encode);
+      completion_of(w).emplace(std::forward<Handler>(handler), self_->get_executor());
+      if (slot.is_connected()) slot.template emplace<detail::wave_canceller>(w);
+      self_->launch(w);
+    }
+  };
+
+  class initiate_shutdown : public initiation_base {
+   public:
+    using initiation_base::initiation_base;
+    template <class Handler>
+    void operator()(Handler&& handler) const {
+      // The work is taken now, on the executor the handler will run on.
+      auto work = boost::asio::prefer(boost::asio::get_associated_executor(handler, self_->get_executor()),
+                                      boost::asio::execution::outstanding_work.tracked);
+      self_->shutdown({boost::asio::any_completion_handler<void(boost::system::error_code)>(
+                           std::forward<Handler>(handler)),
+                       executor_type(std::move(work))});
+    }
+  };
+
   explicit scheduler(std::unique_ptr<detail::scheduler_impl> impl) noexcept;
 
+  // Resolves the request's bucket (see async_submit).
+  [[nodiscard]] detail::wave_admission admit(const wave_request& request) const noexcept;
   // Makes the next wave (its frame recycled), not started yet.
-  detail::wave* prepare(const wave_request& request, detail::encoder_ref encode);
+  detail::wave* prepare(detail::wave_admission admission, detail::encoder_ref encode);
   static detail::wave_completion& completion_of(detail::wave* w) noexcept;
-  // Starts a prepared wave; it runs on this thread up to its first
-  // suspension (a lane to wait for, or encoders posted to the executor).
+  // Starts a prepared wave on the scheduler's executor.
   void launch(detail::wave* w) noexcept;
-  void shutdown(boost::asio::any_completion_handler<void(boost::system::error_code)> handler);
+  void shutdown(detail::shutdown_waiter waiter);
 
   std::unique_ptr<detail::scheduler_impl> impl_;
 };

@@ -12,6 +12,7 @@
 #include "ferrum/gpu/command_list.hpp"
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -52,6 +53,12 @@ struct encode_context {
   // command_list_state) and only writes the node's binding bytes, which sit
   // where they sat then. False: record the node's commands afresh.
   bool replay = false;
+  // Set once the wave is cancelled (terminal or partial): the remaining
+  // nodes are skipped and nothing is submitted, so an encoder that suspends
+  // (a coroutine) may stop early. Read it through cancelled().
+  const std::atomic<bool>* cancel = nullptr;
+
+  [[nodiscard]] bool cancelled() const noexcept { return cancel != nullptr && cancel->load(std::memory_order_relaxed); }
 };
 
 // An encoder is any callable `void(const encode_context&)`, called once per

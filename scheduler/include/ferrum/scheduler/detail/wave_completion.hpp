@@ -5,6 +5,7 @@
 #include "ferrum/detail/pending_handler.hpp"
 #include "ferrum/scheduler/wave.hpp"
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <cstddef>
@@ -33,13 +34,17 @@ class wave_completion {
   wave_completion& operator=(const wave_completion&) = delete;
   ~wave_completion() { reset(); }
 
+  // Takes the handler, and the outstanding work of its associated executor
+  // (`io_executor`, the scheduler's, when it has none).
   template <class Handler>
-  void emplace(Handler&& handler) {
+  void emplace(Handler&& handler, const boost::asio::any_io_executor& io_executor) {
     using impl_type = impl<std::decay_t<Handler>>;
+    // Some tokens (use_promise) pass the handler as an lvalue: taken over here.
+    std::decay_t<Handler> owned(std::forward<Handler>(handler));
     if constexpr (sizeof(impl_type) <= sizeof(storage_) && alignof(impl_type) <= alignof(std::max_align_t)) {
-      base_ = ::new (static_cast<void*>(storage_)) impl_type(std::forward<Handler>(handler));
+      base_ = ::new (static_cast<void*>(storage_)) impl_type(std::move(owned), io_executor);
     } else {
-      base_ = new impl_type(std::forward<Handler>(handler));
+      base_ = new impl_type(std::move(owned), io_executor);
     }
   }
 
@@ -68,22 +73,27 @@ class wave_completion {
 
   template <class Handler>
   struct impl final : base {
-    explicit impl(Handler&& h) : pending(std::move(h)) {}
+    impl(Handler&& h, const boost::asio::any_io_executor& io_executor) : pending(std::move(h), io_executor) {}
 
     void post(wave_outcome& outcome, post_buffer& buffer) noexcept override {
       pending.post(buffer, [this, o = &outcome] {
         auto upcall = pending.take();
         boost::system::error_code ec = o->ec;
         wave_report report = std::move(o->report);
+        // Only after the handler returned — or threw, the exception going on
+        // out of the executor's run() as from any Asio handler: a completed
+        // async_shutdown (or a returned ~scheduler) means every wave's
+        // handler has run. The wave, this object with it, may be freed from
+        // here on.
+        struct deliver_on_exit {
+          wave_outcome* outcome;
+          ~deliver_on_exit() { outcome->delivered(outcome); }
+        } deliver{o};
         std::move(upcall.handler)(ec, std::move(report));
-        // Only after the handler returned: a completed async_shutdown (or a
-        // returned ~scheduler) means every wave's handler has run. The wave,
-        // this object with it, may be freed from here on.
-        o->delivered(o);
       });
     }
 
-    pending_handler<Handler> pending;
+    pending_handler<Handler, boost::asio::any_io_executor> pending;
   };
 
   alignas(std::max_align_t) unsigned char storage_[160];

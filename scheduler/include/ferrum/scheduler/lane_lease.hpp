@@ -1,0 +1,78 @@
+// ferrum/scheduler/lane_lease.hpp — a lane held by code that drives lanes
+// itself: move-only, and it gives the lane back only once the GPU is done
+// with it.
+//
+//   auto [ec, lease] = co_await ferrum::async_acquire(pool, asio::as_tuple(asio::use_awaitable));
+//   ... record into lease->lists ...
+//   const std::uint64_t value = lease.submit().value();
+//   co_await ferrum::gpu::async_wait(executor, pool.device().queue().timeline(), value, asio::use_awaitable);
+//   lease.reset();   // or let it go out of scope
+//
+// Giving a lease up (reset(), destruction, move-assignment over it) returns
+// its lane to the pool at once when the timeline value of the lane's last
+// submission is reached; otherwise it hands the lane to the pool's fence
+// watch, which returns it to service once that value is reached (never, after
+// a device failure) — never straight to a waiter while the GPU may still
+// write it. A lane acquired through a lease records afresh: a replaying
+// scheduler does not replay what a lease's holder recorded.
+//
+// Thread safety: one thread at a time uses a lease.
+#pragma once
+
+#include "ferrum/error.hpp"
+#include "ferrum/scheduler/lane_pool.hpp"
+
+#include <cstdint>
+#include <span>
+
+namespace ferrum {
+
+class lane_lease {
+ public:
+  // Holds nothing.
+  lane_lease() noexcept = default;
+  // Holds `held` of `pool` (from async_acquire).
+  lane_lease(lane_pool& pool, lane& held) noexcept : pool_(&pool), lane_(&held) { held.recorded = false; }
+  lane_lease(lane_lease&& other) noexcept : pool_(other.pool_), lane_(other.lane_) { other.forget(); }
+  lane_lease& operator=(lane_lease&& other) noexcept {
+    if (this != &other) {
+      reset();
+      pool_ = other.pool_;
+      lane_ = other.lane_;
+      other.forget();
+    }
+    return *this;
+  }
+  lane_lease(const lane_lease&) = delete;
+  lane_lease& operator=(const lane_lease&) = delete;
+  ~lane_lease() { reset(); }
+
+  [[nodiscard]] explicit operator bool() const noexcept { return lane_ != nullptr; }
+  [[nodiscard]] lane& operator*() const noexcept { return *lane_; }
+  [[nodiscard]] lane* operator->() const noexcept { return lane_; }
+  [[nodiscard]] lane* get() const noexcept { return lane_; }
+  [[nodiscard]] lane_pool* pool() const noexcept { return pool_; }
+
+  // Submits `lists` — each one of this lane's — on the pool's device with the
+  // queue's next timeline value, records that value as the lane's fence and
+  // returns it. Errors: lane_not_held (an empty lease), foreign_object (a list
+  // that is not this lane's), and those of queue::submit_next.
+  [[nodiscard]] result<std::uint64_t> submit(std::span<gpu::command_list* const> lists);
+  // Submits every list of the lane.
+  [[nodiscard]] result<std::uint64_t> submit() { return submit(lane_ != nullptr ? lane_->submission : empty_); }
+
+  // Gives the lane up (see the top of this file); the lease is then empty.
+  void reset() noexcept;
+
+ private:
+  void forget() noexcept {
+    pool_ = nullptr;
+    lane_ = nullptr;
+  }
+
+  static constexpr std::span<gpu::command_list* const> empty_{};
+  lane_pool* pool_ = nullptr;
+  lane* lane_ = nullptr;
+};
+
+}  // namespace ferrum

@@ -1,0 +1,434 @@
+// async_submit and async_shutdown keep Asio's contracts: outstanding work,
+// the I/O object's executor, cancellation types, arguments copied at
+// initiation, every completion token style, every encoder form — on an
+// io_context and on a thread_pool.
+#include "scheduler_support.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
+#include <boost/asio/experimental/promise.hpp>
+#include <boost/asio/experimental/use_promise.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using boost::system::error_code;
+using ferrum::errc;
+
+namespace {
+
+// The two kinds of execution context users embed: an io_context run by two
+// threads of the test, and a thread_pool of two.
+struct on_io_context {
+  asio::io_context context;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard{context.get_executor()};
+  std::vector<std::thread> threads;
+
+  on_io_context() {
+    for (int i = 0; i < 2; ++i) threads.emplace_back([this] { context.run(); });
+  }
+  ~on_io_context() { stop(); }
+  [[nodiscard]] asio::any_io_executor executor() { return context.get_executor(); }
+  [[nodiscard]] bool running_here() { return context.get_executor().running_in_this_thread(); }
+  void stop() {
+    guard.reset();
+    for (std::thread& t : threads)
+      if (t.joinable()) t.join();
+  }
+};
+
+struct on_thread_pool {
+  asio::thread_pool context{2};
+  [[nodiscard]] asio::any_io_executor executor() { return context.get_executor(); }
+  [[nodiscard]] bool running_here() { return context.get_executor().running_in_this_thread(); }
+  void stop() { context.join(); }
+};
+
+// A scheduler over the null device whose waves run on a `Context`.
+template <class Context>
+struct contract_fixture {
+  explicit contract_fixture(ferrum::gpu::null_device_options device_options = {}, ferrum::scheduler_options options = {},
+                            std::uint32_t lanes = 2)
+      : plan(sched_test::make_plan(3, lanes)),
+        program(std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(plan))),
+        device(::test::null_device(device_options)) {
+    auto made = ferrum::scheduler::create(plan, program, *device, context.executor(), options);
+    if (!made) FAIL(made.error().what());
+    scheduler = std::move(*made);
+  }
+  ~contract_fixture() {
+    scheduler.reset();
+    context.stop();
+  }
+
+  ferrum::plan plan;
+  std::shared_ptr<const ferrum::compiled_program> program;
+  std::unique_ptr<ferrum::gpu::null_device> device;
+  Context context;
+  std::unique_ptr<ferrum::scheduler> scheduler;
+};
+
+const ferrum::wave_request step{"step", {1, 1, 1}};
+
+void encode_nothing(const ferrum::encode_context&) {}
+
+ferrum::gpu::null_device_options hanging(std::chrono::milliseconds duration) {
+  ferrum::gpu::null_device_options options;
+  options.faults = {.hang = 1.0, .hang_duration = duration};
+  return options;
+}
+
+template <class Condition>
+bool eventually(Condition condition) {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
+template <class T>
+T ready(std::future<T>& f) {
+  REQUIRE(f.wait_for(20s) == std::future_status::ready);
+  return f.get();
+}
+
+}  // namespace
+
+static_assert(std::is_same_v<ferrum::scheduler::executor_type, asio::any_io_executor>);
+
+TEMPLATE_TEST_CASE("async_submit: a handler without an executor runs on the scheduler's, which get_executor returns",
+                   "[scheduler]", on_io_context, on_thread_pool) {
+  contract_fixture<TestType> f;
+  CHECK(f.scheduler->get_executor() == f.context.executor());
+  // (Catch2 assertions stay on the test's thread: handlers only report.)
+  std::promise<bool> on_scheduler_executor;
+  auto encode = encode_nothing;
+  f.scheduler->async_submit(step, encode, [&](error_code ec, ferrum::wave_report) {
+    on_scheduler_executor.set_value(!ec && f.context.running_here());
+  });
+  auto done = on_scheduler_executor.get_future();
+  CHECK(ready(done));
+
+  std::promise<bool> shut_on_scheduler_executor;
+  f.scheduler->async_shutdown(
+      [&](error_code ec) { shut_on_scheduler_executor.set_value(!ec && f.context.running_here()); });
+  auto shut = shut_on_scheduler_executor.get_future();
+  CHECK(ready(shut));
+}
+
+TEMPLATE_TEST_CASE("async_submit: every completion token style completes the wave", "[scheduler]", on_io_context,
+                   on_thread_pool) {
+  contract_fixture<TestType> f;
+  ferrum::scheduler& s = *f.scheduler;
+  auto encode = [](const ferrum::encode_context& c) { c.commands.fill(c.slot, 7u).value(); };
+
+  SECTION("use_future") {
+    std::future<ferrum::wave_report> report = s.async_submit(step, encode, asio::use_future);
+    CHECK(ready(report).fence_value == 1);
+  }
+  SECTION("use_awaitable, as_tuple and redirect_error, in a coroutine") {
+    auto body = [](ferrum::scheduler* sch, decltype(encode)* e) -> asio::awaitable<std::uint64_t> {
+      const ferrum::wave_report first = co_await sch->async_submit(step, *e, asio::use_awaitable);
+      auto [ec, second] = co_await sch->async_submit(step, *e, asio::as_tuple(asio::use_awaitable));
+      error_code redirected;
+      const ferrum::wave_report third = co_await sch->async_submit(step, *e, asio::redirect_error(asio::use_awaitable, redirected));
+      co_return ec || redirected ? 0 : first.fence_value + second.fence_value + third.fence_value;
+    };
+    auto sum = asio::co_spawn(s.get_executor(), body(&s, &encode), asio::use_future);
+    CHECK(ready(sum) == 1 + 2 + 3);
+  }
+  SECTION("deferred runs the wave only when launched") {
+    auto op = s.async_submit(step, encode, asio::deferred);
+    std::this_thread::sleep_for(20ms);
+    CHECK(s.stats().started == 0);
+    std::future<ferrum::wave_report> report = std::move(op)(asio::use_future);
+    CHECK(ready(report).fence_value == 1);
+  }
+  SECTION("parallel_group: wait_for_all and wait_for_one") {
+    std::promise<std::pair<error_code, error_code>> all;
+    asio::experimental::make_parallel_group(s.async_submit(step, encode, asio::deferred),
+                                            s.async_submit(step, encode, asio::deferred))
+        .async_wait(asio::experimental::wait_for_all(),
+                    [&](std::array<std::size_t, 2>, error_code a, ferrum::wave_report, error_code b,
+                        ferrum::wave_report) { all.set_value({a, b}); });
+    auto both = all.get_future();
+    const auto [a, b] = ready(both);
+    CHECK_FALSE(a);
+    CHECK_FALSE(b);
+
+    std::promise<std::size_t> one;
+    asio::experimental::make_parallel_group(s.async_submit(step, encode, asio::deferred),
+                                            s.async_submit(step, encode, asio::deferred))
+        .async_wait(asio::experimental::wait_for_one(),
+                    [&](std::array<std::size_t, 2> order, error_code, ferrum::wave_report, error_code,
+                        ferrum::wave_report) { one.set_value(order[0]); });
+    auto first = one.get_future();
+    CHECK(ready(first) < 2);
+    REQUIRE(eventually([&] { return s.stats().live == 0; }));
+    CHECK(s.stats().started == 4);
+  }
+  SECTION("experimental::use_promise completes on the scheduler's executor") {
+    std::promise<bool> on_executor;
+    auto p = s.async_submit(step, encode, asio::experimental::use_promise);
+    p([&](error_code ec, ferrum::wave_report) { on_executor.set_value(!ec && f.context.running_here()); });
+    auto done = on_executor.get_future();
+    CHECK(ready(done));
+  }
+}
+
+TEMPLATE_TEST_CASE("async_submit: awaitable operators cancel the loser, whose lane comes back after its fence",
+                   "[scheduler]", on_io_context, on_thread_pool) {
+  using namespace asio::experimental::awaitable_operators;
+  contract_fixture<TestType> f(hanging(200ms), {}, 1);
+  auto race = [](ferrum::scheduler* s) -> asio::awaitable<bool> {
+    asio::steady_timer timer(s->get_executor(), 20ms);
+    auto winner = co_await (s->async_submit(step, encode_nothing, asio::use_awaitable) ||
+                            timer.async_wait(asio::use_awaitable));
+    co_return winner.index() == 1;
+  };
+  auto timer_won = asio::co_spawn(f.scheduler->get_executor(), race(f.scheduler.get()), asio::use_future);
+  CHECK(ready(timer_won));
+  // Cancelled after submit: completed at once, its lane out until the fence.
+  REQUIRE(eventually([&] { return f.scheduler->stats().cancelled == 1; }));
+  REQUIRE(eventually([&] { return f.scheduler->pools()[0]->counts().free == 1; }));
+  CHECK(f.device->queue().timeline().reached(1));
+}
+
+TEST_CASE("async_shutdown keeps outstanding work on its handler's executor: io_context::run waits for it",
+          "[scheduler]") {
+  // The scenario of the issue: a wave ends in fence_timeout, its lane stays
+  // quarantined for 400 ms; the shutdown handler is bound to an io_context
+  // that nothing else keeps busy.
+  contract_fixture<on_thread_pool> f(hanging(400ms), {.fence_timeout = 50ms});
+  auto failed = sched_test::submit(*f.scheduler, encode_nothing);
+  CHECK(sched_test::get(failed).ec == errc::fence_timeout);
+  asio::io_context ctx;
+  std::optional<error_code> handled;
+  f.scheduler->async_shutdown(asio::bind_executor(ctx, [&](error_code ec) { handled = ec; }));
+  ctx.restart();
+  ctx.run();
+  REQUIRE(handled.has_value());
+  CHECK_FALSE(*handled);
+}
+
+TEST_CASE("async_submit keeps outstanding work on its handler's executor until the handler ran", "[scheduler]") {
+  contract_fixture<on_thread_pool> f(hanging(100ms));
+  asio::io_context ctx;
+  std::optional<error_code> handled;
+  f.scheduler->async_submit(step, encode_nothing,
+                            asio::bind_executor(ctx, [&](error_code ec, ferrum::wave_report) { handled = ec; }));
+  ctx.run();  // returns only once the wave's handler ran
+  REQUIRE(handled.has_value());
+  CHECK_FALSE(*handled);
+}
+
+TEST_CASE("destroying a scheduler with async_shutdown pending invokes the handler with operation_aborted",
+          "[scheduler]") {
+  // The GPU hangs until the device shuts down: the quarantined lane's fence
+  // never comes while the scheduler lives.
+  contract_fixture<on_thread_pool> f(hanging(0ms), {.fence_timeout = 30ms});
+  auto failed = sched_test::submit(*f.scheduler, encode_nothing);
+  CHECK(sched_test::get(failed).ec == errc::fence_timeout);
+  std::promise<error_code> shut;
+  f.scheduler->async_shutdown([&](error_code ec) { shut.set_value(ec); });
+  auto result = shut.get_future();
+  CHECK(result.wait_for(50ms) == std::future_status::timeout);
+  f.scheduler.reset();
+  CHECK(ready(result) == asio::error::operation_aborted);
+}
+
+TEST_CASE("a completion handler that throws does not leak its wave", "[scheduler]") {
+  asio::io_context ctx;
+  const ferrum::plan plan = sched_test::make_plan(2, 1);
+  auto program = std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(plan));
+  auto device = ::test::null_device({});
+  auto s = ferrum::scheduler::create(plan, program, *device, ctx.get_executor(), {}).value();
+  s->async_submit(step, encode_nothing,
+                  [](error_code, ferrum::wave_report) { throw std::runtime_error("the handler's own failure"); });
+  // As from any Asio handler, the exception leaves run().
+  CHECK_THROWS_WITH(ctx.run(), "the handler's own failure");
+  CHECK(s->stats().live == 0);
+  bool shut = false;
+  s->async_shutdown([&](error_code ec) { shut = !ec; });
+  ctx.restart();
+  ctx.run();
+  CHECK(shut);
+  s.reset();  // returns: no wave is left
+}
+
+TEMPLATE_TEST_CASE("async_submit: cancellation types mean what Asio says at each step", "[scheduler]", on_io_context,
+                   on_thread_pool) {
+  SECTION("total after submit is ignored: the wave completes with its fence") {
+    contract_fixture<TestType> f(hanging(150ms));
+    asio::cancellation_signal signal;
+    std::promise<error_code> done;
+    f.scheduler->async_submit(step, encode_nothing,
+                              asio::bind_cancellation_slot(signal.slot(), [&](error_code ec, ferrum::wave_report) {
+                                done.set_value(ec);
+                              }));
+    REQUIRE(eventually([&] { return f.device->queue().timeline().pending() > 0; }));  // awaiting its fence
+    signal.emit(asio::cancellation_type::total);
+    auto result = done.get_future();
+    CHECK_FALSE(ready(result));
+    CHECK(f.scheduler->stats().completed == 1);
+  }
+  SECTION("total while encoding is ignored; terminal while encoding stops the wave") {
+    contract_fixture<TestType> f;
+    asio::cancellation_signal signal;
+    asio::cancellation_type emitted = asio::cancellation_type::total;
+    std::atomic<int> encoded{0};
+    auto encode = [&](const ferrum::encode_context& c) {
+      encoded.fetch_add(1);
+      if (c.node_index == 0) signal.emit(emitted);
+    };
+    std::promise<error_code> done;
+    auto submit = [&] {
+      done = {};
+      f.scheduler->async_submit(step, encode,
+                                asio::bind_cancellation_slot(signal.slot(), [&](error_code ec, ferrum::wave_report) {
+                                  done.set_value(ec);
+                                }));
+      auto result = done.get_future();
+      return ready(result);
+    };
+    CHECK_FALSE(submit());
+    CHECK(encoded.load() == 3);
+    emitted = asio::cancellation_type::terminal;
+    encoded.store(0);
+    CHECK(submit() == asio::error::operation_aborted);
+    CHECK(encoded.load() == 1);
+  }
+  SECTION("total while queued for a lane cancels the wave, which is never handed one") {
+    contract_fixture<TestType> f(hanging(150ms), {}, 1);
+    auto first = sched_test::submit(*f.scheduler, encode_nothing);
+    REQUIRE(eventually([&] { return f.device->queue().last_submitted() == 1; }));
+    asio::cancellation_signal signal;
+    std::promise<error_code> done;
+    f.scheduler->async_submit(step, encode_nothing,
+                              asio::bind_cancellation_slot(signal.slot(), [&](error_code ec, ferrum::wave_report) {
+                                done.set_value(ec);
+                              }));
+    REQUIRE(eventually([&] { return f.scheduler->pools()[0]->counts().waiting == 1; }));
+    signal.emit(asio::cancellation_type::total);
+    auto result = done.get_future();
+    CHECK(ready(result) == asio::error::operation_aborted);
+    CHECK_FALSE(sched_test::get(first).ec);
+    CHECK(f.device->queue().last_submitted() == 1);
+  }
+}
+
+TEST_CASE("async_submit: a coroutine encoder sees that its wave was cancelled", "[scheduler]") {
+  contract_fixture<on_thread_pool> f;
+  asio::cancellation_signal signal;
+  std::promise<bool> seen;
+  auto encode = [&](const ferrum::encode_context& c) -> asio::awaitable<void> {
+    if (c.node_index != 0) co_return;
+    const bool before = c.cancelled();
+    signal.emit(asio::cancellation_type::terminal);
+    asio::steady_timer pause(co_await asio::this_coro::executor, 1ms);
+    co_await pause.async_wait(asio::use_awaitable);
+    seen.set_value(!before && c.cancelled());
+  };
+  std::promise<error_code> done;
+  f.scheduler->async_submit(step, encode, asio::bind_cancellation_slot(signal.slot(), [&](error_code ec, ferrum::wave_report) {
+                              done.set_value(ec);
+                            }));
+  auto result = done.get_future();
+  CHECK(ready(result) == asio::error::operation_aborted);
+  auto cancelled = seen.get_future();
+  CHECK(ready(cancelled));
+}
+
+TEST_CASE("async_submit with a lazy token copies the request at initiation", "[scheduler]") {
+  contract_fixture<on_thread_pool> f;
+  SECTION("a request changed after async_submit returned does not change the wave") {
+    ferrum::wave_request request{"step", {1, 1, 1}};
+    auto op = f.scheduler->async_submit(request, encode_nothing, asio::deferred);
+    request.bucket_class = "no such class";
+    request.extent = {9, 9, 9};
+    std::future<ferrum::wave_report> report = std::move(op)(asio::use_future);
+    CHECK(ready(report).bucket->str() == "step@1x1x1");
+  }
+  SECTION("a request whose text is gone before the wave runs") {
+    // Long enough to live on the heap: AddressSanitizer sees a later read.
+    std::optional<std::string> text{"step" + std::string(60, '-')};
+    auto op = f.scheduler->async_submit(ferrum::wave_request{std::string_view(*text).substr(0, 4), {1, 1, 1}},
+                                        encode_nothing, asio::deferred);
+    text->assign(64, 'z');  // in place: a view into it now reads "zzzz"
+    text.reset();
+    std::future<ferrum::wave_report> report = std::move(op)(asio::use_future);
+    CHECK(ready(report).fence_value == 1);
+  }
+}
+
+namespace {
+
+int plain_calls = 0;
+void plain_encoder(const ferrum::encode_context&) { ++plain_calls; }
+
+asio::awaitable<void> coroutine_encoder(const ferrum::encode_context&) { co_return; }
+
+struct renderer {
+  std::atomic<int> calls{0};
+  std::function<void(const ferrum::encode_context&)> encode = [this](const ferrum::encode_context&) { ++calls; };
+};
+
+}  // namespace
+
+TEST_CASE("async_submit accepts every encoder form a user would pass", "[scheduler]") {
+  contract_fixture<on_thread_pool> f;
+  auto run = [&](auto&& encode) {
+    auto report = f.scheduler->async_submit(step, std::forward<decltype(encode)>(encode), asio::use_future);
+    return ready(report).nodes;
+  };
+  std::atomic<int> calls{0};
+  const auto const_lambda = [&calls](const ferrum::encode_context&) { calls.fetch_add(1); };
+  CHECK(run(const_lambda) == 3);
+  CHECK(calls.load() == 3);
+
+  plain_calls = 0;
+  CHECK(run(plain_encoder) == 3);   // a function
+  CHECK(run(&plain_encoder) == 3);  // a function pointer
+  CHECK(plain_calls == 6);
+
+  const std::function<void(const ferrum::encode_context&)> function = [&calls](const ferrum::encode_context&) {
+    calls.fetch_add(1);
+  };
+  CHECK(run(function) == 3);
+  CHECK(calls.load() == 6);
+
+  renderer r;  // a member of a longer-lived object
+  CHECK(run(r.encode) == 3);
+  CHECK(r.calls.load() == 3);
+
+  CHECK(run(&coroutine_encoder) == 3);  // a coroutine, by pointer
+}
+
+TEST_CASE("async_submit refuses a request whose extent has a zero dimension with invalid_wave_request",
+          "[scheduler]") {
+  contract_fixture<on_thread_pool> f;
+  auto done = sched_test::submit(*f.scheduler, encode_nothing, {"step", {1, 0, 1}});
+  const auto o = sched_test::get(done);
+  CHECK(o.ec == errc::invalid_wave_request);
+  CHECK(f.device->queue().last_submitted() == 0);
+}
