@@ -84,20 +84,23 @@ void wave_checks::record(const encode_context& c) const {
       if (auto r = c.commands.dispatch(*writer_, c.slot.arena->range(offset, size), {}, seed); !r)
         refused("write_pattern", r.error());
     }
+    // Checked at the compiled offset, not at what the scheduler handed out,
+    // so a wrong slot handed out shows as violations (or as a refused range).
+    if (c.lane >= bucket.lane_arenas.size() || bucket.lane_arenas[c.lane] == nullptr)
+      throw std::runtime_error("wave " + std::to_string(c.wave) + " runs on lane " + std::to_string(c.lane) +
+                               ", which its bucket does not have");
+    const gpu::arena_range counter = counters_->range((bucket_index * lanes_ + c.lane) * 4, 4);
+    for (const checked_slot& slot : bucket.slots) {
+      if (slot.node != c.node_index) continue;
+      const std::array<std::uint32_t, 1> seed{pattern_seed(c.wave, slot.node, nodes_)};
+      if (auto r = c.commands.dispatch(*checker_, bucket.lane_arenas[c.lane]->range(slot.offset, slot.size), counter,
+                                       seed);
+          !r)
+        refused("check_pattern", r.error());
+    }
   }
 
   if (c.node_index + 1 != nodes_) return;
-  // The last node: check every slot of the wave, after all its writes.
-  if (c.lane >= bucket.lane_arenas.size() || bucket.lane_arenas[c.lane] == nullptr)
-    throw std::runtime_error("wave " + std::to_string(c.wave) + " runs on lane " + std::to_string(c.lane) +
-                             ", which its bucket does not have");
-  const gpu::arena& lane_arena = *bucket.lane_arenas[c.lane];
-  const gpu::arena_range counter = counters_->range((bucket_index * lanes_ + c.lane) * 4, 4);
-  for (const checked_slot& slot : bucket.slots) {
-    const std::array<std::uint32_t, 1> seed{pattern_seed(c.wave, slot.node, nodes_)};
-    if (auto r = c.commands.dispatch(*checker_, lane_arena.range(slot.offset, slot.size), counter, seed); !r)
-      refused("check_pattern", r.error());
-  }
   if (stamps_ != nullptr) {
     if (auto r = c.commands.host(stamps_->arm(c.wave)); !r) refused("host function", r.error());
   }

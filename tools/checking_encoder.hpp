@@ -1,7 +1,8 @@
 // tools/checking_encoder.hpp — the encoders of `ferrum run`: every node
-// writes a pattern unique to (wave, node) into its own slot, and the wave's
-// last node has the device check every slot of the wave against the pattern
-// its own wave wrote (docs/INTERFACES.md, "ferrum.run.v1", violations).
+// writes a pattern unique to (wave, node) into its own slot and has the
+// device check that slot against it (docs/INTERFACES.md, "ferrum.run.v1",
+// violations). A node's commands reach only its own slot of its lane
+// (command_list::grant), so each node checks its own.
 //
 //   auto checks = ferrum::tools::wave_checks::create(device, *scheduler, &stamps, 0);
 //   ferrum::tools::checking_encoder encode(**checks);
@@ -11,10 +12,10 @@
 //
 // The same commands run on both devices (write_pattern and check_pattern,
 // ferrum/gpu/builtin_kernels.hpp): the verification is device-side, so on
-// Vulkan it reads what the GPU sees. Lists of one wave run in node order, so
-// the checks, recorded last, see every write of their wave; a byte that is
-// not what its own wave wrote (a slot reused before its fence, a wrong
-// offset, a torn write) adds to a counter word of the wave's (bucket, lane).
+// Vulkan it reads what the GPU sees. A check runs after its node's write in
+// the same list; a byte that is not what its own wave wrote (a slot reused
+// before its fence, a wrong offset, a torn write) adds to a counter word of
+// the wave's (bucket, lane).
 // Only one wave holds a lane at a time, so no two submissions that may run
 // at once add to one word. A check reads its slots from the lane's arena at
 // the compiled offsets, not from what the scheduler handed the encoders, so a

@@ -1,5 +1,7 @@
 #include "ferrum/gpu/command_list.hpp"
 
+#include <algorithm>
+
 #include "ferrum/gpu/device.hpp"
 
 #include <array>
@@ -41,14 +43,28 @@ result<void> command_list::check_recording(const char* command) const {
   return {};
 }
 
-result<void> command_list::check_range(const char* command, const char* role, arena_range range) const {
+result<void> command_list::check_range(const char* command, const char* role, arena_range range,
+                                       access mode) const {
   if (&range.arena->device() != device_)
     return make_error(errc::foreign_object, std::string(command) + " " + role + " arena belongs to another device");
   if (range.offset > range.arena->size() || range.size > range.arena->size() - range.offset)
     return make_error(errc::range_out_of_bounds, describe(command, role, range));
   if (range.offset % 4 != 0 || range.size % 4 != 0)
     return make_error(errc::misaligned_range, describe(command, role, range));
+  if (range.arena->guarded() && !granted(range, mode))
+    return make_error(errc::range_not_granted,
+                      describe(command, role, range) +
+                          (mode == access::write ? " writes a guarded arena outside the ranges granted to the list"
+                                                 : " reads a guarded arena in which the list is granted nothing"));
   return {};
+}
+
+bool command_list::granted(arena_range range, access mode) const noexcept {
+  return std::any_of(granted_.begin(), granted_.end(), [&](const arena_range& g) {
+    if (g.arena != range.arena) return false;
+    return mode == access::read ||
+           (range.offset >= g.offset && range.size <= g.size && range.offset - g.offset <= g.size - range.size);
+  });
 }
 
 result<void> command_list::recorded(result<void> r) {
@@ -66,9 +82,10 @@ result<void> command_list::dispatch(const kernel& k, arena_range primary, arena_
                                                           std::to_string(k.push_words()) + " words, given " +
                                                           std::to_string(push.size()));
   if (primary.arena == nullptr) return make_error(errc::range_out_of_bounds, "dispatch without a primary range");
-  if (auto r = check_range("dispatch", "primary", primary); !r) return r;
+  // A kernel may write any range it is given.
+  if (auto r = check_range("dispatch", "primary", primary, access::write); !r) return r;
   if (secondary.arena != nullptr) {
-    if (auto r = check_range("dispatch", "secondary", secondary); !r) return r;
+    if (auto r = check_range("dispatch", "secondary", secondary, access::write); !r) return r;
   }
   if (primary.size == 0) return {};
   // Devices always receive exactly the kernel's words; missing ones are zero,
@@ -81,7 +98,7 @@ result<void> command_list::dispatch(const kernel& k, arena_range primary, arena_
 result<void> command_list::fill(arena_range target, std::uint32_t value) {
   if (auto r = check_recording("fill"); !r) return r;
   if (target.arena == nullptr) return make_error(errc::range_out_of_bounds, "fill without a range");
-  if (auto r = check_range("fill", "target", target); !r) return r;
+  if (auto r = check_range("fill", "target", target, access::write); !r) return r;
   if (target.size == 0) return {};
   return recorded(do_fill(target, value));
 }
@@ -90,8 +107,8 @@ result<void> command_list::copy(arena_range source, arena_range destination) {
   if (auto r = check_recording("copy"); !r) return r;
   if (source.arena == nullptr || destination.arena == nullptr)
     return make_error(errc::range_out_of_bounds, "copy without a source or destination range");
-  if (auto r = check_range("copy", "source", source); !r) return r;
-  if (auto r = check_range("copy", "destination", destination); !r) return r;
+  if (auto r = check_range("copy", "source", source, access::read); !r) return r;
+  if (auto r = check_range("copy", "destination", destination, access::write); !r) return r;
   if (source.size != destination.size)
     return make_error(errc::copy_size_mismatch, "copy of " + std::to_string(source.size) + " bytes into " +
                                                     std::to_string(destination.size));

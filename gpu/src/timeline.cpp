@@ -26,10 +26,11 @@ void timeline::start_wait(detail::wait_op* op) noexcept {
   bool new_lowest = false;
   {
     const std::lock_guard lock(mutex_);
-    if (failure_) {
+    if (completed_.load(std::memory_order_relaxed) >= value) {
+      // Reached already — before any failure, so the GPU work behind it is
+      // done: success, completed below, outside the lock.
+    } else if (failure_) {
       failed = failure_;
-    } else if (completed_.load(std::memory_order_relaxed) >= value) {
-      // Reached already: complete below, outside the lock.
     } else {
       // Waits are few (one per wave in flight), so an ordered list is cheaper
       // than a heap and keeps advance() a prefix cut.

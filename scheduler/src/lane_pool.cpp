@@ -32,13 +32,26 @@ result<std::unique_ptr<lane_pool>> lane_pool::create(const plan& p, const compil
     auto arena = device.create_arena(static_cast<std::size_t>(bytes));
     if (!arena) return arena.error();
     l->arena = std::move(*arena);
+    l->arena->guard();
     l->slot = {bucket.id, index, allocation_lifetime::invocation,
                l->arena->bytes().first(static_cast<std::size_t>(layout.physical_size_bytes()))};
     l->evidence = record_backing_slices(p, bucket.id, domain->claim, bucket.domains[domain_index]);
     l->lists.reserve(program.node_count);
+    l->granted.assign(program.node_count, gpu::arena_range{});
+    for (const binding_slot& s : layout.slots()) {
+      // A layout not made by the compiler may name any node: checked here
+      // (bind checks it again, with the offsets, on every wave).
+      if (s.node_index >= program.node_count)
+        return make_error(errc::binding_plan_mismatch, "bucket " + quote_text(bucket.id.str()) + ": slot of node " +
+                                                           std::to_string(s.node_index) + " in a plan of " +
+                                                           std::to_string(program.node_count) + " nodes");
+      l->granted[s.node_index] = l->arena->range(static_cast<std::size_t>(s.offset), static_cast<std::size_t>(s.capacity));
+    }
     for (std::size_t node = 0; node < program.node_count; ++node) {
       auto list = device.create_command_list();
       if (!list) return list.error();
+      (*list)->grant(l->granted[node].empty() ? std::span<const gpu::arena_range>()
+                                              : std::span<const gpu::arena_range>(&l->granted[node], 1));
       l->submission.push_back(list->get());
       l->lists.push_back(std::move(*list));
     }

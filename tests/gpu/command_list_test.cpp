@@ -53,6 +53,30 @@ TEST_CASE("command list: a range outside its arena is refused and nothing is rec
   CHECK(f.list->size() == 0);
 }
 
+TEST_CASE("command list: a guarded arena is reached only through the list's granted ranges", "[gpu]") {
+  fixture f;
+  auto guarded = test::require(f.device->create_arena(256));
+  guarded->guard();
+  // No grant: nothing of it.
+  CHECK(f.list->fill(guarded->range(0, 4), 0).error() == errc::range_not_granted);
+  const ferrum::gpu::arena_range granted[] = {guarded->range(64, 32)};
+  f.list->grant(granted);
+  test::require(f.list->fill(guarded->range(64, 32), 1));  // the whole grant
+  test::require(f.list->fill(guarded->range(72, 8), 2));   // inside it
+  CHECK(f.list->fill(guarded->range(60, 8), 0).error() == errc::range_not_granted);  // straddles its start
+  CHECK(f.list->fill(guarded->range(92, 8), 0).error() == errc::range_not_granted);  // straddles its end
+  CHECK(f.list->copy(guarded->range(64, 8), guarded->range(0, 8)).error() == errc::range_not_granted);
+  CHECK(f.list->dispatch(*f.writer, guarded->whole(), {}, {}).error() == errc::range_not_granted);
+  // A copy reads anywhere in an arena the list has a grant in, not in others.
+  test::require(f.list->copy(guarded->range(0, 8), guarded->range(64, 8)));
+  auto other = test::require(f.device->create_arena(256));
+  other->guard();
+  CHECK(f.list->copy(other->range(0, 8), guarded->range(64, 8)).error() == errc::range_not_granted);
+  // An unguarded arena is not restricted by grants.
+  test::require(f.list->fill(f.arena->whole(), 3));
+  CHECK(f.list->size() == 4);
+}
+
 TEST_CASE("command list: ranges must start and end on 4-byte boundaries", "[gpu]") {
   fixture f;
   CHECK(f.list->fill(f.arena->range(2, 8), 0).error() == errc::misaligned_range);

@@ -69,7 +69,7 @@ inline std::uint32_t word_at(const ferrum::gpu::arena& a, std::size_t word) {
   return value;
 }
 
-inline void set_word(const ferrum::gpu::arena& a, std::size_t word, std::uint32_t value) {
+inline void set_word(ferrum::gpu::arena& a, std::size_t word, std::uint32_t value) {
   std::memcpy(a.bytes().data() + word * 4, &value, 4);
 }
 

@@ -7,6 +7,7 @@
 #include <boost/asio/use_future.hpp>
 
 #include <array>
+#include <cstring>
 #include <map>
 #include <stdexcept>
 #include <vector>
@@ -38,8 +39,8 @@ struct copying_encoder {
   std::atomic<int> recordings{0};
 
   void operator()(const ferrum::encode_context& c) {
-    for (std::size_t i = 0; i < slot_words; ++i)
-      test::set_word(*c.slot.arena, c.slot.offset / 4 + i, static_cast<std::uint32_t>(c.wave));
+    const auto word = static_cast<std::uint32_t>(c.wave);
+    for (std::size_t i = 0; i < slot_words; ++i) std::memcpy(c.binding->bytes().data() + i * 4, &word, 4);
     if (c.wave == throws && c.node_index == 2) throw std::runtime_error("refused");
     if (!c.replay || c.wave == records_while_replaying) {
       // On a list that was not begun this fails, and value() throws.
@@ -129,15 +130,16 @@ TEST_CASE("replay: a lane recorded by hand through a lease records afresh for it
   replay_run run;
   for (int i = 0; i < 4; ++i) REQUIRE_FALSE(run.wave().ec);  // both lanes recorded
   const int recorded = run.encode.recordings.load();
-  // Both lanes by hand: each list fills its node's slot with a word of the
-  // holder's own, which the waves' copies would never produce.
+  // Both lanes by hand: each node's list fills the node's slot with a word of
+  // the holder's own, which the waves' copies would never produce.
   ferrum::lane_pool& pool = *run.f.scheduler->pools()[0];
   for (std::uint32_t l = 0; l < lanes; ++l) {
     ferrum::lane_lease lease = ferrum::async_acquire(pool, boost::asio::use_future).get();
-    for (auto& list : lease->lists) {
-      test::require(list->begin());
-      test::require(list->fill(lease->arena->range(0, 4), 0xdeadbeefu));
-      test::require(list->end());
+    for (std::size_t node = 0; node < nodes; ++node) {
+      ferrum::gpu::command_list& list = *lease->lists[node];
+      test::require(list.begin());
+      test::require(list.fill(lease->granted[node], 0xdeadbeefu));
+      test::require(list.end());
     }
     const std::uint64_t value = test::require(lease.submit());
     test::require_reached(run.f.device->queue().timeline(), value);

@@ -110,7 +110,8 @@ namespace ferrum {
   X(invalid_scheduler_option, "a scheduler option is outside its allowed range")                 \
   X(invalid_wave_request, "a wave request's extent has a zero dimension")                          \
   X(foreign_lane, "a lane is given to a lane pool it does not belong to")                          \
-  X(lane_not_held, "a lane is given back that is not held (given back twice, or never acquired)")
+  X(lane_not_held, "a lane is given back that is not held (given back twice, or never acquired)") \
+  X(range_not_granted, "a command reaches a guarded arena (a scheduler lane's) outside its list's granted ranges")
 
 enum class errc : int {
   // 0 is reserved for success, as error_code requires.

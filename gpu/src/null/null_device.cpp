@@ -44,8 +44,10 @@ class null_kernel final : public kernel {
   cpu_kernel cpu_;
 };
 
+// The worker is the GPU: it writes any range a command names. Ranges carry a
+// const arena (read access for their holders); the arena itself is not const.
 std::span<std::byte> bytes_of(arena_range range) noexcept {
-  return range.arena->bytes().subspan(range.offset, range.size);
+  return const_cast<arena*>(range.arena)->bytes().subspan(range.offset, range.size);
 }
 
 // One recorded command. Lists keep their vector's capacity across begin(), so

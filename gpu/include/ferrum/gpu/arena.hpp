@@ -9,6 +9,11 @@
 //   ferrum::result<std::unique_ptr<ferrum::gpu::arena>> a = device.create_arena(4096);
 //   std::span<std::byte> bytes = (*a)->bytes();
 //   command_list.fill((*a)->range(0, 256), 0u);
+//
+// Host writes need the arena itself (not a const one, nor an arena_range,
+// which gives read access only). A *guarded* arena — a scheduler lane's — is
+// reached by commands only through the ranges granted to their list
+// (command_list::grant): each node's list, its node's own ranges.
 #pragma once
 
 #include <cstddef>
@@ -40,7 +45,8 @@ class arena {
   // The mapped bytes, host-visible and coherent: host writes before a submit
   // are seen by that submission; GPU writes are seen by the host once the
   // submission's timeline value is reached.
-  [[nodiscard]] std::span<std::byte> bytes() const noexcept { return bytes_; }
+  [[nodiscard]] std::span<std::byte> bytes() noexcept { return bytes_; }
+  [[nodiscard]] std::span<const std::byte> bytes() const noexcept { return bytes_; }
   [[nodiscard]] std::size_t size() const noexcept { return bytes_.size(); }
 
   // The device's handle of the buffer (a VkBuffer on Vulkan, 0 on the null
@@ -55,6 +61,12 @@ class arena {
   }
   [[nodiscard]] arena_range whole() const noexcept { return {this, 0, size()}; }
 
+  // Guards the arena (on the cold path, before any command reaches it):
+  // from then on a command reaches it only through the ranges granted to its
+  // list. The scheduler guards its lanes' arenas.
+  void guard() noexcept { guarded_ = true; }
+  [[nodiscard]] bool guarded() const noexcept { return guarded_; }
+
  protected:
   arena(const gpu::device& owner, std::span<std::byte> bytes, std::uint64_t native_handle) noexcept
       : device_(&owner), bytes_(bytes), native_handle_(native_handle) {}
@@ -63,6 +75,7 @@ class arena {
   const gpu::device* device_;
   std::span<std::byte> bytes_;
   std::uint64_t native_handle_;
+  bool guarded_ = false;
 };
 
 }  // namespace ferrum::gpu

@@ -80,6 +80,15 @@ class command_list {
   // command_list_state, or the device's error closing the recording.
   [[nodiscard]] result<void> end();
 
+  // The ranges of guarded arenas this list's commands may write (arena.hpp;
+  // fill targets, copy destinations, a kernel's ranges); a copy may read
+  // anywhere in a guarded arena the list has a grant in. Anything else of a
+  // guarded arena is refused with range_not_granted and records nothing.
+  // Ranges of unguarded arenas are not restricted. `ranges` is not copied:
+  // it must outlive the recordings (a scheduler lane keeps its nodes'
+  // ranges). Grants survive begin().
+  void grant(std::span<const arena_range> ranges) noexcept { granted_ = ranges; }
+
   // Commands recorded since begin().
   [[nodiscard]] std::size_t size() const noexcept { return commands_; }
   // Whether the list is ended and can be submitted (again, once its last
@@ -107,13 +116,20 @@ class command_list {
   enum class state { initial, recording, executable, queued, submitted };
 
   [[nodiscard]] result<void> check_recording(const char* command) const;
-  [[nodiscard]] result<void> check_range(const char* command, const char* role, arena_range range) const;
+  enum class access : std::uint8_t { read, write };
+  [[nodiscard]] result<void> check_range(const char* command, const char* role, arena_range range,
+                                         access mode) const;
+  // Whether `range` of a guarded arena may be reached: written only inside a
+  // granted range; read anywhere in an arena the list has a grant in (its
+  // own lane, whose earlier nodes' output a later node may read).
+  [[nodiscard]] bool granted(arena_range range, access mode) const noexcept;
   [[nodiscard]] result<void> recorded(result<void> r);
 
   const gpu::device* device_;
   state state_ = state::initial;
   std::size_t commands_ = 0;
   std::uint64_t submitted_value_ = 0;
+  std::span<const arena_range> granted_;
 };
 
 }  // namespace ferrum::gpu

@@ -50,8 +50,11 @@ struct lane {
   lane_slot slot;
   std::vector<backing_slice> evidence;
   // One list per node, in node order; `submission` holds the same pointers
-  // for queue::submit.
+  // for queue::submit. The arena is guarded: each node's list reaches it only
+  // through `granted[node]`, the node's own slot (empty for a node without
+  // one), granted once here on the cold path.
   std::vector<std::unique_ptr<gpu::command_list>> lists;
+  std::vector<gpu::arena_range> granted;
   std::vector<gpu::command_list*> submission;
   // The timeline value of the last submission into this lane (0: none), as
   // the scheduler's waves record it; release() also reads the lists' own.
