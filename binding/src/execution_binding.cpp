@@ -4,8 +4,8 @@
 
 namespace ferrum {
 
-std::vector<backing_slice> record_backing_slices(const plan& p, const bucket_id& bucket, const claim_identity& claim,
-                                                 const capacity_layout& capacity) {
+result<std::vector<backing_slice>> record_backing_slices(const plan& p, const bucket_id& bucket,
+                                                         const claim_identity& claim, const capacity_layout& capacity) {
   std::vector<const resource_descriptor*> by_id;
   by_id.reserve(p.resources.size());
   for (const resource_descriptor& r : p.resources) by_id.push_back(&r);
@@ -16,10 +16,9 @@ std::vector<backing_slice> record_backing_slices(const plan& p, const bucket_id&
   for (const projection& proj : capacity.projections) {
     auto it = std::lower_bound(by_id.begin(), by_id.end(), proj.resource,
                                [](const auto* r, const resource_id& id) { return r->id < id; });
-    // Evidence is only what the plan says: a resource the plan lacks gets
-    // none (bind then refuses its slot as missing_backing_slice) rather than
-    // a usage and element made up to pass bind's checks.
-    if (it == by_id.end() || (*it)->id != proj.resource) continue;
+    if (it == by_id.end() || (*it)->id != proj.resource)
+      return make_error(errc::dangling_reference, "bucket " + quote_text(bucket.str()) + ": the capacity layout places " +
+                                                      quote_text(proj.resource.str()) + ", which the plan lacks");
     slices.push_back({proj.resource, claim.digest(), bucket, proj.offset, proj.capacity, capacity.physical_size_bytes,
                       proj.alignment, (*it)->usage, (*it)->element});
   }

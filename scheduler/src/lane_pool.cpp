@@ -35,7 +35,9 @@ result<std::unique_ptr<lane_pool>> lane_pool::create(const plan& p, const compil
     l->arena->guard();
     l->slot = {bucket.id, index, allocation_lifetime::invocation,
                l->arena->bytes().first(static_cast<std::size_t>(layout.physical_size_bytes()))};
-    l->evidence = record_backing_slices(p, bucket.id, domain->claim, bucket.domains[domain_index]);
+    auto evidence = record_backing_slices(p, bucket.id, domain->claim, bucket.domains[domain_index]);
+    if (!evidence) return evidence.error();
+    l->evidence = std::move(*evidence);
     l->lists.reserve(program.node_count);
     l->granted.assign(program.node_count, gpu::arena_range{});
     for (const binding_slot& s : layout.slots()) {

@@ -19,8 +19,8 @@ struct lane_fixture {
   const compiled_bucket& bucket = program.buckets[0];
   std::vector<std::byte> arena = std::vector<std::byte>(192, std::byte{0x5a});
   lane_slot lane{bucket.id, 2, allocation_lifetime::invocation, arena};
-  std::vector<backing_slice> slices = record_backing_slices(test::two_node_plan(), bucket.id,
-                                                            program.wave_layouts[0].claim, bucket.domains[0]);
+  std::vector<backing_slice> slices =
+      record_backing_slices(test::two_node_plan(), bucket.id, program.wave_layouts[0].claim, bucket.domains[0]).value();
 
   [[nodiscard]] result<execution_binding> bind() const {
     return execution_binding::bind(program.hash, program.node_count, bucket.binding, lane, slices);
@@ -195,7 +195,7 @@ TEST_CASE("execution_binding: a hand-built layout whose slots are not in strictl
   CHECK(std::all_of(f.arena.begin(), f.arena.end(), [](std::byte b) { return b == std::byte{0x5a}; }));
 }
 
-TEST_CASE("execution_binding: a resource the plan lacks gets no evidence, so bind refuses its slot",
+TEST_CASE("execution_binding: recording evidence refuses a resource the plan lacks instead of inventing it",
           "[binding][execution]") {
   const lane_fixture f;
   // The same capacity layout recorded against a plan without the second node.
@@ -203,9 +203,7 @@ TEST_CASE("execution_binding: a resource the plan lacks gets no evidence, so bin
   smaller.nodes.pop_back();
   smaller.resources.pop_back();
   const auto slices = record_backing_slices(smaller, f.bucket.id, f.program.wave_layouts[0].claim, f.bucket.domains[0]);
-  REQUIRE(slices.size() == 1);
-  CHECK(slices[0].resource.str() == "resource/program-binding-first");
-  auto r = execution_binding::bind(f.program.hash, f.program.node_count, f.bucket.binding, f.lane, slices);
-  CHECK(code_of(r) == errc::missing_backing_slice);
-  CHECK(r.error().detail.find("'resource/program-binding-second'") != std::string::npos);
+  REQUIRE_FALSE(slices.has_value());
+  CHECK(slices.error() == errc::dangling_reference);
+  CHECK(slices.error().detail.find("'resource/program-binding-second'") != std::string::npos);
 }

@@ -50,7 +50,8 @@ void check_layout(const ferrum::plan& p, const ferrum::compiled_program& program
   const ferrum::lane_slot lane{bucket.id, 0, ferrum::allocation_lifetime::invocation, arena};
   const auto slices = ferrum::record_backing_slices(p, bucket.id, program.wave_layouts[binding_domain].claim,
                                                     bucket.domains[binding_domain]);
-  auto exec = ferrum::execution_binding::bind(program.hash, program.node_count, bucket.binding, lane, slices);
+  if (!slices) broken("the plan's own evidence names a resource it lacks");
+  auto exec = ferrum::execution_binding::bind(program.hash, program.node_count, bucket.binding, lane, *slices);
   if (!exec) broken("bind rejected the pool's own evidence");
   for (const ferrum::binding_slot& s : layout.slots()) {
     auto node = exec->node(s.node_index);

@@ -7,15 +7,23 @@
 
 #include <catch2/catch.hpp>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/experimental/promise.hpp>
 #include <boost/asio/experimental/use_promise.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 
+#include <array>
 #include <chrono>
 #include <future>
 #include <optional>
@@ -96,4 +104,60 @@ TEST_CASE("async_wait: a total cancellation removes only the wait, which had no 
   CHECK(*result == asio::error::operation_aborted);
   CHECK(t.pending() == 0);
   CHECK(t.completed() == 0);
+}
+
+TEST_CASE("async_wait: use_awaitable, as_tuple, redirect_error, use_future and awaitable operators", "[gpu]") {
+  test::test_timeline t;
+  asio::thread_pool pool(2);
+  auto body = [](test::test_timeline* tl) -> asio::awaitable<int> {
+    const auto ex = co_await asio::this_coro::executor;
+    co_await ferrum::gpu::async_wait(ex, *tl, 1, asio::use_awaitable);
+    auto [ec] = co_await ferrum::gpu::async_wait(ex, *tl, 2, asio::as_tuple(asio::use_awaitable));
+    error_code redirected;
+    co_await ferrum::gpu::async_wait(ex, *tl, 3, asio::redirect_error(asio::use_awaitable, redirected));
+    // The loser of || is cancelled: its wait leaves the timeline.
+    using namespace asio::experimental::awaitable_operators;
+    asio::steady_timer timer(ex, 10ms);
+    auto winner = co_await (ferrum::gpu::async_wait(ex, *tl, 100, asio::use_awaitable) ||
+                            timer.async_wait(asio::use_awaitable));
+    co_return (ec || redirected || winner.index() != 1) ? -1 : 1;
+  };
+  auto result = asio::co_spawn(pool, body(&t), asio::use_future);
+  std::future<void> later = ferrum::gpu::async_wait(pool.get_executor(), t, 3, asio::use_future);
+  std::this_thread::sleep_for(5ms);
+  t.advance(3);
+  REQUIRE(later.wait_for(10s) == std::future_status::ready);
+  later.get();
+  REQUIRE(result.wait_for(10s) == std::future_status::ready);
+  CHECK(result.get() == 1);
+  CHECK(t.pending() == 0);  // the cancelled wait on 100 is gone
+  pool.join();
+}
+
+TEST_CASE("async_wait: parallel_group waits for all or for one, cancelling the rest", "[gpu]") {
+  test::test_timeline t;
+  asio::io_context context;
+  const auto ex = context.get_executor();
+  std::optional<std::array<std::size_t, 2>> all;
+  asio::experimental::make_parallel_group(ferrum::gpu::async_wait(ex, t, 1, asio::deferred),
+                                          ferrum::gpu::async_wait(ex, t, 2, asio::deferred))
+      .async_wait(asio::experimental::wait_for_all(),
+                  [&](std::array<std::size_t, 2> order, error_code, error_code) { all = order; });
+  t.advance(2);
+  context.run();
+  REQUIRE(all.has_value());
+
+  std::optional<error_code> loser;
+  asio::experimental::make_parallel_group(ferrum::gpu::async_wait(ex, t, 3, asio::deferred),
+                                          ferrum::gpu::async_wait(ex, t, 50, asio::deferred))
+      .async_wait(asio::experimental::wait_for_one(),
+                  [&](std::array<std::size_t, 2> order, error_code, error_code second) {
+                    if (order[0] == 0) loser = second;
+                  });
+  t.advance(3);
+  context.restart();
+  context.run();
+  REQUIRE(loser.has_value());
+  CHECK(*loser == asio::error::operation_aborted);
+  CHECK(t.pending() == 0);
 }

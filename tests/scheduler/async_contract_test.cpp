@@ -18,6 +18,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 
@@ -32,6 +33,8 @@ namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using boost::system::error_code;
 using ferrum::errc;
+using sched_test::eventually;
+using sched_test::hanging;
 
 namespace {
 
@@ -89,22 +92,6 @@ struct contract_fixture {
 const ferrum::wave_request step{"step", {1, 1, 1}};
 
 void encode_nothing(const ferrum::encode_context&) {}
-
-ferrum::gpu::null_device_options hanging(std::chrono::milliseconds duration) {
-  ferrum::gpu::null_device_options options;
-  options.faults = {.hang = 1.0, .hang_duration = duration};
-  return options;
-}
-
-template <class Condition>
-bool eventually(Condition condition) {
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
 
 template <class T>
 T ready(std::future<T>& f) {
@@ -188,11 +175,20 @@ TEMPLATE_TEST_CASE("async_submit: every completion token style completes the wav
     CHECK(s.stats().started == 4);
   }
   SECTION("experimental::use_promise completes on the scheduler's executor") {
+    // A promise is used on one thread at a time: its scheduler runs on a
+    // strand, and the promise is made and awaited there.
+    auto strand = asio::make_strand(f.context.executor());
+    auto on_strand = ferrum::scheduler::create(f.plan, f.program, *f.device, strand, {}).value();
+    using promise_type = decltype(on_strand->async_submit(step, encode, asio::experimental::use_promise));
+    std::optional<promise_type> p;
     std::promise<bool> on_executor;
-    auto p = s.async_submit(step, encode, asio::experimental::use_promise);
-    p([&](error_code ec, ferrum::wave_report) { on_executor.set_value(!ec && f.context.running_here()); });
+    asio::post(strand, [&] {
+      p.emplace(on_strand->async_submit(step, encode, asio::experimental::use_promise));
+      (*p)([&](error_code ec, ferrum::wave_report) { on_executor.set_value(!ec && strand.running_in_this_thread()); });
+    });
     auto done = on_executor.get_future();
     CHECK(ready(done));
+    on_strand.reset();
   }
 }
 
@@ -280,14 +276,19 @@ TEMPLATE_TEST_CASE("async_submit: cancellation types mean what Asio says at each
                    on_thread_pool) {
   SECTION("total after submit is ignored: the wave completes with its fence") {
     contract_fixture<TestType> f(hanging(150ms));
+    // The handler and the emit on one strand: an ignored cancellation orders
+    // nothing by itself, and Asio requires that an emit never races the
+    // delivery of the handler (which clears the slot).
+    auto strand = asio::make_strand(f.context.executor());
     asio::cancellation_signal signal;
     std::promise<error_code> done;
     f.scheduler->async_submit(step, encode_nothing,
-                              asio::bind_cancellation_slot(signal.slot(), [&](error_code ec, ferrum::wave_report) {
+                              asio::bind_cancellation_slot(signal.slot(), asio::bind_executor(strand, [&](error_code ec,
+                                                                                                       ferrum::wave_report) {
                                 done.set_value(ec);
-                              }));
+                              })));
     REQUIRE(eventually([&] { return f.device->queue().timeline().pending() > 0; }));  // awaiting its fence
-    signal.emit(asio::cancellation_type::total);
+    asio::post(strand, [&] { signal.emit(asio::cancellation_type::total); });
     auto result = done.get_future();
     CHECK_FALSE(ready(result));
     CHECK(f.scheduler->stats().completed == 1);
@@ -301,15 +302,9 @@ TEMPLATE_TEST_CASE("async_submit: cancellation types mean what Asio says at each
       encoded.fetch_add(1);
       if (c.node_index == 0) signal.emit(emitted);
     };
-    std::promise<error_code> done;
     auto submit = [&] {
-      done = {};
-      f.scheduler->async_submit(step, encode,
-                                asio::bind_cancellation_slot(signal.slot(), [&](error_code ec, ferrum::wave_report) {
-                                  done.set_value(ec);
-                                }));
-      auto result = done.get_future();
-      return ready(result);
+      auto done = sched_test::submit_cancellable(*f.scheduler, encode, signal);
+      return sched_test::get(done).ec;
     };
     CHECK_FALSE(submit());
     CHECK(encoded.load() == 3);
@@ -323,15 +318,10 @@ TEMPLATE_TEST_CASE("async_submit: cancellation types mean what Asio says at each
     auto first = sched_test::submit(*f.scheduler, encode_nothing);
     REQUIRE(eventually([&] { return f.device->queue().last_submitted() == 1; }));
     asio::cancellation_signal signal;
-    std::promise<error_code> done;
-    f.scheduler->async_submit(step, encode_nothing,
-                              asio::bind_cancellation_slot(signal.slot(), [&](error_code ec, ferrum::wave_report) {
-                                done.set_value(ec);
-                              }));
+    auto done = sched_test::submit_cancellable(*f.scheduler, encode_nothing, signal);
     REQUIRE(eventually([&] { return f.scheduler->pools()[0]->counts().waiting == 1; }));
     signal.emit(asio::cancellation_type::total);
-    auto result = done.get_future();
-    CHECK(ready(result) == asio::error::operation_aborted);
+    CHECK(sched_test::get(done).ec == asio::error::operation_aborted);
     CHECK_FALSE(sched_test::get(first).ec);
     CHECK(f.device->queue().last_submitted() == 1);
   }
@@ -349,12 +339,8 @@ TEST_CASE("async_submit: a coroutine encoder sees that its wave was cancelled", 
     co_await pause.async_wait(asio::use_awaitable);
     seen.set_value(!before && c.cancelled());
   };
-  std::promise<error_code> done;
-  f.scheduler->async_submit(step, encode, asio::bind_cancellation_slot(signal.slot(), [&](error_code ec, ferrum::wave_report) {
-                              done.set_value(ec);
-                            }));
-  auto result = done.get_future();
-  CHECK(ready(result) == asio::error::operation_aborted);
+  auto done = sched_test::submit_cancellable(*f.scheduler, encode, signal);
+  CHECK(sched_test::get(done).ec == asio::error::operation_aborted);
   auto cancelled = seen.get_future();
   CHECK(ready(cancelled));
 }

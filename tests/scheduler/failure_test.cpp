@@ -14,42 +14,9 @@
 
 using namespace std::chrono_literals;
 using ferrum::errc;
+using sched_test::eventually;
 using sched_test::fixture;
-
-namespace {
-
-// Submits a wave whose handler is bound to `signal`.
-template <class Encoder>
-std::future<sched_test::outcome> submit_cancellable(ferrum::scheduler& s, Encoder& encode,
-                                                    boost::asio::cancellation_signal& signal) {
-  auto done = std::make_shared<std::promise<sched_test::outcome>>();
-  auto result = done->get_future();
-  s.async_submit({"step", {1, 1, 1}}, encode,
-                 boost::asio::bind_cancellation_slot(signal.slot(), [done](boost::system::error_code ec,
-                                                                           ferrum::wave_report report) {
-                   done->set_value({ec, std::move(report)});
-                 }));
-  return result;
-}
-
-// Polls `condition` for up to five seconds.
-template <class Condition>
-bool eventually(Condition condition) {
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
-
-ferrum::gpu::null_device_options hanging(std::chrono::milliseconds duration) {
-  ferrum::gpu::null_device_options options;
-  options.faults = {.hang = 1.0, .hang_duration = duration};
-  return options;
-}
-
-}  // namespace
+using sched_test::hanging;
 
 TEST_CASE("failure: a wave cancelled before it starts completes with operation_aborted and takes no lane", "[scheduler]") {
   fixture f(2, 1, {}, {}, false, 1);
@@ -60,7 +27,7 @@ TEST_CASE("failure: a wave cancelled before it starts completes with operation_a
   std::atomic<bool> encoded{false};
   auto encode = [&](const ferrum::encode_context&) { encoded.store(true); };
   boost::asio::cancellation_signal signal;
-  auto done = submit_cancellable(*f.scheduler, encode, signal);
+  auto done = sched_test::submit_cancellable(*f.scheduler, encode, signal);
   signal.emit(boost::asio::cancellation_type::terminal);
   hold.set_value();
   const auto o = sched_test::get(done);
@@ -78,7 +45,7 @@ TEST_CASE("failure: a wave cancelled while queued for a lane leaves the queue an
   REQUIRE(eventually([&] { return f.device->queue().last_submitted() == 1; }));
   auto never = [](const ferrum::encode_context&) { FAIL("a cancelled wave encoded"); };
   boost::asio::cancellation_signal signal;
-  auto queued = submit_cancellable(*f.scheduler, never, signal);
+  auto queued = sched_test::submit_cancellable(*f.scheduler, never, signal);
   REQUIRE(eventually([&] { return f.scheduler->pools()[0]->counts().waiting == 1; }));
   signal.emit(boost::asio::cancellation_type::terminal);
   const auto o = sched_test::get(queued);
@@ -98,7 +65,7 @@ TEST_CASE("failure: a wave cancelled while encoding submits nothing and releases
     // Emitted from inside the wave: it happens before the wave completes.
     if (c.node_index == 1) signal.emit(boost::asio::cancellation_type::terminal);
   };
-  auto done = submit_cancellable(*f.scheduler, encode, signal);
+  auto done = sched_test::submit_cancellable(*f.scheduler, encode, signal);
   const auto o = sched_test::get(done);
   CHECK(o.ec == boost::asio::error::operation_aborted);
   CHECK(o.report.fence_value == 0);
@@ -111,7 +78,7 @@ TEST_CASE("failure: a wave cancelled after submit completes at once but keeps it
   fixture f(2, 1, hanging(300ms));
   auto encode = [](const ferrum::encode_context&) {};
   boost::asio::cancellation_signal signal;
-  auto done = submit_cancellable(*f.scheduler, encode, signal);
+  auto done = sched_test::submit_cancellable(*f.scheduler, encode, signal);
   REQUIRE(eventually([&] { return f.device->queue().last_submitted() == 1; }));
   REQUIRE(eventually([&] { return f.device->queue().timeline().pending() > 0; }));  // awaiting the fence
   signal.emit(boost::asio::cancellation_type::terminal);

@@ -5,8 +5,17 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
 
+#include <array>
+#include <future>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -46,23 +55,6 @@ struct pool_fixture {
   std::unique_ptr<ferrum::gpu::null_device> device;
   std::unique_ptr<lane_pool> pool;
 };
-
-ferrum::gpu::null_device_options sched_test_hang(std::chrono::milliseconds duration) {
-  ferrum::gpu::null_device_options options;
-  options.faults = {.hang = 1.0, .hang_duration = duration};
-  return options;
-}
-
-// Polls `condition` for up to ten seconds.
-template <class Condition>
-bool eventually_true(Condition condition) {
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
 
 // Runs the handlers `context` has ready. restart(): a context that ran out
 // of work stays stopped until restarted.
@@ -303,7 +295,7 @@ TEST_CASE("lane_pool: a handler without an executor completes on the pool's, whi
 }
 
 TEST_CASE("lane_lease: submit records the lane's fence; a lease dropped before it is reached does not hand the lane on", "[scheduler]") {
-  pool_fixture f(1, sched_test_hang(150ms));
+  pool_fixture f(1, sched_test::hanging(150ms));
   boost::asio::io_context context;
   ferrum::lane_lease lease;
   ferrum::async_acquire(*f.pool, boost::asio::bind_executor(context, [&](boost::system::error_code, ferrum::lane_lease l) {
@@ -329,7 +321,7 @@ TEST_CASE("lane_lease: submit records the lane's fence; a lease dropped before i
   CHECK_FALSE(next_granted);
   CHECK(f.pool->counts().in_flight == 1);
   test::require_reached(f.device->queue().timeline(), value);
-  REQUIRE(eventually_true([&] {
+  REQUIRE(sched_test::eventually([&] {
     run_ready(context);
     return next_granted;
   }));
@@ -359,7 +351,7 @@ TEST_CASE("lane_pool: release and quarantine refuse a lane given back twice, one
 }
 
 TEST_CASE("lane_pool: release reads the lane's lists, so a lane whose fence was never recorded waits for its GPU work", "[scheduler]") {
-  pool_fixture f(1, sched_test_hang(150ms));
+  pool_fixture f(1, sched_test::hanging(150ms));
   std::vector<int> order;
   recording_waiter a(order, 1);
   boost::system::error_code ec;
@@ -373,4 +365,54 @@ TEST_CASE("lane_pool: release reads the lane's lists, so a lane whose fence was 
   CHECK(f.pool->release(*held).error() == errc::fence_not_reached);
   test::require_reached(f.device->queue().timeline(), value);
   test::require(f.pool->release(*held));
+}
+
+TEST_CASE("lane_pool: async_acquire works with use_future, deferred, use_awaitable, awaitable operators and "
+          "parallel_group", "[scheduler]") {
+  boost::asio::io_context context;
+  const ferrum::plan plan = sched_test::make_plan(3, 2);
+  const ferrum::compiled_program program = ferrum::test::compile_ok(plan);
+  auto device = ::test::null_device();
+  auto pool = test::require(lane_pool::create(plan, program, program.buckets[0], *device, context.get_executor()));
+
+  // parallel_group: both lanes at once.
+  std::optional<std::array<std::size_t, 2>> order;
+  ferrum::lane_lease held[2];
+  boost::asio::experimental::make_parallel_group(ferrum::async_acquire(*pool, boost::asio::deferred),
+                                                 ferrum::async_acquire(*pool, boost::asio::deferred))
+      .async_wait(boost::asio::experimental::wait_for_all(),
+                  [&](std::array<std::size_t, 2> o, boost::system::error_code, ferrum::lane_lease a,
+                      boost::system::error_code, ferrum::lane_lease b) {
+                    order = o;
+                    held[0] = std::move(a);
+                    held[1] = std::move(b);
+                  });
+  context.run();
+  REQUIRE(order.has_value());
+  REQUIRE((held[0] && held[1]));
+
+  // use_awaitable and ||: with every lane held, the timer wins and the
+  // queued acquisition is cancelled and leaves the queue.
+  auto race = [](lane_pool* p) -> boost::asio::awaitable<bool> {
+    using namespace boost::asio::experimental::awaitable_operators;
+    boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor, 10ms);
+    auto winner = co_await (ferrum::async_acquire(*p, boost::asio::use_awaitable) ||
+                            timer.async_wait(boost::asio::use_awaitable));
+    co_return winner.index() == 1;
+  };
+  std::future<bool> timer_won = boost::asio::co_spawn(context, race(pool.get()), boost::asio::use_future);
+  context.restart();
+  context.run();
+  CHECK(timer_won.get());
+  CHECK(pool->counts().waiting == 0);
+  held[0].reset();
+  held[1].reset();
+
+  // deferred: nothing queued until launched; use_future: the lease (on
+  // use_future's own executor).
+  auto op = ferrum::async_acquire(*pool, boost::asio::deferred);
+  CHECK(pool->counts().free == 2);
+  std::future<ferrum::lane_lease> later = std::move(op)(boost::asio::use_future);
+  REQUIRE(later.wait_for(10s) == std::future_status::ready);
+  CHECK(later.get());  // its lease ends here
 }

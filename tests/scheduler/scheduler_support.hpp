@@ -7,11 +7,14 @@
 
 #include "ferrum/scheduler/scheduler.hpp"
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/thread_pool.hpp>
 
 #include <future>
 #include <memory>
 #include <string>
+#include <thread>
 
 namespace sched_test {
 
@@ -68,6 +71,38 @@ std::future<outcome> submit(ferrum::scheduler& s, Encoder& encode, ferrum::wave_
     done->set_value({ec, std::move(report)});
   });
   return result;
+}
+
+// Submits a wave whose handler is bound to `signal`.
+template <class Encoder>
+std::future<outcome> submit_cancellable(ferrum::scheduler& s, Encoder& encode, boost::asio::cancellation_signal& signal) {
+  auto done = std::make_shared<std::promise<outcome>>();
+  auto result = done->get_future();
+  s.async_submit({"step", {1, 1, 1}}, encode,
+                 boost::asio::bind_cancellation_slot(signal.slot(), [done](boost::system::error_code ec,
+                                                                           ferrum::wave_report report) {
+                   done->set_value({ec, std::move(report)});
+                 }));
+  return result;
+}
+
+// A null device whose every submission hangs for `duration` (until it shuts
+// down, when zero).
+inline ferrum::gpu::null_device_options hanging(std::chrono::milliseconds duration) {
+  ferrum::gpu::null_device_options options;
+  options.faults = {.hang = 1.0, .hang_duration = duration};
+  return options;
+}
+
+// Polls `condition` for up to ten seconds; whether it came true.
+template <class Condition>
+bool eventually(Condition condition) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
 }
 
 inline outcome get(std::future<outcome>& f, std::chrono::seconds limit = std::chrono::seconds(20)) {

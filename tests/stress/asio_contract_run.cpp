@@ -71,17 +71,7 @@ contract_wave::contract_wave(contract_run& owner, std::size_t wave_index) noexce
   for (std::size_t n = 0; n < contract_nodes; ++n) probes[n] = probe{this, n, nullptr};
 }
 
-void contract_wave::probe::operator()() noexcept {
-  // On the device's worker, before the wave's fence is signalled: the slot
-  // still holds this wave's token, unless its lane went to another wave that
-  // wrote it meanwhile.
-  std::uint64_t seen = 0;
-  std::memcpy(&seen, slot, sizeof seen);
-  if (seen != wave->token)
-    wave->run.violation("the probe of node " + std::to_string(node) + " of wave " + std::to_string(wave->token) +
-                        " found wave " + std::to_string(seen) + "'s token in its slot before its fence");
-  wave->probed[node].store(true, std::memory_order_release);
-}
+void contract_wave::violation(std::string message) noexcept { run.violation(std::move(message)); }
 
 std::size_t contract_wave::encoded_count() const noexcept {
   std::size_t count = 0;
@@ -136,15 +126,7 @@ void contract_wave::encode(const ferrum::encode_context& c) {
 
   // The slot's previous writer: its fence must be reached by now (checked
   // after the run).
-  std::byte* const slot = c.binding->bytes().data();
-  std::uint64_t before = 0;
-  std::memcpy(&before, slot, sizeof before);
-  previous[n] = before;
-  completed_at_encode[n] = run.device(to).queue().timeline().completed();
-  if (before != 0 && before <= run.waves_.size())
-    previous_probed[n] = run.waves_[before - 1]->probed[n].load(std::memory_order_acquire) ? 1 : 0;
-  std::memcpy(slot, &token, sizeof token);
-  probes[n].slot = slot;
+  take_slot(*this, n, c.binding->bytes().data(), run.device(to).queue().timeline(), run.waves_);
   if (auto r = c.commands.host(ferrum::gpu::host_call(probes[n])); !r)
     run.violation(who + ": recording its probe failed: " + r.error().what());
   if (cancel == cancel_at::encoder && n == cancel_node) post_cancel();
@@ -315,16 +297,10 @@ void contract_run::pick_fault_seeds() {
 }
 
 int contract_run::bucket_index(const ferrum::bucket_id& id) const noexcept {
-  for (std::size_t b = 0; b < program_->buckets.size(); ++b)
-    if (&program_->buckets[b].id == &id) return static_cast<int>(b);
-  return -1;
+  return stress::bucket_index(*program_, id);
 }
 
-void contract_run::violation(std::string message) noexcept {
-  const std::lock_guard lock(violations_mutex_);
-  ++violation_count_;
-  if (violations_.size() < 20) violations_.push_back(std::move(message));
-}
+void contract_run::violation(std::string message) noexcept { violations_.add(std::move(message)); }
 
 void contract_run::completed(contract_wave& w, bool right_executor, error_code ec,
                              ferrum::wave_report report) noexcept {

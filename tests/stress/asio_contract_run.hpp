@@ -38,6 +38,8 @@
 // under a mutex, or read by the test only once every producer has finished.
 #pragma once
 
+#include "lane_probe.hpp"
+
 #include "ferrum/gpu/null_device.hpp"
 #include "ferrum/scheduler/scheduler.hpp"
 
@@ -145,16 +147,8 @@ class contract_run;
 struct producer;
 
 struct contract_wave {
-  struct probe {
-    contract_wave* wave = nullptr;
-    std::size_t node = 0;
-    std::byte* slot = nullptr;  // set by the encoder before recording the probe
-    void operator()() noexcept;
-  };
-  struct encoder {
-    contract_wave* wave;
-    void operator()(const ferrum::encode_context& c) const { wave->encode(c); }
-  };
+  using probe = lane_probe<contract_wave>;
+  using encoder = wave_encoder<contract_wave>;
 
   contract_wave(contract_run& owner, std::size_t wave_index) noexcept;
   contract_wave(const contract_wave&) = delete;
@@ -162,6 +156,8 @@ struct contract_wave {
 
   void encode(const ferrum::encode_context& c);
   [[nodiscard]] std::size_t encoded_count() const noexcept;
+  // Records a broken invariant, seen on another thread, with the run.
+  void violation(std::string message) noexcept;
   // Posts the emit of this wave's cancellation to its producer's strand.
   void post_cancel();
 
@@ -288,9 +284,7 @@ class contract_run {
   std::size_t producers_done_ = 0;
   std::exception_ptr producer_error_;
 
-  mutable std::mutex violations_mutex_;
-  std::size_t violation_count_ = 0;
-  std::vector<std::string> violations_;  // the first few
+  violation_log violations_;
 
   std::array<boost::system::error_code, target_count> shutdown_ec_{};
   std::array<std::vector<ferrum::lane_counts>, target_count> final_counts_;

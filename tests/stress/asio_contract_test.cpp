@@ -44,10 +44,10 @@ using ferrum::errc;
 
 void contract_run::check() const {
   {
-    const std::lock_guard lock(violations_mutex_);
-    INFO("violations seen by encoders, probes and handlers: " << violation_count_);
-    for (const std::string& v : violations_) UNSCOPED_INFO(v);
-    CHECK(violation_count_ == 0);
+    const violation_log::seen seen = violations_.read();
+    INFO("violations seen by encoders, probes and handlers: " << seen.count);
+    for (const std::string& v : seen.first) UNSCOPED_INFO(v);
+    CHECK(seen.count == 0);
   }
   CHECK_FALSE(producer_error_);
 
@@ -150,27 +150,8 @@ void contract_run::check() const {
     // No lane comes back before its fence: the slot's previous writer ran on
     // the same lane of the same device and, if it submitted, its fence was
     // reached and its probe had run when this wave encoded.
-    for (std::size_t n = 0; n < contract_nodes; ++n) {
-      const std::uint64_t before = w.previous[n];
-      if (before == 0) continue;
-      if (before > waves_.size() || before == w.token) {
-        problem(w, "found token " + std::to_string(before) + " in the slot of node " + std::to_string(n));
-        continue;
-      }
-      const contract_wave& p = *waves_[before - 1];
-      if (p.to != w.to || p.bucket.load() != b || p.lane.load() != l) {
-        problem(w, "found wave " + std::to_string(before) + "'s token, of another lane, in node " + std::to_string(n));
-        continue;
-      }
-      const std::uint64_t pf = p.report.fence_value;
-      if (pf != 0 && w.completed_at_encode[n] < pf)
-        problem(w, "got lane " + std::to_string(l) + " while wave " + std::to_string(before) + "'s fence " +
-                       std::to_string(pf) + " was not reached (timeline at " +
-                       std::to_string(w.completed_at_encode[n]) + ")");
-      if (pf != 0 && w.previous_probed[n] == 0)
-        problem(w, "got lane " + std::to_string(l) + " before wave " + std::to_string(before) + "'s probe of node " +
-                       std::to_string(n) + " ran");
-    }
+    check_previous_writers(
+        w, waves_, contract_nodes, b, l, [&](const contract_wave& p) { return p.to == w.to; }, problem);
   }
 
   for (std::size_t s = 0; s < target_count; ++s) {
@@ -264,20 +245,27 @@ void contract_run::check() const {
 
 }  // namespace stress
 
+namespace {
+
+// 64 producers x 500 waves on `context`, then the checks.
+void run_contract(stress::execution_kind& context, const char* name, std::uint64_t seed) {
+  stress::contract_run run(context, {.name = name, .waves_per_producer = 500, .seed = seed});
+  run.run_all();
+  run.check();
+}
+
+}  // namespace
+
 TEST_CASE("stress: 64 producer coroutines on a thread_pool of 4 threads get every wave's handler once, on its "
           "executor, under cancellations of every type, hangs and a device loss",
           "[stress]") {
   stress::on_thread_pool context(4);
-  stress::contract_run run(context, {.name = "thread_pool", .waves_per_producer = 500, .seed = 11});
-  run.run_all();
-  run.check();
+  run_contract(context, "thread_pool", 11);
 }
 
 TEST_CASE("stress: 64 producer coroutines on an io_context run by 2 threads get every wave's handler once, on its "
           "executor, under cancellations of every type, hangs and a device loss",
           "[stress]") {
   stress::on_io_context context(2);
-  stress::contract_run run(context, {.name = "io_context", .waves_per_producer = 500, .seed = 12});
-  run.run_all();
-  run.check();
+  run_contract(context, "io_context", 12);
 }

@@ -83,10 +83,10 @@ void stress_run::summarize() const {
 
 void stress_run::check_invariants() const {
   {
-    const std::lock_guard lock(violations_mutex_);
-    INFO("violations seen by encoders, probes and completion handlers: " << violation_count_);
-    for (const std::string& v : violations_) UNSCOPED_INFO(v);
-    CHECK(violation_count_ == 0);
+    const violation_log::seen seen = violations_.read();
+    INFO("violations seen by encoders, probes and completion handlers: " << seen.count);
+    for (const std::string& v : seen.first) UNSCOPED_INFO(v);
+    CHECK(seen.count == 0);
   }
   CHECK(count_errors_ == 0);
 
@@ -163,27 +163,7 @@ void stress_run::check_invariants() const {
     // No lane comes back before its fence: the wave that wrote each slot
     // before this one ran on the same lane, and if it submitted, its fence
     // was reached and its probe had run when this wave encoded.
-    for (std::size_t n = 0; n < scenario_.nodes; ++n) {
-      const std::uint64_t before = w.previous[n];
-      if (before == 0) continue;
-      if (before > records_.size() || before == w.token) {
-        problem(w, "found token " + std::to_string(before) + " in the slot of node " + std::to_string(n));
-        continue;
-      }
-      const wave_record& p = *records_[before - 1];
-      if (p.bucket.load() != b || p.lane.load() != l) {
-        problem(w, "found wave " + std::to_string(before) + "'s token, of another lane, in node " + std::to_string(n));
-        continue;
-      }
-      const std::uint64_t pf = p.report.fence_value;
-      if (pf != 0 && w.completed_at_encode[n] < pf)
-        problem(w, "got lane " + std::to_string(l) + " while wave " + std::to_string(before) + "'s fence " +
-                       std::to_string(pf) + " was not reached (timeline at " +
-                       std::to_string(w.completed_at_encode[n]) + ")");
-      if (pf != 0 && w.previous_probed[n] == 0)
-        problem(w, "got lane " + std::to_string(l) + " before wave " + std::to_string(before) +
-                       "'s probe of node " + std::to_string(n) + " ran");
-    }
+    check_previous_writers(w, records_, scenario_.nodes, b, l, [](const wave_record&) { return true; }, problem);
   }
   // Only the scheduler submits: every submitted value belongs to one wave.
   for (const auto& [value, count] : by_fence)

@@ -79,17 +79,7 @@ wave_record::wave_record(stress_run& owner, std::size_t wave_index, std::size_t 
   for (std::size_t n = 0; n < nodes; ++n) probes[n] = probe{this, n, nullptr};
 }
 
-void wave_record::probe::operator()() noexcept {
-  // Runs on the device's worker, before the wave's fence is signalled: the
-  // slot still holds what this wave's encoder wrote, unless the lane was
-  // handed to another wave early.
-  std::uint64_t seen = 0;
-  std::memcpy(&seen, slot, sizeof seen);
-  if (seen != wave->token)
-    wave->run.violation("the probe of node " + std::to_string(node) + " of wave " + std::to_string(wave->token) +
-                        " found wave " + std::to_string(seen) + "'s token in its slot before its fence");
-  wave->probed[node].store(true, std::memory_order_release);
-}
+void wave_record::violation(std::string message) noexcept { run.violation(std::move(message)); }
 
 wave_record::lane_guard::~lane_guard() {
   if (owner_ == nullptr) return;
@@ -136,15 +126,7 @@ std::optional<wave_record::lane_guard> wave_record::enter(const ferrum::encode_c
   }
 
   // The slot's previous writer: its fence must be reached by now.
-  std::byte* const slot = c.binding->bytes().data();
-  std::uint64_t before = 0;
-  std::memcpy(&before, slot, sizeof before);
-  previous[n] = before;
-  completed_at_encode[n] = run.device_->queue().timeline().completed();
-  if (before != 0 && before <= run.records_.size())
-    previous_probed[n] = run.records_[before - 1]->probed[n].load(std::memory_order_acquire) ? 1 : 0;
-  std::memcpy(slot, &token, sizeof token);
-  probes[n].slot = slot;
+  take_slot(*this, n, c.binding->bytes().data(), run.device_->queue().timeline(), run.records_);
   return guard;
 }
 
@@ -233,16 +215,10 @@ stress_run::~stress_run() {
 }
 
 int stress_run::bucket_index(const ferrum::bucket_id& id) const noexcept {
-  for (std::size_t b = 0; b < program_->buckets.size(); ++b)
-    if (&program_->buckets[b].id == &id) return static_cast<int>(b);
-  return -1;
+  return stress::bucket_index(*program_, id);
 }
 
-void stress_run::violation(std::string message) noexcept {
-  const std::lock_guard lock(violations_mutex_);
-  ++violation_count_;
-  if (violations_.size() < 20) violations_.push_back(std::move(message));
-}
+void stress_run::violation(std::string message) noexcept { violations_.add(std::move(message)); }
 
 void stress_run::completed(wave_record& w, error_code ec, ferrum::wave_report report) noexcept {
   if (w.completions.fetch_add(1) != 0) {

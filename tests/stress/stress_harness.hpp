@@ -36,6 +36,8 @@
 // handed over under a mutex.
 #pragma once
 
+#include "lane_probe.hpp"
+
 #include "ferrum/gpu/null_device.hpp"
 #include "ferrum/scheduler/scheduler.hpp"
 
@@ -125,16 +127,8 @@ class stress_run;
 // One wave: its plan, what its encoders and probes saw, its outcome.
 struct wave_record {
   // A probe: the host function the device runs for one node of this wave.
-  struct probe {
-    wave_record* wave = nullptr;
-    std::size_t node = 0;
-    std::byte* slot = nullptr;  // set by the encoder before recording
-    void operator()() noexcept;
-  };
-  struct encoder {
-    wave_record* wave;
-    void operator()(const ferrum::encode_context& c) const { wave->encode(c); }
-  };
+  using probe = lane_probe<wave_record>;
+  using encoder = wave_encoder<wave_record>;
   // The same as a coroutine encoder, which waits on a timer instead of
   // spinning or sleeping.
   struct coroutine_encoder {
@@ -168,6 +162,8 @@ struct wave_record {
 
   void encode(const ferrum::encode_context& c);
   boost::asio::awaitable<void> co_encode(ferrum::encode_context c);
+  // Records a broken invariant, seen on another thread, with the run.
+  void violation(std::string message) noexcept;
 
   // The checks and the token exchange at the start of a node's encoder;
   // nullopt (a violation recorded) when the node cannot be encoded.
@@ -329,9 +325,7 @@ class stress_run {
   std::size_t done_ = 0;
   std::vector<std::size_t> outstanding_;  // per submitter
 
-  mutable std::mutex violations_mutex_;
-  std::size_t violation_count_ = 0;
-  std::vector<std::string> violations_;  // the first few
+  violation_log violations_;
 
   std::uint32_t most_quarantined_ = 0;
   std::size_t most_waiting_ = 0;

@@ -46,12 +46,12 @@ struct backing_slice {
 
 // Records the backing slices of a pool's arena in a bucket, from its capacity
 // layout and the plan's descriptors (usage, element); in resource id order, as
-// bind's lookup needs. A projection whose resource `p` lacks gets no slice, so
-// bind refuses its slot (missing_backing_slice). Made once per lane, on the
-// cold path.
-[[nodiscard]] std::vector<backing_slice> record_backing_slices(const plan& p, const bucket_id& bucket,
-                                                              const claim_identity& claim,
-                                                              const capacity_layout& capacity);
+// bind's lookup needs. Evidence is only what the plan says: a projection whose
+// resource `p` lacks is refused (dangling_reference, naming it), never given
+// a made-up usage and element. Made once per lane, on the cold path.
+[[nodiscard]] result<std::vector<backing_slice>> record_backing_slices(const plan& p, const bucket_id& bucket,
+                                                                      const claim_identity& claim,
+                                                                      const capacity_layout& capacity);
 
 class node_binding;
 
