@@ -151,7 +151,7 @@ TEMPLATE_TEST_CASE("async_submit: every completion token style completes the wav
     std::future<ferrum::wave_report> report = std::move(op)(asio::use_future);
     CHECK(ready(report).fence_value == 1);
   }
-  SECTION("parallel_group: wait_for_all and wait_for_one") {
+  SECTION("parallel_group: wait_for_all") {
     std::promise<std::pair<error_code, error_code>> all;
     asio::experimental::make_parallel_group(s.async_submit(step, encode, asio::deferred),
                                             s.async_submit(step, encode, asio::deferred))
@@ -163,16 +163,10 @@ TEMPLATE_TEST_CASE("async_submit: every completion token style completes the wav
     CHECK_FALSE(a);
     CHECK_FALSE(b);
 
-    std::promise<std::size_t> one;
-    asio::experimental::make_parallel_group(s.async_submit(step, encode, asio::deferred),
-                                            s.async_submit(step, encode, asio::deferred))
-        .async_wait(asio::experimental::wait_for_one(),
-                    [&](std::array<std::size_t, 2> order, error_code, ferrum::wave_report, error_code,
-                        ferrum::wave_report) { one.set_value(order[0]); });
-    auto first = one.get_future();
-    CHECK(ready(first) < 2);
-    REQUIRE(eventually([&] { return s.stats().live == 0; }));
-    CHECK(s.stats().started == 4);
+    // (wait_for_one is left to the awaitable-operators test below: on a
+    // multi-threaded executor it emits its cancellation from one wave's
+    // completion while the other's may be delivered, which Asio does not
+    // allow without a strand.)
   }
   SECTION("experimental::use_promise completes on the scheduler's executor") {
     // A promise is used on one thread at a time: its scheduler runs on a
