@@ -8,7 +8,7 @@ include(CMakePackageConfigHelpers)
 
 set(ferrum_install_cmakedir "${CMAKE_INSTALL_LIBDIR}/cmake/ferrum")
 
-# Each library's include/ tree is its public API (STYLE.md, "Layout"). The
+# Each library's include/ tree is its public API (docs/design.md, "Folders"). The
 # SPIR-V words that gpu generates are a private include of its sources, so
 # nothing from the build tree is installed here.
 set(ferrum_installed_libraries ferrum_common ferrum_binding ferrum_gpu ferrum_scheduler)

@@ -1,6 +1,6 @@
 // tools/checking_encoder.hpp — the encoders of `ferrum run`: every node
 // writes a pattern unique to (wave, node) into its own slot and has the
-// device check that slot against it (docs/INTERFACES.md, "ferrum.run.v1",
+// device check that slot against it (docs/interfaces.md, "ferrum.run.v1",
 // violations). A node's commands reach only its own slot of its lane
 // (command_list::grant), so each node checks its own.
 //

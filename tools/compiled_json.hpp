@@ -1,5 +1,5 @@
 // tools/compiled_json.hpp — the `ferrum.compiled.v1` document of a compiled
-// program (docs/INTERFACES.md, "ferrum.compiled.v1").
+// program (docs/interfaces.md, "ferrum.compiled.v1").
 //
 //   ferrum::tools::write_json(std::cout, ferrum::tools::compiled_json(*program));
 //

@@ -1,5 +1,5 @@
 // tools/exit_code.hpp — the exit statuses of the `ferrum` command
-// (docs/INTERFACES.md, "Exit codes").
+// (docs/interfaces.md, "Exit codes").
 //
 //   return static_cast<int>(ferrum::tools::exit_code::plan_rejected);
 #pragma once

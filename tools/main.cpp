@@ -1,5 +1,5 @@
 // tools/main.cpp — the `ferrum` command: `compile`, `run`, `help [COMMAND]`,
-// `--version` (docs/INTERFACES.md, "The ferrum command").
+// `--version` (docs/interfaces.md, "The ferrum command").
 //
 // Every failure is one stderr line `ferrum: error: <code>: <message>` and an
 // exit status from exit_code.hpp; command-line mistakes are `usage_error`

@@ -1,7 +1,7 @@
 // tools/report_error.hpp — how the `ferrum` command reports an error: one
 // stderr line `ferrum: error: <code>: <message>[ (at <path>)]`, and with
 // `--json` also `{"error": {"code", "message", "path"}}` on stdout
-// (docs/INTERFACES.md, "The ferrum command").
+// (docs/interfaces.md, "The ferrum command").
 //
 //   if (!program) {
 //     ferrum::tools::report_error(ferrum::tools::command_error::from(program.error()), json, std::cout, std::cerr);

@@ -1,6 +1,6 @@
 // tools/run_accounting.hpp — explains every wave's outcome of a `ferrum run`
 // by the faults injected into it, and counts which faults surfaced
-// (docs/INTERFACES.md, "ferrum.run.v1", faults).
+// (docs/interfaces.md, "ferrum.run.v1", faults).
 //
 //   ferrum::tools::run_accounting accounting(spec, seed, device, device_faults, waves);
 //   accounting.record(ec, report, {.wave = 7, .encoder_threw = true});  // per completion

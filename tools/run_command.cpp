@@ -57,7 +57,7 @@ std::uint64_t corrupt_wave() {
 
 // The null device's faults for `options`: a delay stays well inside the
 // fence timeout (it must not fail a wave by itself), a hang outlasts it five
-// times (docs/INTERFACES.md), so that a hung wave always times out and its
+// times (docs/interfaces.md), so that a hung wave always times out and its
 // lane comes back afterwards.
 gpu::null_fault_options null_faults(const run_options& options) {
   const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(options.fence_timeout_ms));

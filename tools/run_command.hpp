@@ -1,6 +1,6 @@
 // tools/run_command.hpp — `ferrum run PLAN ...`: compiles a plan, runs N
 // waves of checking encoders through the scheduler on a device, with faults
-// injected on request, and reports what happened (docs/INTERFACES.md, "The
+// injected on request, and reports what happened (docs/interfaces.md, "The
 // ferrum command" and "ferrum.run.v1").
 //
 //   ferrum::tools::run_options options;

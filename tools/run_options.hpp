@@ -1,6 +1,6 @@
 // tools/run_options.hpp — the options of `ferrum run` and their checks: the
 // `--fault SPEC` grammar, ranges, and which faults a device can inject
-// (docs/INTERFACES.md, "The ferrum command").
+// (docs/interfaces.md, "The ferrum command").
 //
 //   ferrum::tools::run_options options;
 //   options.fault_text = "delay:0.1,encoder:0.05";

@@ -1,5 +1,5 @@
 // tools/run_report.hpp — what `ferrum run` prints: a summary for people, or
-// the `ferrum.run.v1` document (docs/INTERFACES.md, "ferrum.run.v1"), and
+// the `ferrum.run.v1` document (docs/interfaces.md, "ferrum.run.v1"), and
 // whether the run failed.
 //
 //   ferrum::tools::run_summary summary = ...;

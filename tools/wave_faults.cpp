@@ -1,12 +1,12 @@
 #include "wave_faults.hpp"
 
-#include "ferrum/detail/seeded.hpp"
+#include "ferrum/seeded.hpp"
 
 namespace ferrum::tools {
 namespace {
 
-using ferrum::detail::splitmix64;
-using ferrum::detail::unit_interval;
+using ferrum::splitmix64;
+using ferrum::unit_interval;
 
 // Keeps the tool's decisions apart from the device's, which hash the same
 // small integers (submission numbers) with the same seed.

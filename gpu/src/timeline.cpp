@@ -18,11 +18,11 @@ std::size_t timeline::pending() const noexcept {
   return pending_;
 }
 
-void timeline::start_wait(detail::wait_op* op) noexcept {
+void timeline::start_wait(timeline_wait* wait) noexcept {
   boost::system::error_code failed;
-  // Once linked and unlocked the op may complete and be freed at any moment,
+  // Once linked and unlocked the wait may complete and be freed at any moment,
   // so what is needed afterwards is copied first.
-  const std::uint64_t value = op->value;
+  const std::uint64_t value = wait->value;
   bool new_lowest = false;
   {
     const std::lock_guard lock(mutex_);
@@ -34,28 +34,28 @@ void timeline::start_wait(detail::wait_op* op) noexcept {
     } else {
       // Waits are few (one per wave in flight), so an ordered list is cheaper
       // than a heap and keeps advance() a prefix cut.
-      detail::wait_op** link = &head_;
+      timeline_wait** link = &head_;
       while (*link != nullptr && (*link)->value <= value) link = &(*link)->next;
-      op->next = *link;
-      *link = op;
+      wait->next = *link;
+      *link = wait;
       ++pending_;
-      new_lowest = head_ == op;
-      op = nullptr;
+      new_lowest = head_ == wait;
+      wait = nullptr;
     }
   }
-  if (op != nullptr) {
-    op->complete(op, failed);
+  if (wait != nullptr) {
+    wait->complete(wait, failed);
   } else if (new_lowest) {
     on_new_lowest(value);
   }
 }
 
-bool timeline::cancel_wait(detail::wait_op* op) noexcept {
+bool timeline::cancel_wait(timeline_wait* wait) noexcept {
   const std::lock_guard lock(mutex_);
-  for (detail::wait_op** link = &head_; *link != nullptr; link = &(*link)->next) {
-    if (*link == op) {
-      *link = op->next;
-      op->next = nullptr;
+  for (timeline_wait** link = &head_; *link != nullptr; link = &(*link)->next) {
+    if (*link == wait) {
+      *link = wait->next;
+      wait->next = nullptr;
       --pending_;
       return true;
     }
@@ -64,14 +64,14 @@ bool timeline::cancel_wait(detail::wait_op* op) noexcept {
 }
 
 void timeline::advance(std::uint64_t value) noexcept {
-  detail::wait_op* reached = nullptr;
+  timeline_wait* reached = nullptr;
   {
     const std::lock_guard lock(mutex_);
     if (value <= completed_.load(std::memory_order_relaxed)) return;
     // Release: whoever reads completed() >= value also sees what the device
     // did before reaching it.
     completed_.store(value, std::memory_order_release);
-    detail::wait_op** link = &head_;
+    timeline_wait** link = &head_;
     while (*link != nullptr && (*link)->value <= value) {
       link = &(*link)->next;
       --pending_;
@@ -86,7 +86,7 @@ void timeline::advance(std::uint64_t value) noexcept {
 }
 
 void timeline::fail(boost::system::error_code ec) noexcept {
-  detail::wait_op* all = nullptr;
+  timeline_wait* all = nullptr;
   {
     const std::lock_guard lock(mutex_);
     if (!failure_) failure_ = ec;
@@ -98,12 +98,12 @@ void timeline::fail(boost::system::error_code ec) noexcept {
   complete_all(all, ec);
 }
 
-void timeline::complete_all(detail::wait_op* list, boost::system::error_code ec) noexcept {
+void timeline::complete_all(timeline_wait* list, boost::system::error_code ec) noexcept {
   while (list != nullptr) {
-    detail::wait_op* op = list;
-    // Read the link first: completing may free the op (on another thread).
-    list = op->next;
-    op->complete(op, ec);
+    timeline_wait* wait = list;
+    // Read the link first: completing may free the wait (on another thread).
+    list = wait->next;
+    wait->complete(wait, ec);
   }
 }
 

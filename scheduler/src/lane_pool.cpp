@@ -65,7 +65,7 @@ result<std::unique_ptr<lane_pool>> lane_pool::create(const plan& p, const compil
 }
 
 lane::fence_watch::fence_watch(lane_pool& owner, lane& watched) noexcept
-    : gpu::detail::wait_op(0, &lane_pool::watched), pool(&owner), target(&watched) {}
+    : gpu::timeline_wait(0, &lane_pool::watched), pool(&owner), target(&watched) {}
 
 lane_pool::~lane_pool() {
   gpu::timeline& timeline = device_->queue().timeline();
@@ -216,6 +216,15 @@ result<void> lane_pool::release(lane& l) {
   return {};
 }
 
+void lane_pool::release_reached(lane& l) noexcept {
+  waiter* next = nullptr;
+  {
+    const std::lock_guard lock(mutex_);
+    next = hand_over_locked(l);
+  }
+  if (next != nullptr) next->granted(next, {}, &l);
+}
+
 result<void> lane_pool::quarantine(lane& l) { return watch(l, lane_state::quarantined, "quarantining"); }
 
 result<void> lane_pool::release_when_reached(lane& l) {
@@ -244,8 +253,8 @@ result<void> lane_pool::watch(lane& l, lane_state state, const char* action) {
   return {};
 }
 
-void lane_pool::watched(gpu::detail::wait_op* op, boost::system::error_code ec) noexcept {
-  auto* watch = static_cast<lane::fence_watch*>(op);
+void lane_pool::watched(gpu::timeline_wait* wait, boost::system::error_code ec) noexcept {
+  auto* watch = static_cast<lane::fence_watch*>(wait);
   lane_pool& pool = *watch->pool;
   waiter* next = nullptr;
   waiter* hopeless = nullptr;

@@ -1,9 +1,9 @@
 // recycling.hpp (private) — the memory a wave reuses so that, in steady
-// state, it allocates nothing: frames of the wave coroutine, and slots for the
-// small operations a wave starts (posts, the fence wait, the fence timer).
+// state, it allocates nothing: frames of the wave coroutine, and posts whose
+// memory comes from the wave's own buffer.
 #pragma once
 
-#include "ferrum/detail/post_buffer.hpp"
+#include "ferrum/async/slot_buffer.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/bind_allocator.hpp>
@@ -79,56 +79,16 @@ class frame_pool {
   std::vector<void*> free_;
 };
 
-// A few fixed slots for the operations one wave has pending at once; a
-// request that does not fit, or finds every slot taken, falls back to new.
-// Allocation and deallocation may happen on different threads.
-class handler_slab {
- public:
-  static constexpr std::size_t slot_bytes = 512;
-
-  explicit handler_slab(std::size_t slots) : slots_(slots), used_(slots) {}
-
-  void* allocate(std::size_t bytes, std::size_t alignment) {
-    if (bytes <= slot_bytes && alignment <= alignof(std::max_align_t)) {
-      for (std::size_t i = 0; i < slots_.size(); ++i) {
-        if (!used_[i].exchange(true, std::memory_order_acquire)) return slots_[i].bytes;
-      }
-    }
-    return ::operator new(bytes, std::align_val_t(alignment));
-  }
-
-  void deallocate(void* pointer, std::size_t alignment) noexcept {
-    for (std::size_t i = 0; i < slots_.size(); ++i) {
-      if (pointer == slots_[i].bytes) {
-        used_[i].store(false, std::memory_order_release);
-        return;
-      }
-    }
-    ::operator delete(pointer, std::align_val_t(alignment));
-  }
-
- private:
-  struct slot {
-    alignas(std::max_align_t) unsigned char bytes[slot_bytes];
-  };
-  std::vector<slot> slots_;
-  std::vector<std::atomic<bool>> used_;
-};
-
-// The allocator handlers of a wave are bound to: draws on the wave's slab.
-template <class T>
-using slab_allocator = block_allocator<T, handler_slab>;
-
-// Posts `f` to `executor` with its memory from `slab`. Through an
+// Posts `f` to `executor` with its memory from `buffer`. Through an
 // any_io_executor, Asio allocates the queued operation with the target
 // executor's own allocator, which recycles only on Asio's threads; a device
 // thread completing a fence is not one. For the executors engines use
-// (io_context, thread_pool) the target is reached and given the slab as its
+// (io_context, thread_pool) the target is reached and given the buffer as its
 // allocator, so the post allocates nothing from any thread.
-template <class Function>
-void post_with(const boost::asio::any_io_executor& executor, handler_slab& slab, Function&& f) {
+template <std::size_t SlotBytes, class Function>
+void post_with(const boost::asio::any_io_executor& executor, async::slot_buffer<SlotBytes>& buffer, Function&& f) {
   namespace asio = boost::asio;
-  const slab_allocator<void> allocator(&slab);
+  const async::slot_allocator<void, SlotBytes> allocator(&buffer);
   auto post_typed = [&](const auto& typed) {
     asio::execution::execute(
         asio::prefer(asio::require(typed, asio::execution::blocking.never), asio::execution::allocator(allocator)),

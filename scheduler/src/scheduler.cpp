@@ -1,3 +1,6 @@
+// scheduler.cpp — the facade, and what is the scheduler's own: admission
+// (which bucket a request runs in), the recycled waves, the counters and
+// shutdown. A wave's own life is in wave.cpp.
 #include "ferrum/scheduler/scheduler.hpp"
 
 #include "scheduler_impl.hpp"
@@ -18,72 +21,6 @@ namespace detail {
 
 namespace asio = boost::asio;
 using boost::system::error_code;
-
-// --- wave ---------------------------------------------------------------------
-
-void wave::reset() noexcept {
-  id = 0;
-  pool = nullptr;
-  encode = {};
-  early_error = {};
-  completion.reset();
-  outcome.ec = {};
-  outcome.report = {};
-  cancel_queued.store(false);
-  cancel_started.store(false);
-  step.store(wave_step::prepared);
-  completed = false;
-  report = {};
-  continuation = {};
-  held = nullptr;
-  grant_ec = {};
-  binding.reset();
-  replay = false;
-  encode_failed.store(false);
-  encode_ec = {};
-}
-
-void wave::finish(error_code ec) noexcept {
-  {
-    const std::lock_guard lock(mutex);
-    if (completed) return;
-    completed = true;
-    outcome.ec = ec;
-    // Copied, not moved: the wave may still stamp later phases into its own
-    // report while the completion is delivered (a wave completed early).
-    outcome.report = report;
-  }
-  owner.counted(ec);
-  owner.posting(1);
-  completion.post(outcome);
-  owner.posting(-1);
-}
-
-void wave::resume_later() noexcept {
-  std::coroutine_handle<> h = continuation;
-  owner.post(slab, [h] { h.resume(); });
-}
-
-void wave::granted(lane_pool::waiter* waiter_of, error_code ec, lane* l) noexcept {
-  wave* w = static_cast<wave_waiter*>(waiter_of)->self;
-  w->held = l;
-  w->grant_ec = ec;
-  // Resumed through the executor: a release must not run the next wave's
-  // code on the releasing wave's stack.
-  w->resume_later();
-}
-
-void wave::fence_reached(gpu::detail::wait_op* op, error_code ec) noexcept {
-  wave* w = static_cast<fence_wait*>(op)->self;
-  w->fence_ec = ec;
-  w->owner.post(w->slab, [w] {
-    int none = 0;
-    if (w->fence_first.compare_exchange_strong(none, 1)) w->timer.cancel();
-    if (w->fence_pending.fetch_sub(1, std::memory_order_acq_rel) == 1) w->continuation.resume();
-  });
-}
-
-void wave_canceller::operator()(asio::cancellation_type_t type) const noexcept { target->owner.cancel(*target, type); }
 
 // --- scheduler_impl -------------------------------------------------------------
 
@@ -123,110 +60,77 @@ void scheduler_impl::reserve_waves(std::size_t count) {
   waves_.reserve(count);
   free_waves_.reserve(count);
   while (waves_.size() < count) {
-    waves_.push_back(std::make_unique<wave>(*this, executor_, options_.encoder_tasks + 4, program_->node_count,
-                                           options_.trace != nullptr));
+    waves_.push_back(std::make_unique<wave>(*this, program_->node_count, options_.trace != nullptr));
     free_waves_.push_back(waves_.back().get());
   }
 }
 
-wave* scheduler_impl::prepare(wave_admission admission, encoder_ref encode) {
-  wave* w = nullptr;
+wave* scheduler_impl::take_wave() {
   {
     const std::lock_guard lock(waves_mutex_);
     if (!free_waves_.empty()) {
-      w = free_waves_.back();
+      wave* w = free_waves_.back();
       free_waves_.pop_back();
+      return w;
     }
   }
-  if (w == nullptr) {
-    // Cold: a new peak of waves alive at once. The slab holds the wave's
-    // pending posts (one per encoder task), its fence wait and its timer.
-    auto made = std::make_unique<wave>(*this, executor_, options_.encoder_tasks + 4, program_->node_count,
-                                           options_.trace != nullptr);
-    w = made.get();
-    const std::lock_guard lock(waves_mutex_);
-    waves_.push_back(std::move(made));
-    free_waves_.reserve(waves_.size());
-  }
-  w->id = next_id_.fetch_add(1);
-  w->encode = encode;
-  w->refs.store(2);
-  w->outcome.context = w;
-  w->outcome.delivered = [](wave_outcome* o) noexcept {
-    wave* delivered_wave = static_cast<wave*>(o->context);
-    delivered_wave->owner.unref(*delivered_wave);
-  };
-  w->report.wave = w->id;
-  w->report.nodes = program_->node_count;
-  w->report.started = std::chrono::steady_clock::now();
-  {
-    const std::lock_guard lock(state_mutex_);
-    if (live_++ == 0) work_.emplace(asio::prefer(executor_, asio::execution::outstanding_work.tracked));
-    ++stats_.started;
-  }
-  if (admission.refused != errc::ok) {
-    w->early_error = make_error_code(admission.refused);
-  } else if (!accepting_.load()) {
-    w->early_error = make_error_code(errc::scheduler_shut_down);
-  } else {
-    w->pool = admission.pool;
-    w->report.bucket = &admission.pool->bucket().id;
-  }
+  // Cold: a new peak of waves alive at once.
+  auto made = std::make_unique<wave>(*this, program_->node_count, options_.trace != nullptr);
+  wave* w = made.get();
+  const std::lock_guard lock(waves_mutex_);
+  waves_.push_back(std::move(made));
+  free_waves_.reserve(waves_.size());
   return w;
 }
 
-void scheduler_impl::cancel(wave& w, asio::cancellation_type_t type) noexcept {
-  using asio::cancellation_type;
-  if ((type & (cancellation_type::terminal | cancellation_type::partial | cancellation_type::total)) ==
-      cancellation_type::none)
-    return;
-  // Which types each step honours (README, "Asynchronous operations"): any
-  // while the wave waits for a lane (nothing has happened yet); from encoding
-  // on the wave has side effects (encoders ran, or the GPU has its work),
-  // which total does not accept. Two flags, so that the step the wave is in
-  // when it looks decides, not the step it was in when the request came.
-  w.cancel_queued.store(true);
-  const bool with_effects = (type & (cancellation_type::terminal | cancellation_type::partial)) != cancellation_type::none;
-  if (with_effects) w.cancel_started.store(true);
-  switch (w.step.load()) {
-    case wave_step::acquiring:
-      // Still queued: leave the queue and resume with operation_aborted.
-      if (w.pool->cancel(w.waiter)) {
-        w.grant_ec = asio::error::operation_aborted;
-        w.resume_later();
-      }
-      break;
-    case wave_step::submitted:
-      // The GPU has the work: the wave completes now, its lane returns when
-      // the fence is reached.
-      if (with_effects) w.finish(asio::error::operation_aborted);
-      break;
-    case wave_step::prepared:
-    case wave_step::encoding:
-      // Seen by the wave at its next step.
-      break;
+void scheduler_impl::submit(wave_admission admission, encoder_ref encode, const completion_installer& install) {
+  wave* w = take_wave();
+  if (live_.fetch_add(1, std::memory_order_acq_rel) == 0) {
+    const std::lock_guard lock(state_mutex_);
+    idle_ = false;
+    if (!work_) work_.emplace(asio::prefer(executor_, asio::execution::outstanding_work.tracked));
   }
+  started_.fetch_add(1, std::memory_order_relaxed);
+  error_code early_error;
+  if (admission.refused != errc::ok) {
+    early_error = make_error_code(admission.refused);
+  } else if (!accepting_.load()) {
+    early_error = make_error_code(errc::scheduler_shut_down);
+  }
+  w->prepare(next_id_.fetch_add(1, std::memory_order_relaxed), early_error ? nullptr : admission.pool, encode,
+             early_error);
+  try {
+    install.install(install.handler, w->completion, executor_);
+  } catch (...) {
+    // A handler too large for the wave that could not be allocated: the
+    // wave never started.
+    recycle(*w);
+    throw;
+  }
+  w->launch();
 }
 
-void scheduler_impl::unref(wave& w) noexcept {
-  if (w.refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+void scheduler_impl::recycle(wave& w) noexcept {
   // Both the coroutine and the completion's delivery are done with the wave.
-  w.reset();
+  w.completion.reset();
   {
     const std::lock_guard lock(waves_mutex_);
     free_waves_.push_back(&w);  // capacity reserved for every wave: never allocates
   }
-  // All under the lock: once live_ is 0 the destructor may go ahead, so
-  // nothing of this object is touched after the lock is released.
+  if (live_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  // The last wave: settled under the lock, where a new first wave, shutdown
+  // and the destructor look. Until idle_ is set here none of them goes
+  // ahead, and once it is set nothing of this object is touched any more.
   const std::lock_guard lock(state_mutex_);
-  if (--live_ != 0) return;
+  if (live_.load(std::memory_order_acquire) != 0) return;
+  idle_ = true;
   work_.reset();
   complete_shutdown_locked();
-  idle_.notify_all();
+  idle_changed_.notify_all();
 }
 
 void scheduler_impl::complete_shutdown_locked() noexcept {
-  if (live_ != 0 || watching_ != 0) return;
+  if (!idle_ || watching_ != 0) return;
   complete_shutdown_waiters_locked({});
 }
 
@@ -248,31 +152,31 @@ void scheduler_impl::watch_changed(void* self, int delta) noexcept {
 }
 
 void scheduler_impl::counted(error_code ec) noexcept {
-  const std::lock_guard lock(state_mutex_);
   if (!ec) {
-    ++stats_.completed;
+    completed_.fetch_add(1, std::memory_order_relaxed);
   } else if (ec == asio::error::operation_aborted) {
-    ++stats_.cancelled;
+    cancelled_.fetch_add(1, std::memory_order_relaxed);
   } else {
-    ++stats_.failed;
+    failed_.fetch_add(1, std::memory_order_relaxed);
   }
 }
 
 void scheduler_impl::lane_taken() noexcept {
-  const std::lock_guard lock(state_mutex_);
-  ++stats_.in_flight;
-  stats_.max_in_flight = std::max(stats_.max_in_flight, stats_.in_flight);
-}
-
-void scheduler_impl::lane_given_back() noexcept {
-  const std::lock_guard lock(state_mutex_);
-  --stats_.in_flight;
+  const std::uint32_t now = in_flight_.fetch_add(1, std::memory_order_relaxed) + 1;
+  std::uint32_t most = max_in_flight_.load(std::memory_order_relaxed);
+  while (now > most && !max_in_flight_.compare_exchange_weak(most, now, std::memory_order_relaxed)) {
+  }
 }
 
 scheduler_stats scheduler_impl::stats() const noexcept {
-  const std::lock_guard lock(state_mutex_);
-  scheduler_stats s = stats_;
-  s.live = live_;
+  scheduler_stats s;
+  s.started = started_.load(std::memory_order_relaxed);
+  s.completed = completed_.load(std::memory_order_relaxed);
+  s.failed = failed_.load(std::memory_order_relaxed);
+  s.cancelled = cancelled_.load(std::memory_order_relaxed);
+  s.in_flight = in_flight_.load(std::memory_order_relaxed);
+  s.max_in_flight = max_in_flight_.load(std::memory_order_relaxed);
+  s.live = live_.load(std::memory_order_acquire);
   return s;
 }
 
@@ -289,7 +193,7 @@ void scheduler_impl::close_and_wait() noexcept {
   for (auto& pool : pools_) pool->close(make_error_code(errc::scheduler_shut_down));
   {
     std::unique_lock lock(state_mutex_);
-    idle_.wait(lock, [&] { return live_ == 0; });
+    idle_changed_.wait(lock, [&] { return idle_; });
     // Lanes still quarantined go to the device with the pools: a pending
     // async_shutdown can no longer see them come back, and its handler is
     // invoked all the same, as Asio's operations are when their object goes.
@@ -341,13 +245,10 @@ scheduler::executor_type scheduler::get_executor() const noexcept { return impl_
 
 detail::wave_admission scheduler::admit(const wave_request& request) const noexcept { return impl_->admit(request); }
 
-detail::wave* scheduler::prepare(detail::wave_admission admission, detail::encoder_ref encode) {
-  return impl_->prepare(admission, encode);
+void scheduler::submit(detail::wave_admission admission, detail::encoder_ref encode,
+                       const detail::completion_installer& install) {
+  impl_->submit(admission, encode, install);
 }
-
-detail::wave_completion& scheduler::completion_of(detail::wave* w) noexcept { return w->completion; }
-
-void scheduler::launch(detail::wave* w) noexcept { impl_->launch(*w); }
 
 void scheduler::shutdown(detail::shutdown_waiter waiter) { impl_->shutdown(std::move(waiter)); }
 

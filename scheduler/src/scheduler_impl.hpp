@@ -1,19 +1,17 @@
-// scheduler_impl.hpp (private) — the scheduler's state: its pools, its
-// recycled waves and frames, its counters, and the wave coroutine's steps.
+// scheduler_impl.hpp (private) — the scheduler behind the facade: admission,
+// the recycled waves and their frames, the counters, shutdown
+// (scheduler.cpp). A wave's own life is in wave.hpp / wave.cpp.
 #pragma once
 
+#include "ferrum/scheduler/detail/shutdown_waiter.hpp"
 #include "ferrum/scheduler/scheduler.hpp"
 #include "recycling.hpp"
-#include "wave_state.hpp"
+#include "wave.hpp"
 
-#include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
 
 #include <atomic>
-#include <chrono>
 #include <condition_variable>
-#include <exception>
-#include <string_view>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -27,62 +25,37 @@ class scheduler_impl {
                  boost::asio::any_io_executor executor, const scheduler_options& options)
       : program_(std::move(program)), device_(device), executor_(std::move(executor)), options_(options) {}
 
-  // --- waves (scheduler.cpp) ---
   // Makes `count` waves (and frames, at the first wave) ahead: cold.
   void reserve_waves(std::size_t count);
   [[nodiscard]] wave_admission admit(const wave_request& request) const noexcept;
-  wave* prepare(wave_admission admission, encoder_ref encode);
-  void launch(wave& w) noexcept;
-  void cancel(wave& w, boost::asio::cancellation_type_t type) noexcept;
-  // One of the wave's two holders (its coroutine, its completion's delivery)
-  // let go; the last recycles the wave.
-  void unref(wave& w) noexcept;
+  // Takes a recycled wave (a new one at a new peak), installs its handler
+  // through `install` and starts it.
+  void submit(wave_admission admission, encoder_ref encode, const completion_installer& install);
+  // The wave's coroutine ended and its completion was delivered: recycled.
+  void recycle(wave& w) noexcept;
+
+  // What a wave reports as it goes (lock-free counters).
   void counted(boost::system::error_code ec) noexcept;
   void lane_taken() noexcept;
-  void lane_given_back() noexcept;
-  // A pool started (+1) or ended (-1) a watch on a lane's fence: shutdown
-  // waits for them.
-  static void watch_changed(void* self, int delta) noexcept;
-  // With state_mutex_ held: completes the shutdown waiters once no wave
-  // lives and no quarantined lane waits for its fence.
-  void complete_shutdown_locked() noexcept;
-  // With state_mutex_ held: posts every shutdown waiter's handler with `ec`.
-  void complete_shutdown_waiters_locked(boost::system::error_code ec) noexcept;
+  void lane_given_back() noexcept { in_flight_.fetch_sub(1, std::memory_order_relaxed); }
 
-  // Posts `f` to the executor with its memory from `slab`; counted, so that
-  // destruction waits for a device thread still inside the post.
+  // Posts `f` to the executor with its memory from `buffer`; counted, so
+  // that destruction waits for a device thread still inside the post.
   template <class Function>
-  void post(handler_slab& slab, Function&& f) noexcept {
-    posting_.fetch_add(1, std::memory_order_relaxed);
-    post_with(executor_, slab, std::forward<Function>(f));
-    posting_.fetch_sub(1, std::memory_order_release);
+  void post(wave_buffer& buffer, Function&& f) noexcept {
+    posting(1);
+    post_with(executor_, buffer, std::forward<Function>(f));
+    posting(-1);
   }
   // Counts a post made elsewhere (a completion to its handler's executor).
   void posting(int delta) noexcept { posting_.fetch_add(delta, std::memory_order_acq_rel); }
 
+  // A pool started (+1) or ended (-1) a watch on a lane's fence: shutdown
+  // waits for them.
+  static void watch_changed(void* self, int delta) noexcept;
   void shutdown(shutdown_waiter waiter);
   void close_and_wait() noexcept;
   [[nodiscard]] scheduler_stats stats() const noexcept;
-
-  // --- the wave coroutine's steps (run_wave.cpp) ---
-  [[nodiscard]] boost::system::error_code bind(wave& w) noexcept;
-  void run_chunk(wave& w, std::size_t chunk) noexcept;
-  // The wave's encoding failed at `node` (the first failure counts).
-  void fail_encoding(wave& w, boost::system::error_code ec, std::size_t node, std::string_view message) noexcept;
-  void encoder_threw(wave& w, std::size_t node, std::exception_ptr thrown) noexcept;
-  [[nodiscard]] boost::system::error_code submit(wave& w) noexcept;
-
-  // --- tracing (run_wave.cpp): nothing, not even a clock read, without a
-  // recorder ---
-  struct node_clock {
-    std::chrono::steady_clock::time_point at;
-    std::uint32_t thread = 0;
-  };
-  [[nodiscard]] node_clock node_started() const noexcept;
-  void trace_node(wave& w, std::size_t node, const node_clock& started) const noexcept;
-  // The wave's phases on its lane, once it is done (nothing when it never
-  // held a lane).
-  void trace_wave(wave& w) noexcept;
 
   std::shared_ptr<const compiled_program> program_;
   gpu::device& device_;
@@ -93,10 +66,16 @@ class scheduler_impl {
 
  private:
   [[nodiscard]] lane_pool* pick(const wave_request& request) const noexcept;
+  [[nodiscard]] wave* take_wave();
+  // With state_mutex_ held: completes the shutdown waiters once no wave
+  // lives and no quarantined lane waits for its fence.
+  void complete_shutdown_locked() noexcept;
+  // With state_mutex_ held: posts every shutdown waiter's handler with `ec`.
+  void complete_shutdown_waiters_locked(boost::system::error_code ec) noexcept;
 
   std::mutex waves_mutex_;
   std::vector<std::unique_ptr<wave>> waves_;
-  std::vector<wave*> free_waves_;
+  std::vector<wave*> free_waves_;  // capacity reserved for every wave: pushing never allocates
 
   std::atomic<std::uint64_t> next_id_{1};
   // Posts in progress: a thread that posted a wave's last step may still be
@@ -104,17 +83,29 @@ class scheduler_impl {
   std::atomic<int> posting_{0};
   std::atomic<bool> accepting_{true};
 
+  // Counters: relaxed, read together by stats().
+  std::atomic<std::uint64_t> started_{0};
+  std::atomic<std::uint64_t> completed_{0};
+  std::atomic<std::uint64_t> failed_{0};
+  std::atomic<std::uint64_t> cancelled_{0};
+  std::atomic<std::uint32_t> in_flight_{0};
+  std::atomic<std::uint32_t> max_in_flight_{0};
+
+  // Waves prepared and not yet recycled. Changed without a lock; only its
+  // transitions from and to zero take state_mutex_ (they set idle_), so a
+  // steady stream of waves takes no lock here.
+  std::atomic<std::uint64_t> live_{0};
   mutable std::mutex state_mutex_;
-  std::condition_variable idle_;
-  // Waves prepared and not yet recycled (coroutine ended, completion delivered).
-  std::uint64_t live_ = 0;
+  // No wave lives, and the last one has let go of this object: what
+  // shutdown and the destructor wait for.
+  bool idle_ = true;
+  std::condition_variable idle_changed_;
   // Quarantined lanes whose fence the pools still watch.
   std::uint64_t watching_ = 0;
   // The executor's outstanding work while any wave lives: a wave waiting for
   // a fence (completed from a device thread) keeps io_context::run going.
   std::optional<boost::asio::any_io_executor> work_;
   std::vector<shutdown_waiter> shutdown_waiters_;
-  scheduler_stats stats_;
 };
 
 }  // namespace ferrum::detail

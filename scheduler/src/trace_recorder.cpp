@@ -1,7 +1,10 @@
-// The trace recorder: a ring of spans reserved up front.
+// The trace recorder: a ring of spans reserved up front; what a wave records.
 #include "ferrum/scheduler/trace.hpp"
 
+#include "wave_trace.hpp"
+
 #include <algorithm>
+#include <array>
 #include <atomic>
 
 namespace ferrum {
@@ -56,3 +59,30 @@ std::uint32_t trace_recorder::this_thread_number() noexcept {
 }
 
 }  // namespace ferrum
+
+namespace ferrum::detail {
+
+void record_wave(trace_recorder& trace, const wave_report& report, std::span<const trace_span> nodes) noexcept {
+  std::array<trace_span, wave_phase_count> phases;
+  std::size_t reached = 0;
+  std::chrono::steady_clock::time_point begin = report.started;
+  for (; reached < wave_phase_count && report.ended[reached]; ++reached) {
+    trace_span& span = phases[reached];
+    span.phase = static_cast<wave_phase>(reached);
+    span.wave = report.wave;
+    span.bucket = report.bucket;
+    span.lane = report.lane;
+    span.begin = begin;
+    span.end = *report.ended[reached];
+    begin = span.end;
+  }
+  trace.record(std::span(phases).first(reached));
+  for (std::size_t first = 0; first < nodes.size();) {
+    std::size_t last = first;
+    while (last < nodes.size() && nodes[last].wave == report.wave) ++last;
+    if (last > first) trace.record(nodes.subspan(first, last - first));
+    first = last + (last == first ? 1 : 0);
+  }
+}
+
+}  // namespace ferrum::detail

@@ -24,9 +24,7 @@ namespace {
 using ferrum::errc;
 using json = nlohmann::json;
 
-// The example of INTERFACES.md ("Plan file") with real contract digests, and
-// with resource/second defined: the document's node/second uses it, but its
-// resource list leaves it out.
+// The example of docs/interfaces.md ("Plan file"), with real contract digests.
 constexpr std::string_view example_text = R"({
   "format": "ferrum.plan.v1",
   "nodes": [
@@ -120,7 +118,7 @@ bool printable_ascii(std::string_view text) {
   return true;
 }
 
-TEST_CASE("plan_json: the INTERFACES.md example loads with every field in place", "[binding][plan_json]") {
+TEST_CASE("plan_json: the interfaces.md example loads with every field in place", "[binding][plan_json]") {
   const ferrum::plan p = loads(example_text);
 
   REQUIRE(p.nodes.size() == 2);
@@ -175,7 +173,7 @@ TEST_CASE("plan_json: optional fields may be left out", "[binding][plan_json]") 
   CHECK_FALSE(loads(without("/nodes/0/binding")).nodes[0].binding);
 }
 
-TEST_CASE("plan_json: the INTERFACES.md example compiles", "[binding][plan_json]") {
+TEST_CASE("plan_json: the interfaces.md example compiles", "[binding][plan_json]") {
   const ferrum::compiled_program program = compiled(example_text);
   REQUIRE(program.buckets.size() == 1);
   CHECK(program.buckets[0].id.str() == "step@1x64x1");

@@ -1,6 +1,6 @@
 // End-to-end tests of `ferrum compile` (and the command's usage errors): each
 // runs the built binary and checks its exit status, stdout and stderr against
-// docs/INTERFACES.md, "The ferrum command".
+// docs/interfaces.md, "The ferrum command".
 
 #include "ferrum_process.hpp"
 
@@ -27,7 +27,7 @@ const std::vector<std::string> example_plans = {"two_nodes.json", "multi_bucket.
 
 nlohmann::json example_plan_json(std::string_view name) { return nlohmann::json::parse(read_file(example_plan(name))); }
 
-// Checks that `result` is a rejected plan reported as INTERFACES.md says:
+// Checks that `result` is a rejected plan reported as docs/interfaces.md says:
 // exit 2 and one stderr line `ferrum: error: <code>: ...[ (at <path>)]`.
 void check_rejected(const command_result& result, std::string_view code, std::string_view path) {
   INFO("stderr: " << result.err);

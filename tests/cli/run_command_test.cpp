@@ -1,6 +1,6 @@
 // End-to-end tests of `ferrum run`: each runs the built binary and checks its
 // exit status, its ferrum.run.v1 report and its errors against
-// docs/INTERFACES.md ("The ferrum command", "ferrum.run.v1"). Wave counts
+// docs/interfaces.md ("The ferrum command", "ferrum.run.v1"). Wave counts
 // stay small: the suite also runs under the sanitizers.
 #include "ferrum_process.hpp"
 

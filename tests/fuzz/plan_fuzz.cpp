@@ -2,7 +2,7 @@
 //
 // Any input must come back as a plan error or a compiled program; a crash, a
 // hang or a sanitizer report is a bug. A compiled program is also checked
-// against the layout invariants of DESIGN.md (exact cover, alignment, unique
+// against the layout invariants of docs/design.md (exact cover, alignment, unique
 // owners, a bind that accepts the pool's own evidence), so the fuzzer hunts
 // for wrong layouts, not only for crashes.
 //

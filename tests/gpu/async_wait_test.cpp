@@ -26,6 +26,7 @@
 #include <array>
 #include <chrono>
 #include <future>
+#include <memory>
 #include <optional>
 #include <thread>
 
@@ -159,5 +160,22 @@ TEST_CASE("async_wait: parallel_group waits for all or for one, cancelling the r
   context.run();
   REQUIRE(loser.has_value());
   CHECK(*loser == asio::error::operation_aborted);
+  CHECK(t.pending() == 0);
+}
+
+TEST_CASE("async_wait: a completion queued on an executor that is destroyed frees the wait and its handler",
+          "[gpu]") {
+  test::test_timeline t;
+  auto held_by_handler = std::make_shared<int>(0);
+  bool handled = false;
+  {
+    asio::io_context never_run;
+    ferrum::gpu::async_wait(never_run.get_executor(), t, 1,
+                            [&handled, held_by_handler](error_code) { handled = true; });
+    t.advance(1);  // the completion is queued on `never_run`
+    CHECK(held_by_handler.use_count() == 2);
+  }
+  CHECK_FALSE(handled);
+  CHECK(held_by_handler.use_count() == 1);  // the handler went with the operation
   CHECK(t.pending() == 0);
 }

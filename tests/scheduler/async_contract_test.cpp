@@ -412,3 +412,70 @@ TEST_CASE("async_submit refuses a request whose extent has a zero dimension with
   CHECK(o.ec == errc::invalid_wave_request);
   CHECK(f.device->queue().last_submitted() == 0);
 }
+
+TEMPLATE_TEST_CASE("async_shutdown: every completion token style completes once the waves are done", "[scheduler]",
+                   on_io_context, on_thread_pool) {
+  contract_fixture<TestType> f;
+  ferrum::scheduler& s = *f.scheduler;
+  auto wave = sched_test::submit(s, encode_nothing);
+  CHECK_FALSE(sched_test::get(wave).ec);
+
+  SECTION("use_future") {
+    std::future<void> shut = s.async_shutdown(asio::use_future);
+    REQUIRE(shut.wait_for(20s) == std::future_status::ready);
+    CHECK_NOTHROW(shut.get());
+  }
+  SECTION("use_awaitable, as_tuple and redirect_error, in a coroutine") {
+    auto body = [](ferrum::scheduler* sch) -> asio::awaitable<bool> {
+      co_await sch->async_shutdown(asio::use_awaitable);
+      auto [ec] = co_await sch->async_shutdown(asio::as_tuple(asio::use_awaitable));
+      error_code redirected = asio::error::eof;
+      co_await sch->async_shutdown(asio::redirect_error(asio::use_awaitable, redirected));
+      co_return !ec && !redirected;
+    };
+    auto clean = asio::co_spawn(s.get_executor(), body(&s), asio::use_future);
+    CHECK(ready(clean));
+  }
+  SECTION("deferred stops nothing until launched") {
+    auto op = s.async_shutdown(asio::deferred);
+    auto accepted = sched_test::submit(s, encode_nothing);
+    CHECK_FALSE(sched_test::get(accepted).ec);  // still accepting
+    std::future<void> shut = std::move(op)(asio::use_future);
+    REQUIRE(shut.wait_for(20s) == std::future_status::ready);
+    auto refused = sched_test::submit(s, encode_nothing);
+    CHECK(sched_test::get(refused).ec == errc::scheduler_shut_down);
+  }
+  SECTION("experimental::use_promise, on a strand") {
+    auto strand = asio::make_strand(f.context.executor());
+    auto on_strand = ferrum::scheduler::create(f.plan, f.program, *f.device, strand, {}).value();
+    using promise_type = decltype(on_strand->async_shutdown(asio::experimental::use_promise));
+    std::optional<promise_type> p;
+    std::promise<bool> on_executor;
+    asio::post(strand, [&] {
+      p.emplace(on_strand->async_shutdown(asio::experimental::use_promise));
+      (*p)([&](error_code ec) { on_executor.set_value(!ec && strand.running_in_this_thread()); });
+    });
+    auto done = on_executor.get_future();
+    CHECK(ready(done));
+    asio::post(strand, [&] { p.reset(); });
+    REQUIRE(eventually([&] { return !p.has_value(); }));
+    on_strand.reset();
+  }
+}
+
+TEST_CASE("a wave whose handler's executor is destroyed before the handler runs is recycled all the same",
+          "[scheduler]") {
+  contract_fixture<on_thread_pool> f;
+  bool handled = false;
+  {
+    asio::io_context never_run;
+    f.scheduler->async_submit(step, encode_nothing,
+                              asio::bind_executor(never_run, [&](error_code, ferrum::wave_report) { handled = true; }));
+    // Completed: its handler is queued on the io_context nobody runs.
+    REQUIRE(eventually([&] { return f.scheduler->stats().completed == 1; }));
+    CHECK(f.scheduler->stats().live == 1);
+  }  // the queued handler is destroyed with the io_context, never invoked
+  CHECK_FALSE(handled);
+  CHECK(f.scheduler->stats().live == 0);
+  CHECK(f.scheduler->pools()[0]->counts().free == 2);
+}

@@ -234,3 +234,24 @@ TEST_CASE("failure: scheduler::create refuses a program compiled from another pl
   CHECK(ferrum::scheduler::create(sched_test::make_plan(4, 2), program, *device, pool.get_executor()).has_value());
   pool.join();
 }
+
+TEST_CASE("failure: an encoder that submits its node's list itself fails the wave, whose lane waits for that "
+          "submission", "[scheduler]") {
+  fixture f(2, 1, hanging(300ms));
+  ferrum::gpu::device& device = *f.device;
+  auto encode = [&device](const ferrum::encode_context& c) {
+    if (c.node_index != 0) return;
+    c.commands.end().value();
+    ferrum::gpu::command_list* lists[] = {&c.commands};
+    (void)device.queue().submit_next(lists).value();  // behind the scheduler's back
+  };
+  auto done = sched_test::submit(*f.scheduler, encode);
+  const auto o = sched_test::get(done);
+  CHECK(o.ec == errc::command_list_state);  // the scheduler could not end the list
+  CHECK(o.report.failed_node == 0u);
+  // The lane is not free while that submission may still write it.
+  CHECK_FALSE(f.device->queue().timeline().reached(1));
+  CHECK(f.scheduler->pools()[0]->counts().quarantined == 1);
+  REQUIRE(eventually([&] { return f.scheduler->pools()[0]->counts().free == 1; }));
+  CHECK(f.device->queue().timeline().reached(1));
+}

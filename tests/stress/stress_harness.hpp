@@ -1,7 +1,7 @@
 // stress_harness.hpp — runs many concurrent waves against one scheduler on the
 // null device and records what every wave, encoder and GPU-side probe saw, so
 // that the stress scenarios (tests/stress/*_test.cpp) can check the hot-path
-// invariants of docs/DESIGN.md (8, 10, 12) after the fact.
+// invariants of docs/design.md (8, 10, 12) after the fact.
 //
 //   stress::scenario s;
 //   s.name = "healthy";

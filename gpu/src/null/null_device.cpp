@@ -1,7 +1,7 @@
 // The null device: a worker thread plays the GPU (ferrum/gpu/null_device.hpp).
 #include "ferrum/gpu/null_device.hpp"
 
-#include "ferrum/detail/seeded.hpp"
+#include "ferrum/seeded.hpp"
 
 #include <algorithm>
 #include <array>
@@ -17,8 +17,8 @@
 namespace ferrum::gpu {
 namespace {
 
-using ferrum::detail::splitmix64;
-using ferrum::detail::unit_interval;
+using ferrum::splitmix64;
+using ferrum::unit_interval;
 
 class null_arena final : public arena {
  public:

@@ -32,10 +32,9 @@
 // the timeline must outlive the wait, as the device that owns it does.
 #pragma once
 
-#include "ferrum/detail/pending_handler.hpp"
+#include "ferrum/async/operation.hpp"
 #include "ferrum/gpu/timeline.hpp"
 
-#include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/cancellation_type.hpp>
 #include <boost/asio/error.hpp>
@@ -43,7 +42,6 @@
 #include <boost/asio/is_executor.hpp>
 #include <boost/asio/system_executor.hpp>
 
-#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
@@ -51,54 +49,50 @@
 namespace ferrum::gpu {
 namespace detail {
 
+// A timeline wait with an Asio handler.
 template <class Handler, class IoExecutor>
-class wait_op_impl final : public wait_op {
+class wait_op final : public timeline_wait {
  public:
-  wait_op_impl(Handler&& handler, const IoExecutor& io_executor, timeline& target, std::uint64_t wait_value)
-      : wait_op(wait_value, &complete), pending_(std::move(handler), io_executor), timeline_(&target) {}
+  wait_op(Handler&& handler, const IoExecutor& io_executor, timeline& target, std::uint64_t wait_value)
+      : timeline_wait(wait_value, &completed), op_(std::move(handler), io_executor), timeline_(&target) {}
 
   static void start(Handler handler, const IoExecutor& io_executor, timeline& target, std::uint64_t wait_value) {
-    auto* op =
-        ferrum::detail::allocate_op<wait_op_impl>(handler, std::move(handler), io_executor, target, wait_value);
-    auto slot = boost::asio::get_associated_cancellation_slot(op->pending_.handler());
-    if (slot.is_connected()) slot.template emplace<cancel_handler>(op);
-    target.start_wait(op);
+    auto* self = async::make<wait_op>(handler, std::move(handler), io_executor, target, wait_value);
+    self->op_.template on_cancel<canceller>(self);
+    target.start_wait(self);
   }
 
- private:
-  struct cancel_handler {
-    wait_op_impl* op;
-    void operator()(boost::asio::cancellation_type_t type) const noexcept {
-      using boost::asio::cancellation_type;
-      if ((type & (cancellation_type::terminal | cancellation_type::partial | cancellation_type::total)) ==
-          cancellation_type::none)
-        return;
-      // The timeline's lock decides between this cancellation and the device
-      // completing the wait: only the one that unlinks the op completes it.
-      if (op->timeline_->cancel_wait(op)) complete(op, boost::asio::error::operation_aborted);
-    }
-  };
-
-  // Called by the timeline (from a device thread or the initiating thread):
-  // hands the upcall to the waiter's executor.
-  static void complete(wait_op* base, boost::system::error_code ec) noexcept {
-    auto* op = static_cast<wait_op_impl*>(base);
-    op->result_ = ec;
-    op->pending_.post(op->post_buffer_, [op] { op->finish(); });
-  }
-
-  // Runs on the waiter's executor: frees the op, then calls the handler.
-  void finish() noexcept {
-    auto upcall = pending_.take();
-    const boost::system::error_code ec = result_;
-    ferrum::detail::free_op(this, upcall.handler);
+  static void finish(wait_op* self) {
+    auto upcall = self->op_.take();
+    const boost::system::error_code ec = self->result_;
+    async::destroy(self, upcall.handler);
     std::move(upcall.handler)(ec);
   }
 
-  ferrum::detail::pending_handler<Handler, IoExecutor> pending_;
+  static void abandon(wait_op* self) noexcept { async::destroy(self, self->op_.handler()); }
+
+ private:
+  struct canceller {
+    wait_op* self;
+    void operator()(boost::asio::cancellation_type_t type) const noexcept {
+      // The timeline's lock decides between this cancellation and the device
+      // completing the wait: only the one that unlinks it completes it.
+      if (async::requested(type) && self->timeline_->cancel_wait(self))
+        completed(self, boost::asio::error::operation_aborted);
+    }
+  };
+
+  // From a device thread, the initiating thread or a canceller: hands the
+  // upcall to the waiter's executor.
+  static void completed(timeline_wait* base, boost::system::error_code ec) noexcept {
+    auto* self = static_cast<wait_op*>(base);
+    self->result_ = ec;
+    self->op_.post(async::upcall_fn<wait_op>(self));
+  }
+
+  async::operation<Handler, IoExecutor> op_;
   timeline* timeline_;
   boost::system::error_code result_;
-  ferrum::detail::post_buffer post_buffer_;
 };
 
 // The initiation: carries the I/O executor, as Asio's initiations do.
@@ -112,7 +106,7 @@ class initiate_wait {
 
   template <class Handler>
   void operator()(Handler&& handler, timeline* target, std::uint64_t wait_value) const {
-    wait_op_impl<std::decay_t<Handler>, IoExecutor>::start(std::forward<Handler>(handler), executor_, *target,
+    wait_op<std::decay_t<Handler>, IoExecutor>::start(std::forward<Handler>(handler), executor_, *target,
                                                            wait_value);
   }
 

@@ -14,8 +14,6 @@
 // Thread safety: every member may be called from any thread.
 #pragma once
 
-#include "ferrum/gpu/detail/wait_op.hpp"
-
 #include <boost/system/error_code.hpp>
 
 #include <atomic>
@@ -25,6 +23,24 @@
 #include <optional>
 
 namespace ferrum::gpu {
+
+// One pending wait on a timeline: an intrusive record that its owner keeps
+// alive until `complete` has been called. The timeline links it into its
+// list (ordered by value) and calls `complete` exactly once, from any thread,
+// after unlinking it — or never, when the owner took it back with
+// cancel_wait(). `complete` must hand the waiter's code to an executor and
+// never run it inline: it may be called under the device's own progress.
+// gpu::async_wait is built on it; so are the scheduler's fence waits.
+struct timeline_wait {
+  using complete_fn = void (*)(timeline_wait* wait, boost::system::error_code ec) noexcept;
+
+  timeline_wait(std::uint64_t wait_value, complete_fn on_complete) noexcept
+      : value(wait_value), complete(on_complete) {}
+
+  std::uint64_t value;
+  complete_fn complete;
+  timeline_wait* next = nullptr;
+};
 
 class timeline {
  public:
@@ -48,16 +64,16 @@ class timeline {
   // How many waits are pending.
   [[nodiscard]] std::size_t pending() const noexcept;
 
-  // --- for async_wait -------------------------------------------------------
+  // --- waits (async_wait, the scheduler's fences) -----------------------------
 
-  // Registers `op`. Completes it at once (through op->complete, which never
-  // runs the waiter inline) when its value is reached or the timeline failed.
-  void start_wait(detail::wait_op* op) noexcept;
+  // Registers `wait`. Completes it at once (through wait->complete) when its
+  // value is reached or the timeline failed.
+  void start_wait(timeline_wait* wait) noexcept;
 
-  // Removes `op` if it is still pending and returns whether it was; the caller
-  // then completes it (with operation_aborted). Returns false when the op has
-  // already been completed or is being completed.
-  [[nodiscard]] bool cancel_wait(detail::wait_op* op) noexcept;
+  // Removes `wait` if it is still pending and returns whether it was: its
+  // owner then completes it itself (with operation_aborted, or a timeout).
+  // False when it has been completed or is being completed.
+  [[nodiscard]] bool cancel_wait(timeline_wait* wait) noexcept;
 
  protected:
   // A timeline is always a device's: a device makes its own subclass.
@@ -78,12 +94,12 @@ class timeline {
   virtual void on_new_lowest(std::uint64_t value) noexcept { (void)value; }
 
  private:
-  static void complete_all(detail::wait_op* list, boost::system::error_code ec) noexcept;
+  static void complete_all(timeline_wait* list, boost::system::error_code ec) noexcept;
 
   mutable std::mutex mutex_;
   std::atomic<std::uint64_t> completed_{0};
   boost::system::error_code failure_;
-  detail::wait_op* head_ = nullptr;  // ordered by value, ascending
+  timeline_wait* head_ = nullptr;  // ordered by value, ascending
   std::size_t pending_ = 0;
 };
 

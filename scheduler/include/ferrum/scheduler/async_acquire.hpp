@@ -24,11 +24,10 @@
 // asio::deferred queues later, on the same pool).
 #pragma once
 
-#include "ferrum/detail/pending_handler.hpp"
+#include "ferrum/async/operation.hpp"
 #include "ferrum/scheduler/lane_lease.hpp"
 #include "ferrum/scheduler/lane_pool.hpp"
 
-#include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/cancellation_type.hpp>
 #include <boost/asio/error.hpp>
@@ -40,59 +39,60 @@
 namespace ferrum {
 namespace detail {
 
+// A lane pool waiter with an Asio handler.
 template <class Handler>
 class acquire_op final : public lane_pool::waiter {
  public:
   acquire_op(Handler&& handler, lane_pool& pool)
-      : lane_pool::waiter(&granted), pending_(std::move(handler), pool.get_executor()), pool_(&pool) {}
+      : lane_pool::waiter(&granted), op_(std::move(handler), pool.get_executor()), pool_(&pool) {}
 
   static void start(Handler handler, lane_pool& pool) {
-    auto* op = allocate_op<acquire_op>(handler, std::move(handler), pool);
-    // The canceller goes in before the op is queued: once queued, another
-    // thread may grant it and free it at any moment.
-    auto slot = boost::asio::get_associated_cancellation_slot(op->pending_.handler());
-    if (slot.is_connected()) slot.template emplace<canceller>(op);
+    auto* self = async::make<acquire_op>(handler, std::move(handler), pool);
+    // Before the waiter is queued: from then on another thread may grant it
+    // and free it at any moment.
+    self->op_.template on_cancel<canceller>(self);
     boost::system::error_code ec;
-    if (lane* l = pool.acquire(*op, ec, &op->cancelled_); l != nullptr || ec) granted(op, ec, l);
+    if (lane* l = pool.acquire(*self, ec, &self->cancelled_); l != nullptr || ec) granted(self, ec, l);
   }
 
- private:
-  struct canceller {
-    acquire_op* op;
-    void operator()(boost::asio::cancellation_type_t type) const noexcept {
-      using boost::asio::cancellation_type;
-      if ((type & (cancellation_type::terminal | cancellation_type::partial | cancellation_type::total)) ==
-          cancellation_type::none)
-        return;
-      // Either acquire() sees the flag under the pool's lock, or the waiter
-      // is queued and cancel() removes it; a granted op is left alone.
-      op->cancelled_.store(true);
-      if (op->pool_->cancel(*op)) granted(op, boost::asio::error::operation_aborted, nullptr);
-    }
-  };
-
-  // Hands the upcall to the handler's executor.
-  static void granted(lane_pool::waiter* w, boost::system::error_code ec, lane* l) noexcept {
-    auto* op = static_cast<acquire_op*>(w);
-    op->result_ = ec;
-    op->lane_ = l;
-    op->pending_.post(op->post_buffer_, [op] { op->finish(); });
-  }
-
-  void finish() noexcept {
-    auto upcall = pending_.take();
-    const boost::system::error_code ec = result_;
-    lane_lease lease = lane_ != nullptr ? lane_lease(*pool_, *lane_) : lane_lease();
-    free_op(this, upcall.handler);
+  static void finish(acquire_op* self) {
+    auto upcall = self->op_.take();
+    const boost::system::error_code ec = self->result_;
+    lane_lease lease = std::move(self->lease_);
+    async::destroy(self, upcall.handler);
     std::move(upcall.handler)(ec, std::move(lease));
   }
 
-  pending_handler<Handler, lane_pool::executor_type> pending_;
+  // The executor went with the completion queued: the lease gives the lane
+  // back as the op goes.
+  static void abandon(acquire_op* self) noexcept { async::destroy(self, self->op_.handler()); }
+
+ private:
+  struct canceller {
+    acquire_op* self;
+    void operator()(boost::asio::cancellation_type_t type) const noexcept {
+      if (!async::requested(type)) return;
+      // Either acquire() sees the flag under the pool's lock, or the waiter
+      // is queued and cancel() removes it; a granted op is left alone.
+      self->cancelled_.store(true);
+      if (self->pool_->cancel(*self)) granted(self, boost::asio::error::operation_aborted, nullptr);
+    }
+  };
+
+  // The pool's grant (any thread): the lane is leased at once, so that it
+  // goes back to the pool whatever becomes of the completion.
+  static void granted(lane_pool::waiter* w, boost::system::error_code ec, lane* l) noexcept {
+    auto* self = static_cast<acquire_op*>(w);
+    self->result_ = ec;
+    if (l != nullptr) self->lease_ = lane_lease(*self->pool_, *l);
+    self->op_.post(async::upcall_fn<acquire_op>(self));
+  }
+
+  async::operation<Handler, lane_pool::executor_type> op_;
   lane_pool* pool_;
   std::atomic<bool> cancelled_{false};
   boost::system::error_code result_;
-  lane* lane_ = nullptr;
-  post_buffer post_buffer_;
+  lane_lease lease_;
 };
 
 // The initiation: carries the pool's executor, as Asio's initiations do.

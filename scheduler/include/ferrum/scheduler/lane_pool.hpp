@@ -23,7 +23,6 @@
 #include "ferrum/binding/compiled_program.hpp"
 #include "ferrum/binding/execution_binding.hpp"
 #include "ferrum/error.hpp"
-#include "ferrum/gpu/detail/wait_op.hpp"
 #include "ferrum/gpu/device.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
@@ -42,6 +41,9 @@
 namespace ferrum {
 
 class lane_pool;
+namespace detail {
+class wave;
+}
 
 // One lane of a bucket: its arena, its binding evidence, its command lists.
 struct lane {
@@ -66,7 +68,7 @@ struct lane {
   // While the lane is quarantined: the pool's watch on its fence, a wait
   // linked into the device's timeline (no Asio handler: the pool cancels it
   // directly when it goes).
-  struct fence_watch : gpu::detail::wait_op {
+  struct fence_watch : gpu::timeline_wait {
     fence_watch(lane_pool& owner, lane& watched) noexcept;
     lane_pool* pool;
     lane* target;
@@ -165,6 +167,7 @@ class lane_pool {
 
  private:
   friend struct lane::fence_watch;
+  friend class detail::wave;
   enum class lane_state : std::uint8_t { free, in_flight, quarantined };
 
   lane_pool(const compiled_bucket& bucket, gpu::device& device, executor_type executor)
@@ -182,7 +185,10 @@ class lane_pool {
   [[nodiscard]] waiter* detach_if_hopeless_locked(boost::system::error_code& ec) noexcept;
   static void fail_all(waiter* list, boost::system::error_code ec) noexcept;
   // The watch's completion: the fence was reached (or the device failed).
-  static void watched(gpu::detail::wait_op* op, boost::system::error_code ec) noexcept;
+  static void watched(gpu::timeline_wait* wait, boost::system::error_code ec) noexcept;
+  // For a wave whose submission of every list of `l` has reached its value
+  // (lane::fence): gives `l` back without reading each list's own value.
+  void release_reached(lane& l) noexcept;
 
   const compiled_bucket* bucket_;
   gpu::device* device_;

@@ -35,7 +35,6 @@
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/cancellation_type.hpp>
@@ -141,10 +140,11 @@ struct wave_admission {
   errc refused = errc::ok;
 };
 
-// Installed in a wave's cancellation slot: forwards a cancellation request.
-struct wave_canceller {
-  wave* target;
-  void operator()(boost::asio::cancellation_type_t type) const noexcept;
+// How async_submit's initiation hands its handler to the wave that will
+// complete it: `install` moves `*handler` into `completion`.
+struct completion_installer {
+  void* handler;
+  void (*install)(void* handler, wave_completion& completion, const boost::asio::any_io_executor& io_executor);
 };
 }  // namespace detail
 
@@ -260,11 +260,14 @@ class scheduler {
     using initiation_base::initiation_base;
     template <class Handler>
     void operator()(Handler&& handler, detail::wave_admission admission, detail::encoder_ref encode) const {
-      auto slot = boost::asio::get_associated_cancellation_slot(handler);
-      detail::wave* w = self_->prepare(admission, encode);
-      completion_of(w).emplace(std::forward<Handler>(handler), self_->get_executor());
-      if (slot.is_connected()) slot.template emplace<detail::wave_canceller>(w);
-      self_->launch(w);
+      using handler_type = std::decay_t<Handler>;
+      // Some tokens (use_promise) pass the handler as an lvalue: taken over here.
+      handler_type owned(std::forward<Handler>(handler));
+      self_->submit(admission, encode,
+                    {&owned, [](void* h, detail::wave_completion& completion,
+                                const boost::asio::any_io_executor& io_executor) {
+                       completion.emplace(std::move(*static_cast<handler_type*>(h)), io_executor);
+                     }});
     }
   };
 
@@ -286,11 +289,9 @@ class scheduler {
 
   // Resolves the request's bucket (see async_submit).
   [[nodiscard]] detail::wave_admission admit(const wave_request& request) const noexcept;
-  // Makes the next wave (its frame recycled), not started yet.
-  detail::wave* prepare(detail::wave_admission admission, detail::encoder_ref encode);
-  static detail::wave_completion& completion_of(detail::wave* w) noexcept;
-  // Starts a prepared wave on the scheduler's executor.
-  void launch(detail::wave* w) noexcept;
+  // Runs a wave (a recycled one) whose handler `install` provides.
+  void submit(detail::wave_admission admission, detail::encoder_ref encode,
+              const detail::completion_installer& install);
   void shutdown(detail::shutdown_waiter waiter);
 
   std::unique_ptr<detail::scheduler_impl> impl_;

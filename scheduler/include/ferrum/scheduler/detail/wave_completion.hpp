@@ -1,23 +1,33 @@
 // ferrum/scheduler/detail/wave_completion.hpp — the type-erased completion
-// handler of one wave, stored inside the wave (internal).
+// handler of one wave, stored inside the recycled wave (internal to the
+// scheduler library: async_submit's initiation fills it in).
 #pragma once
 
-#include "ferrum/detail/pending_handler.hpp"
+#include "ferrum/async/operation.hpp"
 #include "ferrum/scheduler/wave.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/cancellation_type.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <cstddef>
-#include <memory>
 #include <new>
 #include <type_traits>
 #include <utility>
 
 namespace ferrum::detail {
 
+class wave;
+
+// Installed in a wave's handler's cancellation slot: forwards a request to
+// the wave (scheduler/src/wave.cpp says which types each step honours).
+struct wave_canceller {
+  wave* target;
+  void operator()(boost::asio::cancellation_type_t type) const noexcept;
+};
+
 // What a wave hands to its completion: the outcome, and a call that tells
-// the wave its completion has been delivered (it then may free itself).
+// the wave its completion has been delivered (it then may be recycled).
 struct wave_outcome {
   boost::system::error_code ec;
   wave_report report;
@@ -29,30 +39,30 @@ struct wave_outcome {
 // Asio token's handler does), on the heap otherwise.
 class wave_completion {
  public:
-  wave_completion() = default;
+  explicit wave_completion(wave* owner) noexcept : owner_(owner) {}
   wave_completion(const wave_completion&) = delete;
   wave_completion& operator=(const wave_completion&) = delete;
   ~wave_completion() { reset(); }
 
-  // Takes the handler, and the outstanding work of its associated executor
-  // (`io_executor`, the scheduler's, when it has none).
+  // Takes the handler, the outstanding work of its associated executor
+  // (`io_executor`, the scheduler's, when it has none), and its cancellation
+  // slot, which then forwards requests to the wave.
   template <class Handler>
   void emplace(Handler&& handler, const boost::asio::any_io_executor& io_executor) {
     using impl_type = impl<std::decay_t<Handler>>;
-    // Some tokens (use_promise) pass the handler as an lvalue: taken over here.
     std::decay_t<Handler> owned(std::forward<Handler>(handler));
     if constexpr (sizeof(impl_type) <= sizeof(storage_) && alignof(impl_type) <= alignof(std::max_align_t)) {
       base_ = ::new (static_cast<void*>(storage_)) impl_type(std::move(owned), io_executor);
     } else {
       base_ = new impl_type(std::move(owned), io_executor);
     }
+    base_->on_cancel(owner_);
   }
 
-  [[nodiscard]] bool empty() const noexcept { return base_ == nullptr; }
-
   // Posts the handler with `outcome` (moved out) to the handler's executor;
-  // outcome->delivered runs there, just after the handler. Once.
-  void post(wave_outcome& outcome) noexcept { base_->post(outcome, buffer_); }
+  // outcome.delivered runs there just after the handler — or, when the
+  // executor is destroyed with the post queued, as the post goes. Once.
+  void post(wave_outcome& outcome) noexcept { base_->post(outcome); }
 
   // Destroys the (delivered) handler, for the next wave.
   void reset() noexcept {
@@ -68,37 +78,44 @@ class wave_completion {
  private:
   struct base {
     virtual ~base() = default;
-    virtual void post(wave_outcome& outcome, post_buffer& buffer) noexcept = 0;
+    virtual void on_cancel(wave* owner) = 0;
+    virtual void post(wave_outcome& outcome) noexcept = 0;
   };
 
   template <class Handler>
   struct impl final : base {
-    impl(Handler&& h, const boost::asio::any_io_executor& io_executor) : pending(std::move(h), io_executor) {}
+    impl(Handler&& h, const boost::asio::any_io_executor& io_executor) : op(std::move(h), io_executor) {}
 
-    void post(wave_outcome& outcome, post_buffer& buffer) noexcept override {
-      pending.post(buffer, [this, o = &outcome] {
-        auto upcall = pending.take();
-        boost::system::error_code ec = o->ec;
-        wave_report report = std::move(o->report);
-        // Only after the handler returned — or threw, the exception going on
-        // out of the executor's run() as from any Asio handler: a completed
-        // async_shutdown (or a returned ~scheduler) means every wave's
-        // handler has run. The wave, this object with it, may be freed from
-        // here on.
-        struct deliver_on_exit {
-          wave_outcome* outcome;
-          ~deliver_on_exit() { outcome->delivered(outcome); }
-        } deliver{o};
-        std::move(upcall.handler)(ec, std::move(report));
-      });
+    void on_cancel(wave* owner) override { op.template on_cancel<wave_canceller>(owner); }
+    void post(wave_outcome& o) noexcept override {
+      outcome = &o;
+      op.post(async::upcall_fn<impl>(this));
     }
 
-    pending_handler<Handler, boost::asio::any_io_executor> pending;
+    static void finish(impl* self) {
+      auto upcall = self->op.take();
+      wave_outcome* o = self->outcome;
+      // Delivered once the handler returned — or threw, the exception going
+      // on out of the executor's run() as from any Asio handler: a completed
+      // async_shutdown (or a returned ~scheduler) means every wave's handler
+      // has run. The wave, this object with it, may be recycled from then on.
+      struct deliver_on_exit {
+        wave_outcome* outcome;
+        ~deliver_on_exit() { outcome->delivered(outcome); }
+      } deliver{o};
+      std::move(upcall.handler)(o->ec, std::move(o->report));
+    }
+    static void abandon(impl* self) noexcept { self->outcome->delivered(self->outcome); }
+
+    async::operation<Handler, boost::asio::any_io_executor> op;
+    wave_outcome* outcome = nullptr;
   };
 
-  alignas(std::max_align_t) unsigned char storage_[160];
+  // Room for the handler of every Asio token, its executor and its post
+  // buffer (two slots of async::post_slot_bytes).
+  alignas(std::max_align_t) unsigned char storage_[768];
   base* base_ = nullptr;
-  post_buffer buffer_;
+  wave* owner_;
 };
 
 }  // namespace ferrum::detail

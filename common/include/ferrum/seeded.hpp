@@ -1,4 +1,4 @@
-// ferrum/detail/seeded.hpp — deterministic randomness from a seed (internal):
+// ferrum/seeded.hpp — deterministic randomness from a seed:
 // the null device's faults and `ferrum run`'s injected faults are decided by
 // hashing (seed, number), never by a stateful generator, so the same seed
 // gives the same decisions whatever the timing.
@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-namespace ferrum::detail {
+namespace ferrum {
 
 // SplitMix64's finalizer: a well-mixed 64-bit hash of `x`.
 [[nodiscard]] constexpr std::uint64_t splitmix64(std::uint64_t x) noexcept {
@@ -21,4 +21,4 @@ namespace ferrum::detail {
   return static_cast<double>(bits >> 11) * 0x1.0p-53;
 }
 
-}  // namespace ferrum::detail
+}  // namespace ferrum

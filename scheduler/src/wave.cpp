@@ -1,0 +1,513 @@
+// wave.cpp — one submission wave: await a lane, bind, encode (fan out, fan
+// in), submit, await the terminal fence, give the lane back, complete
+// (docs/design.md, "The hot path").
+#include "wave.hpp"
+
+#include "scheduler_impl.hpp"
+
+#include <boost/asio/bind_allocator.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/error.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <string>
+
+namespace ferrum::detail {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using clock_type = std::chrono::steady_clock;
+
+// --- the coroutine type ---------------------------------------------------------
+
+// Started by launch(), never awaited; its frame comes from the scheduler's
+// frame pool and frees itself at the end.
+struct wave::task {
+  struct promise_type {
+    // The pool is written in front of the frame, so that operator delete
+    // finds it.
+    static constexpr std::size_t prefix = alignof(std::max_align_t);
+
+    static void* operator new(std::size_t bytes, scheduler_impl& s, wave&) {
+      auto* block = static_cast<unsigned char*>(s.frames_.allocate(bytes + prefix));
+      frame_pool* pool = &s.frames_;
+      std::memcpy(block, &pool, sizeof pool);
+      return block + prefix;
+    }
+    static void operator delete(void* frame, std::size_t bytes) noexcept {
+      unsigned char* block = static_cast<unsigned char*>(frame) - prefix;
+      frame_pool* pool = nullptr;
+      std::memcpy(&pool, block, sizeof pool);
+      pool->deallocate(block, bytes + prefix);
+    }
+
+    promise_type(scheduler_impl&, wave& w) noexcept : target(&w) {}
+
+    task get_return_object() noexcept { return {std::coroutine_handle<promise_type>::from_promise(*this)}; }
+    std::suspend_always initial_suspend() noexcept { return {}; }
+    auto final_suspend() noexcept {
+      struct finisher {
+        bool await_ready() noexcept { return false; }
+        void await_suspend(std::coroutine_handle<promise_type> h) noexcept {
+          wave& w = *h.promise().target;
+          h.destroy();
+          if (w.unref()) w.owner_.recycle(w);
+        }
+        void await_resume() noexcept {}
+      };
+      return finisher{};
+    }
+    void return_void() noexcept {}
+    // The steps catch what encoders throw; anything else is a broken
+    // invariant.
+    void unhandled_exception() noexcept { std::terminate(); }
+
+    wave* target;
+  };
+
+  std::coroutine_handle<promise_type> handle;
+};
+
+// --- what the coroutine awaits ------------------------------------------------------
+
+// A lane of the wave's pool: at once when one is free, else queued (first
+// come, first served) until a release hands one over.
+struct wave::awaiting_lane {
+  wave& w;
+
+  bool await_ready() const noexcept { return false; }
+  bool await_suspend(std::coroutine_handle<> h) noexcept {
+    w.continuation_ = h;
+    w.step_.store(wave_step::acquiring);
+    error_code ec;
+    if (lane* l = w.pool_->acquire(w.waiter_, ec, &w.cancel_queued_); l != nullptr || ec) {
+      w.held_ = l;
+      w.grant_ec_ = ec;
+      return false;
+    }
+    // Queued: from here another thread may grant the lane and run the wave
+    // to its end, so nothing of the frame is touched any more. A
+    // cancellation either was seen by acquire() under the pool's lock or
+    // finds the waiter queued.
+    return true;
+  }
+  error_code await_resume() const noexcept { return w.grant_ec_; }
+};
+
+// The nodes, in contiguous chunks: all but the last posted to the executor,
+// the last encoded here; the last chunk to finish resumes the wave.
+struct wave::encoding_nodes {
+  wave& w;
+
+  bool await_ready() const noexcept { return false; }
+  bool await_suspend(std::coroutine_handle<> h) noexcept {
+    scheduler_impl& s = w.owner_;
+    w.continuation_ = h;
+    w.step_.store(wave_step::encoding);
+    const std::size_t nodes = s.program_->node_count;
+    w.chunk_count_ = std::max<std::size_t>(1, std::min(s.options_.encoder_tasks, nodes));
+    w.chunks_left_.store(w.chunk_count_);
+    for (std::size_t c = 0; c + 1 < w.chunk_count_; ++c) {
+      wave* target = &w;
+      s.post(w.buffer_, [target, c] {
+        target->encode_chunk(c);
+        if (target->chunks_left_.fetch_sub(1, std::memory_order_acq_rel) == 1) target->continuation_.resume();
+      });
+    }
+    w.encode_chunk(w.chunk_count_ - 1);
+    return w.chunks_left_.fetch_sub(1, std::memory_order_acq_rel) != 1;
+  }
+  error_code await_resume() const noexcept {
+    if (w.encode_failed_.load()) return w.encode_ec_;
+    if (w.cancel_started_.load()) return asio::error::operation_aborted;
+    return {};
+  }
+};
+
+// The lane's fence, racing the fence timeout. The wait is the wave's own
+// timeline_wait, so that the timeout can take it off the timeline
+// (timeline::cancel_wait) without racing its completion: whichever of the
+// two the timeline's lock lets through decides. The wave resumes once both
+// the wait and the timer are done with it.
+struct wave::awaiting_fence {
+  wave& w;
+
+  bool await_ready() const noexcept {
+    if (!w.owner_.device_.queue().timeline().reached(w.fence_value_)) return false;
+    w.fence_first_.store(1);
+    w.fence_ec_ = {};
+    return true;
+  }
+  void await_suspend(std::coroutine_handle<> h) noexcept {
+    w.continuation_ = h;
+    w.fence_first_.store(0);
+    w.fence_ec_ = {};
+    w.fence_pending_.store(2);
+    wave* target = &w;
+    // Armed before the wait starts: the wait may complete (and cancel the
+    // timer) before start_wait returns.
+    w.timer_.expires_after(w.owner_.options_.fence_timeout);
+    w.timer_.async_wait(asio::bind_allocator(async::slot_allocator<void, wave_slot_bytes>(&w.buffer_), [target](error_code ec) {
+      int settled = 1;
+      if (!ec && target->owner_.device_.queue().timeline().cancel_wait(&target->fence_)) {
+        // Taken off the timeline: the wait will never complete, the timeout
+        // decides, and this handler settles for both.
+        target->fence_first_.store(2);
+        settled = 2;
+      }
+      if (target->fence_pending_.fetch_sub(settled, std::memory_order_acq_rel) == settled)
+        target->continuation_.resume();
+    }));
+    w.fence_.value = w.fence_value_;
+    w.owner_.device_.queue().timeline().start_wait(&w.fence_);
+  }
+  // Success once reached, the device's failure, or fence_timeout.
+  error_code await_resume() const noexcept {
+    if (w.fence_first_.load() == 2) return make_error_code(errc::fence_timeout);
+    return w.fence_ec_;
+  }
+};
+
+// --- the coroutine ------------------------------------------------------------------
+
+wave::task wave::run(scheduler_impl& s, wave& w) {
+  error_code ec = w.early_error_;
+  if (!ec && s.device_.lost()) ec = make_error_code(errc::device_lost);
+  if (!ec) {
+    ec = co_await awaiting_lane{w};
+    // Lanes quarantined by a device loss: say why.
+    if (ec == errc::all_lanes_quarantined && s.device_.lost()) ec = make_error_code(errc::device_lost);
+  }
+  if (ec) {
+    w.conclude(ec);
+    co_return;
+  }
+  s.lane_taken();
+  w.stamp(wave_phase::acquire);
+  ec = w.bind();
+  if (!ec) {
+    w.stamp(wave_phase::bind);
+    // Replaying needs a complete, submitted recording; recording afresh
+    // leaves none until this wave submits.
+    w.replay_ = s.options_.replay && w.held_->recorded;
+    w.held_->recorded = w.replay_;
+    ec = co_await encoding_nodes{w};
+  }
+  if (!ec) {
+    w.stamp(wave_phase::encode);
+    ec = w.submit();
+  }
+  if (ec) {
+    // Nothing of this wave reached the GPU: the lane goes back at once.
+    w.binding_.reset();
+    w.give_back(lane_return::unsubmitted);
+    w.conclude(ec);
+    co_return;
+  }
+  w.stamp(wave_phase::submit);
+  w.step_.store(wave_step::submitted);
+  // A cancellation after submit completes the wave now; the lane stays until
+  // the fence.
+  if (w.cancel_started_.load()) w.finish(asio::error::operation_aborted);
+
+  const error_code fence = co_await awaiting_fence{w};
+  w.binding_.reset();
+  if (fence) {
+    // fence_timeout, device_lost or device_shut_down: the GPU may still
+    // write the lane. It stays in quarantine until its fence is reached
+    // (never, after a device failure).
+    w.give_back(lane_return::quarantined);
+    w.conclude(fence);
+    co_return;
+  }
+  w.stamp(wave_phase::fence);
+  // Stamped before the lane goes back: the next wave's spans on this lane
+  // begin after this wave's end.
+  w.stamp(wave_phase::release);
+  w.give_back(lane_return::fence_reached);
+  w.conclude({});
+}
+
+// --- the steps ----------------------------------------------------------------------
+
+error_code wave::bind() noexcept {
+  lane& l = *held_;
+  auto bound = execution_binding::bind(owner_.program_->hash, owner_.program_->node_count, pool_->bucket().binding,
+                                       l.slot, l.evidence);
+  if (!bound) {
+    message_ = bound.error().what();
+    return bound.error().code;
+  }
+  binding_.emplace(std::move(*bound));
+  return {};
+}
+
+void wave::encode_chunk(std::size_t chunk) noexcept {
+  const std::size_t nodes = owner_.program_->node_count;
+  const std::size_t first = chunk * nodes / chunk_count_;
+  const std::size_t last = (chunk + 1) * nodes / chunk_count_;
+  lane& l = *held_;
+  const bucket_id& bucket = pool_->bucket().id;
+  const trace_recorder* trace = owner_.options_.trace;
+  for (std::size_t node = first; node < last; ++node) {
+    // A failure or cancellation elsewhere in the wave stops the rest.
+    if (encode_failed_.load(std::memory_order_relaxed) || cancel_started_.load(std::memory_order_relaxed)) return;
+    gpu::command_list& list = *l.lists[node];
+    if (!replay_) {
+      if (auto r = list.begin(); !r) return fail_encoding(r.error().code, node, r.error().what());
+    }
+    std::optional<node_binding>& binding = node_bindings_[node];
+    binding = binding_->node(node);
+    const gpu::arena_range slot = binding ? l.arena->range(static_cast<std::size_t>(binding->slot().offset),
+                                                           static_cast<std::size_t>(binding->slot().capacity))
+                                          : gpu::arena_range{};
+    const encode_context& context = contexts_[node].emplace(encode_context{
+        node, binding ? &*binding : nullptr, slot, list, id_, bucket, l.index, replay_, &cancel_started_});
+    const trace_clock started = trace_start(trace);
+    if (encode_.spawn != nullptr) {
+      // A coroutine encoder joins the fan-in as one more task; its context
+      // lives in the wave until it returns.
+      chunks_left_.fetch_add(1, std::memory_order_relaxed);
+      asio::co_spawn(owner_.executor_, encode_.spawn(encode_, context),
+                     [self = this, node, &list, started](std::exception_ptr thrown) noexcept {
+                       self->trace_node(node, started);
+                       if (thrown) {
+                         self->encoder_threw(node, thrown);
+                       } else if (self->replay_) {
+                         // Submitted as recorded before.
+                       } else if (auto r = list.end(); !r) {
+                         self->fail_encoding(r.error().code, node, r.error().what());
+                       }
+                       if (self->chunks_left_.fetch_sub(1, std::memory_order_acq_rel) == 1)
+                         self->continuation_.resume();
+                     });
+      continue;
+    }
+    try {
+      encode_.call(encode_, context);
+    } catch (...) {
+      trace_node(node, started);
+      return encoder_threw(node, std::current_exception());
+    }
+    trace_node(node, started);
+    if (replay_) continue;
+    if (auto r = list.end(); !r) return fail_encoding(r.error().code, node, r.error().what());
+  }
+}
+
+void wave::fail_encoding(error_code ec, std::size_t node, std::string_view message) noexcept {
+  // The first failure is the wave's; the others' writes would race with it.
+  if (encode_failed_.exchange(true)) return;
+  encode_ec_ = ec;
+  failed_node_ = node;
+  try {
+    message_.assign(message);
+  } catch (const std::bad_alloc&) {
+    // The node and code still say what failed.
+  }
+}
+
+void wave::encoder_threw(std::size_t node, std::exception_ptr thrown) noexcept {
+  try {
+    std::rethrow_exception(thrown);
+  } catch (const std::exception& e) {
+    fail_encoding(make_error_code(errc::encoder_failed), node, e.what());
+  } catch (...) {
+    fail_encoding(make_error_code(errc::encoder_failed), node, "an exception that is not a std::exception");
+  }
+}
+
+error_code wave::submit() noexcept {
+  lane& l = *held_;
+  auto value = owner_.device_.queue().submit_next(l.submission);
+  if (!value) {
+    message_ = value.error().what();
+    return value.error().code;
+  }
+  l.fence = *value;
+  l.recorded = owner_.options_.replay;
+  fence_value_ = *value;
+  return {};
+}
+
+void wave::give_back(lane_return how) noexcept {
+  // Counted as given back before the pool can hand the lane on, so that
+  // max_in_flight never counts a lane twice.
+  owner_.lane_given_back();
+  lane& l = *held_;
+  switch (how) {
+    case lane_return::fence_reached:
+      // Every list of the lane was submitted by this wave, at the value just
+      // reached: nothing else to check.
+      pool_->release_reached(l);
+      break;
+    case lane_return::unsubmitted:
+      // The lane's last value is an earlier holder's (reached: that is how
+      // the lane came to this wave), unless an encoder submitted a list
+      // itself: release() reads every list's value and refuses then.
+      if (!pool_->release(l)) (void)pool_->quarantine(l);
+      break;
+    case lane_return::quarantined:
+      (void)pool_->quarantine(l);  // held by this wave: cannot fail
+      break;
+  }
+}
+
+// --- completion ---------------------------------------------------------------------
+
+void wave::stamp(wave_phase phase) noexcept {
+  ended_[static_cast<std::size_t>(phase)].store(clock_type::now().time_since_epoch().count(),
+                                                std::memory_order_relaxed);
+}
+
+wave_report wave::report_now() const {
+  wave_report r;
+  r.wave = id_;
+  r.bucket = pool_ != nullptr ? &pool_->bucket().id : nullptr;
+  r.lane = held_ != nullptr ? held_->index : 0;
+  r.nodes = owner_.program_->node_count;
+  r.fence_value = fence_value_;
+  r.started = started_;
+  for (std::size_t phase = 0; phase < wave_phase_count; ++phase) {
+    const clock_type::rep ticks = ended_[phase].load(std::memory_order_relaxed);
+    if (ticks != 0) r.ended[phase] = clock_type::time_point(clock_type::duration(ticks));
+  }
+  r.failed_node = failed_node_;
+  r.message = message_;
+  return r;
+}
+
+void wave::finish(error_code ec) noexcept {
+  if (completed_.exchange(true, std::memory_order_acq_rel)) return;
+  outcome_.ec = ec;
+  outcome_.report = report_now();
+  owner_.counted(ec);
+  owner_.posting(1);
+  completion.post(outcome_);
+  owner_.posting(-1);
+}
+
+void wave::conclude(error_code ec) noexcept {
+  if (trace_recorder* trace = owner_.options_.trace) record_wave(*trace, report_now(), node_spans_);
+  finish(ec);
+}
+
+void wave::trace_node(std::size_t node, const trace_clock& started) noexcept {
+  if (owner_.options_.trace == nullptr) return;
+  trace_span& span = node_spans_[node];
+  span.phase = wave_phase::encode;
+  span.node = static_cast<std::uint32_t>(node);
+  span.wave = id_;
+  span.bucket = &pool_->bucket().id;
+  span.lane = held_->index;
+  span.thread = started.thread;
+  span.begin = started.at;
+  span.end = clock_type::now();
+}
+
+// --- set-up, start, cancellation, hand-offs ---------------------------------------
+
+wave::wave(scheduler_impl& owner, std::size_t nodes, bool traced)
+    : owner_(owner),
+      buffer_(owner.options_.encoder_tasks + 4),
+      node_bindings_(nodes),
+      contexts_(nodes),
+      node_spans_(traced ? nodes : 0),
+      timer_(owner.executor_) {
+  outcome_.context = this;
+  outcome_.delivered = [](wave_outcome* o) noexcept {
+    wave* w = static_cast<wave*>(o->context);
+    if (w->unref()) w->owner_.recycle(*w);
+  };
+}
+
+void wave::prepare(std::uint64_t id, lane_pool* pool, encoder_ref encode, error_code early_error) noexcept {
+  id_ = id;
+  pool_ = pool;
+  encode_ = encode;
+  early_error_ = early_error;
+  refs_.store(2, std::memory_order_relaxed);
+  cancel_queued_.store(false, std::memory_order_relaxed);
+  cancel_started_.store(false, std::memory_order_relaxed);
+  step_.store(wave_step::prepared, std::memory_order_relaxed);
+  completed_.store(false, std::memory_order_relaxed);
+  started_ = clock_type::now();
+  for (auto& ended : ended_) ended.store(0, std::memory_order_relaxed);
+  fence_value_ = 0;
+  failed_node_.reset();
+  message_.clear();
+  continuation_ = {};
+  held_ = nullptr;
+  grant_ec_ = {};
+  binding_.reset();
+  replay_ = false;
+  encode_failed_.store(false, std::memory_order_relaxed);
+  encode_ec_ = {};
+}
+
+void wave::launch() noexcept {
+  const task t = run(owner_, *this);
+  std::coroutine_handle<> h = t.handle;
+  // Waves start on the scheduler's executor, never on the caller's stack.
+  owner_.post(buffer_, [h] { h.resume(); });
+}
+
+void wave::resume_later() noexcept {
+  std::coroutine_handle<> h = continuation_;
+  owner_.post(buffer_, [h] { h.resume(); });
+}
+
+void wave::cancel(asio::cancellation_type_t type) noexcept {
+  if (!async::requested(type)) return;
+  // Which types each step honours (README, "Asynchronous operations"): any
+  // while the wave waits for a lane (nothing has happened yet); from encoding
+  // on the wave has side effects (encoders ran, or the GPU has its work),
+  // which total does not accept. Two flags, so that the step the wave is in
+  // when it looks decides, not the step it was in when the request came.
+  cancel_queued_.store(true);
+  const bool with_effects = async::allows_side_effects(type);
+  if (with_effects) cancel_started_.store(true);
+  switch (step_.load()) {
+    case wave_step::acquiring:
+      // Still queued: leave the queue and resume with operation_aborted.
+      if (pool_->cancel(waiter_)) {
+        grant_ec_ = asio::error::operation_aborted;
+        resume_later();
+      }
+      break;
+    case wave_step::submitted:
+      // The GPU has the work: the wave completes now, its lane returns when
+      // the fence is reached.
+      if (with_effects) finish(asio::error::operation_aborted);
+      break;
+    case wave_step::prepared:
+    case wave_step::encoding:
+      // Seen by the wave at its next step.
+      break;
+  }
+}
+
+void wave_canceller::operator()(asio::cancellation_type_t type) const noexcept { target->cancel(type); }
+
+void wave::granted(lane_pool::waiter* waiter_of, error_code ec, lane* l) noexcept {
+  wave* w = static_cast<lane_waiter*>(waiter_of)->self;
+  w->held_ = l;
+  w->grant_ec_ = ec;
+  // Resumed through the executor: a release must not run the next wave's
+  // code on the releasing wave's stack.
+  w->resume_later();
+}
+
+void wave::fence_reached(gpu::timeline_wait* wait, error_code ec) noexcept {
+  wave* w = static_cast<fence_wait*>(wait)->self;
+  w->fence_ec_ = ec;
+  w->owner_.post(w->buffer_, [w] {
+    int none = 0;
+    if (w->fence_first_.compare_exchange_strong(none, 1)) w->timer_.cancel();
+    if (w->fence_pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) w->continuation_.resume();
+  });
+}
+
+}  // namespace ferrum::detail

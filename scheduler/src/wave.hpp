@@ -1,0 +1,172 @@
+// wave.hpp (private) — one submission wave: its state and its coroutine
+// (wave.cpp), from the lane it awaits to the lane's release. The scheduler
+// (scheduler.cpp) admits, recycles and shuts waves down; the lane pool
+// (lane_pool.cpp) hands lanes out; gpu/ provides the timeline waits.
+//
+// A wave object is recycled: everything here is made once, when the wave is
+// made (cold), so that a wave in steady state allocates nothing.
+#pragma once
+
+#include "ferrum/async/slot_buffer.hpp"
+#include "ferrum/gpu/timeline.hpp"
+#include "ferrum/scheduler/detail/wave_completion.hpp"
+#include "ferrum/scheduler/lane_pool.hpp"
+#include "ferrum/scheduler/scheduler.hpp"
+#include "ferrum/scheduler/trace.hpp"
+#include "wave_trace.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/cancellation_type.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <coroutine>
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ferrum::detail {
+
+class scheduler_impl;
+
+// Where a wave is, as far as a cancellation needs to know.
+enum class wave_step : std::uint8_t { prepared, acquiring, encoding, submitted };
+
+// How a wave gives its lane back.
+enum class lane_return : std::uint8_t {
+  fence_reached,  // its submission's value is reached
+  unsubmitted,    // it failed or was cancelled before submitting
+  quarantined,    // its fence timed out or its device failed
+};
+
+// The memory of what a wave posts (its start, one post per encoder task, a
+// resumption, the fence's hand-off and its timer): one slot each.
+inline constexpr std::size_t wave_slot_bytes = 512;
+using wave_buffer = async::slot_buffer<wave_slot_bytes>;
+
+class wave {
+ public:
+  // `traced`: the scheduler has a trace recorder (room for node spans).
+  wave(scheduler_impl& owner, std::size_t nodes, bool traced);
+  wave(const wave&) = delete;
+  wave& operator=(const wave&) = delete;
+
+  // Sets the wave up for a new use (by the scheduler, under no lock).
+  void prepare(std::uint64_t id, lane_pool* pool, encoder_ref encode, boost::system::error_code early_error) noexcept;
+
+  // Starts the wave's coroutine on the scheduler's executor (never inline).
+  void launch() noexcept;
+
+  // A cancellation request from the handler's cancellation slot.
+  void cancel(boost::asio::cancellation_type_t type) noexcept;
+
+  // Whether both holders — the coroutine and the completion's delivery —
+  // let go; the first to let go gets false.
+  [[nodiscard]] bool unref() noexcept { return refs_.fetch_sub(1, std::memory_order_acq_rel) == 1; }
+
+  wave_completion completion{this};
+
+ private:
+  struct task;
+  friend struct wave_canceller;
+
+  // The coroutine and its steps (wave.cpp).
+  static task run(scheduler_impl& s, wave& w);
+  [[nodiscard]] boost::system::error_code bind() noexcept;
+  void encode_chunk(std::size_t chunk) noexcept;
+  [[nodiscard]] boost::system::error_code submit() noexcept;
+  void give_back(lane_return how) noexcept;
+  // The first failure of the wave's encoding counts: its node and message.
+  void fail_encoding(boost::system::error_code ec, std::size_t node, std::string_view message) noexcept;
+  void encoder_threw(std::size_t node, std::exception_ptr thrown) noexcept;
+  // Stamps the end of `phase` (lock-free: a wave completed early by a
+  // cancellation may read the stamps while its coroutine still writes them).
+  void stamp(wave_phase phase) noexcept;
+  // Completes the wave's operation with `ec` (the first call wins): posts the
+  // handler with the report to the handler's executor. Any thread.
+  void finish(boost::system::error_code ec) noexcept;
+  // The wave's end: its spans to the trace, then its completion posted.
+  void conclude(boost::system::error_code ec) noexcept;
+  void resume_later() noexcept;
+  [[nodiscard]] wave_report report_now() const;
+  static void granted(lane_pool::waiter* w, boost::system::error_code ec, lane* l) noexcept;
+  static void fence_reached(gpu::timeline_wait* wait, boost::system::error_code ec) noexcept;
+  // When tracing: the node's span, from `started` to now.
+  void trace_node(std::size_t node, const trace_clock& started) noexcept;
+
+  struct awaiting_lane;
+  struct encoding_nodes;
+  struct awaiting_fence;
+
+  scheduler_impl& owner_;
+  std::uint64_t id_ = 0;
+  lane_pool* pool_ = nullptr;
+  encoder_ref encode_{};
+  // An error found before the wave started (no bucket fits, shut down).
+  boost::system::error_code early_error_;
+  wave_outcome outcome_;
+  std::atomic<int> refs_{0};
+
+  // A cancellation of any type (honoured while the wave waits for a lane),
+  // and one of type terminal or partial (honoured at every step).
+  std::atomic<bool> cancel_queued_{false};
+  std::atomic<bool> cancel_started_{false};
+  std::atomic<wave_step> step_{wave_step::prepared};
+  std::atomic<bool> completed_{false};
+
+  // The report, written by the coroutine (phase ends as clock ticks, so that
+  // an early completion can read them while the coroutine goes on).
+  std::chrono::steady_clock::time_point started_;
+  std::array<std::atomic<std::chrono::steady_clock::rep>, wave_phase_count> ended_{};
+  std::uint64_t fence_value_ = 0;
+  std::optional<std::size_t> failed_node_;
+  std::string message_;
+
+  std::coroutine_handle<> continuation_;
+  wave_buffer buffer_;
+
+  // Acquisition: the pool grants `held_` (or an error) through the waiter.
+  struct lane_waiter : lane_pool::waiter {
+    explicit lane_waiter(wave* w) noexcept : lane_pool::waiter(&wave::granted), self(w) {}
+    wave* self;
+  };
+  lane_waiter waiter_{this};
+  lane* held_ = nullptr;
+  boost::system::error_code grant_ec_;
+
+  // Binding and encoding.
+  std::optional<execution_binding> binding_;
+  // The lane's lists are submitted as recorded before (no begin/end).
+  bool replay_ = false;
+  std::size_t chunk_count_ = 0;
+  std::atomic<std::size_t> chunks_left_{0};
+  std::atomic<bool> encode_failed_{false};
+  boost::system::error_code encode_ec_;
+  // Per node, what its encoder is given; kept here because a coroutine
+  // encoder may outlive the chunk that started it.
+  std::vector<std::optional<node_binding>> node_bindings_;
+  std::vector<std::optional<encode_context>> contexts_;
+  // When tracing: each node's span, written by its encoder's task and
+  // recorded with the wave's phases at its end (an entry of another wave id
+  // is a node this wave did not run).
+  std::vector<trace_span> node_spans_;
+
+  // The fence: the wave's wait on the timeline, a timer for the timeout, and
+  // which of the two came first.
+  struct fence_wait : gpu::timeline_wait {
+    explicit fence_wait(wave* w) noexcept : gpu::timeline_wait(0, &wave::fence_reached), self(w) {}
+    wave* self;
+  };
+  fence_wait fence_{this};
+  boost::asio::steady_timer timer_;
+  std::atomic<int> fence_pending_{0};
+  std::atomic<int> fence_first_{0};  // 0: none yet, 1: the fence, 2: the timeout
+  boost::system::error_code fence_ec_;
+};
+
+}  // namespace ferrum::detail
