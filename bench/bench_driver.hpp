@@ -1,10 +1,12 @@
 // bench_driver.hpp — what the scheduler benchmarks share: their command
-// line ([waves] [repeats]) and a driver that keeps a window of waves in
-// flight through a scheduler (each completion, on the pool, submits the next
-// wave until the target is reached).
+// line ([options] [waves] [repeats]), the end of a run that only its last
+// completion signals, and a driver that keeps a window of waves in flight
+// through a scheduler (each completion, on the pool, submits the next wave
+// until the target is reached).
 //
-//   const auto args = ferrum::bench::parse_args(argc, argv, {2000, 5});
+//   const auto args = ferrum::bench::parse_args(argc, argv, {2000, 5}, {"--inline"});
 //   if (!args) return 2;                           // usage printed
+//   const bool inline_device = args->has("--inline");
 //   ferrum::bench::wave_driver driver(scheduler, pool, encoder);
 //   driver.run(200, window);                       // warm-up
 //   const double us = driver.run(args->waves, window);
@@ -22,28 +24,87 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace ferrum::bench {
 
 struct bench_args {
   std::size_t waves;
   int repeats;
+  // The options given, among those the benchmark accepts.
+  std::vector<std::string_view> options = {};
+
+  [[nodiscard]] bool has(std::string_view option) const noexcept {
+    return std::find(options.begin(), options.end(), option) != options.end();
+  }
 };
 
-// `[waves] [repeats]`, each defaulting to `defaults`'; prints the usage and
-// gives nothing when waves is not a positive number.
-inline std::optional<bench_args> parse_args(int argc, char** argv, bench_args defaults) {
+// `[options] [waves] [repeats]`: waves and repeats default to `defaults`',
+// options (arguments starting with `--`, anywhere) are those of `accepted`.
+// Prints the usage and gives nothing for an unknown option or when waves is
+// not a positive number.
+inline std::optional<bench_args> parse_args(int argc, char** argv, bench_args defaults,
+                                            std::initializer_list<std::string_view> accepted = {}) {
   bench_args args = defaults;
-  if (argc > 1) args.waves = std::strtoul(argv[1], nullptr, 10);
-  if (argc > 2) args.repeats = std::max(1, std::atoi(argv[2]));
-  if (args.waves == 0) {
-    std::fprintf(stderr, "usage: %s [waves] [repeats]\n", argv[0]);
+  bool valid = true;
+  int positional = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.starts_with("--")) {
+      valid = valid && std::find(accepted.begin(), accepted.end(), arg) != accepted.end();
+      args.options.push_back(arg);
+    } else if (++positional == 1) {
+      args.waves = std::strtoul(argv[i], nullptr, 10);
+    } else if (positional == 2) {
+      args.repeats = std::max(1, std::atoi(argv[i]));
+    }
+  }
+  if (!valid || args.waves == 0) {
+    std::string usage;
+    for (const std::string_view option : accepted) usage.append("[").append(option).append("] ");
+    std::fprintf(stderr, "usage: %s %s[waves] [repeats]\n", argv[0], usage.c_str());
     return std::nullopt;
   }
   return args;
 }
+
+// The end of a run of `count` completions: only the last one wakes the
+// thread that waits, so that thread sleeps through the run instead of being
+// woken per completion (a wake-up and a context switch per wave, on the cores
+// the pool runs on).
+class run_end {
+ public:
+  void reset(std::size_t count) {
+    remaining_.store(count);
+    const std::lock_guard lock(mutex_);
+    ended_ = count == 0;
+  }
+
+  void count_down() noexcept {
+    if (remaining_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    // Notified under the lock: once it sees the end, the waiter may destroy
+    // this.
+    const std::lock_guard lock(mutex_);
+    ended_ = true;
+    ended_signal_.notify_one();
+  }
+
+  void wait() {
+    std::unique_lock lock(mutex_);
+    ended_signal_.wait(lock, [&] { return ended_; });
+  }
+
+ private:
+  std::atomic<std::size_t> remaining_{0};
+  std::mutex mutex_;
+  std::condition_variable ended_signal_;
+  bool ended_ = true;
+};
 
 template <class Encoder>
 class wave_driver {
@@ -55,14 +116,10 @@ class wave_driver {
   double run(std::size_t waves, std::size_t window) {
     target_ = waves;
     issued_.store(std::min(window, waves));
-    {
-      const std::lock_guard lock(mutex_);
-      done_ = 0;
-    }
+    end_.reset(waves);
     const auto start = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < std::min(window, waves); ++i) submit();
-    std::unique_lock lock(mutex_);
-    finished_.wait(lock, [&] { return done_ == target_; });
+    end_.wait();
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
   }
 
@@ -70,20 +127,17 @@ class wave_driver {
 
  private:
   void submit() {
-    scheduler_.async_submit(request_, encoder_,
-                            boost::asio::bind_executor(pool_, [this](boost::system::error_code ec, const wave_report&) {
-                              completed(ec);
-                            }));
+    scheduler_.async_submit(
+        request_, encoder_,
+        boost::asio::bind_executor(pool_, [this](boost::system::error_code ec, const wave_report&) { completed(ec); }));
   }
 
   void completed(boost::system::error_code ec) {
     if (ec) failures_.fetch_add(1);
     if (issued_.fetch_add(1) < target_) submit();
-    // Notified under the lock: once done_ reaches the target the driver may
-    // be destroyed.
-    const std::lock_guard lock(mutex_);
-    ++done_;
-    finished_.notify_one();
+    // Last: after the run's last count-down the driver may be reused or
+    // destroyed.
+    end_.count_down();
   }
 
   scheduler& scheduler_;
@@ -93,9 +147,7 @@ class wave_driver {
   std::size_t target_ = 0;
   std::atomic<std::size_t> issued_{0};
   std::atomic<std::size_t> failures_{0};
-  std::mutex mutex_;
-  std::condition_variable finished_;
-  std::size_t done_ = 0;
+  run_end end_;
 };
 
 }  // namespace ferrum::bench

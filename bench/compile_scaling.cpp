@@ -4,7 +4,7 @@
 // alignments varied) and sharing a scaled workspace resource with its
 // neighbour in an interval pool, in two buckets; times `ferrum::compile`
 // (best of several runs) and prints time per node, so near-linear scaling
-// reads as a flat column. The baseline is the seed's algorithm for the step
+// reads as a flat column. The baseline is the original module's algorithm for the step
 // that made it quadratic — a linear search of the nodes for each binding
 // descriptor's owner — timed on the same plans where it finishes in
 // reasonable time.
@@ -100,7 +100,7 @@ double best_seconds(int runs, F&& f) {
   return best;
 }
 
-// The seed's owner lookup: for each binding descriptor, a linear search of
+// The original module's owner lookup: for each binding descriptor, a linear search of
 // the nodes (`nodes.iter().position(...)`), once per bucket.
 std::size_t seed_owner_lookup(const ferrum::plan& p) {
   std::size_t found = 0;
@@ -159,6 +159,6 @@ int main(int argc, char** argv) {
     std::printf("scaling: ns/node at the largest size / at the smallest = %.2f (1.0 = linear)\n",
                 last_per_node / first_per_node);
   }
-  std::printf("\nspeedup: the seed's owner search alone (a part of its compile) / ferrum's whole compile\n");
+  std::printf("\nspeedup: the original module's owner search alone (a part of its compile) / ferrum's whole compile\n");
   return 0;
 }

@@ -53,9 +53,7 @@ summary summarize(std::vector<double> us) {
 
 double micros(clock_type::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
-void print(const char* what, const summary& s) {
-  std::printf("%-34s %9.1f %9.1f %9.1f\n", what, s.p50, s.p99, s.max);
-}
+void print(const char* what, const summary& s) { std::printf("%-34s %9.1f %9.1f %9.1f\n", what, s.p50, s.p99, s.max); }
 
 // Runs `samples` rounds of: submit (via `submit`, which returns the value),
 // co_await the value, and record now - reached_at() once resumed.
@@ -64,7 +62,8 @@ std::vector<double> measure(ferrum::gpu::timeline& t, int samples, Submit submit
   asio::io_context context;
   std::vector<double> latencies;
   latencies.reserve(static_cast<std::size_t>(samples));
-  auto loop = [](ferrum::gpu::timeline& tl, int n, Submit s, ReachedAt r, std::vector<double>& out) -> asio::awaitable<void> {
+  auto loop = [](ferrum::gpu::timeline& tl, int n, Submit s, ReachedAt r,
+                 std::vector<double>& out) -> asio::awaitable<void> {
     for (int i = 0; i < n; ++i) {
       const std::uint64_t value = s();
       co_await ferrum::gpu::async_wait(tl, value, asio::use_awaitable);

@@ -136,9 +136,10 @@ int main(int argc, char** argv) {
   if (!args) return 2;
   const std::size_t waves = args->waves;
   const int repeats = args->repeats;
-  std::printf("pipelining: %zu nodes x %llu KiB slots per wave; each node reads back and checks its slot on the\n"
-              "CPU, then writes it on the device; %zu waves after warm-up, best of %d (gain: over 1 lane)\n\n",
-              nodes, static_cast<unsigned long long>(slot_kib), waves, repeats);
+  std::printf(
+      "pipelining: %zu nodes x %llu KiB slots per wave; each node reads back and checks its slot on the\n"
+      "CPU, then writes it on the device; %zu waves after warm-up, best of %d (gain: over 1 lane)\n\n",
+      nodes, static_cast<unsigned long long>(slot_kib), waves, repeats);
   {
     ferrum::gpu::null_device_options options;
     options.latency = null_latency;

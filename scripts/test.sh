@@ -24,6 +24,7 @@ stage() {
 }
 
 stage deps ./scripts/install-deps.sh
+stage format ./scripts/lint.sh --format
 # The Vulkan tests run on Mesa's lavapipe; a missing driver fails them here
 # rather than skipping them.
 export FERRUM_REQUIRE_VULKAN=1

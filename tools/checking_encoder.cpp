@@ -23,8 +23,8 @@ std::array<std::size_t, 2> word_interior(std::size_t offset, std::size_t size) n
 
 }  // namespace
 
-result<std::unique_ptr<wave_checks>> wave_checks::create(gpu::device& device, const scheduler& s,
-                                                         fence_stamps* stamps, std::uint64_t corrupt_wave) {
+result<std::unique_ptr<wave_checks>> wave_checks::create(gpu::device& device, const scheduler& s, fence_stamps* stamps,
+                                                         std::uint64_t corrupt_wave) {
   std::unique_ptr<wave_checks> checks(new wave_checks());
   const compiled_program& program = s.program();
   checks->nodes_ = program.node_count;
@@ -93,8 +93,8 @@ void wave_checks::record(const encode_context& c) const {
     for (const checked_slot& slot : bucket.slots) {
       if (slot.node != c.node_index) continue;
       const std::array<std::uint32_t, 1> seed{pattern_seed(c.wave, slot.node, nodes_)};
-      if (auto r = c.commands.dispatch(*checker_, bucket.lane_arenas[c.lane]->range(slot.offset, slot.size), counter,
-                                       seed);
+      if (auto r =
+              c.commands.dispatch(*checker_, bucket.lane_arenas[c.lane]->range(slot.offset, slot.size), counter, seed);
           !r)
         refused("check_pattern", r.error());
     }

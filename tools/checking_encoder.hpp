@@ -61,7 +61,7 @@ class wave_checks {
   // so the run must report every word of it as a violation. Errors: the
   // device's (kernels, arena).
   [[nodiscard]] static result<std::unique_ptr<wave_checks>> create(gpu::device& device, const scheduler& s,
-                                                                  fence_stamps* stamps, std::uint64_t corrupt_wave);
+                                                                   fence_stamps* stamps, std::uint64_t corrupt_wave);
 
   // Records node `c.node_index`'s commands for wave `c.wave`. Throws
   // std::runtime_error when the device refuses a command.

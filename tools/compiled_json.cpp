@@ -42,7 +42,7 @@ nlohmann::ordered_json binding_json(const program_binding_layout& binding) {
 
 nlohmann::ordered_json bucket_json(const compiled_bucket& bucket) {
   nlohmann::ordered_json domains = nlohmann::ordered_json::array();
-  for (const capacity_layout& domain : bucket.domains) domains.push_back(domain_json(domain));
+  for (const capacity_layout& domain : bucket.capacity_layouts) domains.push_back(domain_json(domain));
   nlohmann::ordered_json out;
   out["id"] = bucket.id.str();
   out["class"] = bucket.spec.cls.str();

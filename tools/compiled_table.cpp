@@ -17,7 +17,7 @@ void write_pools(std::ostream& out, const compiled_bucket& bucket) {
                     {"resource", align::left},
                     {"offset", align::right},
                     {"capacity", align::right}});
-  for (const capacity_layout& domain : bucket.domains) {
+  for (const capacity_layout& domain : bucket.capacity_layouts) {
     // The pool's own cells on its first row only, so its projections read as
     // a group under it.
     const std::vector<std::string> pool_cells{domain.pool.str(), std::string(ferrum::to_string(domain.liveness)),
@@ -40,8 +40,8 @@ void write_binding(std::ostream& out, const compiled_bucket& bucket) {
     return;
   }
   const program_binding_layout& binding = *bucket.binding;
-  out << "  program binding: " << binding.physical_size_bytes() << " bytes, fingerprint "
-      << binding.fingerprint().str() << '\n';
+  out << "  program binding: " << binding.physical_size_bytes() << " bytes, fingerprint " << binding.fingerprint().str()
+      << '\n';
   text_table table({{"index", align::right},
                     {"node", align::left},
                     {"resource", align::left},
@@ -49,8 +49,8 @@ void write_binding(std::ostream& out, const compiled_bucket& bucket) {
                     {"capacity", align::right},
                     {"alignment", align::right}});
   for (const binding_slot& s : binding.slots())
-    table.add_row({to_string(s.node_index), s.node.str(), s.resource.str(), to_string(s.offset),
-                   to_string(s.capacity), to_string(s.alignment)});
+    table.add_row({to_string(s.node_index), s.node.str(), s.resource.str(), to_string(s.offset), to_string(s.capacity),
+                   to_string(s.alignment)});
   table.write(out, 4);
 }
 

@@ -25,7 +25,8 @@ gpu::host_function fence_stamps::arm(std::uint64_t wave) noexcept {
 std::optional<std::chrono::steady_clock::time_point> fence_stamps::stamp_of(std::uint64_t wave) const noexcept {
   const entry& e = entries_[wave & mask_];
   if (e.stamped.load(std::memory_order_acquire) != wave) return std::nullopt;
-  return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(e.at.load(std::memory_order_relaxed)));
+  return std::chrono::steady_clock::time_point(
+      std::chrono::steady_clock::duration(e.at.load(std::memory_order_relaxed)));
 }
 
 }  // namespace ferrum::tools

@@ -72,12 +72,11 @@ int run(int argc, char** argv) {
                        std::to_string(run_options.waves) + ").")
       ->check(whole_number);
   run_command
-      ->add_option("--threads", run_options.threads,
-                   "Executor threads, also encoder tasks per wave (default " + std::to_string(run_options.threads) +
-                       " here).")
+      ->add_option(
+          "--threads", run_options.threads,
+          "Executor threads, also encoder tasks per wave (default " + std::to_string(run_options.threads) + " here).")
       ->check(whole_number);
-  run_command->add_option("--seed", run_options.seed, "Seeds every fault decision (default 1).")
-      ->check(whole_number);
+  run_command->add_option("--seed", run_options.seed, "Seeds every fault decision (default 1).")->check(whole_number);
   run_command->add_option("--fault", run_options.fault_text,
                           "Faults to inject: comma-separated kind:probability, kinds delay, hang, lost, encoder, "
                           "cancel (see below).");

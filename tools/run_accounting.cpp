@@ -102,7 +102,7 @@ void run_accounting::note_unexplained(const error_code& ec, const wave_report& r
 
 void run_accounting::record(error_code ec, const wave_report& report, const wave_facts& facts) {
   count_outcome(ec);
-  const std::uint64_t value = report.fence_value;
+  const std::uint64_t value = report.submitted_value;
   // Everything submitted so far: a loss or hang at any of those values may
   // explain a wave that never reached the GPU (all_lanes_quarantined).
   scan(std::max(value, device_.queue().last_submitted()));

@@ -158,8 +158,7 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
   r.checks = std::move(*checks);
 
   run_accounting accounting(*r.device, device_faults, stamps, options.waves);
-  wave_driver driver(*r.waves, *r.checks, accounting,
-                     {options.waves, window, options.faults, options.seed});
+  wave_driver driver(*r.waves, *r.checks, accounting, {options.waves, window, options.faults, options.seed});
   const auto started = std::chrono::steady_clock::now();
   {
     progress_bar bar(options.waves);

@@ -30,12 +30,14 @@ boost::system::result<double, std::string> parse_probability(std::string_view te
 unsigned default_threads() noexcept { return std::clamp(std::thread::hardware_concurrency(), 1u, 8u); }
 
 boost::system::result<fault_spec, std::string> parse_fault_spec(std::string_view text) {
-  if (text.empty()) return std::string("--fault needs kind:probability items (kinds delay, hang, lost, encoder, cancel)");
+  if (text.empty())
+    return std::string("--fault needs kind:probability items (kinds delay, hang, lost, encoder, cancel)");
   fault_spec spec;
   bool seen[5] = {};
   for (std::size_t start = 0;;) {
     const std::size_t comma = text.find(',', start);
-    const std::string_view item = text.substr(start, comma == std::string_view::npos ? text.size() - start : comma - start);
+    const std::string_view item =
+        text.substr(start, comma == std::string_view::npos ? text.size() - start : comma - start);
     const std::size_t colon = item.find(':');
     if (colon == std::string_view::npos)
       return "fault " + quoted(item) + " is not kind:probability (kinds delay, hang, lost, encoder, cancel)";
@@ -44,8 +46,7 @@ boost::system::result<fault_spec, std::string> parse_fault_spec(std::string_view
     double* const targets[5] = {&spec.delay, &spec.hang, &spec.lost, &spec.encoder, &spec.cancel};
     std::size_t k = 0;
     while (k < 5 && kinds[k] != kind) ++k;
-    if (k == 5)
-      return "unknown fault kind " + quoted(kind) + " (kinds: delay, hang, lost, encoder, cancel)";
+    if (k == 5) return "unknown fault kind " + quoted(kind) + " (kinds: delay, hang, lost, encoder, cancel)";
     if (seen[k]) return "fault kind " + quoted(kind) + " is given twice";
     seen[k] = true;
     auto probability = parse_probability(item.substr(colon + 1), item);

@@ -17,14 +17,13 @@ bool open_for_writing(std::ofstream& file, const std::string& path) {
 }  // namespace
 
 boost::system::result<std::unique_ptr<trace_output>, std::string> trace_output::open(const run_options& options,
-                                                                                    std::size_t spans) {
+                                                                                     std::size_t spans) {
   if (options.trace_path.empty() && options.timeline_path.empty()) return std::unique_ptr<trace_output>();
   std::unique_ptr<trace_output> out(new trace_output(spans));
   out->trace_path_ = options.trace_path;
   out->timeline_path_ = options.timeline_path;
   if (!open_for_writing(out->trace_file_, out->trace_path_)) return "cannot write '" + out->trace_path_ + "'";
-  if (!open_for_writing(out->timeline_file_, out->timeline_path_))
-    return "cannot write '" + out->timeline_path_ + "'";
+  if (!open_for_writing(out->timeline_file_, out->timeline_path_)) return "cannot write '" + out->timeline_path_ + "'";
   return out;
 }
 

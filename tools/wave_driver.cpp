@@ -1,7 +1,7 @@
 #include "wave_driver.hpp"
 
 #include "allocation_counter.hpp"
-#include "early_cancel_slot.hpp"
+#include "early_cancellation_slot.hpp"
 #include "wave_faults.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -17,14 +17,10 @@ namespace asio = boost::asio;
 
 wave_driver::wave_driver(scheduler& s, const wave_checks& checks, run_accounting& accounting,
                          const driver_settings& settings)
-    : scheduler_(s),
-      accounting_(accounting),
-      settings_(settings),
-      ticker_(context_),
-      nodes_(s.program().node_count) {
+    : scheduler_(s), accounting_(accounting), settings_(settings), ticker_(context_), nodes_(s.program().node_count) {
   const std::size_t window = static_cast<std::size_t>(
       std::clamp<std::uint64_t>(settings_.window, 1, std::max<std::uint64_t>(settings_.waves, 1)));
-  for (std::size_t i = 0; i < window; ++i) slots_.push_back(std::make_unique<window_slot>(checks));
+  for (std::size_t i = 0; i < window; ++i) slots_.push_back(std::make_unique<window_entry>(checks));
   // Each bucket's own class and capacity: the scheduler picks the smallest
   // bucket of the class covering the extent, which is that bucket.
   for (const compiled_bucket& bucket : s.program().buckets)
@@ -59,7 +55,7 @@ void wave_driver::schedule_tick() {
 
 void wave_driver::submit(std::size_t index) {
   if (next_wave_ > settings_.waves) return;
-  window_slot& slot = *slots_[index];
+  window_entry& slot = *slots_[index];
   slot.wave = next_wave_++;
   const wave_fault fault = decide_wave_fault(settings_.faults, settings_.seed, slot.wave, nodes_);
   slot.cancel_before_start = fault.kind == wave_fault_kind::cancel && fault.before_start;
@@ -68,14 +64,14 @@ void wave_driver::submit(std::size_t index) {
   scheduler_.async_submit(
       request, slot.encoder,
       asio::bind_cancellation_slot(
-          early_cancel_slot(slot.signal, slot.cancel_before_start),
+          early_cancellation_slot(slot.signal, slot.cancel_before_start),
           asio::bind_executor(context_, [this, index](boost::system::error_code ec, const wave_report& report) {
             completed(index, ec, report);
           })));
 }
 
 void wave_driver::completed(std::size_t index, boost::system::error_code ec, const wave_report& report) {
-  window_slot& slot = *slots_[index];
+  window_entry& slot = *slots_[index];
   accounting_.record(ec, report,
                      {slot.wave, slot.encoder.threw(), slot.cancel_before_start || slot.encoder.cancelled()});
   ++done_;

@@ -64,8 +64,8 @@ class wave_driver {
   [[nodiscard]] std::uint64_t steady_waves() const noexcept { return settings_.waves - warm_up_; }
 
  private:
-  struct window_slot {
-    explicit window_slot(const wave_checks& checks) : encoder(checks) {}
+  struct window_entry {
+    explicit window_entry(const wave_checks& checks) : encoder(checks) {}
     checking_encoder encoder;
     boost::asio::cancellation_signal signal;
     std::uint64_t wave = 0;
@@ -85,7 +85,7 @@ class wave_driver {
   boost::asio::steady_timer ticker_;
   const std::function<void(std::uint64_t)>* tick_ = nullptr;
   bool finished_ = false;
-  std::vector<std::unique_ptr<window_slot>> slots_;
+  std::vector<std::unique_ptr<window_entry>> slots_;
   std::vector<wave_request> requests_;  // one per bucket, in the program's order
   std::size_t nodes_;
 

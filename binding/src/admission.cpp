@@ -19,9 +19,9 @@ result<std::uint64_t> check_admission(std::uint32_t lanes, std::uint64_t budget_
     return make_error(errc::size_overflow, std::to_string(lanes) + " lanes of " + std::to_string(per_lane) + " bytes",
                       "/lanes");
   if (*total > budget_bytes)
-    return make_error(errc::admission_exceeded, std::to_string(lanes) + " lanes x " + std::to_string(per_lane) +
-                                                    " bytes = " + std::to_string(*total) + " > budget " +
-                                                    std::to_string(budget_bytes),
+    return make_error(errc::admission_exceeded,
+                      std::to_string(lanes) + " lanes x " + std::to_string(per_lane) +
+                          " bytes = " + std::to_string(*total) + " > budget " + std::to_string(budget_bytes),
                       "/budget_bytes");
   return *total;
 }

@@ -21,17 +21,20 @@ std::string resource_path(std::size_t index) { return "/resources/" + std::to_st
 // counting sort is stable.
 result<std::uint64_t> pack_conservative(std::vector<projection>& projections, const std::vector<std::size_t>& members) {
   std::array<std::size_t, 65> starts{};
-  auto slot_of = [](std::uint64_t alignment) { return static_cast<std::size_t>(63 - std::countr_zero(alignment)); };
-  for (const projection& p : projections) ++starts[slot_of(p.alignment) + 1];
+  auto alignment_class = [](std::uint64_t alignment) {
+    return static_cast<std::size_t>(63 - std::countr_zero(alignment));
+  };
+  for (const projection& p : projections) ++starts[alignment_class(p.alignment) + 1];
   for (std::size_t i = 1; i < starts.size(); ++i) starts[i] += starts[i - 1];
   std::vector<std::size_t> order(projections.size());
-  for (std::size_t i = 0; i < projections.size(); ++i) order[starts[slot_of(projections[i].alignment)]++] = i;
+  for (std::size_t i = 0; i < projections.size(); ++i) order[starts[alignment_class(projections[i].alignment)]++] = i;
   std::uint64_t end = 0;
   for (std::size_t i : order) {
     auto offset = checked_align_up(end, projections[i].alignment);
     auto next = offset ? checked_add(*offset, projections[i].capacity) : std::nullopt;
     if (!next)
-      return make_error(errc::size_overflow, "arena offset of resource " + resource_id::quote(projections[i].resource.view()),
+      return make_error(errc::size_overflow,
+                        "arena offset of resource " + resource_id::quote(projections[i].resource.view()),
                         resource_path(members[i]));
     projections[i].offset = *offset;
     end = *next;
@@ -102,7 +105,8 @@ class free_ranges {
 // apart: a sweep over nodes, freeing a member's range after its last node.
 // The arena grows at its top when no free range fits. nullopt if the arena's
 // size would overflow u64 (the caller keeps the conservative layout).
-std::optional<std::uint64_t> pack_interval(std::vector<projection>& projections, const std::vector<live_interval>& intervals) {
+std::optional<std::uint64_t> pack_interval(std::vector<projection>& projections,
+                                           const std::vector<live_interval>& intervals) {
   std::vector<std::size_t> order(projections.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -174,8 +178,9 @@ result<capacity_layout> compile_capacity_layout(const plan& p, std::size_t bucke
   const workspace_budget& budget = bucket.budgets[budget_index];
   if (out.physical_size_bytes < budget.min || out.physical_size_bytes > budget.max)
     return make_error(errc::workspace_budget_exceeded,
-                      "pool " + pool_id::quote(domain.pool.view()) + " needs " + std::to_string(out.physical_size_bytes) +
-                          " bytes; budget is [" + std::to_string(budget.min) + ", " + std::to_string(budget.max) + "]",
+                      "pool " + pool_id::quote(domain.pool.view()) + " needs " +
+                          std::to_string(out.physical_size_bytes) + " bytes; budget is [" + std::to_string(budget.min) +
+                          ", " + std::to_string(budget.max) + "]",
                       "/buckets/" + std::to_string(bucket_index) + "/budgets/" + std::to_string(budget_index));
   return out;
 }

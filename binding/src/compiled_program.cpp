@@ -12,7 +12,7 @@ namespace ferrum {
 std::uint64_t compiled_bucket::lane_bytes() const noexcept {
   std::uint64_t total = 0;
   // check_admission proved the sum fits u64.
-  for (const capacity_layout& d : domains) total += d.physical_size_bytes;
+  for (const capacity_layout& d : capacity_layouts) total += d.physical_size_bytes;
   return total;
 }
 
@@ -29,14 +29,15 @@ result<compiled_program> compile(const plan& p) {
   // binding layouts: compute it on a second thread meanwhile (the plan and
   // the index are not modified). The future joins on every return path.
   // Both launch flags: libstdc++ runs it inline when no thread can be made.
-  auto hash_task = std::async(std::launch::async | std::launch::deferred,
-                              [&p, &index] { return detail::hash_plan(p, index); });
+  auto hash_task =
+      std::async(std::launch::async | std::launch::deferred, [&p, &index] { return detail::hash_plan(p, index); });
   auto domains = detail::derive_pool_domains(p, index);
   if (!domains) return domains.error();
 
   // Live intervals matter to interval pools only.
   std::vector<live_interval> intervals;
-  if (std::any_of(domains->begin(), domains->end(), [](const auto& d) { return d.liveness == liveness_mode::interval; }))
+  if (std::any_of(domains->begin(), domains->end(),
+                  [](const auto& d) { return d.liveness == liveness_mode::interval; }))
     intervals = detail::live_intervals(p, index);
   std::vector<std::optional<wave_domain_layout>> layouts;
   layouts.reserve(domains->size());
@@ -83,7 +84,7 @@ result<compiled_program> compile(const plan& p) {
   program.admitted_bytes = *admitted;
   for (const auto& [id, b] : buckets) {
     compiled_bucket bucket{id, p.buckets[b], {}, nullptr};
-    for (auto& layout : capacities[id]) bucket.domains.push_back(std::move(*layout));
+    for (auto& layout : capacities[id]) bucket.capacity_layouts.push_back(std::move(*layout));
     if (auto binding = bindings->find(id); binding != bindings->end())
       bucket.binding = std::make_shared<const program_binding_layout>(std::move(binding->second));
     program.buckets.push_back(std::move(bucket));

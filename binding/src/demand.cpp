@@ -33,8 +33,8 @@ result<std::uint64_t> resolve_demand(const resource_descriptor& d, const bucket_
       return make_error(errc::number_out_of_range, who() + ": dimension " + std::to_string(*d.demand.dimension));
     auto product = checked_mul(d.demand.per_unit, dims[*d.demand.dimension]);
     if (!product)
-      return make_error(errc::size_overflow, who() + ": per_unit " + std::to_string(d.demand.per_unit) + " * capacity " +
-                                                 std::to_string(dims[*d.demand.dimension]));
+      return make_error(errc::size_overflow, who() + ": per_unit " + std::to_string(d.demand.per_unit) +
+                                                 " * capacity " + std::to_string(dims[*d.demand.dimension]));
     scaled = *product;
   }
   auto bytes = checked_add(d.demand.base, scaled);

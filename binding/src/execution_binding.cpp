@@ -17,7 +17,8 @@ result<std::vector<backing_slice>> record_backing_slices(const plan& p, const bu
     auto it = std::lower_bound(by_id.begin(), by_id.end(), proj.resource,
                                [](const auto* r, const resource_id& id) { return r->id < id; });
     if (it == by_id.end() || (*it)->id != proj.resource)
-      return make_error(errc::dangling_reference, "bucket " + quote_text(bucket.str()) + ": the capacity layout places " +
+      return make_error(errc::dangling_reference, "bucket " + quote_text(bucket.str()) +
+                                                      ": the capacity layout places " +
                                                       quote_text(proj.resource.str()) + ", which the plan lacks");
     slices.push_back({proj.resource, claim.digest(), bucket, proj.offset, proj.capacity, capacity.physical_size_bytes,
                       proj.alignment, (*it)->usage, (*it)->element});
@@ -28,11 +29,13 @@ result<std::vector<backing_slice>> record_backing_slices(const plan& p, const bu
 
 result<execution_binding> execution_binding::bind(const plan_hash& hash, std::size_t node_count,
                                                   std::shared_ptr<const program_binding_layout> layout,
-                                                  const lane_slot& lane, std::span<const backing_slice> slices) {
+                                                  const lane_binding_target& lane,
+                                                  std::span<const backing_slice> slices) {
   if (!layout) return make_error(errc::binding_plan_mismatch, "no layout");
   const std::vector<binding_slot>& slots = layout->slots();
   if (node_count == 0 || slots.empty())
-    return make_error(errc::binding_plan_mismatch, node_count == 0 ? "the plan has no nodes" : "the layout has no slots");
+    return make_error(errc::binding_plan_mismatch,
+                      node_count == 0 ? "the plan has no nodes" : "the layout has no slots");
   if (layout->plan() != hash)
     return make_error(errc::binding_plan_mismatch,
                       "layout compiled for plan " + layout->plan().str() + ", bound for " + hash.str());
@@ -57,7 +60,8 @@ result<execution_binding> execution_binding::bind(const plan_hash& hash, std::si
              resource_id::quote(slot.resource.view()) + ")";
     };
     if (slot.node_index >= node_count)
-      return make_error(errc::binding_plan_mismatch, where() + " in a plan of " + std::to_string(node_count) + " nodes");
+      return make_error(errc::binding_plan_mismatch,
+                        where() + " in a plan of " + std::to_string(node_count) + " nodes");
     if (i > 0 && slot.node_index <= slots[i - 1].node_index)
       return make_error(errc::unordered_binding_slots,
                         where() + " follows a slot of node " + std::to_string(slots[i - 1].node_index));
@@ -70,8 +74,7 @@ result<execution_binding> execution_binding::bind(const plan_hash& hash, std::si
 
     auto it = std::lower_bound(slices.begin(), slices.end(), slot.resource,
                                [](const backing_slice& s, const resource_id& id) { return s.resource < id; });
-    if (it == slices.end() || it->resource != slot.resource)
-      return make_error(errc::missing_backing_slice, where());
+    if (it == slices.end() || it->resource != slot.resource) return make_error(errc::missing_backing_slice, where());
     const backing_slice& evidence = *it;
     if (evidence.claim != layout->claim().digest() || evidence.bucket != layout->bucket() ||
         evidence.offset != slot.offset || evidence.capacity != slot.capacity ||
@@ -87,8 +90,9 @@ std::optional<node_binding> execution_binding::node(std::size_t node_index) cons
   if (!slot) return std::nullopt;
   // bind checked that the arena holds the whole layout and every slot lies
   // inside it.
-  return node_binding(this, slot,
-                      lane_->arena.subspan(static_cast<std::size_t>(slot->offset), static_cast<std::size_t>(slot->capacity)));
+  return node_binding(
+      this, slot,
+      lane_->arena.subspan(static_cast<std::size_t>(slot->offset), static_cast<std::size_t>(slot->capacity)));
 }
 
 }  // namespace ferrum

@@ -7,8 +7,7 @@ namespace ferrum {
 bool is_valid_id(std::string_view text) noexcept {
   if (text.empty() || text.size() > max_id_length) return false;
   return std::all_of(text.begin(), text.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '/' || c == '-' || c == '.' ||
-           c == '_' || c == '@';
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '/' || c == '-' || c == '.' || c == '_' || c == '@';
   });
 }
 

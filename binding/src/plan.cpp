@@ -17,8 +17,8 @@ namespace {
 template <class Enum, std::size_t N>
 using name_table = std::array<std::pair<Enum, std::string_view>, N>;
 
-constexpr name_table<allocation_kind, 2> kind_names{{{allocation_kind::binding, "binding"},
-                                                     {allocation_kind::workspace, "workspace"}}};
+constexpr name_table<allocation_kind, 2> kind_names{
+    {{allocation_kind::binding, "binding"}, {allocation_kind::workspace, "workspace"}}};
 constexpr name_table<allocation_lifetime, 2> lifetime_names{
     {{allocation_lifetime::invocation, "invocation"}, {allocation_lifetime::persistent, "persistent"}}};
 constexpr name_table<buffer_usage, 4> usage_names{{{buffer_usage::binding, "binding"},
@@ -33,10 +33,10 @@ constexpr name_table<element_type, 7> element_names{{{element_type::u8, "u8"},
                                                      {element_type::f16, "f16"},
                                                      {element_type::f32, "f32"}}};
 constexpr name_table<storage_allocator, 1> allocator_names{{{storage_allocator::linear_arena, "linear-arena"}}};
-constexpr name_table<storage_view, 2> view_names{{{storage_view::contiguous, "contiguous"},
-                                                  {storage_view::strided, "strided"}}};
-constexpr name_table<liveness_mode, 2> liveness_names{{{liveness_mode::conservative, "conservative"},
-                                                       {liveness_mode::interval, "interval"}}};
+constexpr name_table<storage_view, 2> view_names{
+    {{storage_view::contiguous, "contiguous"}, {storage_view::strided, "strided"}}};
+constexpr name_table<liveness_mode, 2> liveness_names{
+    {{liveness_mode::conservative, "conservative"}, {liveness_mode::interval, "interval"}}};
 
 template <class Enum, std::size_t N>
 std::string_view name_of(const name_table<Enum, N>& table, Enum v) noexcept {
@@ -103,19 +103,33 @@ std::string_view to_string(storage_view v) noexcept { return name_of(view_names,
 std::string_view to_string(liveness_mode v) noexcept { return name_of(liveness_names, v); }
 
 template <>
-std::optional<allocation_kind> enum_from_string(std::string_view t) noexcept { return value_of(kind_names, t); }
+std::optional<allocation_kind> enum_from_string(std::string_view t) noexcept {
+  return value_of(kind_names, t);
+}
 template <>
-std::optional<allocation_lifetime> enum_from_string(std::string_view t) noexcept { return value_of(lifetime_names, t); }
+std::optional<allocation_lifetime> enum_from_string(std::string_view t) noexcept {
+  return value_of(lifetime_names, t);
+}
 template <>
-std::optional<buffer_usage> enum_from_string(std::string_view t) noexcept { return value_of(usage_names, t); }
+std::optional<buffer_usage> enum_from_string(std::string_view t) noexcept {
+  return value_of(usage_names, t);
+}
 template <>
-std::optional<element_type> enum_from_string(std::string_view t) noexcept { return value_of(element_names, t); }
+std::optional<element_type> enum_from_string(std::string_view t) noexcept {
+  return value_of(element_names, t);
+}
 template <>
-std::optional<storage_allocator> enum_from_string(std::string_view t) noexcept { return value_of(allocator_names, t); }
+std::optional<storage_allocator> enum_from_string(std::string_view t) noexcept {
+  return value_of(allocator_names, t);
+}
 template <>
-std::optional<storage_view> enum_from_string(std::string_view t) noexcept { return value_of(view_names, t); }
+std::optional<storage_view> enum_from_string(std::string_view t) noexcept {
+  return value_of(view_names, t);
+}
 template <>
-std::optional<liveness_mode> enum_from_string(std::string_view t) noexcept { return value_of(liveness_names, t); }
+std::optional<liveness_mode> enum_from_string(std::string_view t) noexcept {
+  return value_of(liveness_names, t);
+}
 
 std::string sha256_digest::str() const {
   static constexpr char hex[] = "0123456789abcdef";
@@ -174,7 +188,8 @@ result<plan_hash> hash_plan(const plan& p, const plan_index& index) {
   std::vector<const bucket_spec*> buckets;
   for (const bucket_spec& b : p.buckets) buckets.push_back(&b);
   auto bucket_key = [](const bucket_spec* b) { return std::pair(b->cls, b->dims); };
-  std::sort(buckets.begin(), buckets.end(), [&](const auto* a, const auto* b) { return bucket_key(a) < bucket_key(b); });
+  std::sort(buckets.begin(), buckets.end(),
+            [&](const auto* a, const auto* b) { return bucket_key(a) < bucket_key(b); });
   w.u64(buckets.size());
   std::vector<const workspace_budget*> budgets;
   for (const bucket_spec* b : buckets) {
@@ -211,12 +226,14 @@ result<void> validate_plan(const plan& p, const plan_index& index) {
   if (p.lanes < 1) return make_error(errc::number_out_of_range, "lanes must be at least 1", "/lanes");
 
   if (const auto& dup = index.duplicate_node())
-    return make_error(errc::duplicate_id, "node " + node_id::quote(p.nodes[dup->second].id.view()) + " is also node " +
-                                              std::to_string(dup->first),
-                      at("nodes", dup->second) + "/id");
+    return make_error(
+        errc::duplicate_id,
+        "node " + node_id::quote(p.nodes[dup->second].id.view()) + " is also node " + std::to_string(dup->first),
+        at("nodes", dup->second) + "/id");
   if (const auto& dup = index.duplicate_resource())
-    return make_error(errc::duplicate_id, "resource " + resource_id::quote(p.resources[dup->second].id.view()) +
-                                              " is also resource " + std::to_string(dup->first),
+    return make_error(errc::duplicate_id,
+                      "resource " + resource_id::quote(p.resources[dup->second].id.view()) + " is also resource " +
+                          std::to_string(dup->first),
                       at("resources", dup->second) + "/id");
 
   for (std::size_t i = 0; i < p.resources.size(); ++i) {
@@ -229,9 +246,10 @@ result<void> validate_plan(const plan& p, const plan_index& index) {
       return make_error(errc::unknown_field, "workspace resource " + resource_id::quote(r.id.view()) + " names a node",
                         path() + "/node");
     if (r.node && index.owner(i) == plan_index::none)
-      return make_error(errc::dangling_reference, "resource " + resource_id::quote(r.id.view()) +
-                                                      " belongs to unknown node " + node_id::quote(r.node->view()),
-                        path() + "/node");
+      return make_error(
+          errc::dangling_reference,
+          "resource " + resource_id::quote(r.id.view()) + " belongs to unknown node " + node_id::quote(r.node->view()),
+          path() + "/node");
     if (r.demand.dimension && *r.demand.dimension > 2)
       return make_error(errc::number_out_of_range, "dimension must be 0, 1 or 2", path() + "/demand/dimension");
     if (!is_contract_digest(r.storage.digest))
@@ -246,27 +264,30 @@ result<void> validate_plan(const plan& p, const plan_index& index) {
     for (std::size_t j = 0; j < node.resources.size(); ++j) {
       const std::size_t r = index.uses(i)[j];
       if (r == plan_index::none)
-        return make_error(errc::dangling_reference, "node " + node_id::quote(node.id.view()) + " uses unknown resource " +
-                                                        resource_id::quote(node.resources[j].view()),
+        return make_error(errc::dangling_reference,
+                          "node " + node_id::quote(node.id.view()) + " uses unknown resource " +
+                              resource_id::quote(node.resources[j].view()),
                           path() + "/resources/" + std::to_string(j));
       used[r] = true;
     }
     if (auto second = repeated_entry(node.resources))
-      return make_error(errc::duplicate_id, "node " + node_id::quote(node.id.view()) + " lists resource " +
-                                                resource_id::quote(node.resources[*second].view()) + " twice",
+      return make_error(errc::duplicate_id,
+                        "node " + node_id::quote(node.id.view()) + " lists resource " +
+                            resource_id::quote(node.resources[*second].view()) + " twice",
                         path() + "/resources/" + std::to_string(*second));
     if (node.binding) {
       const std::size_t r = index.binding(i);
       if (r == plan_index::none)
-        return make_error(errc::dangling_reference, "node " + node_id::quote(node.id.view()) + " binds unknown resource " +
-                                                        resource_id::quote(node.binding->view()),
+        return make_error(errc::dangling_reference,
+                          "node " + node_id::quote(node.id.view()) + " binds unknown resource " +
+                              resource_id::quote(node.binding->view()),
                           path() + "/binding");
       used[r] = true;
       const resource_descriptor& bound = p.resources[r];
       if (bound.kind != allocation_kind::binding || bound.node != node.id)
-        return make_error(errc::binding_not_owned, "node " + node_id::quote(node.id.view()) + " binds resource " +
-                                                       resource_id::quote(bound.id.view()) +
-                                                       ", which is not a binding resource of this node",
+        return make_error(errc::binding_not_owned,
+                          "node " + node_id::quote(node.id.view()) + " binds resource " +
+                              resource_id::quote(bound.id.view()) + ", which is not a binding resource of this node",
                           path() + "/binding");
     }
   }
@@ -276,8 +297,8 @@ result<void> validate_plan(const plan& p, const plan_index& index) {
   boost::unordered_flat_set<std::string_view, std::hash<std::string_view>> pool_names;
   for (std::size_t i = 0; i < p.resources.size(); ++i) {
     if (!used[i])
-      return make_error(errc::unused_resource, "resource " + resource_id::quote(p.resources[i].id.view()) +
-                                                   " is used by no node",
+      return make_error(errc::unused_resource,
+                        "resource " + resource_id::quote(p.resources[i].id.view()) + " is used by no node",
                         at("resources", i));
     pool_names.insert(p.resources[i].pool.view());
   }
@@ -290,8 +311,8 @@ result<void> validate_plan(const plan& p, const plan_index& index) {
 
   for (std::size_t i = 0; i < p.pools.size(); ++i)
     if (!pool_is_used(p.pools[i].pool))
-      return make_error(errc::dangling_reference, "options for pool " + pool_id::quote(p.pools[i].pool.view()) +
-                                                      ", which no resource uses",
+      return make_error(errc::dangling_reference,
+                        "options for pool " + pool_id::quote(p.pools[i].pool.view()) + ", which no resource uses",
                         "/pools/" + json_pointer_token(p.pools[i].pool.view()));
   if (auto [first, second] = find_duplicate(p.pools, [](const pool_option& o) -> const pool_id& { return o.pool; });
       second != p.pools.size())
@@ -311,20 +332,22 @@ result<void> validate_plan(const plan& p, const plan_index& index) {
       const workspace_budget& budget = bucket.budgets[j];
       const std::string budget_path = path + "/budgets/" + std::to_string(j);
       if (!pool_is_used(budget.pool))
-        return make_error(errc::dangling_reference, "budget for pool " + pool_id::quote(budget.pool.view()) +
-                                                        ", which no resource uses",
+        return make_error(errc::dangling_reference,
+                          "budget for pool " + pool_id::quote(budget.pool.view()) + ", which no resource uses",
                           budget_path + "/pool");
       if (budget.min > budget.max)
-        return make_error(errc::invalid_budget, "pool " + pool_id::quote(budget.pool.view()) + ": min " +
-                                                    std::to_string(budget.min) + " > max " + std::to_string(budget.max),
+        return make_error(errc::invalid_budget,
+                          "pool " + pool_id::quote(budget.pool.view()) + ": min " + std::to_string(budget.min) +
+                              " > max " + std::to_string(budget.max),
                           budget_path);
     }
     if (auto [first, second] =
             find_duplicate(bucket.budgets, [](const workspace_budget& x) -> const pool_id& { return x.pool; });
         second != bucket.budgets.size())
-      return make_error(errc::duplicate_id, "bucket " + id->str() + " has two budgets for pool " +
-                                                pool_id::quote(bucket.budgets[second].pool.view()),
-                        path + "/budgets/" + std::to_string(second));
+      return make_error(
+          errc::duplicate_id,
+          "bucket " + id->str() + " has two budgets for pool " + pool_id::quote(bucket.budgets[second].pool.view()),
+          path + "/budgets/" + std::to_string(second));
     // The budgets are unique and name used pools, so they cover every pool
     // exactly when there are as many budgets as pools.
     if (bucket.budgets.size() != resource_pools.size()) {
@@ -334,15 +357,15 @@ result<void> validate_plan(const plan& p, const plan_index& index) {
       std::vector<pool_id> missing;
       std::set_difference(resource_pools.begin(), resource_pools.end(), budgeted.begin(), budgeted.end(),
                           std::back_inserter(missing));
-      return make_error(errc::missing_budget, "bucket " + id->str() + " has no budget for pool " +
-                                                  pool_id::quote(missing.front().view()),
+      return make_error(errc::missing_budget,
+                        "bucket " + id->str() + " has no budget for pool " + pool_id::quote(missing.front().view()),
                         path + "/budgets");
     }
   }
   if (auto [first, second] = find_duplicate(p.buckets, [](const bucket_spec& b) { return b.id().value(); });
       second != p.buckets.size())
-    return make_error(errc::duplicate_id, "bucket " + p.buckets[second].id().value().str() + " is also bucket " +
-                                              std::to_string(first),
+    return make_error(errc::duplicate_id,
+                      "bucket " + p.buckets[second].id().value().str() + " is also bucket " + std::to_string(first),
                       at("buckets", second));
   return {};
 }

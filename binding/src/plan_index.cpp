@@ -12,10 +12,8 @@ std::vector<std::size_t> order_by_key(const std::vector<std::string_view>& keys)
   std::size_t common = keys.empty() ? 0 : keys.front().size();
   for (std::string_view k : keys) {
     const std::size_t n = std::min(common, k.size());
-    common = static_cast<std::size_t>(std::mismatch(k.begin(), k.begin() + static_cast<std::ptrdiff_t>(n),
-                                                    keys.front().begin())
-                                          .first -
-                                      k.begin());
+    common = static_cast<std::size_t>(
+        std::mismatch(k.begin(), k.begin() + static_cast<std::ptrdiff_t>(n), keys.front().begin()).first - k.begin());
   }
   struct entry {
     std::uint64_t prefix;

@@ -161,7 +161,8 @@ class cursor {
     for (auto it = value_->begin(); it != value_->end(); ++it) {
       bool known = false;
       for (std::string_view name : allowed) known = known || it.key() == name;
-      if (!known) reject(errc::unknown_field, "field " + quote_text(it.key()) + " is not defined here", child(it.key()));
+      if (!known)
+        reject(errc::unknown_field, "field " + quote_text(it.key()) + " is not defined here", child(it.key()));
     }
     return *this;
   }
@@ -337,7 +338,8 @@ plan read_plan(const cursor& root) {
   if (auto pools = root.optional("pools")) {
     for (const auto& [key, options] : pools->members()) {
       auto pool = pool_id::make(key);
-      if (!pool) reject(errc::invalid_id, quote_text(key) + " is not a pool id" + std::string(id_rules), options.path());
+      if (!pool)
+        reject(errc::invalid_id, quote_text(key) + " is not a pool id" + std::string(id_rules), options.path());
       options.require_object({"liveness"});
       p.pools.push_back({*pool, options["liveness"].enumeration<liveness_mode>()});
     }

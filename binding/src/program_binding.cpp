@@ -65,7 +65,8 @@ result<void> check_cover(const std::vector<placement>& by_offset, std::uint64_t 
     if (s.capacity == 0) return make_error(errc::empty_slot, who());
     if (s.alignment == 0 || s.offset % s.alignment != 0 || s.capacity % s.alignment != 0)
       return make_error(errc::misaligned_slot, who() + ": offset " + std::to_string(s.offset) + ", capacity " +
-                                                   std::to_string(s.capacity) + ", alignment " + std::to_string(s.alignment));
+                                                   std::to_string(s.capacity) + ", alignment " +
+                                                   std::to_string(s.alignment));
     if (s.offset != expected)
       return make_error(errc::non_contiguous_slots,
                         who() + ": offset " + std::to_string(s.offset) + ", expected " + std::to_string(expected));
@@ -97,8 +98,8 @@ result<std::map<bucket_id, program_binding_layout>> detail::compile_program_bind
     const plan& p, const plan_hash& hash, const std::vector<pool_domain>& domains,
     const std::vector<std::optional<wave_domain_layout>>& layouts, const bucket_capacity_layouts& capacities,
     const plan_index& index) {
-  if (domains.size() != layouts.size() ||
-      std::any_of(capacities.begin(), capacities.end(), [&](const auto& c) { return c.second.size() != domains.size(); }))
+  if (domains.size() != layouts.size() || std::any_of(capacities.begin(), capacities.end(),
+                                                      [&](const auto& c) { return c.second.size() != domains.size(); }))
     return make_error(errc::inconsistent_domain_layouts,
                       std::to_string(domains.size()) + " domains, " + std::to_string(layouts.size()) + " wave layouts");
 
@@ -109,7 +110,8 @@ result<std::map<bucket_id, program_binding_layout>> detail::compile_program_bind
                      [&](std::size_t r) { return p.resources[r].kind == allocation_kind::binding; }))
       continue;
     if (binding_domain)
-      return make_error(errc::multiple_binding_domains, "pools " + pool_id::quote(domains[*binding_domain].pool.view()) +
+      return make_error(errc::multiple_binding_domains, "pools " +
+                                                            pool_id::quote(domains[*binding_domain].pool.view()) +
                                                             " and " + pool_id::quote(domains[d].pool.view()));
     binding_domain = d;
   }
@@ -118,7 +120,8 @@ result<std::map<bucket_id, program_binding_layout>> detail::compile_program_bind
 
   const pool_domain& domain = domains[*binding_domain];
   if (domain.liveness != liveness_mode::conservative)
-    return make_error(errc::invalid_binding_domain, "pool " + pool_id::quote(domain.pool.view()) + " is not conservative",
+    return make_error(errc::invalid_binding_domain,
+                      "pool " + pool_id::quote(domain.pool.view()) + " is not conservative",
                       "/pools/" + json_pointer_token(domain.pool.view()) + "/liveness");
   for (std::size_t r : domain.members)
     if (const char* why = binding_domain_violation(p.resources[r]))
@@ -128,9 +131,9 @@ result<std::map<bucket_id, program_binding_layout>> detail::compile_program_bind
   const auto& base = layouts[*binding_domain];
   if (!base) return make_error(errc::missing_domain_layout, "pool " + pool_id::quote(domain.pool.view()));
   if (base->projection_count != domain.members.size() || base->claim.ids().size() != domain.members.size())
-    return make_error(errc::incomplete_domain_layout,
-                      "pool " + pool_id::quote(domain.pool.view()) + ": " + std::to_string(domain.members.size()) +
-                          " descriptors, " + std::to_string(base->projection_count) + " projections");
+    return make_error(errc::incomplete_domain_layout, "pool " + pool_id::quote(domain.pool.view()) + ": " +
+                                                          std::to_string(domain.members.size()) + " descriptors, " +
+                                                          std::to_string(base->projection_count) + " projections");
 
   for (const auto& [bucket, bucket_layouts] : capacities) {
     const auto& capacity = bucket_layouts[*binding_domain];
@@ -155,9 +158,9 @@ result<std::map<bucket_id, program_binding_layout>> detail::compile_program_bind
       const plan_node& node = p.nodes[node_index];
       if (node.binding != descriptor.id ||
           std::find(node.resources.begin(), node.resources.end(), descriptor.id) == node.resources.end())
-        return make_error(errc::binding_not_owned, "node " + node_id::quote(node.id.view()) +
-                                                       " does not own resource " +
-                                                       resource_id::quote(descriptor.id.view()),
+        return make_error(errc::binding_not_owned,
+                          "node " + node_id::quote(node.id.view()) + " does not own resource " +
+                              resource_id::quote(descriptor.id.view()),
                           "/nodes/" + std::to_string(node_index));
       const projection& proj = capacity->projections[j];
       placements.push_back({proj.offset, proj.capacity, descriptor.alignment, node_index, j});

@@ -11,10 +11,9 @@ struct errc_entry {
   std::string_view message;
 };
 
-constexpr std::array errc_entries = {
-    errc_entry{"ok", "success"},
+constexpr std::array errc_entries = {errc_entry{"ok", "success"},
 #define FERRUM_ERRC_ENTRY(name, message) errc_entry{#name, message},
-    FERRUM_ERRC_TABLE(FERRUM_ERRC_ENTRY)
+                                     FERRUM_ERRC_TABLE(FERRUM_ERRC_ENTRY)
 #undef FERRUM_ERRC_ENTRY
 };
 
@@ -43,9 +42,7 @@ const boost::system::error_category& ferrum_category() noexcept {
   return instance;
 }
 
-boost::system::error_code make_error_code(errc code) noexcept {
-  return {static_cast<int>(code), ferrum_category()};
-}
+boost::system::error_code make_error_code(errc code) noexcept { return {static_cast<int>(code), ferrum_category()}; }
 
 std::string_view errc_name(errc code) noexcept {
   const errc_entry* entry = find_entry(static_cast<int>(code));

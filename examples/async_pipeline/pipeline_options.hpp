@@ -15,8 +15,8 @@ struct pipeline_options {
   std::string plan = "examples/async_pipeline/pipeline.json";
   std::string device = "null";  // or "vulkan"
   std::uint64_t requests = 400;
-  std::size_t in_flight = 16;   // requests started and not yet checked, at most
-  std::uint32_t seed = 1;       // of the request sizes and payloads
+  std::size_t in_flight = 16;  // requests started and not yet checked, at most
+  std::uint32_t seed = 1;      // of the request sizes and payloads
 };
 
 inline constexpr const char* pipeline_usage =

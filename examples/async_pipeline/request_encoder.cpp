@@ -18,7 +18,7 @@ constexpr std::string_view transform_node = "stage/transform";
 // The first `bytes` bytes of node `node`'s slot on the wave's lane. An
 // encoder is handed its own node's slot; another node's is found through the
 // wave's compiled layout, whose offsets hold in every lane of the bucket.
-ferrum::gpu::arena_range slot_of(const ferrum::encode_context& c, std::string_view node, std::size_t bytes) {
+ferrum::gpu::arena_range alignment_class(const ferrum::encode_context& c, std::string_view node, std::size_t bytes) {
   for (const ferrum::binding_slot& slot : c.binding->layout().slots()) {
     if (slot.node.str() != node) continue;
     if (bytes > slot.capacity)
@@ -88,13 +88,14 @@ void request_encoder::operator()(const ferrum::encode_context& c) const {
   const std::string& node = c.binding->slot().node.str();
   if (node == generate_node) {
     // Stage 1: payload word i = pattern_word(seed, i).
-    require(c.commands.dispatch(gpu_->writer(), slot_of(c, generate_node, bytes), {}, std::array{request_.seed}),
-            "write_pattern");
+    require(
+        c.commands.dispatch(gpu_->writer(), alignment_class(c, generate_node, bytes), {}, std::array{request_.seed}),
+        "write_pattern");
   } else if (node == transform_node) {
     // Stage 2. The wave's lists run in node order, each after the device
     // writes of the ones before, so stage 1's payload is there to read.
-    const ferrum::gpu::arena_range input = slot_of(c, generate_node, bytes);
-    const ferrum::gpu::arena_range output = slot_of(c, transform_node, bytes);
+    const ferrum::gpu::arena_range input = alignment_class(c, generate_node, bytes);
+    const ferrum::gpu::arena_range output = alignment_class(c, transform_node, bytes);
     require(c.commands.copy(input, output), "copy of the payload");
     require(c.commands.dispatch(gpu_->affine(), output, {}, std::array{request_.scale, request_.offset}), "affine");
     require(c.commands.copy(output, gpu_->result_region(ticket_, request_.words)), "copy of the result");

@@ -47,8 +47,7 @@ class pipeline_gpu {
   // Makes the kernels and a results arena of `tickets` regions of
   // `max_words` words. Errors: the device's.
   [[nodiscard]] static ferrum::result<std::unique_ptr<pipeline_gpu>> create(ferrum::gpu::device& device,
-                                                                           std::size_t tickets,
-                                                                           std::size_t max_words);
+                                                                            std::size_t tickets, std::size_t max_words);
 
   // The first `words` words of ticket `ticket`'s region.
   [[nodiscard]] ferrum::gpu::arena_range result_region(std::size_t ticket, std::uint32_t words) const noexcept;

@@ -9,8 +9,8 @@
 namespace {
 
 ferrum::error vk_failed(VkResult r, const char* call) {
-  return ferrum::make_error(ferrum::gpu::errc_from_vk(r), std::string("the engine's ") + call + " returned " +
-                                                              std::to_string(static_cast<int>(r)));
+  return ferrum::make_error(ferrum::gpu::errc_from_vk(r),
+                            std::string("the engine's ") + call + " returned " + std::to_string(static_cast<int>(r)));
 }
 
 // The first queue family of `device` with compute, if it qualifies at all:

@@ -37,29 +37,30 @@ ferrum::result<std::unique_ptr<frame_work>> frame_work::create(ferrum::gpu::devi
   if (!readback) return readback.error();
   work->readback_ = std::move(*readback);
   work->encoders_.resize(frames_in_flight);
-  for (std::size_t ring_slot = 0; ring_slot < frames_in_flight; ++ring_slot) {
-    work->encoders_[ring_slot].work_ = work.get();
-    work->encoders_[ring_slot].ring_slot_ = ring_slot;
+  for (std::size_t ring_index = 0; ring_index < frames_in_flight; ++ring_index) {
+    work->encoders_[ring_index].work_ = work.get();
+    work->encoders_[ring_index].ring_index_ = ring_index;
   }
   return work;
 }
 
-frame_encoder& frame_work::arm(std::size_t ring_slot, std::uint64_t frame) noexcept {
-  encoders_[ring_slot].frame_ = frame;
-  return encoders_[ring_slot];
+frame_encoder& frame_work::arm(std::size_t ring_index, std::uint64_t frame) noexcept {
+  encoders_[ring_index].frame_ = frame;
+  return encoders_[ring_index];
 }
 
-std::size_t frame_work::wrong_words(std::size_t ring_slot) const noexcept {
-  const std::uint64_t frame = encoders_[ring_slot].frame_;
-  const std::byte* region = readback_->bytes().data() + ring_slot * region_bytes_;
+std::size_t frame_work::wrong_words(std::size_t ring_index) const noexcept {
+  const std::uint64_t frame = encoders_[ring_index].frame_;
+  const std::byte* region = readback_->bytes().data() + ring_index * region_bytes_;
   std::size_t wrong = 0;
   for (const ferrum::binding_slot& slot : layout_->slots()) {
     for (std::size_t i = 0; i < slot.capacity / 4; ++i) {
       std::uint32_t word = 0;
       std::memcpy(&word, region + slot.offset + i * 4, 4);
-      wrong += word != ferrum::gpu::builtin::pattern_word(seed_of(frame, slot.node_index), static_cast<std::uint32_t>(i))
-                   ? 1
-                   : 0;
+      wrong +=
+          word != ferrum::gpu::builtin::pattern_word(seed_of(frame, slot.node_index), static_cast<std::uint32_t>(i))
+              ? 1
+              : 0;
     }
   }
   return wrong;
@@ -70,6 +71,6 @@ void frame_encoder::operator()(const ferrum::encode_context& c) const {
   const std::array<std::uint32_t, 1> seed{seed_of(frame_, c.node_index)};
   require(c.commands.dispatch(*work_->writer_, c.slot, {}, seed), "write_pattern");
   // Commands of one list run in order: the copy sees the pattern.
-  const std::size_t region = ring_slot_ * work_->region_bytes_ + static_cast<std::size_t>(c.binding->slot().offset);
+  const std::size_t region = ring_index_ * work_->region_bytes_ + static_cast<std::size_t>(c.binding->slot().offset);
   require(c.commands.copy(c.slot, work_->readback_->range(region, c.slot.size)), "copy to the readback arena");
 }

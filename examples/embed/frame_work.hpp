@@ -9,9 +9,9 @@
 // fence was reached), the engine compares the region with the patterns.
 //
 //   auto work = frame_work::create(device, program.buckets.front(), frames_in_flight).value();
-//   frame_encoder& encode = work->arm(ring_slot, frame);
+//   frame_encoder& encode = work->arm(ring_index, frame);
 //   scheduler.async_submit({"frame", {1, 1, 1}}, encode, handler);
-//   ... once completed: work->wrong_words(ring_slot) == 0
+//   ... once completed: work->wrong_words(ring_index) == 0
 #pragma once
 
 #include "ferrum/binding/compiled_program.hpp"
@@ -35,7 +35,7 @@ class frame_encoder {
  private:
   friend class frame_work;
   const frame_work* work_ = nullptr;
-  std::size_t ring_slot_ = 0;
+  std::size_t ring_index_ = 0;
   std::uint64_t frame_ = 0;
 };
 
@@ -44,19 +44,19 @@ class frame_work {
   // Makes the pattern kernel and a readback arena of `frames_in_flight`
   // regions, each the size of `bucket`'s binding arena. Errors: the device's.
   [[nodiscard]] static ferrum::result<std::unique_ptr<frame_work>> create(ferrum::gpu::device& device,
-                                                                         const ferrum::compiled_bucket& bucket,
-                                                                         std::size_t frames_in_flight);
+                                                                          const ferrum::compiled_bucket& bucket,
+                                                                          std::size_t frames_in_flight);
 
-  // The encoder of ring slot `ring_slot`, now for frame `frame`. Not while
+  // The encoder of ring slot `ring_index`, now for frame `frame`. Not while
   // the slot's previous wave may still run.
-  [[nodiscard]] frame_encoder& arm(std::size_t ring_slot, std::uint64_t frame) noexcept;
+  [[nodiscard]] frame_encoder& arm(std::size_t ring_index, std::uint64_t frame) noexcept;
 
-  // The frame ring slot `ring_slot` was last armed for.
-  [[nodiscard]] std::uint64_t frame_of(std::size_t ring_slot) const noexcept { return encoders_[ring_slot].frame_; }
+  // The frame ring slot `ring_index` was last armed for.
+  [[nodiscard]] std::uint64_t frame_of(std::size_t ring_index) const noexcept { return encoders_[ring_index].frame_; }
 
-  // The words of ring slot `ring_slot`'s region that differ from what its
+  // The words of ring slot `ring_index`'s region that differ from what its
   // frame's wave writes. Only once that wave has completed.
-  [[nodiscard]] std::size_t wrong_words(std::size_t ring_slot) const noexcept;
+  [[nodiscard]] std::size_t wrong_words(std::size_t ring_index) const noexcept;
 
  private:
   friend class frame_encoder;

@@ -54,15 +54,15 @@ int fail(const std::string& what) {
   return 1;
 }
 
-// Whether the frame in ring slot `ring_slot`, whose wave completed with
+// Whether the frame in ring slot `ring_index`, whose wave completed with
 // `ec`, came out right; says what went wrong if not.
-bool frame_right(const frame_work& work, std::size_t ring_slot, const boost::system::error_code& ec) {
-  const std::uint64_t frame = work.frame_of(ring_slot);
+bool frame_right(const frame_work& work, std::size_t ring_index, const boost::system::error_code& ec) {
+  const std::uint64_t frame = work.frame_of(ring_index);
   if (ec) {
     std::cerr << "frame " << frame << ": wave failed: " << ferrum::error_code_name(ec) << ": " << ec.message() << '\n';
     return false;
   }
-  const std::size_t wrong = work.wrong_words(ring_slot);
+  const std::size_t wrong = work.wrong_words(ring_index);
   if (wrong != 0) std::cerr << "frame " << frame << ": " << wrong << " words read back wrong\n";
   return wrong == 0;
 }
@@ -172,7 +172,8 @@ int run_frames(engine_vulkan& vk, asio::io_context& io, const std::string& plan_
   // The engine can follow ferrum's GPU progress itself, e.g. to make its own
   // submissions wait on it: ferrum's timeline semaphore, on its device.
   std::uint64_t reached = 0;
-  const VkResult read = vkGetSemaphoreCounterValue(vk.device(), ferrum::gpu::native_handles(*device)->timeline, &reached);
+  const VkResult read =
+      vkGetSemaphoreCounterValue(vk.device(), ferrum::gpu::native_handles(*device)->timeline, &reached);
   if (read != VK_SUCCESS) return fail("vkGetSemaphoreCounterValue on ferrum's timeline: " + std::to_string(read));
 
   // Shutting down, in this order:
@@ -189,8 +190,8 @@ int run_frames(engine_vulkan& vk, asio::io_context& io, const std::string& plan_
   device.reset();
 
   std::cout << frames << " frames on " << vk.name() << " (adopted), at most " << frames_in_flight
-            << " in flight: " << frames - wrong << " right, " << wrong << " wrong; ferrum's timeline reached " << reached
-            << '\n';
+            << " in flight: " << frames - wrong << " right, " << wrong << " wrong; ferrum's timeline reached "
+            << reached << '\n';
   return wrong == 0 ? 0 : 1;
 }
 

@@ -24,8 +24,8 @@ inline constexpr std::size_t rgba8_pixel_bytes = 4;
 
 // What node/pattern's slot holds for one frame: four f32 words, in this order.
 struct pattern_params {
-  float time = 0;       // seconds of animation
-  float glow_x = 0;     // the glow's centre, in [0, 1] image coordinates
+  float time = 0;    // seconds of animation
+  float glow_x = 0;  // the glow's centre, in [0, 1] image coordinates
   float glow_y = 0;
   float glow_power = 0;  // its peak radiance: above 1, so the tone map matters
 };

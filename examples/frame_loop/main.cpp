@@ -117,7 +117,8 @@ asio::awaitable<void> frame_chain(frame_loop_run* run, std::uint64_t first) {
     frame_loop::frame_encoder encode{run->renderer, frame};
     const auto submitted = clock_type::now();
     // Completes after the frame's fence, its lane back in the pool.
-    auto [ec, report] = co_await run->scheduler->async_submit(run->request, encode, asio::as_tuple(asio::use_awaitable));
+    auto [ec, report] =
+        co_await run->scheduler->async_submit(run->request, encode, asio::as_tuple(asio::use_awaitable));
     if (ec) {
       run->failure = "frame " + std::to_string(frame) + " failed: " + ferrum::error_code_name(ec) + ": " +
                      ec.message() + (report.message.empty() ? "" : " (" + report.message + ")");
@@ -149,7 +150,8 @@ int run(const frame_loop::options& o, validation_log& log) {
   auto made = make_device(o, log);
   if (!made) {
     const char* required = std::getenv("FERRUM_REQUIRE_VULKAN");
-    if (made.error() == ferrum::errc::vulkan_unavailable && (required == nullptr || std::string_view(required) != "1")) {
+    if (made.error() == ferrum::errc::vulkan_unavailable &&
+        (required == nullptr || std::string_view(required) != "1")) {
       std::cerr << "frame_loop: skipped: no usable Vulkan driver (" << made.error().what()
                 << "); --device null runs on the CPU\n";
       return exit_skipped;
@@ -196,8 +198,8 @@ int run(const frame_loop::options& o, validation_log& log) {
   const int difference = largest_difference(pixels, renderer.draw_on_host(o.frames - 1));
   if (difference > allowed_difference)
     throw std::runtime_error("the last frame differs from the kernels' C++ forms by up to " +
-                             std::to_string(difference) + "/255 in a channel (allowed: " +
-                             std::to_string(allowed_difference) + ")");
+                             std::to_string(difference) +
+                             "/255 in a channel (allowed: " + std::to_string(allowed_difference) + ")");
 
   std::filesystem::create_directories(o.out);
   const auto png_path = o.out / "frame.png";
@@ -211,8 +213,8 @@ int run(const frame_loop::options& o, validation_log& log) {
   write_file(svg_path, [&](std::ostream& out) { ferrum::write_timeline_svg(out, trace, plan); });
 
   std::cout << std::fixed << std::setprecision(1) << "device:     " << device->kind() << " (" << device->name() << ")\n"
-            << "frames:     " << o.frames << " of " << o.size.width << "x" << o.size.height << ", "
-            << most_in_flight << " in flight at most (lanes: " << program->lanes << ")\n"
+            << "frames:     " << o.frames << " of " << o.size.width << "x" << o.size.height << ", " << most_in_flight
+            << " in flight at most (lanes: " << program->lanes << ")\n"
             << "frames/s:   " << static_cast<double>(o.frames) / elapsed.count() << '\n'
             << "frame time: p50 " << percentile(loop.frame_ms, 50) << " ms, p99 " << percentile(loop.frame_ms, 99)
             << " ms (submit to completion)\n"
@@ -240,8 +242,7 @@ int main(int argc, char** argv) {
     validation_log log;
     const int status = run(o, log);
     if (status == 0 && log.messages.load() != 0) {
-      std::cerr << "frame_loop: error: the Vulkan validation layers printed " << log.messages.load()
-                << " messages\n";
+      std::cerr << "frame_loop: error: the Vulkan validation layers printed " << log.messages.load() << " messages\n";
       return 1;
     }
     return status;

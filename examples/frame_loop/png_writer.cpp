@@ -27,7 +27,9 @@ constexpr std::size_t max_stored_block = 0xFFFF;
 // chunks of at most this many.
 constexpr std::size_t max_idat_bytes = std::size_t{1} << 20;
 
-void put_byte(std::vector<std::byte>& out, std::uint32_t value) { out.push_back(static_cast<std::byte>(value & 0xFFu)); }
+void put_byte(std::vector<std::byte>& out, std::uint32_t value) {
+  out.push_back(static_cast<std::byte>(value & 0xFFu));
+}
 
 // PNG and zlib numbers are big-endian.
 void put_u32(std::vector<std::byte>& out, std::uint32_t value) {

@@ -73,8 +73,10 @@ std::vector<std::byte> inflate_stored(const std::vector<std::byte>& stream) {
     const auto block = static_cast<std::uint32_t>(stream[at]);
     last = (block & 1u) != 0;
     REQUIRE((block >> 1) == 0);  // BTYPE 00: stored
-    const std::uint32_t len = static_cast<std::uint32_t>(stream[at + 1]) | static_cast<std::uint32_t>(stream[at + 2]) << 8;
-    const std::uint32_t nlen = static_cast<std::uint32_t>(stream[at + 3]) | static_cast<std::uint32_t>(stream[at + 4]) << 8;
+    const std::uint32_t len = static_cast<std::uint32_t>(stream[at + 1]) | static_cast<std::uint32_t>(stream[at + 2])
+                                                                               << 8;
+    const std::uint32_t nlen = static_cast<std::uint32_t>(stream[at + 3]) | static_cast<std::uint32_t>(stream[at + 4])
+                                                                                << 8;
     REQUIRE(len == (~nlen & 0xFFFFu));
     REQUIRE(at + 5 + len <= stream.size());
     raw.insert(raw.end(), stream.begin() + static_cast<std::ptrdiff_t>(at + 5),

@@ -43,8 +43,7 @@ result<void> command_list::check_recording(const char* command) const {
   return {};
 }
 
-result<void> command_list::check_range(const char* command, const char* role, arena_range range,
-                                       access mode) const {
+result<void> command_list::check_range(const char* command, const char* role, arena_range range, access mode) const {
   if (&range.arena->device() != device_)
     return make_error(errc::foreign_object, std::string(command) + " " + role + " arena belongs to another device");
   if (range.offset > range.arena->size() || range.size > range.arena->size() - range.offset)
@@ -110,11 +109,11 @@ result<void> command_list::copy(arena_range source, arena_range destination) {
   if (auto r = check_range("copy", "source", source, access::read); !r) return r;
   if (auto r = check_range("copy", "destination", destination, access::write); !r) return r;
   if (source.size != destination.size)
-    return make_error(errc::copy_size_mismatch, "copy of " + std::to_string(source.size) + " bytes into " +
-                                                    std::to_string(destination.size));
+    return make_error(errc::copy_size_mismatch,
+                      "copy of " + std::to_string(source.size) + " bytes into " + std::to_string(destination.size));
   if (overlap(source, destination))
-    return make_error(errc::overlapping_copy, describe("copy", "source", source) + " overlaps " +
-                                                  describe("copy", "destination", destination));
+    return make_error(errc::overlapping_copy,
+                      describe("copy", "source", source) + " overlaps " + describe("copy", "destination", destination));
   if (source.size == 0) return {};
   return recorded(do_copy(source, destination));
 }

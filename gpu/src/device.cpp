@@ -6,9 +6,7 @@
 
 namespace ferrum::gpu {
 
-bool device::lost() const noexcept {
-  return queue_.timeline().failure() == make_error_code(errc::device_lost);
-}
+bool device::lost() const noexcept { return queue_.timeline().failure() == make_error_code(errc::device_lost); }
 
 result<void> device::check_usable() const {
   if (lost()) return make_error(errc::device_lost, "device " + quote_text(name_));

@@ -29,8 +29,8 @@ result<void> queue::submit_locked(std::span<command_list* const> lists, std::uin
     return make_error(failure == make_error_code(errc::device_shut_down) ? errc::device_shut_down : errc::device_lost,
                       "submit of value " + std::to_string(signal_value));
   if (signal_value <= last_submitted_)
-    return make_error(errc::timeline_not_monotonic, "signal value " + std::to_string(signal_value) +
-                                                        " after " + std::to_string(last_submitted_));
+    return make_error(errc::timeline_not_monotonic,
+                      "signal value " + std::to_string(signal_value) + " after " + std::to_string(last_submitted_));
   // Each list is marked queued as it passes its checks, so a list given twice
   // fails on its second appearance; on any error the marks are undone.
   auto undo = [&](std::size_t marked) {
@@ -59,13 +59,18 @@ result<void> queue::submit_locked(std::span<command_list* const> lists, std::uin
     }
     list.state_ = command_list::state::queued;
   }
+  // Marked submitted before the device has them: a device may reach the
+  // value inside do_submit (the null device's inline_completion) or on its
+  // own thread at once, and a waiter woken then may use the lists.
+  for (command_list* list : lists) {
+    list->previous_value_ = list->submitted_value_;
+    list->submitted_value_ = signal_value;
+    list->state_ = command_list::state::submitted;
+  }
   if (auto r = do_submit(lists, signal_value); !r) {
+    for (command_list* list : lists) list->submitted_value_ = list->previous_value_;
     undo(lists.size());
     return r;
-  }
-  for (command_list* list : lists) {
-    list->state_ = command_list::state::submitted;
-    list->submitted_value_ = signal_value;
   }
   last_submitted_ = signal_value;
   return {};

@@ -3,6 +3,7 @@
 namespace ferrum::gpu {
 
 boost::system::error_code timeline::failure() const noexcept {
+  if (!failed_.load(std::memory_order_acquire)) return {};
   const std::lock_guard lock(mutex_);
   return failure_;
 }
@@ -90,6 +91,7 @@ void timeline::fail(boost::system::error_code ec) noexcept {
   {
     const std::lock_guard lock(mutex_);
     if (!failure_) failure_ = ec;
+    failed_.store(true, std::memory_order_release);
     all = head_;
     head_ = nullptr;
     pending_ = 0;

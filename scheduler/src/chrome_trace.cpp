@@ -12,10 +12,9 @@ constexpr int lanes_pid = 1;
 constexpr int threads_pid = 2;
 
 // Metadata events naming a process or thread, and fixing its order.
-void name_event(std::ostream& out, const char* what, int pid, std::uint32_t tid, const std::string& name,
-                bool& first) {
-  out << (first ? "\n  " : ",\n  ") << R"({"name": ")" << what << R"(", "ph": "M", "pid": )" << pid
-      << R"(, "tid": )" << tid << R"(, "args": {"name": ")" << detail::json_escaped(name) << R"("}})";
+void name_event(std::ostream& out, const char* what, int pid, std::uint32_t tid, const std::string& name, bool& first) {
+  out << (first ? "\n  " : ",\n  ") << R"({"name": ")" << what << R"(", "ph": "M", "pid": )" << pid << R"(, "tid": )"
+      << tid << R"(, "args": {"name": ")" << detail::json_escaped(name) << R"("}})";
   first = false;
 }
 
@@ -34,7 +33,8 @@ void write_chrome_trace(std::ostream& out, const trace_recorder& trace, const pl
       name += ' ';
       name += span.node < p.nodes.size() ? p.nodes[span.node].id.str() : std::to_string(span.node);
     }
-    out << ",\n  " << R"({"name": ")" << detail::json_escaped(name) << R"(", "cat": "wave", "ph": "X", "ts": )"
+    out << ",\n  "
+        << R"({"name": ")" << detail::json_escaped(name) << R"(", "cat": "wave", "ph": "X", "ts": )"
         << detail::fixed(detail::micros(trace.epoch(), s.shown_begin), 3) << R"(, "dur": )"
         << detail::fixed(detail::micros(s.shown_begin, span.end), 3) << R"(, "pid": )" << pid << R"(, "tid": )" << tid
         << R"(, "args": {"wave": )" << span.wave << R"(, "bucket": ")"

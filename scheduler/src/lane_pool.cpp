@@ -33,11 +33,17 @@ result<std::unique_ptr<lane_pool>> lane_pool::create(const plan& p, const compil
     if (!arena) return arena.error();
     l->arena = std::move(*arena);
     l->arena->guard();
-    l->slot = {bucket.id, index, allocation_lifetime::invocation,
-               l->arena->bytes().first(static_cast<std::size_t>(layout.physical_size_bytes()))};
-    auto evidence = record_backing_slices(p, bucket.id, domain->claim, bucket.domains[domain_index]);
+    l->binding_target = {bucket.id, index, allocation_lifetime::invocation,
+                         l->arena->bytes().first(static_cast<std::size_t>(layout.physical_size_bytes()))};
+    auto evidence = record_backing_slices(p, bucket.id, domain->claim, bucket.capacity_layouts[domain_index]);
     if (!evidence) return evidence.error();
     l->evidence = std::move(*evidence);
+    auto bound =
+        execution_binding::bind(program.hash, program.node_count, bucket.binding, l->binding_target, l->evidence);
+    if (!bound) return bound.error();
+    l->binding.emplace(std::move(*bound));
+    l->nodes.reserve(program.node_count);
+    for (std::size_t node = 0; node < program.node_count; ++node) l->nodes.push_back(l->binding->node(node));
     l->lists.reserve(program.node_count);
     l->granted.assign(program.node_count, gpu::arena_range{});
     for (const binding_slot& s : layout.slots()) {
@@ -47,14 +53,15 @@ result<std::unique_ptr<lane_pool>> lane_pool::create(const plan& p, const compil
         return make_error(errc::binding_plan_mismatch, "bucket " + quote_text(bucket.id.str()) + ": slot of node " +
                                                            std::to_string(s.node_index) + " in a plan of " +
                                                            std::to_string(program.node_count) + " nodes");
-      l->granted[s.node_index] = l->arena->range(static_cast<std::size_t>(s.offset), static_cast<std::size_t>(s.capacity));
+      l->granted[s.node_index] =
+          l->arena->range(static_cast<std::size_t>(s.offset), static_cast<std::size_t>(s.capacity));
     }
     for (std::size_t node = 0; node < program.node_count; ++node) {
       auto list = device.create_command_list();
       if (!list) return list.error();
       (*list)->grant(l->granted[node].empty() ? std::span<const gpu::arena_range>()
                                               : std::span<const gpu::arena_range>(&l->granted[node], 1));
-      l->submission.push_back(list->get());
+      l->submit_lists.push_back(list->get());
       l->lists.push_back(std::move(*list));
     }
     l->watch.emplace(*pool, *l);
@@ -162,8 +169,7 @@ lane_pool::waiter* lane_pool::hand_over_locked(lane& l) noexcept {
 
 lane_pool::waiter* lane_pool::detach_if_hopeless_locked(boost::system::error_code& ec) noexcept {
   if (head_ == nullptr) return nullptr;
-  if (!closed_ &&
-      !std::all_of(state_.begin(), state_.end(), [](lane_state s) { return s == lane_state::quarantined; }))
+  if (!closed_ && !std::all_of(state_.begin(), state_.end(), [](lane_state s) { return s == lane_state::quarantined; }))
     return nullptr;
   ec = closed_ ? closed_ : make_error_code(errc::all_lanes_quarantined);
   waiter* all = head_;
@@ -183,16 +189,16 @@ void lane_pool::fail_all(waiter* list, boost::system::error_code ec) noexcept {
 std::uint64_t lane_pool::last_submitted(const lane& l) noexcept {
   // The lists know their own last value, so a holder that submitted them
   // without recording `fence` cannot have the lane reused too early.
-  std::uint64_t last = l.fence;
-  for (const gpu::command_list* list : l.submission) last = std::max(last, list->submitted_value());
+  std::uint64_t last = l.submitted_value;
+  for (const gpu::command_list* list : l.submit_lists) last = std::max(last, list->submitted_value());
   return last;
 }
 
 result<void> lane_pool::check_held_locked(const lane& l, const char* action) const {
   const auto where = [&] { return std::string(action) + " lane " + std::to_string(l.index); };
   if (l.index >= lanes_.size() || lanes_[l.index].get() != &l)
-    return make_error(errc::foreign_lane, where() + ": it belongs to another pool than bucket " +
-                                              quote_text(bucket_->id.str()) + "'s");
+    return make_error(errc::foreign_lane,
+                      where() + ": it belongs to another pool than bucket " + quote_text(bucket_->id.str()) + "'s");
   if (state_[l.index] != lane_state::in_flight)
     return make_error(errc::lane_not_held, where() + " of bucket " + quote_text(bucket_->id.str()) + ": it is " +
                                                (state_[l.index] == lane_state::free ? "free" : "quarantined"));
@@ -208,8 +214,8 @@ result<void> lane_pool::release(lane& l) {
     if (auto held = check_held_locked(l, "releasing"); !held) return held;
     if (!device_->queue().timeline().reached(last))
       return make_error(errc::fence_not_reached, "lane " + std::to_string(l.index) + " of bucket " +
-                                                     quote_text(bucket_->id.str()) + ": value " +
-                                                     std::to_string(last) + " is not reached");
+                                                     quote_text(bucket_->id.str()) + ": value " + std::to_string(last) +
+                                                     " is not reached");
     next = hand_over_locked(l);
   }
   if (next != nullptr) next->granted(next, {}, &l);
@@ -245,8 +251,8 @@ result<void> lane_pool::watch(lane& l, lane_state state, const char* action) {
     if (watch_changed_ != nullptr) watch_changed_(watch_context_, +1);
   }
   fail_all(hopeless, ec);
-  l.fence = last_submitted(l);
-  l.watch->value = l.fence;
+  l.submitted_value = last_submitted(l);
+  l.watch->value = l.submitted_value;
   l.watch->active.store(true, std::memory_order_release);
   // Completes at once when the fence is reached already or the device failed.
   device_->queue().timeline().start_wait(&*l.watch);

@@ -3,7 +3,7 @@
 // memory comes from the wave's own buffer.
 #pragma once
 
-#include "ferrum/async/slot_buffer.hpp"
+#include "ferrum/async/post_buffer.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/bind_allocator.hpp>
@@ -85,10 +85,10 @@ class frame_pool {
 // thread completing a fence is not one. For the executors engines use
 // (io_context, thread_pool) the target is reached and given the buffer as its
 // allocator, so the post allocates nothing from any thread.
-template <std::size_t SlotBytes, class Function>
-void post_with(const boost::asio::any_io_executor& executor, async::slot_buffer<SlotBytes>& buffer, Function&& f) {
+template <std::size_t EntryBytes, class Function>
+void post_with(const boost::asio::any_io_executor& executor, async::post_buffer<EntryBytes>& buffer, Function&& f) {
   namespace asio = boost::asio;
-  const async::slot_allocator<void, SlotBytes> allocator(&buffer);
+  const async::post_allocator<void, EntryBytes> allocator(&buffer);
   auto post_typed = [&](const auto& typed) {
     asio::execution::execute(
         asio::prefer(asio::require(typed, asio::execution::blocking.never), asio::execution::allocator(allocator)),

@@ -213,7 +213,8 @@ result<std::unique_ptr<scheduler>> scheduler::create(const plan& p, std::shared_
                                                      const scheduler_options& options) {
   if (!program) return make_error(errc::invalid_scheduler_option, "no compiled program");
   if (options.encoder_tasks == 0) return make_error(errc::invalid_scheduler_option, "encoder_tasks must be at least 1");
-  if (options.fence_timeout.count() <= 0) return make_error(errc::invalid_scheduler_option, "fence_timeout must be positive");
+  if (options.fence_timeout.count() <= 0)
+    return make_error(errc::invalid_scheduler_option, "fence_timeout must be positive");
   // The lanes' evidence is recorded from `p`, so it must be the plan the
   // program was compiled from; hashing it once here, on the cold path, is
   // what compile did too (the plan keeps no hash of its own).
@@ -262,12 +263,18 @@ gpu::device& scheduler::device() const noexcept { return impl_->device_; }
 
 std::string_view to_string(wave_phase phase) noexcept {
   switch (phase) {
-    case wave_phase::acquire: return "acquire";
-    case wave_phase::bind: return "bind";
-    case wave_phase::encode: return "encode";
-    case wave_phase::submit: return "submit";
-    case wave_phase::fence: return "fence";
-    case wave_phase::release: return "release";
+    case wave_phase::acquire:
+      return "acquire";
+    case wave_phase::bind:
+      return "bind";
+    case wave_phase::encode:
+      return "encode";
+    case wave_phase::submit:
+      return "submit";
+    case wave_phase::fence:
+      return "fence";
+    case wave_phase::release:
+      return "release";
   }
   return "unknown";
 }

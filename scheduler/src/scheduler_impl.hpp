@@ -23,7 +23,11 @@ class scheduler_impl {
  public:
   scheduler_impl(std::shared_ptr<const compiled_program> program, gpu::device& device,
                  boost::asio::any_io_executor executor, const scheduler_options& options)
-      : program_(std::move(program)), device_(device), executor_(std::move(executor)), options_(options) {}
+      : program_(std::move(program)),
+        device_(device),
+        executor_(std::move(executor)),
+        options_(options),
+        watchdog_(device.queue().timeline(), options.fence_timeout) {}
 
   // Makes `count` waves (and frames, at the first wave) ahead: cold.
   void reserve_waves(std::size_t count);
@@ -63,6 +67,9 @@ class scheduler_impl {
   scheduler_options options_;
   std::vector<std::unique_ptr<lane_pool>> pools_;
   frame_pool frames_;
+  // Declared after the waves: it reads their entries until it stops.
+  std::vector<std::unique_ptr<wave>> waves_;
+  fence_watchdog watchdog_;
 
  private:
   [[nodiscard]] lane_pool* pick(const wave_request& request) const noexcept;
@@ -73,8 +80,7 @@ class scheduler_impl {
   // With state_mutex_ held: posts every shutdown waiter's handler with `ec`.
   void complete_shutdown_waiters_locked(boost::system::error_code ec) noexcept;
 
-  std::mutex waves_mutex_;
-  std::vector<std::unique_ptr<wave>> waves_;
+  std::mutex waves_mutex_;         // guards waves_ and free_waves_
   std::vector<wave*> free_waves_;  // capacity reserved for every wave: pushing never allocates
 
   std::atomic<std::uint64_t> next_id_{1};

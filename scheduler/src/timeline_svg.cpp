@@ -44,11 +44,11 @@ void write_timeline_svg(std::ostream& out, const trace_recorder& trace, const pl
   const double height = axis_y + 64;
   const double width = label_width + plot_width + 20;
 
-  out << R"(<svg xmlns="http://www.w3.org/2000/svg" width=")" << fixed(width, 0) << R"(" height=")"
-      << fixed(height, 0) << R"(" font-family="sans-serif" font-size="12">)" << '\n'
+  out << R"(<svg xmlns="http://www.w3.org/2000/svg" width=")" << fixed(width, 0) << R"(" height=")" << fixed(height, 0)
+      << R"(" font-family="sans-serif" font-size="12">)" << '\n'
       << R"(<rect width="100%" height="100%" fill="white"/>)" << '\n'
-      << R"(<text x="8" y="20" font-size="14" font-weight="bold">ferrum waves: )"
-      << fixed(total_us / 1000, 2) << " ms, " << layout.lanes.size() << " lanes</text>\n";
+      << R"(<text x="8" y="20" font-size="14" font-weight="bold">ferrum waves: )" << fixed(total_us / 1000, 2)
+      << " ms, " << layout.lanes.size() << " lanes</text>\n";
 
   const auto bar = [&](double y, const detail::shown_span& s) {
     const trace_span& span = s.span;
@@ -57,8 +57,8 @@ void write_timeline_svg(std::ostream& out, const trace_recorder& trace, const pl
     std::string title = "wave " + std::to_string(span.wave) + ": " + std::string(to_string(span.phase));
     if (span.node != trace_span::no_node && span.node < p.nodes.size()) title += " " + p.nodes[span.node].id.str();
     title += ", " + fixed(detail::micros(span.begin, span.end)) + " us";
-    out << R"(<rect x=")" << fixed(x, 2) << R"(" y=")" << fixed(y + (row_height - bar_height) / 2)
-        << R"(" width=")" << fixed(w, 2) << R"(" height=")" << fixed(bar_height) << R"(" fill=")"
+    out << R"(<rect x=")" << fixed(x, 2) << R"(" y=")" << fixed(y + (row_height - bar_height) / 2) << R"(" width=")"
+        << fixed(w, 2) << R"(" height=")" << fixed(bar_height) << R"(" fill=")"
         << phase_colours[static_cast<std::size_t>(span.phase)]
         // A white edge keeps back-to-back bars apart; a sliver is left whole.
         << (w >= 2 ? R"(" stroke="white" stroke-width="0.4">)" : R"(">)") << "<title>" << detail::xml_escaped(title)
@@ -69,8 +69,7 @@ void write_timeline_svg(std::ostream& out, const trace_recorder& trace, const pl
     if (index % 2 == 0)
       out << R"(<rect x="0" y=")" << fixed(y) << R"(" width=")" << fixed(width, 0) << R"(" height=")"
           << fixed(row_height) << R"(" fill="#f4f4f4"/>)" << '\n';
-    out << R"(<text x="8" y=")" << fixed(y + row_height / 2 + 4) << R"(">)" << detail::xml_escaped(name)
-        << "</text>\n";
+    out << R"(<text x="8" y=")" << fixed(y + row_height / 2 + 4) << R"(">)" << detail::xml_escaped(name) << "</text>\n";
     for (const auto& s : spans) bar(y, s);
   };
   std::size_t index = 0;
@@ -83,8 +82,8 @@ void write_timeline_svg(std::ostream& out, const trace_recorder& trace, const pl
   const double step_ms = tick_step(total_us / 1000);
   for (double t = 0; t * 1000 <= total_us + 1e-9; t += step_ms) {
     const double x = label_width + t * 1000 * scale;
-    out << R"(<line x1=")" << fixed(x, 2) << R"(" y1=")" << fixed(axis_y) << R"(" x2=")" << fixed(x, 2)
-        << R"(" y2=")" << fixed(axis_y + 5) << R"(" stroke="black"/>)"
+    out << R"(<line x1=")" << fixed(x, 2) << R"(" y1=")" << fixed(axis_y) << R"(" x2=")" << fixed(x, 2) << R"(" y2=")"
+        << fixed(axis_y + 5) << R"(" stroke="black"/>)"
         << R"(<text x=")" << fixed(x, 2) << R"(" y=")" << fixed(axis_y + 18) << R"(" text-anchor="middle">)"
         << fixed(t, step_ms < 1 ? 2 : 0) << "</text>\n";
   }

@@ -29,7 +29,8 @@ trace_layout lay_out(const trace_recorder& trace) {
   for (auto& [key, spans] : by_lane) {
     // One wave at a time holds a lane, and a wave's phases end in order: by
     // end time, the spans of a lane follow each other.
-    std::stable_sort(spans.begin(), spans.end(), [](const trace_span& a, const trace_span& b) { return a.end < b.end; });
+    std::stable_sort(spans.begin(), spans.end(),
+                     [](const trace_span& a, const trace_span& b) { return a.end < b.end; });
     lane_track track{std::get<0>(key) + " lane " + std::to_string(std::get<1>(key)), {}};
     clock::time_point previous_end = clock::time_point::min();
     for (const trace_span& s : spans) {
@@ -68,12 +69,23 @@ std::string xml_escaped(std::string_view text) {
   std::string out;
   for (const char c : text) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;

@@ -20,7 +20,7 @@ struct shown_span {
 };
 
 struct lane_track {
-  std::string name;  // "<bucket id> lane <n>"
+  std::string name;               // "<bucket id> lane <n>"
   std::vector<shown_span> spans;  // in time order, not overlapping
 };
 

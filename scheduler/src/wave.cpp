@@ -126,48 +126,23 @@ struct wave::encoding_nodes {
   }
 };
 
-// The lane's fence, racing the fence timeout. The wait is the wave's own
-// timeline_wait, so that the timeout can take it off the timeline
-// (timeline::cancel_wait) without racing its completion: whichever of the
-// two the timeline's lock lets through decides. The wave resumes once both
-// the wait and the timer are done with it.
+// The lane's fence: the wave's timeline wait, which the scheduler's fence
+// watchdog takes back at the fence timeout. The timeline's lock lets exactly
+// one of the two complete it.
 struct wave::awaiting_fence {
   wave& w;
 
   bool await_ready() const noexcept {
-    if (!w.owner_.device_.queue().timeline().reached(w.fence_value_)) return false;
-    w.fence_first_.store(1);
     w.fence_ec_ = {};
-    return true;
+    return w.owner_.device_.queue().timeline().reached(w.submitted_value_);
   }
   void await_suspend(std::coroutine_handle<> h) noexcept {
     w.continuation_ = h;
-    w.fence_first_.store(0);
-    w.fence_ec_ = {};
-    w.fence_pending_.store(2);
-    wave* target = &w;
-    // Armed before the wait starts: the wait may complete (and cancel the
-    // timer) before start_wait returns.
-    w.timer_.expires_after(w.owner_.options_.fence_timeout);
-    w.timer_.async_wait(asio::bind_allocator(async::slot_allocator<void, wave_slot_bytes>(&w.buffer_), [target](error_code ec) {
-      int settled = 1;
-      if (!ec && target->owner_.device_.queue().timeline().cancel_wait(&target->fence_)) {
-        // Taken off the timeline: the wait will never complete, the timeout
-        // decides, and this handler settles for both.
-        target->fence_first_.store(2);
-        settled = 2;
-      }
-      if (target->fence_pending_.fetch_sub(settled, std::memory_order_acq_rel) == settled)
-        target->continuation_.resume();
-    }));
-    w.fence_.value = w.fence_value_;
-    w.owner_.device_.queue().timeline().start_wait(&w.fence_);
+    w.fence_.value = w.submitted_value_;
+    w.owner_.watchdog_.start(w.watch_);
   }
   // Success once reached, the device's failure, or fence_timeout.
-  error_code await_resume() const noexcept {
-    if (w.fence_first_.load() == 2) return make_error_code(errc::fence_timeout);
-    return w.fence_ec_;
-  }
+  error_code await_resume() const noexcept { return w.fence_ec_; }
 };
 
 // --- the coroutine ------------------------------------------------------------------
@@ -186,22 +161,20 @@ wave::task wave::run(scheduler_impl& s, wave& w) {
   }
   s.lane_taken();
   w.stamp(wave_phase::acquire);
-  ec = w.bind();
-  if (!ec) {
-    w.stamp(wave_phase::bind);
-    // Replaying needs a complete, submitted recording; recording afresh
-    // leaves none until this wave submits.
-    w.replay_ = s.options_.replay && w.held_->recorded;
-    w.held_->recorded = w.replay_;
-    ec = co_await encoding_nodes{w};
-  }
+  // Bind: the lane's binding, checked once when the lane was made (its arena
+  // never moves); a wave takes it as it is.
+  w.stamp(wave_phase::bind);
+  // Replaying needs a complete, submitted recording; recording afresh leaves
+  // none until this wave submits.
+  w.replay_ = s.options_.replay && w.held_->recorded;
+  w.held_->recorded = w.replay_;
+  ec = co_await encoding_nodes{w};
   if (!ec) {
     w.stamp(wave_phase::encode);
     ec = w.submit();
   }
   if (ec) {
     // Nothing of this wave reached the GPU: the lane goes back at once.
-    w.binding_.reset();
     w.give_back(lane_return::unsubmitted);
     w.conclude(ec);
     co_return;
@@ -213,7 +186,6 @@ wave::task wave::run(scheduler_impl& s, wave& w) {
   if (w.cancel_started_.load()) w.finish(asio::error::operation_aborted);
 
   const error_code fence = co_await awaiting_fence{w};
-  w.binding_.reset();
   if (fence) {
     // fence_timeout, device_lost or device_shut_down: the GPU may still
     // write the lane. It stays in quarantine until its fence is reached
@@ -232,18 +204,6 @@ wave::task wave::run(scheduler_impl& s, wave& w) {
 
 // --- the steps ----------------------------------------------------------------------
 
-error_code wave::bind() noexcept {
-  lane& l = *held_;
-  auto bound = execution_binding::bind(owner_.program_->hash, owner_.program_->node_count, pool_->bucket().binding,
-                                       l.slot, l.evidence);
-  if (!bound) {
-    message_ = bound.error().what();
-    return bound.error().code;
-  }
-  binding_.emplace(std::move(*bound));
-  return {};
-}
-
 void wave::encode_chunk(std::size_t chunk) noexcept {
   const std::size_t nodes = owner_.program_->node_count;
   const std::size_t first = chunk * nodes / chunk_count_;
@@ -258,13 +218,10 @@ void wave::encode_chunk(std::size_t chunk) noexcept {
     if (!replay_) {
       if (auto r = list.begin(); !r) return fail_encoding(r.error().code, node, r.error().what());
     }
-    std::optional<node_binding>& binding = node_bindings_[node];
-    binding = binding_->node(node);
-    const gpu::arena_range slot = binding ? l.arena->range(static_cast<std::size_t>(binding->slot().offset),
-                                                           static_cast<std::size_t>(binding->slot().capacity))
-                                          : gpu::arena_range{};
+    const std::optional<node_binding>& binding = l.nodes[node];
+    // The node's slot: what its list was granted (an empty range without one).
     const encode_context& context = contexts_[node].emplace(encode_context{
-        node, binding ? &*binding : nullptr, slot, list, id_, bucket, l.index, replay_, &cancel_started_});
+        node, binding ? &*binding : nullptr, l.granted[node], list, id_, bucket, l.index, replay_, &cancel_started_});
     const trace_clock started = trace_start(trace);
     if (encode_.spawn != nullptr) {
       // A coroutine encoder joins the fan-in as one more task; its context
@@ -321,14 +278,14 @@ void wave::encoder_threw(std::size_t node, std::exception_ptr thrown) noexcept {
 
 error_code wave::submit() noexcept {
   lane& l = *held_;
-  auto value = owner_.device_.queue().submit_next(l.submission);
+  auto value = owner_.device_.queue().submit_next(l.submit_lists);
   if (!value) {
     message_ = value.error().what();
     return value.error().code;
   }
-  l.fence = *value;
+  l.submitted_value = *value;
   l.recorded = owner_.options_.replay;
-  fence_value_ = *value;
+  submitted_value_ = *value;
   return {};
 }
 
@@ -368,7 +325,7 @@ wave_report wave::report_now() const {
   r.bucket = pool_ != nullptr ? &pool_->bucket().id : nullptr;
   r.lane = held_ != nullptr ? held_->index : 0;
   r.nodes = owner_.program_->node_count;
-  r.fence_value = fence_value_;
+  r.submitted_value = submitted_value_;
   r.started = started_;
   for (std::size_t phase = 0; phase < wave_phase_count; ++phase) {
     const clock_type::rep ticks = ended_[phase].load(std::memory_order_relaxed);
@@ -410,12 +367,8 @@ void wave::trace_node(std::size_t node, const trace_clock& started) noexcept {
 // --- set-up, start, cancellation, hand-offs ---------------------------------------
 
 wave::wave(scheduler_impl& owner, std::size_t nodes, bool traced)
-    : owner_(owner),
-      buffer_(owner.options_.encoder_tasks + 4),
-      node_bindings_(nodes),
-      contexts_(nodes),
-      node_spans_(traced ? nodes : 0),
-      timer_(owner.executor_) {
+    : owner_(owner), buffer_(owner.options_.encoder_tasks + 4), contexts_(nodes), node_spans_(traced ? nodes : 0) {
+  owner.watchdog_.add(watch_);
   outcome_.context = this;
   outcome_.delivered = [](wave_outcome* o) noexcept {
     wave* w = static_cast<wave*>(o->context);
@@ -435,13 +388,12 @@ void wave::prepare(std::uint64_t id, lane_pool* pool, encoder_ref encode, error_
   completed_.store(false, std::memory_order_relaxed);
   started_ = clock_type::now();
   for (auto& ended : ended_) ended.store(0, std::memory_order_relaxed);
-  fence_value_ = 0;
+  submitted_value_ = 0;
   failed_node_.reset();
   message_.clear();
   continuation_ = {};
   held_ = nullptr;
   grant_ec_ = {};
-  binding_.reset();
   replay_ = false;
   encode_failed_.store(false, std::memory_order_relaxed);
   encode_ec_ = {};
@@ -502,12 +454,15 @@ void wave::granted(lane_pool::waiter* waiter_of, error_code ec, lane* l) noexcep
 
 void wave::fence_reached(gpu::timeline_wait* wait, error_code ec) noexcept {
   wave* w = static_cast<fence_wait*>(wait)->self;
+  w->owner_.watchdog_.disarm(w->watch_);
   w->fence_ec_ = ec;
-  w->owner_.post(w->buffer_, [w] {
-    int none = 0;
-    if (w->fence_first_.compare_exchange_strong(none, 1)) w->timer_.cancel();
-    if (w->fence_pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) w->continuation_.resume();
-  });
+  w->resume_later();
+}
+
+void wave::fence_expired(fence_watchdog::entry& e) noexcept {
+  wave* w = static_cast<fence_wait*>(e.wait)->self;
+  w->fence_ec_ = make_error_code(errc::fence_timeout);
+  w->resume_later();
 }
 
 }  // namespace ferrum::detail

@@ -7,7 +7,8 @@
 // made (cold), so that a wave in steady state allocates nothing.
 #pragma once
 
-#include "ferrum/async/slot_buffer.hpp"
+#include "fence_watchdog.hpp"
+#include "ferrum/async/post_buffer.hpp"
 #include "ferrum/gpu/timeline.hpp"
 #include "ferrum/scheduler/detail/wave_completion.hpp"
 #include "ferrum/scheduler/lane_pool.hpp"
@@ -17,7 +18,6 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/cancellation_type.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include <array>
 #include <atomic>
@@ -45,9 +45,9 @@ enum class lane_return : std::uint8_t {
 };
 
 // The memory of what a wave posts (its start, one post per encoder task, a
-// resumption, the fence's hand-off and its timer): one slot each.
-inline constexpr std::size_t wave_slot_bytes = 512;
-using wave_buffer = async::slot_buffer<wave_slot_bytes>;
+// resumption, the fence's hand-off): one entry each.
+inline constexpr std::size_t wave_entry_bytes = 512;
+using wave_buffer = async::post_buffer<wave_entry_bytes>;
 
 class wave {
  public:
@@ -77,7 +77,6 @@ class wave {
 
   // The coroutine and its steps (wave.cpp).
   static task run(scheduler_impl& s, wave& w);
-  [[nodiscard]] boost::system::error_code bind() noexcept;
   void encode_chunk(std::size_t chunk) noexcept;
   [[nodiscard]] boost::system::error_code submit() noexcept;
   void give_back(lane_return how) noexcept;
@@ -96,6 +95,7 @@ class wave {
   [[nodiscard]] wave_report report_now() const;
   static void granted(lane_pool::waiter* w, boost::system::error_code ec, lane* l) noexcept;
   static void fence_reached(gpu::timeline_wait* wait, boost::system::error_code ec) noexcept;
+  static void fence_expired(fence_watchdog::entry& e) noexcept;
   // When tracing: the node's span, from `started` to now.
   void trace_node(std::size_t node, const trace_clock& started) noexcept;
 
@@ -123,7 +123,7 @@ class wave {
   // an early completion can read them while the coroutine goes on).
   std::chrono::steady_clock::time_point started_;
   std::array<std::atomic<std::chrono::steady_clock::rep>, wave_phase_count> ended_{};
-  std::uint64_t fence_value_ = 0;
+  std::uint64_t submitted_value_ = 0;
   std::optional<std::size_t> failed_node_;
   std::string message_;
 
@@ -139,8 +139,7 @@ class wave {
   lane* held_ = nullptr;
   boost::system::error_code grant_ec_;
 
-  // Binding and encoding.
-  std::optional<execution_binding> binding_;
+  // Encoding.
   // The lane's lists are submitted as recorded before (no begin/end).
   bool replay_ = false;
   std::size_t chunk_count_ = 0;
@@ -149,23 +148,20 @@ class wave {
   boost::system::error_code encode_ec_;
   // Per node, what its encoder is given; kept here because a coroutine
   // encoder may outlive the chunk that started it.
-  std::vector<std::optional<node_binding>> node_bindings_;
   std::vector<std::optional<encode_context>> contexts_;
   // When tracing: each node's span, written by its encoder's task and
   // recorded with the wave's phases at its end (an entry of another wave id
   // is a node this wave did not run).
   std::vector<trace_span> node_spans_;
 
-  // The fence: the wave's wait on the timeline, a timer for the timeout, and
-  // which of the two came first.
+  // The fence: the wave's wait on the timeline, watched by the scheduler's
+  // fence watchdog; whichever of the two completes it sets fence_ec_.
   struct fence_wait : gpu::timeline_wait {
     explicit fence_wait(wave* w) noexcept : gpu::timeline_wait(0, &wave::fence_reached), self(w) {}
     wave* self;
   };
   fence_wait fence_{this};
-  boost::asio::steady_timer timer_;
-  std::atomic<int> fence_pending_{0};
-  std::atomic<int> fence_first_{0};  // 0: none yet, 1: the fence, 2: the timeout
+  fence_watchdog::entry watch_{fence_, &wave::fence_expired};
   boost::system::error_code fence_ec_;
 };
 

@@ -8,7 +8,7 @@ using test::code_of;
 namespace {
 
 const capacity_layout& domain_of(const compiled_bucket& b, std::string_view pool) {
-  for (const capacity_layout& d : b.domains)
+  for (const capacity_layout& d : b.capacity_layouts)
     if (d.pool.view() == pool) return d;
   FAIL("no pool " << pool);
   throw;

@@ -14,7 +14,7 @@ std::string fingerprint_of(const plan& p) { return test::compile_ok(p).buckets.a
 
 }  // namespace
 
-TEST_CASE("compiled_program: the two-node plan compiles to the seed's layout", "[binding][compile]") {
+TEST_CASE("compiled_program: the two-node plan compiles to the original module's layout", "[binding][compile]") {
   const compiled_program program = test::compile_ok(test::two_node_plan());
   CHECK(program.node_count == 2);
   REQUIRE(program.buckets.size() == 1);
@@ -43,22 +43,28 @@ TEST_CASE("compiled_program: compiling twice gives equal layouts and fingerprint
   const compiled_program b = test::compile_ok(p);
   CHECK(a.hash == b.hash);
   CHECK(*a.buckets[0].binding == *b.buckets[0].binding);
-  CHECK(a.buckets[0].domains == b.buckets[0].domains);
+  CHECK(a.buckets[0].capacity_layouts == b.buckets[0].capacity_layouts);
 }
 
 TEST_CASE("compiled_program: the fingerprint changes with every field it covers", "[binding][compile]") {
   const std::string base = fingerprint_of(test::two_node_plan());
   const std::vector<std::function<void(plan&)>> edits = {
-      [](plan& p) { p.buckets[0].cls = test::id<bucket_class>("other"); },                 // bucket id
-      [](plan& p) { p.buckets[0].dims = {1, 2, 1}; },                                      // bucket id
-      [](plan& p) { p.resources[0].demand = resource_demand::fixed(80); },                // capacity, size
-      [](plan& p) { p.resources[0].alignment = 64; },                                     // alignment
-      [](plan& p) { p.nodes[0].id = test::id<node_id>("node/renamed");                    // node id
-                    p.resources[0].node = p.nodes[0].id; },
-      [](plan& p) { std::swap(p.nodes[0], p.nodes[1]); },                                 // node index
-      [](plan& p) { p.resources[1].id = test::id<resource_id>("resource/renamed");        // resource id, claim
-                    p.nodes[1].resources = {p.resources[1].id};
-                    p.nodes[1].binding = p.resources[1].id; },
+      [](plan& p) { p.buckets[0].cls = test::id<bucket_class>("other"); },  // bucket id
+      [](plan& p) {
+        p.buckets[0].dims = {1, 2, 1};
+      },                                                                    // bucket id
+      [](plan& p) { p.resources[0].demand = resource_demand::fixed(80); },  // capacity, size
+      [](plan& p) { p.resources[0].alignment = 64; },                       // alignment
+      [](plan& p) {
+        p.nodes[0].id = test::id<node_id>("node/renamed");  // node id
+        p.resources[0].node = p.nodes[0].id;
+      },
+      [](plan& p) { std::swap(p.nodes[0], p.nodes[1]); },  // node index
+      [](plan& p) {
+        p.resources[1].id = test::id<resource_id>("resource/renamed");  // resource id, claim
+        p.nodes[1].resources = {p.resources[1].id};
+        p.nodes[1].binding = p.resources[1].id;
+      },
   };
   for (std::size_t i = 0; i < edits.size(); ++i) {
     plan p = test::two_node_plan();
@@ -76,7 +82,9 @@ TEST_CASE("compiled_program: fields outside the layout material leave the finger
       [](plan& p) { p.lanes = 3; },
       [](plan& p) { p.budget_bytes = 1 << 30; },
       [](plan& p) { p.buckets[0].budgets[0].max = 4096; },
-      [](plan& p) { for (auto& r : p.resources) r.storage.digest = test::contract_b; },
+      [](plan& p) {
+        for (auto& r : p.resources) r.storage.digest = test::contract_b;
+      },
       [](plan& p) {
         p.resources.push_back(test::workspace_resource("resource/w", "pool/w", resource_demand::fixed(64)));
         p.nodes[0].resources.push_back(p.resources.back().id);
@@ -106,9 +114,9 @@ TEST_CASE("compiled_program: buckets come out in id order with one capacity layo
   CHECK(program.buckets[0].id.str() == "frame@2x1x1");
   CHECK(program.buckets[1].id.str() == "step@8x1x1");
   for (const compiled_bucket& b : program.buckets) {
-    REQUIRE(b.domains.size() == 2);
-    CHECK(b.domains[0].pool.str() == "pool/bindings");
-    CHECK(b.domains[1].pool.str() == "pool/w");
+    REQUIRE(b.capacity_layouts.size() == 2);
+    CHECK(b.capacity_layouts[0].pool.str() == "pool/bindings");
+    CHECK(b.capacity_layouts[1].pool.str() == "pool/w");
   }
   // pool/w rounds 64 * capacity up to its alignment of 256.
   CHECK(program.admitted_bytes == 3 * ((64 + 256) + (64 + 512)));

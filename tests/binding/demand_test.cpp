@@ -10,8 +10,10 @@ using test::code_of;
 namespace {
 constexpr std::uint64_t u64_max = std::numeric_limits<std::uint64_t>::max();
 
-resource_descriptor scaled(std::uint64_t base, std::uint64_t per_unit, std::uint8_t dimension, std::uint64_t alignment) {
-  return test::workspace_resource("resource/w", "pool/w", resource_demand::scaled(base, per_unit, dimension), alignment);
+resource_descriptor scaled(std::uint64_t base, std::uint64_t per_unit, std::uint8_t dimension,
+                           std::uint64_t alignment) {
+  return test::workspace_resource("resource/w", "pool/w", resource_demand::scaled(base, per_unit, dimension),
+                                  alignment);
 }
 }  // namespace
 

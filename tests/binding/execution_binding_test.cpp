@@ -1,4 +1,4 @@
-// The seed's bind: a layout bound to a lane slot only when plan, layout, lane
+// The original module's bind: a layout bound to a lane binding target only when plan, layout, lane
 // and every backing slice agree; node handles that reach exactly their slot.
 #include "ferrum/binding/execution_binding.hpp"
 
@@ -18,9 +18,10 @@ struct lane_fixture {
   compiled_program program = test::compile_ok(test::two_node_plan());
   const compiled_bucket& bucket = program.buckets[0];
   std::vector<std::byte> arena = std::vector<std::byte>(192, std::byte{0x5a});
-  lane_slot lane{bucket.id, 2, allocation_lifetime::invocation, arena};
+  lane_binding_target lane{bucket.id, 2, allocation_lifetime::invocation, arena};
   std::vector<backing_slice> slices =
-      record_backing_slices(test::two_node_plan(), bucket.id, program.wave_layouts[0].claim, bucket.domains[0]).value();
+      record_backing_slices(test::two_node_plan(), bucket.id, program.wave_layouts[0].claim, bucket.capacity_layouts[0])
+          .value();
 
   [[nodiscard]] result<execution_binding> bind() const {
     return execution_binding::bind(program.hash, program.node_count, bucket.binding, lane, slices);
@@ -101,7 +102,9 @@ TEST_CASE("execution_binding: evidence that differs in any field is backing_slic
   const std::vector<std::function<void(backing_slice&)>> edits = {
       [](backing_slice& s) { s.claim.bytes[31] ^= 1; },
       [](backing_slice& s) { s.bucket.reset(); },
-      [](backing_slice& s) { s.bucket = bucket_id::make(test::id<bucket_class>("other"), {1, 1, 1}).value(); },
+      [](backing_slice& s) {
+        s.bucket = bucket_id::make(test::id<bucket_class>("other"), {1, 1, 1}).value();
+      },
       [](backing_slice& s) { s.offset += 16; },
       [](backing_slice& s) { s.capacity += 16; },
       [](backing_slice& s) { s.physical_size_bytes += 16; },
@@ -167,9 +170,10 @@ TEST_CASE("execution_binding: a hand-built layout whose slot runs past the arena
         errc::slot_outside_arena);
 }
 
-TEST_CASE("execution_binding: a hand-built layout with a slot for a node outside the plan is refused wherever the slot "
-          "lies",
-          "[binding][execution]") {
+TEST_CASE(
+    "execution_binding: a hand-built layout with a slot for a node outside the plan is refused wherever the slot "
+    "lies",
+    "[binding][execution]") {
   const lane_fixture f;
   // Unsorted, so the last slot's node is in range and only the first is not.
   auto stray = hand_built(f, [](std::vector<binding_slot>& s) { s[0].node_index = 7; });
@@ -202,7 +206,8 @@ TEST_CASE("execution_binding: recording evidence refuses a resource the plan lac
   plan smaller = test::two_node_plan();
   smaller.nodes.pop_back();
   smaller.resources.pop_back();
-  const auto slices = record_backing_slices(smaller, f.bucket.id, f.program.wave_layouts[0].claim, f.bucket.domains[0]);
+  const auto slices =
+      record_backing_slices(smaller, f.bucket.id, f.program.wave_layouts[0].claim, f.bucket.capacity_layouts[0]);
   REQUIRE_FALSE(slices.has_value());
   CHECK(slices.error() == errc::dangling_reference);
   CHECK(slices.error().detail.find("'resource/program-binding-second'") != std::string::npos);

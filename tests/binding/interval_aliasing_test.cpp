@@ -37,7 +37,10 @@ generated generate(std::mt19937_64& rng, std::size_t nodes, std::size_t resource
     if (b > a + 1 && rng() % 2) builder.use((a + b) / 2, name);
     g.intervals.push_back({a, b});
   }
-  g.p = builder.interval("pool/w").bucket("step", {1, 1, 1}, {{"pool/w", 0, ~std::uint64_t{0}}}).budget(~std::uint64_t{0}).build();
+  g.p = builder.interval("pool/w")
+            .bucket("step", {1, 1, 1}, {{"pool/w", 0, ~std::uint64_t{0}}})
+            .budget(~std::uint64_t{0})
+            .build();
   return g;
 }
 
@@ -58,7 +61,7 @@ TEST_CASE("interval aliasing: resources used one after another share the same by
                      .bucket("step", {1, 1, 1}, {{"pool/w", 0, 1 << 20}})
                      .build();
   const compiled_program program = test::compile_ok(p);
-  const capacity_layout& d = program.buckets[0].domains[0];
+  const capacity_layout& d = program.buckets[0].capacity_layouts[0];
   CHECK(d.liveness == liveness_mode::interval);
   CHECK(d.unaliased_size_bytes == 1024 + 2048 + 512);
   CHECK(d.physical_size_bytes == 2048);
@@ -70,7 +73,7 @@ TEST_CASE("interval aliasing: the same plan in a conservative pool shares nothin
   generated g = generate(rng, 20, 30);
   g.p.pools.clear();
   const compiled_program program = test::compile_ok(g.p);
-  const capacity_layout& d = program.buckets[0].domains[0];
+  const capacity_layout& d = program.buckets[0].capacity_layouts[0];
   CHECK(d.physical_size_bytes == d.unaliased_size_bytes);
 }
 
@@ -84,7 +87,7 @@ TEST_CASE("interval aliasing: no two resources with overlapping intervals share 
     const std::size_t resources = 1 + rng() % 60;
     const generated g = generate(rng, nodes, resources);
     const compiled_program program = test::compile_ok(g.p);
-    const capacity_layout& d = program.buckets[0].domains[0];
+    const capacity_layout& d = program.buckets[0].capacity_layouts[0];
     REQUIRE(d.projections.size() == resources);
     // Projections are in resource id order; map them back to plan indices.
     std::vector<const projection*> by_resource(resources);

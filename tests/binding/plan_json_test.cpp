@@ -181,7 +181,7 @@ TEST_CASE("plan_json: the interfaces.md example compiles", "[binding][plan_json]
   CHECK(program.buckets[0].binding->physical_size_bytes() == 192);
 }
 
-TEST_CASE("plan_json: the two-node example compiles to the seed's layout", "[binding][plan_json]") {
+TEST_CASE("plan_json: the two-node example compiles to the original module's layout", "[binding][plan_json]") {
   const ferrum::compiled_program program = compiled(read_example("two_nodes.json"));
   REQUIRE(program.buckets.size() == 1);
   const ferrum::compiled_bucket& bucket = program.buckets[0];
@@ -212,7 +212,7 @@ TEST_CASE("plan_json: the interval example aliases its scratch pool", "[binding]
   REQUIRE_FALSE(program.buckets.empty());
   for (const ferrum::compiled_bucket& bucket : program.buckets) {
     bool found = false;
-    for (const ferrum::capacity_layout& layout : bucket.domains) {
+    for (const ferrum::capacity_layout& layout : bucket.capacity_layouts) {
       if (layout.pool.str() != "pool/scratch") continue;
       found = true;
       CHECK(layout.liveness == ferrum::liveness_mode::interval);
@@ -285,8 +285,8 @@ TEST_CASE("plan_json: a repeated key is rejected at its pointer", "[binding][pla
   CHECK(nested == errc::duplicate_key);
   CHECK(nested.path == "/resources/0/storage/view");
 
-  const ferrum::error in_array = rejection_of(replaced(R"({ "pool": "pool/scratch",  "min": 0)",
-                                                       R"({ "pool": "pool/scratch",  "min": 0, "min": 1)"));
+  const ferrum::error in_array = rejection_of(
+      replaced(R"({ "pool": "pool/scratch",  "min": 0)", R"({ "pool": "pool/scratch",  "min": 0, "min": 1)"));
   CHECK(in_array == errc::duplicate_key);
   CHECK(in_array.path == "/buckets/0/budgets/1/min");
 
@@ -370,15 +370,37 @@ TEST_CASE("plan_json: a workspace resource may not name a node", "[binding][plan
 }
 
 TEST_CASE("plan_json: missing required fields are named where they belong", "[binding][plan_json]") {
-  for (const std::string pointer :
-       {"/nodes", "/resources", "/buckets", "/lanes", "/budget_bytes", "/nodes/1/id", "/nodes/0/resources",
-        "/resources/2/alignment", "/resources/1/id", "/resources/1/pool", "/resources/1/kind", "/resources/0/node",
-        "/resources/0/demand", "/resources/0/lifetime", "/resources/0/usage", "/resources/0/element",
-        "/resources/0/storage", "/resources/0/storage/allocator", "/resources/0/storage/view",
-        "/resources/0/storage/contract", "/resources/2/demand/dimension", "/resources/2/demand/base",
-        "/resources/2/demand/per_unit", "/resources/0/demand/fixed", "/buckets/0/class", "/buckets/0/capacity",
-        "/buckets/0/budgets", "/buckets/0/budgets/0/pool", "/buckets/0/budgets/0/min", "/buckets/0/budgets/1/max",
-        "/pools/pool~1scratch/liveness"}) {
+  for (const std::string pointer : {"/nodes",
+                                    "/resources",
+                                    "/buckets",
+                                    "/lanes",
+                                    "/budget_bytes",
+                                    "/nodes/1/id",
+                                    "/nodes/0/resources",
+                                    "/resources/2/alignment",
+                                    "/resources/1/id",
+                                    "/resources/1/pool",
+                                    "/resources/1/kind",
+                                    "/resources/0/node",
+                                    "/resources/0/demand",
+                                    "/resources/0/lifetime",
+                                    "/resources/0/usage",
+                                    "/resources/0/element",
+                                    "/resources/0/storage",
+                                    "/resources/0/storage/allocator",
+                                    "/resources/0/storage/view",
+                                    "/resources/0/storage/contract",
+                                    "/resources/2/demand/dimension",
+                                    "/resources/2/demand/base",
+                                    "/resources/2/demand/per_unit",
+                                    "/resources/0/demand/fixed",
+                                    "/buckets/0/class",
+                                    "/buckets/0/capacity",
+                                    "/buckets/0/budgets",
+                                    "/buckets/0/budgets/0/pool",
+                                    "/buckets/0/budgets/0/min",
+                                    "/buckets/0/budgets/1/max",
+                                    "/pools/pool~1scratch/liveness"}) {
     INFO(pointer);
     const ferrum::error e = rejection_of(without(pointer));
     CHECK(e == errc::missing_field);

@@ -30,7 +30,7 @@ plan with_workspace() {
 
 }  // namespace
 
-TEST_CASE("plan: the seed's two-node plan is valid", "[binding][plan]") {
+TEST_CASE("plan: the original module's two-node plan is valid", "[binding][plan]") {
   CHECK(validate_plan(test::two_node_plan()).has_value());
   CHECK(validate_plan(with_workspace()).has_value());
 }
@@ -203,7 +203,9 @@ TEST_CASE("plan: changing any field changes the plan hash", "[binding][plan]") {
       [](plan& x) { x.buckets[0].cls = id<bucket_class>("frame"); },
       [](plan& x) { x.buckets[0].budgets[1].max = 4097; },
       [](plan& x) { x.buckets[0].budgets[1].min = 1; },
-      [](plan& x) { x.pools.push_back({id<pool_id>("pool/w"), liveness_mode::interval}); },
+      [](plan& x) {
+        x.pools.push_back({id<pool_id>("pool/w"), liveness_mode::interval});
+      },
       [](plan& x) { x.lanes = 2; },
       [](plan& x) { x.budget_bytes += 1; },
   };
@@ -216,7 +218,8 @@ TEST_CASE("plan: changing any field changes the plan hash", "[binding][plan]") {
 }
 
 TEST_CASE("plan: enum names round-trip through to_string and enum_from_string", "[binding][plan]") {
-  CHECK(enum_from_string<storage_allocator>(to_string(storage_allocator::linear_arena)) == storage_allocator::linear_arena);
+  CHECK(enum_from_string<storage_allocator>(to_string(storage_allocator::linear_arena)) ==
+        storage_allocator::linear_arena);
   CHECK(to_string(storage_allocator::linear_arena) == "linear-arena");
   CHECK(enum_from_string<element_type>("f32") == element_type::f32);
   CHECK(enum_from_string<liveness_mode>("interval") == liveness_mode::interval);

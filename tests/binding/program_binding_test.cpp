@@ -1,4 +1,4 @@
-// The seed's compile_program_binding_layouts: both of its tests, translated,
+// The original module's compile_program_binding_layouts: both of its tests, translated,
 // and every check it makes, each triggered by the input that breaks it.
 #include "ferrum/binding/program_binding.hpp"
 
@@ -39,7 +39,8 @@ stage_inputs prepare(plan p) {
     auto& per_domain = in.capacities[p.buckets[b].id().value()];
     for (std::size_t d = 0; d < in.domains.size(); ++d) {
       const auto& budgets = p.buckets[b].budgets;
-      auto budget = std::find_if(budgets.begin(), budgets.end(), [&](const auto& x) { return x.pool == in.domains[d].pool; });
+      auto budget =
+          std::find_if(budgets.begin(), budgets.end(), [&](const auto& x) { return x.pool == in.domains[d].pool; });
       per_domain.emplace_back(compile_capacity_layout(p, b, in.domains[d], *in.layouts[d],
                                                       static_cast<std::size_t>(budget - budgets.begin()))
                                   .value());
@@ -115,7 +116,8 @@ TEST_CASE("program_binding: domain and layout counts that disagree are inconsist
   check_fails(in, errc::inconsistent_domain_layouts);
 }
 
-TEST_CASE("program_binding: binding resources in two pools are multiple_binding_domains", "[binding][program_binding]") {
+TEST_CASE("program_binding: binding resources in two pools are multiple_binding_domains",
+          "[binding][program_binding]") {
   plan p = test::two_node_plan();
   p.resources[1].pool = test::id<pool_id>("pool/bindings-2");
   p.buckets[0].budgets.push_back({p.resources[1].pool, 0, 4096});
@@ -124,9 +126,10 @@ TEST_CASE("program_binding: binding resources in two pools are multiple_binding_
   CHECK(r.error().detail.find("'pool/bindings-2'") != std::string::npos);
 }
 
-TEST_CASE("program_binding: a binding domain that is not contiguous, conservative, u8, binding and invocation is "
-          "invalid_binding_domain",
-          "[binding][program_binding]") {
+TEST_CASE(
+    "program_binding: a binding domain that is not contiguous, conservative, u8, binding and invocation is "
+    "invalid_binding_domain",
+    "[binding][program_binding]") {
   plan interval = test::two_node_plan();
   interval.pools.push_back({test::id<pool_id>("pool/bindings"), liveness_mode::interval});
   auto rejected = compile(interval);
@@ -134,10 +137,18 @@ TEST_CASE("program_binding: a binding domain that is not contiguous, conservativ
   CHECK(rejected.error().path == "/pools/pool~1bindings/liveness");
 
   const std::vector<void (*)(plan&)> edits = {
-      [](plan& p) { for (auto& r : p.resources) r.element = element_type::u16; },
-      [](plan& p) { for (auto& r : p.resources) r.usage = buffer_usage::storage; },
-      [](plan& p) { for (auto& r : p.resources) r.storage.view = storage_view::strided; },
-      [](plan& p) { for (auto& r : p.resources) r.lifetime = allocation_lifetime::persistent; },
+      [](plan& p) {
+        for (auto& r : p.resources) r.element = element_type::u16;
+      },
+      [](plan& p) {
+        for (auto& r : p.resources) r.usage = buffer_usage::storage;
+      },
+      [](plan& p) {
+        for (auto& r : p.resources) r.storage.view = storage_view::strided;
+      },
+      [](plan& p) {
+        for (auto& r : p.resources) r.lifetime = allocation_lifetime::persistent;
+      },
       [](plan& p) {
         // A workspace resource in the binding pool, otherwise compatible.
         auto w = test::binding_resource("resource/w", "node/program-binding-first", 64);
@@ -158,7 +169,8 @@ TEST_CASE("program_binding: a binding domain that is not contiguous, conservativ
   }
 }
 
-TEST_CASE("program_binding: a binding domain without a wave layout is missing_domain_layout", "[binding][program_binding]") {
+TEST_CASE("program_binding: a binding domain without a wave layout is missing_domain_layout",
+          "[binding][program_binding]") {
   stage_inputs in = prepare(test::two_node_plan());
   in.layouts[0].reset();
   check_fails(in, errc::missing_domain_layout);
@@ -251,7 +263,10 @@ TEST_CASE("program_binding: slots that stop short of the arena are inexact_cover
 TEST_CASE("program_binding: two slots owned by one node are duplicate_slot_owner", "[binding][program_binding]") {
   // Two descriptors with one resource id pass the ownership check for the same
   // node; validate_plan rejects such a plan, this stage must too.
-  plan p = test::plan_builder().binding_node("node/a", "resource/a", 64).bucket("step", {1, 1, 1}, {{"pool/bindings", 0, 4096}}).build();
+  plan p = test::plan_builder()
+               .binding_node("node/a", "resource/a", 64)
+               .bucket("step", {1, 1, 1}, {{"pool/bindings", 0, 4096}})
+               .build();
   p.resources.push_back(test::binding_resource("resource/a", "node/a", 128));
   auto r = prepare(p).compile();
   CHECK(code_of(r) == errc::duplicate_slot_owner);
@@ -298,8 +313,7 @@ TEST_CASE("program_binding: among many slots sharing an offset, the one with the
   // Enough slots that std::sort leaves insertion sort for its unstable
   // partitioning; every slot starts at 0, so the second checked overlaps.
   test::plan_builder b;
-  for (int i = 0; i < 40; ++i)
-    b.binding_node("node/n" + std::to_string(i), "resource/r" + std::to_string(100 + i), 64);
+  for (int i = 0; i < 40; ++i) b.binding_node("node/n" + std::to_string(i), "resource/r" + std::to_string(100 + i), 64);
   stage_inputs in = prepare(b.bucket("step", {1, 1, 1}, {{"pool/bindings", 0, 1 << 20}}).build());
   for (projection& proj : in.binding_capacity().projections) proj.offset = 0;
   auto r = in.compile();

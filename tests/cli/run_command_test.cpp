@@ -121,7 +121,6 @@ std::uint64_t seed_with_early(ferrum::gpu::fault_kind kind, double probability, 
   return 0;
 }
 
-
 // A usage error: exit 1, one stderr line naming usage_error, nothing on stdout.
 void check_usage_error(const std::vector<std::string>& args, std::string_view fragment) {
   const command_result r = run_ferrum(args);
@@ -140,8 +139,8 @@ void check_usage_error(const std::vector<std::string>& args, std::string_view fr
 // Every other ASan check still applies.
 std::vector<std::pair<std::string, std::string>> vulkan_environment() {
   const char* asan = std::getenv("ASAN_OPTIONS");
-  return {{"ASAN_OPTIONS", (asan != nullptr && *asan != '\0' ? std::string(asan) + ":" : std::string()) +
-                               "detect_leaks=0"}};
+  return {{"ASAN_OPTIONS",
+           (asan != nullptr && *asan != '\0' ? std::string(asan) + ":" : std::string()) + "detect_leaks=0"}};
 }
 
 bool vulkan_required() {
@@ -219,8 +218,8 @@ TEST_CASE("ferrum run: each cancel fault cancels exactly its wave", "[cli]") {
 }
 
 TEST_CASE("ferrum run: the summary names cancelled waves operation_aborted as it names every code", "[cli]") {
-  const command_result r = run_ferrum({"run", example_plan("multi_bucket.json"), "--waves", "40", "--fault",
-                                       "cancel:0.4", "--threads", "1"});
+  const command_result r = run_ferrum(
+      {"run", example_plan("multi_bucket.json"), "--waves", "40", "--fault", "cancel:0.4", "--threads", "1"});
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   CHECK(r.status == 0);
   CHECK(r.out.find("not completed operation_aborted ") != std::string::npos);
@@ -250,9 +249,8 @@ TEST_CASE("ferrum run: a lost device fails the later waves and the loss surfaces
 
 TEST_CASE("ferrum run: a hang times out its wave, stalls those behind it, and the lanes come back", "[cli]") {
   const std::uint64_t seed = seed_with_early(ferrum::gpu::fault_kind::hang, 0.05, 30);
-  const json_run run =
-      run_json(example_plan("two_nodes.json"),
-               {"--waves", "30", "--fault", "hang:0.05", "--seed", std::to_string(seed), "--fence-timeout", "250"});
+  const json_run run = run_json(example_plan("two_nodes.json"), {"--waves", "30", "--fault", "hang:0.05", "--seed",
+                                                                 std::to_string(seed), "--fence-timeout", "250"});
   check_healthy(run, 30);
   CHECK(u64(run.report["faults"]["injected"]) == 1);
   CHECK(u64(run.report["waves"]["failed"]) >= 1);
@@ -279,10 +277,9 @@ TEST_CASE("ferrum run: every fault kind at once surfaces as injected", "[cli]") 
     if (!hang && first_lost >= 20 && first_lost <= 35) seed = candidate;
   }
   REQUIRE(seed);
-  const json_run run =
-      run_json(example_plan("multi_bucket.json"), {"--waves", "60", "--fault",
-                                                   "delay:0.1,hang:0.01,lost:0.01,encoder:0.05,cancel:0.05", "--seed",
-                                                   std::to_string(*seed)});
+  const json_run run = run_json(example_plan("multi_bucket.json"),
+                                {"--waves", "60", "--fault", "delay:0.1,hang:0.01,lost:0.01,encoder:0.05,cancel:0.05",
+                                 "--seed", std::to_string(*seed)});
   check_healthy(run, 60);
   // The loss, and some of the others before it.
   CHECK(u64(run.report["faults"]["injected"]) >= 2);
@@ -432,8 +429,8 @@ TEST_CASE("ferrum run: help run describes the options and the fault kinds", "[cl
 }
 
 TEST_CASE("ferrum run: --device vulkan runs the checking encoders on the GPU", "[cli][vulkan]") {
-  const command_result r = run_ferrum({"run", example_plan("multi_bucket.json"), "--device", "vulkan", "--waves",
-                                       "30", "--fault", "encoder:0.1,cancel:0.1", "--json"},
+  const command_result r = run_ferrum({"run", example_plan("multi_bucket.json"), "--device", "vulkan", "--waves", "30",
+                                       "--fault", "encoder:0.1,cancel:0.1", "--json"},
                                       vulkan_environment());
   if (skipped_without_vulkan(r)) return;
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
@@ -449,13 +446,12 @@ TEST_CASE("ferrum run: --device vulkan runs the checking encoders on the GPU", "
 }
 
 TEST_CASE("ferrum run: the Vulkan checks see a stale slot too", "[cli][vulkan]") {
-  const command_result r = run_ferrum({"run", example_plan("two_nodes.json"), "--device", "vulkan", "--waves", "6",
-                                       "--json"},
-                                      [] {
-                                        auto env = vulkan_environment();
-                                        env.emplace_back("FERRUM_RUN_CORRUPT_WAVE", "4");
-                                        return env;
-                                      }());
+  const command_result r =
+      run_ferrum({"run", example_plan("two_nodes.json"), "--device", "vulkan", "--waves", "6", "--json"}, [] {
+        auto env = vulkan_environment();
+        env.emplace_back("FERRUM_RUN_CORRUPT_WAVE", "4");
+        return env;
+      }());
   if (skipped_without_vulkan(r)) return;
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   CHECK(r.status == 3);

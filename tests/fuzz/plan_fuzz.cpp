@@ -47,9 +47,9 @@ void check_layout(const ferrum::plan& p, const ferrum::compiled_program& program
   // Binding against the pool's own evidence must succeed and hand every node
   // exactly its slot.
   std::vector<std::byte> arena(static_cast<std::size_t>(layout.physical_size_bytes()));
-  const ferrum::lane_slot lane{bucket.id, 0, ferrum::allocation_lifetime::invocation, arena};
+  const ferrum::lane_binding_target lane{bucket.id, 0, ferrum::allocation_lifetime::invocation, arena};
   const auto slices = ferrum::record_backing_slices(p, bucket.id, program.wave_layouts[binding_domain].claim,
-                                                    bucket.domains[binding_domain]);
+                                                    bucket.capacity_layouts[binding_domain]);
   if (!slices) broken("the plan's own evidence names a resource it lacks");
   auto exec = ferrum::execution_binding::bind(program.hash, program.node_count, bucket.binding, lane, *slices);
   if (!exec) broken("bind rejected the pool's own evidence");
@@ -73,7 +73,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!program) return 0;
   if (program->admitted_bytes > program->budget_bytes) broken("admitted past the budget");
   for (const ferrum::compiled_bucket& bucket : program->buckets) {
-    for (const ferrum::capacity_layout& d : bucket.domains)
+    for (const ferrum::capacity_layout& d : bucket.capacity_layouts)
       if (d.physical_size_bytes > d.unaliased_size_bytes) broken("aliasing grew an arena");
     if (!bucket.binding) continue;
     // Arenas past 64 MiB are valid but too big to allocate per input.

@@ -40,8 +40,9 @@ TEST_CASE("async_wait: a handler without an executor runs on the executor given,
   SECTION("thread_pool") {
     asio::thread_pool pool(2);
     std::promise<bool> on_pool;
-    ferrum::gpu::async_wait(pool.get_executor(), t, 1,
-                            [&](error_code ec) { on_pool.set_value(!ec && pool.get_executor().running_in_this_thread()); });
+    ferrum::gpu::async_wait(pool.get_executor(), t, 1, [&](error_code ec) {
+      on_pool.set_value(!ec && pool.get_executor().running_in_this_thread());
+    });
     t.advance(1);
     auto done = on_pool.get_future();
     REQUIRE(done.wait_for(10s) == std::future_status::ready);
@@ -51,8 +52,9 @@ TEST_CASE("async_wait: a handler without an executor runs on the executor given,
   SECTION("io_context") {
     asio::io_context context;
     std::optional<bool> on_context;
-    ferrum::gpu::async_wait(context.get_executor(), t, 1,
-                            [&](error_code ec) { on_context = !ec && context.get_executor().running_in_this_thread(); });
+    ferrum::gpu::async_wait(context.get_executor(), t, 1, [&](error_code ec) {
+      on_context = !ec && context.get_executor().running_in_this_thread();
+    });
     std::thread device([&] {
       std::this_thread::sleep_for(30ms);
       t.advance(1);
@@ -119,8 +121,8 @@ TEST_CASE("async_wait: use_awaitable, as_tuple, redirect_error, use_future and a
     // The loser of || is cancelled: its wait leaves the timeline.
     using namespace asio::experimental::awaitable_operators;
     asio::steady_timer timer(ex, 10ms);
-    auto winner = co_await (ferrum::gpu::async_wait(ex, *tl, 100, asio::use_awaitable) ||
-                            timer.async_wait(asio::use_awaitable));
+    auto winner =
+        co_await (ferrum::gpu::async_wait(ex, *tl, 100, asio::use_awaitable) || timer.async_wait(asio::use_awaitable));
     co_return (ec || redirected || winner.index() != 1) ? -1 : 1;
   };
   auto result = asio::co_spawn(pool, body(&t), asio::use_future);
@@ -163,8 +165,7 @@ TEST_CASE("async_wait: parallel_group waits for all or for one, cancelling the r
   CHECK(t.pending() == 0);
 }
 
-TEST_CASE("async_wait: a completion queued on an executor that is destroyed frees the wait and its handler",
-          "[gpu]") {
+TEST_CASE("async_wait: a completion queued on an executor that is destroyed frees the wait and its handler", "[gpu]") {
   test::test_timeline t;
   auto held_by_handler = std::make_shared<int>(0);
   bool handled = false;

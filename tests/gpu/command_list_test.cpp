@@ -45,8 +45,7 @@ TEST_CASE("command list: a range outside its arena is refused and nothing is rec
   CHECK(f.list->fill(f.arena->range(8, SIZE_MAX - 4), 0).error() == errc::range_out_of_bounds);
   CHECK(f.list->fill({}, 0).error() == errc::range_out_of_bounds);
   CHECK(f.list->dispatch(*f.writer, {}, {}, {}).error() == errc::range_out_of_bounds);
-  CHECK(f.list->dispatch(*f.writer, f.arena->whole(), f.arena->range(256, 4), {}).error() ==
-        errc::range_out_of_bounds);
+  CHECK(f.list->dispatch(*f.writer, f.arena->whole(), f.arena->range(256, 4), {}).error() == errc::range_out_of_bounds);
   const auto e = f.list->copy(f.arena->range(0, 8), f.arena->range(250, 8)).error();
   CHECK(e == errc::range_out_of_bounds);
   CHECK(e.detail == "copy destination range [250, +8) of an arena of 256 bytes");
@@ -61,8 +60,8 @@ TEST_CASE("command list: a guarded arena is reached only through the list's gran
   CHECK(f.list->fill(guarded->range(0, 4), 0).error() == errc::range_not_granted);
   const ferrum::gpu::arena_range granted[] = {guarded->range(64, 32)};
   f.list->grant(granted);
-  test::require(f.list->fill(guarded->range(64, 32), 1));  // the whole grant
-  test::require(f.list->fill(guarded->range(72, 8), 2));   // inside it
+  test::require(f.list->fill(guarded->range(64, 32), 1));                            // the whole grant
+  test::require(f.list->fill(guarded->range(72, 8), 2));                             // inside it
   CHECK(f.list->fill(guarded->range(60, 8), 0).error() == errc::range_not_granted);  // straddles its start
   CHECK(f.list->fill(guarded->range(92, 8), 0).error() == errc::range_not_granted);  // straddles its end
   CHECK(f.list->copy(guarded->range(64, 8), guarded->range(0, 8)).error() == errc::range_not_granted);
@@ -199,8 +198,8 @@ TEST_CASE("queue: submit_next gives concurrent submitters distinct, increasing v
   std::vector<std::thread> submitters;
   for (int t = 0; t < threads; ++t) {
     submitters.emplace_back([&, t] {
-      for (int i = 0; i < each; ++i) values[static_cast<std::size_t>(t)].push_back(
-          device->queue().submit_next({}).value());
+      for (int i = 0; i < each; ++i)
+        values[static_cast<std::size_t>(t)].push_back(device->queue().submit_next({}).value());
     });
   }
   for (std::thread& s : submitters) s.join();

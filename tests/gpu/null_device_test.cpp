@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <map>
+#include <thread>
 
 using namespace std::chrono_literals;
 using ferrum::errc;
@@ -235,17 +236,15 @@ TEST_CASE("null device: cancelling a wait does not cancel the GPU work behind it
   auto list = test::require(device->create_command_list());
   std::atomic<bool> ran{false};
   auto mark = [&] { ran.store(true); };
-  const std::uint64_t value = test::submit(*device, *list, [&](ferrum::gpu::command_list& l) {
-    test::require(l.host(ferrum::gpu::host_call(mark)));
-  });
+  const std::uint64_t value = test::submit(
+      *device, *list, [&](ferrum::gpu::command_list& l) { test::require(l.host(ferrum::gpu::host_call(mark))); });
   boost::asio::io_context context;
   boost::asio::cancellation_signal signal;
   std::optional<boost::system::error_code> result;
-  ferrum::gpu::async_wait(device->queue().timeline(), value,
-                          boost::asio::bind_cancellation_slot(
-                              signal.slot(), boost::asio::bind_executor(context, [&](boost::system::error_code ec) {
-                                result = ec;
-                              })));
+  ferrum::gpu::async_wait(
+      device->queue().timeline(), value,
+      boost::asio::bind_cancellation_slot(
+          signal.slot(), boost::asio::bind_executor(context, [&](boost::system::error_code ec) { result = ec; })));
   signal.emit(boost::asio::cancellation_type::terminal);
   context.run();
   CHECK(result == boost::asio::error::operation_aborted);
@@ -266,4 +265,83 @@ TEST_CASE("null device: options outside their range are rejected", "[gpu]") {
   CHECK(rejected([](null_device_options& o) { o.latency = -1us; }));
   CHECK(rejected([](null_device_options& o) { o.max_arena_bytes = 0; }));
   CHECK(ferrum::gpu::null_device::create({}).has_value());
+}
+
+TEST_CASE("null device: with inline_completion a submission has run and is reached when submit returns", "[gpu]") {
+  null_device_options options;
+  options.inline_completion = true;
+  auto device = test::null_device(options);
+  auto arena = test::require(device->create_arena(256));
+  auto list = test::require(device->create_command_list());
+  std::thread::id host_thread;
+  std::uint32_t seen_by_host = 0;
+  int host_calls = 0;
+  auto observe = [&] {
+    host_thread = std::this_thread::get_id();
+    seen_by_host = test::word_at(*arena, 0);
+    ++host_calls;
+  };
+  const std::uint64_t value = test::submit(*device, *list, [&](ferrum::gpu::command_list& l) {
+    test::require(l.fill(arena->range(0, 128), 0xfe44));
+    test::require(l.host(ferrum::gpu::host_call(observe)));
+    test::require(l.copy(arena->range(0, 128), arena->range(128, 128)));
+  });
+  // Nothing is awaited: submit itself ran the commands, on this thread.
+  CHECK(device->queue().timeline().completed() == value);
+  CHECK(host_thread == std::this_thread::get_id());
+  CHECK(seen_by_host == 0xfe44);
+  CHECK(test::word_at(*arena, 63) == 0xfe44);
+  CHECK(test::word_at(*arena, 32) == 0xfe44);
+  // The list is submitted again as it is, with submit_next: the copy runs
+  // again over what the host wrote since.
+  test::set_word(*arena, 32, 7);
+  ferrum::gpu::command_list* lists[] = {list.get()};
+  const std::uint64_t next = test::require(device->queue().submit_next(lists));
+  CHECK(next == value + 1);
+  CHECK(device->queue().timeline().reached(next));
+  CHECK(host_calls == 2);
+  CHECK(test::word_at(*arena, 32) == 0xfe44);
+  CHECK(test::wait_for(device->queue().timeline(), next) == boost::system::error_code{});
+}
+
+TEST_CASE("null device: with inline_completion a lost fault loses the device inside submit", "[gpu]") {
+  null_device_options options;
+  options.inline_completion = true;
+  options.faults = {.seed = 11, .lost = 0.2};
+  const std::uint64_t lost_at = first_with(options.faults, fault_kind::lost);
+  auto device = test::null_device(options);
+  ferrum::gpu::timeline& t = device->queue().timeline();
+  // The lost submission is accepted, as when the worker reaches it later.
+  CHECK(submit_empty(*device, lost_at) == lost_at);
+  CHECK(t.completed() == lost_at - 1);
+  CHECK(device->lost());
+  CHECK(device->injected_faults().lost == 1);
+  CHECK(test::wait_for(t, lost_at) == errc::device_lost);
+  CHECK(device->queue().submit({}, lost_at + 1).error() == errc::device_lost);
+}
+
+TEST_CASE("null device: inline_completion refuses the options that would pause the submitter", "[gpu]") {
+  const auto refusal = [](auto change) {
+    null_device_options options;
+    options.inline_completion = true;
+    change(options);
+    auto device = ferrum::gpu::null_device::create(options);
+    REQUIRE_FALSE(device.has_value());
+    CHECK(device.error() == errc::invalid_device_option);
+    return device.error().what();
+  };
+  CHECK_THAT(refusal([](null_device_options& o) { o.latency = 1us; }),
+             Catch::Contains("inline_completion cannot be combined with latency"));
+  CHECK_THAT(refusal([](null_device_options& o) { o.faults.delay = 0.1; }), Catch::EndsWith("with faults.delay"));
+  CHECK_THAT(refusal([](null_device_options& o) {
+               o.latency = 1us;
+               o.faults.hang = 0.5;
+             }),
+             Catch::EndsWith("with latency, faults.hang"));
+  // Faults that do not pause, and durations of faults that cannot occur, are
+  // accepted.
+  null_device_options accepted;
+  accepted.inline_completion = true;
+  accepted.faults = {.seed = 1, .lost = 0.5, .max_delay = 5ms, .hang_duration = 5ms};
+  CHECK(ferrum::gpu::null_device::create(accepted).has_value());
 }

@@ -32,9 +32,13 @@ using test::test_timeline;
 // fail() cannot be called, nor a bare timeline made. (A requires-expression
 // checks access where the concept is defined, here outside the class.)
 template <class T>
-concept can_advance = requires(T& t) { t.advance(std::uint64_t{5}); };
+concept can_advance = requires(T& t) {
+  t.advance(std::uint64_t{5});
+};
 template <class T>
-concept can_fail = requires(T& t, error_code ec) { t.fail(ec); };
+concept can_fail = requires(T& t, error_code ec) {
+  t.fail(ec);
+};
 static_assert(!can_advance<timeline>, "timeline::advance must not be callable by users");
 static_assert(!can_fail<timeline>, "timeline::fail must not be callable by users");
 static_assert(!std::is_default_constructible_v<timeline>, "a timeline is always a device's subclass");
@@ -148,9 +152,9 @@ TEST_CASE("timeline: cancelling a pending wait completes it with operation_abort
   test_timeline t;
   asio::cancellation_signal signal;
   std::optional<error_code> result;
-  async_wait(t, 4, asio::bind_cancellation_slot(signal.slot(), asio::bind_executor(context, [&](error_code ec) {
-                                                   result = ec;
-                                                 })));
+  async_wait(
+      t, 4,
+      asio::bind_cancellation_slot(signal.slot(), asio::bind_executor(context, [&](error_code ec) { result = ec; })));
   CHECK(t.pending() == 1);
   signal.emit(asio::cancellation_type::terminal);
   CHECK(t.pending() == 0);
@@ -169,9 +173,9 @@ TEST_CASE("timeline: a cancellation after completion changes nothing", "[gpu]") 
   int calls = 0;
   std::optional<error_code> result;
   async_wait(t, 1, asio::bind_cancellation_slot(signal.slot(), asio::bind_executor(context, [&](error_code ec) {
-                                                   ++calls;
-                                                   result = ec;
-                                                 })));
+                                                  ++calls;
+                                                  result = ec;
+                                                })));
   t.advance(1);
   context.run();
   signal.emit(asio::cancellation_type::terminal);

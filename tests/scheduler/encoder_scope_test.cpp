@@ -41,8 +41,9 @@ boost::system::error_code attempt_in_wave(fixture& f, std::size_t node, Attempt 
 
 TEST_CASE("encoder scope: a fill over the whole lane arena is refused with range_not_granted", "[scheduler]") {
   fixture f(4, 2);
-  CHECK(attempt_in_wave(f, 0, [](const ferrum::encode_context& c) { return c.commands.fill(c.slot.arena->whole(), 7u); }) ==
-        errc::range_not_granted);
+  CHECK(attempt_in_wave(f, 0, [](const ferrum::encode_context& c) {
+          return c.commands.fill(c.slot.arena->whole(), 7u);
+        }) == errc::range_not_granted);
 }
 
 TEST_CASE("encoder scope: a copy into another node's slot is refused with range_not_granted", "[scheduler]") {

@@ -4,9 +4,9 @@
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/cancellation_signal.hpp>
 
 #include <atomic>
 #include <set>
@@ -18,7 +18,8 @@ using sched_test::eventually;
 using sched_test::fixture;
 using sched_test::hanging;
 
-TEST_CASE("failure: a wave cancelled before it starts completes with operation_aborted and takes no lane", "[scheduler]") {
+TEST_CASE("failure: a wave cancelled before it starts completes with operation_aborted and takes no lane",
+          "[scheduler]") {
   fixture f(2, 1, {}, {}, false, 1);
   // The executor's only thread is held, so the wave cannot start before the
   // cancellation is emitted.
@@ -68,13 +69,14 @@ TEST_CASE("failure: a wave cancelled while encoding submits nothing and releases
   auto done = sched_test::submit_cancellable(*f.scheduler, encode, signal);
   const auto o = sched_test::get(done);
   CHECK(o.ec == boost::asio::error::operation_aborted);
-  CHECK(o.report.fence_value == 0);
+  CHECK(o.report.submitted_value == 0);
   CHECK(encoded.load() == 2);  // one chunk: the nodes after the cancellation were skipped
   CHECK(f.device->queue().last_submitted() == 0);
   CHECK(f.scheduler->pools()[0]->counts().free == 1);
 }
 
-TEST_CASE("failure: a wave cancelled after submit completes at once but keeps its lane until the fence", "[scheduler]") {
+TEST_CASE("failure: a wave cancelled after submit completes at once but keeps its lane until the fence",
+          "[scheduler]") {
   fixture f(2, 1, hanging(300ms));
   auto encode = [](const ferrum::encode_context&) {};
   boost::asio::cancellation_signal signal;
@@ -84,20 +86,21 @@ TEST_CASE("failure: a wave cancelled after submit completes at once but keeps it
   signal.emit(boost::asio::cancellation_type::terminal);
   const auto o = sched_test::get(done);
   CHECK(o.ec == boost::asio::error::operation_aborted);
-  CHECK(o.report.fence_value == 1);
+  CHECK(o.report.submitted_value == 1);
   CHECK_FALSE(f.device->queue().timeline().reached(1));
   CHECK(f.scheduler->pools()[0]->counts().in_flight == 1);  // the GPU may still write it
   REQUIRE(eventually([&] { return f.scheduler->pools()[0]->counts().free == 1; }));
   CHECK(f.device->queue().timeline().reached(1));
 }
 
-TEST_CASE("failure: a fence timeout fails the wave and quarantines its lane until the fence is reached", "[scheduler]") {
+TEST_CASE("failure: a fence timeout fails the wave and quarantines its lane until the fence is reached",
+          "[scheduler]") {
   fixture f(2, 2, hanging(400ms), {.fence_timeout = 50ms});
   auto encode = [](const ferrum::encode_context&) {};
   auto done = sched_test::submit(*f.scheduler, encode);
   const auto o = sched_test::get(done);
   CHECK(o.ec == errc::fence_timeout);
-  CHECK(o.report.fence_value == 1);
+  CHECK(o.report.submitted_value == 1);
   CHECK_FALSE(f.device->queue().timeline().reached(1));
   const auto counts = f.scheduler->pools()[0]->counts();
   CHECK(counts.quarantined == 1);
@@ -107,7 +110,8 @@ TEST_CASE("failure: a fence timeout fails the wave and quarantines its lane unti
   CHECK(f.scheduler->stats().failed == 1);
 }
 
-TEST_CASE("failure: when every lane is quarantined, queued and later waves fail with all_lanes_quarantined", "[scheduler]") {
+TEST_CASE("failure: when every lane is quarantined, queued and later waves fail with all_lanes_quarantined",
+          "[scheduler]") {
   fixture f(2, 1, hanging(0ms), {.fence_timeout = 50ms});
   auto encode = [](const ferrum::encode_context&) {};
   // Both start at once on the pool's threads: one takes the lane and times
@@ -178,7 +182,8 @@ TEST_CASE("failure: destroying a scheduler with waves in flight waits for their 
   CHECK_FALSE(sched_test::get(b).ec);
 }
 
-TEST_CASE("failure: async_shutdown after a fence timeout completes only once the quarantined lane's fence is reached", "[scheduler]") {
+TEST_CASE("failure: async_shutdown after a fence timeout completes only once the quarantined lane's fence is reached",
+          "[scheduler]") {
   fixture f(2, 1, hanging(300ms), {.fence_timeout = 50ms});
   auto encode = [](const ferrum::encode_context&) {};
   auto done = sched_test::submit(*f.scheduler, encode);
@@ -219,8 +224,8 @@ TEST_CASE("failure: async_shutdown completes only after every wave's handler has
 
 TEST_CASE("failure: scheduler::create refuses a program compiled from another plan with program_plan_mismatch",
           "[scheduler]") {
-  const auto program = std::make_shared<const ferrum::compiled_program>(
-      ferrum::test::compile_ok(sched_test::make_plan(4, 2)));
+  const auto program =
+      std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(sched_test::make_plan(4, 2)));
   auto device = ::test::null_device({});
   boost::asio::thread_pool pool(1);
   // A plan lacking one of the program's resources, and one that differs
@@ -235,8 +240,10 @@ TEST_CASE("failure: scheduler::create refuses a program compiled from another pl
   pool.join();
 }
 
-TEST_CASE("failure: an encoder that submits its node's list itself fails the wave, whose lane waits for that "
-          "submission", "[scheduler]") {
+TEST_CASE(
+    "failure: an encoder that submits its node's list itself fails the wave, whose lane waits for that "
+    "submission",
+    "[scheduler]") {
   fixture f(2, 1, hanging(300ms));
   ferrum::gpu::device& device = *f.device;
   auto encode = [&device](const ferrum::encode_context& c) {

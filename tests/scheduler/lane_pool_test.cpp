@@ -8,9 +8,9 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/experimental/promise.hpp>
 #include <boost/asio/experimental/use_promise.hpp>
-#include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -67,15 +67,16 @@ void run_ready(boost::asio::io_context& context) {
 
 }  // namespace
 
-TEST_CASE("lane_pool: each lane has its own arena of the bucket's size, its evidence and a list per node", "[scheduler]") {
+TEST_CASE("lane_pool: each lane has its own arena of the bucket's size, its evidence and a list per node",
+          "[scheduler]") {
   pool_fixture f(3);
   REQUIRE(f.pool->lanes().size() == 3);
   for (const auto& l : f.pool->lanes()) {
     CHECK(l->arena->size() >= f.program.buckets[0].binding->physical_size_bytes());
-    CHECK(l->slot.arena.size() == f.program.buckets[0].binding->physical_size_bytes());
-    CHECK(l->slot.arena.data() == l->arena->bytes().data());
+    CHECK(l->binding_target.arena.size() == f.program.buckets[0].binding->physical_size_bytes());
+    CHECK(l->binding_target.arena.data() == l->arena->bytes().data());
     CHECK(l->lists.size() == 3);
-    CHECK(l->submission.size() == 3);
+    CHECK(l->submit_lists.size() == 3);
     CHECK_FALSE(l->evidence.empty());
   }
   CHECK(f.pool->lanes()[0]->arena->bytes().data() != f.pool->lanes()[1]->arena->bytes().data());
@@ -137,12 +138,12 @@ TEST_CASE("lane_pool: a lane goes back only once the fence of its last submissio
   boost::system::error_code ec;
   ferrum::lane* held = f.pool->acquire(first, ec);
   REQUIRE(held != nullptr);
-  held->fence = f.device->queue().submit_next({}).value();
+  held->submitted_value = f.device->queue().submit_next({}).value();
   const auto early = f.pool->release(*held);
   REQUIRE_FALSE(early.has_value());
   CHECK(early.error() == errc::fence_not_reached);
   CHECK(f.pool->counts().in_flight == 1);
-  test::require_reached(f.device->queue().timeline(), held->fence);
+  test::require_reached(f.device->queue().timeline(), held->submitted_value);
   test::require(f.pool->release(*held));
   CHECK(f.pool->counts().free == 1);
 }
@@ -159,8 +160,8 @@ TEST_CASE("lane_pool: when every lane is quarantined, waiters fail with all_lane
   ferrum::lane* la = f.pool->acquire(a, ec);
   ferrum::lane* lb = f.pool->acquire(b, ec);
   REQUIRE((la != nullptr && lb != nullptr));
-  la->fence = f.device->queue().submit_next({}).value();
-  lb->fence = f.device->queue().submit_next({}).value();
+  la->submitted_value = f.device->queue().submit_next({}).value();
+  lb->submitted_value = f.device->queue().submit_next({}).value();
   CHECK(f.pool->acquire(waiting, ec) == nullptr);
   test::require(f.pool->quarantine(*la));
   CHECK(order.empty());
@@ -172,7 +173,7 @@ TEST_CASE("lane_pool: when every lane is quarantined, waiters fail with all_lane
   CHECK(f.pool->acquire(later, ec) == nullptr);
   CHECK(ec == errc::all_lanes_quarantined);
   // Quarantined lanes come back by themselves once their fences are reached.
-  test::require_reached(f.device->queue().timeline(), lb->fence);
+  test::require_reached(f.device->queue().timeline(), lb->submitted_value);
   const auto deadline = std::chrono::steady_clock::now() + 5s;
   while (f.pool->counts().free < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
   CHECK(f.pool->counts().free == 2);
@@ -209,12 +210,14 @@ TEST_CASE("lane_pool: a bucket without binding nodes has no layout to bind and i
   CHECK(pool.error() == errc::no_binding_layout);
 }
 
-TEST_CASE("lane_pool: async_acquire completes at once when a lane is free, else in FIFO order as leases end", "[scheduler]") {
+TEST_CASE("lane_pool: async_acquire completes at once when a lane is free, else in FIFO order as leases end",
+          "[scheduler]") {
   pool_fixture f(1);
   boost::asio::io_context context;
   std::vector<int> order;
   ferrum::lane_lease first;
-  ferrum::async_acquire(*f.pool, boost::asio::bind_executor(context, [&](boost::system::error_code ec, ferrum::lane_lease l) {
+  ferrum::async_acquire(*f.pool,
+                        boost::asio::bind_executor(context, [&](boost::system::error_code ec, ferrum::lane_lease l) {
                           CHECK_FALSE(ec);
                           first = std::move(l);
                           order.push_back(1);
@@ -225,11 +228,12 @@ TEST_CASE("lane_pool: async_acquire completes at once when a lane is free, else 
   ferrum::lane* const only = first.get();
   ferrum::lane_lease later[2];
   for (int i = 0; i < 2; ++i) {
-    ferrum::async_acquire(*f.pool, boost::asio::bind_executor(context, [&, i](boost::system::error_code ec, ferrum::lane_lease l) {
-                            CHECK_FALSE(ec);
-                            later[i] = std::move(l);
-                            order.push_back(i + 2);
-                          }));
+    ferrum::async_acquire(
+        *f.pool, boost::asio::bind_executor(context, [&, i](boost::system::error_code ec, ferrum::lane_lease l) {
+          CHECK_FALSE(ec);
+          later[i] = std::move(l);
+          order.push_back(i + 2);
+        }));
   }
   run_ready(context);
   CHECK(f.pool->counts().waiting == 2);
@@ -244,7 +248,8 @@ TEST_CASE("lane_pool: async_acquire completes at once when a lane is free, else 
   CHECK(f.pool->counts().free == 1);
 }
 
-TEST_CASE("lane_pool: a cancelled async_acquire completes with operation_aborted and is never handed a lane", "[scheduler]") {
+TEST_CASE("lane_pool: a cancelled async_acquire completes with operation_aborted and is never handed a lane",
+          "[scheduler]") {
   pool_fixture f(1);
   boost::asio::io_context context;
   std::vector<int> order;
@@ -255,12 +260,13 @@ TEST_CASE("lane_pool: a cancelled async_acquire completes with operation_aborted
   boost::asio::cancellation_signal signal;
   std::optional<boost::system::error_code> result;
   bool granted = false;
-  ferrum::async_acquire(*f.pool, boost::asio::bind_cancellation_slot(
-                                     signal.slot(), boost::asio::bind_executor(context, [&](boost::system::error_code e,
-                                                                                            ferrum::lane_lease l) {
-                                       result = e;
-                                       granted = static_cast<bool>(l);
-                                     })));
+  ferrum::async_acquire(
+      *f.pool,
+      boost::asio::bind_cancellation_slot(
+          signal.slot(), boost::asio::bind_executor(context, [&](boost::system::error_code e, ferrum::lane_lease l) {
+            result = e;
+            granted = static_cast<bool>(l);
+          })));
   CHECK(f.pool->counts().waiting == 1);
   signal.emit(boost::asio::cancellation_type::total);  // queued: no side effect, so total is honoured
   run_ready(context);
@@ -271,7 +277,8 @@ TEST_CASE("lane_pool: a cancelled async_acquire completes with operation_aborted
   CHECK(f.pool->counts().free == 1);
 }
 
-TEST_CASE("lane_pool: a handler without an executor completes on the pool's, which keeps outstanding work", "[scheduler]") {
+TEST_CASE("lane_pool: a handler without an executor completes on the pool's, which keeps outstanding work",
+          "[scheduler]") {
   boost::asio::io_context context;
   const ferrum::plan plan = sched_test::make_plan(3, 1);
   const ferrum::compiled_program program = ferrum::test::compile_ok(plan);
@@ -296,13 +303,14 @@ TEST_CASE("lane_pool: a handler without an executor completes on the pool's, whi
   CHECK(on_pool_executor);
 }
 
-TEST_CASE("lane_lease: submit records the lane's fence; a lease dropped before it is reached does not hand the lane on", "[scheduler]") {
+TEST_CASE("lane_lease: submit records the lane's fence; a lease dropped before it is reached does not hand the lane on",
+          "[scheduler]") {
   pool_fixture f(1, sched_test::hanging(150ms));
   boost::asio::io_context context;
   ferrum::lane_lease lease;
-  ferrum::async_acquire(*f.pool, boost::asio::bind_executor(context, [&](boost::system::error_code, ferrum::lane_lease l) {
-                          lease = std::move(l);
-                        }));
+  ferrum::async_acquire(*f.pool,
+                        boost::asio::bind_executor(
+                            context, [&](boost::system::error_code, ferrum::lane_lease l) { lease = std::move(l); }));
   run_ready(context);
   REQUIRE(lease);
   for (auto& list : lease->lists) {
@@ -310,9 +318,10 @@ TEST_CASE("lane_lease: submit records the lane's fence; a lease dropped before i
     test::require(list->end());
   }
   const std::uint64_t value = test::require(lease.submit());
-  CHECK(lease->fence == value);
+  CHECK(lease->submitted_value == value);
   bool next_granted = false;
-  ferrum::async_acquire(*f.pool, boost::asio::bind_executor(context, [&](boost::system::error_code ec, ferrum::lane_lease l) {
+  ferrum::async_acquire(*f.pool,
+                        boost::asio::bind_executor(context, [&](boost::system::error_code ec, ferrum::lane_lease l) {
                           next_granted = !ec && l;
                           // The GPU is done with the lane when it is handed on.
                           CHECK(f.device->queue().timeline().reached(value));
@@ -329,7 +338,8 @@ TEST_CASE("lane_lease: submit records the lane's fence; a lease dropped before i
   }));
 }
 
-TEST_CASE("lane_pool: release and quarantine refuse a lane given back twice, one never acquired, and another pool's", "[scheduler]") {
+TEST_CASE("lane_pool: release and quarantine refuse a lane given back twice, one never acquired, and another pool's",
+          "[scheduler]") {
   pool_fixture f(2);
   pool_fixture other(1);
   std::vector<int> order;
@@ -352,7 +362,8 @@ TEST_CASE("lane_pool: release and quarantine refuse a lane given back twice, one
   test::require(other.pool->release(*foreign));
 }
 
-TEST_CASE("lane_pool: release reads the lane's lists, so a lane whose fence was never recorded waits for its GPU work", "[scheduler]") {
+TEST_CASE("lane_pool: release reads the lane's lists, so a lane whose fence was never recorded waits for its GPU work",
+          "[scheduler]") {
   pool_fixture f(1, sched_test::hanging(150ms));
   std::vector<int> order;
   recording_waiter a(order, 1);
@@ -363,14 +374,16 @@ TEST_CASE("lane_pool: release reads the lane's lists, so a lane whose fence was 
   test::require(held->lists[0]->end());
   ferrum::gpu::command_list* lists[] = {held->lists[0].get()};
   const std::uint64_t value = test::require(f.device->queue().submit_next(lists));
-  CHECK(held->fence == 0);  // the holder forgot it
+  CHECK(held->submitted_value == 0);  // the holder forgot it
   CHECK(f.pool->release(*held).error() == errc::fence_not_reached);
   test::require_reached(f.device->queue().timeline(), value);
   test::require(f.pool->release(*held));
 }
 
-TEST_CASE("lane_pool: async_acquire works with use_future, deferred, use_awaitable, awaitable operators and "
-          "parallel_group", "[scheduler]") {
+TEST_CASE(
+    "lane_pool: async_acquire works with use_future, deferred, use_awaitable, awaitable operators and "
+    "parallel_group",
+    "[scheduler]") {
   boost::asio::io_context context;
   const ferrum::plan plan = sched_test::make_plan(3, 2);
   const ferrum::compiled_program program = ferrum::test::compile_ok(plan);

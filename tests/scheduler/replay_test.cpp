@@ -82,7 +82,8 @@ struct replay_run {
 
 }  // namespace
 
-TEST_CASE("replay: each lane records once; its later waves resubmit the lists with fresh binding bytes", "[scheduler]") {
+TEST_CASE("replay: each lane records once; its later waves resubmit the lists with fresh binding bytes",
+          "[scheduler]") {
   replay_run run;
   std::map<std::uint32_t, int> waves_per_lane;
   for (int i = 0; i < 10; ++i) {
@@ -94,7 +95,9 @@ TEST_CASE("replay: each lane records once; its later waves resubmit the lists wi
   CHECK(run.encode.recordings.load() == static_cast<int>(lanes * nodes));
 }
 
-TEST_CASE("replay: recording while replaying fails the wave with the list's command_list_state, and the lane still replays", "[scheduler]") {
+TEST_CASE(
+    "replay: recording while replaying fails the wave with the list's command_list_state, and the lane still replays",
+    "[scheduler]") {
   replay_run run;
   for (int i = 0; i < 4; ++i) REQUIRE_FALSE(run.wave().ec);
   run.encode.records_while_replaying = 5;
@@ -102,7 +105,7 @@ TEST_CASE("replay: recording while replaying fails the wave with the list's comm
   CHECK(bad.ec == errc::encoder_failed);
   CHECK(bad.report.message.find(ferrum::error_code_name(make_error_code(errc::command_list_state))) !=
         std::string::npos);
-  CHECK(bad.report.fence_value == 0);
+  CHECK(bad.report.submitted_value == 0);
   const int recorded = run.encode.recordings.load();
   for (int i = 0; i < 4; ++i) REQUIRE_FALSE(run.wave().ec);
   CHECK(run.encode.recordings.load() == recorded);

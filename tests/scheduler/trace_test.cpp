@@ -111,7 +111,8 @@ TEST_CASE("trace: a wave whose encoder throws records the phases it reached and 
   CHECK(thrower_recorded);
 }
 
-TEST_CASE("trace: the Chrome trace has a track per lane and per thread, spans with wave, bucket and lane", "[scheduler]") {
+TEST_CASE("trace: the Chrome trace has a track per lane and per thread, spans with wave, bucket and lane",
+          "[scheduler]") {
   traced_run run(10);
   std::ostringstream out;
   ferrum::write_chrome_trace(out, run.recorder, run.f.plan);

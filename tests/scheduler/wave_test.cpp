@@ -14,7 +14,8 @@ using namespace std::chrono_literals;
 using ferrum::errc;
 using sched_test::fixture;
 
-TEST_CASE("wave: every node is encoded once, into its own slot, and the wave completes after its fence", "[scheduler]") {
+TEST_CASE("wave: every node is encoded once, into its own slot, and the wave completes after its fence",
+          "[scheduler]") {
   fixture f(4, 2);
   std::mutex mutex;
   std::set<std::size_t> nodes;
@@ -41,8 +42,8 @@ TEST_CASE("wave: every node is encoded once, into its own slot, and the wave com
   CHECK(report.nodes == 4);
   REQUIRE(report.bucket != nullptr);
   CHECK(report.bucket->str() == "step@1x1x1");
-  CHECK(report.fence_value >= 1);
-  CHECK(f.device->queue().timeline().reached(report.fence_value));
+  CHECK(report.submitted_value >= 1);
+  CHECK(f.device->queue().timeline().reached(report.submitted_value));
   for (std::size_t p = 0; p < ferrum::wave_phase_count; ++p) CHECK(report.ended[p].has_value());
   // The fills ran on the lane's arena before the fence.
   const ferrum::lane& lane = *f.scheduler->pools()[0]->lanes()[report.lane];
@@ -56,7 +57,8 @@ TEST_CASE("wave: every node is encoded once, into its own slot, and the wave com
   CHECK(stats.in_flight == 0);
 }
 
-TEST_CASE("wave: the smallest bucket of the class that covers the extent is picked, else no_bucket_fits", "[scheduler]") {
+TEST_CASE("wave: the smallest bucket of the class that covers the extent is picked, else no_bucket_fits",
+          "[scheduler]") {
   fixture f(2, 1, {}, {}, true);
   auto encode = [](const ferrum::encode_context&) {};
   auto small = sched_test::submit(*f.scheduler, encode, {"step", {1, 1, 1}});
@@ -87,7 +89,7 @@ TEST_CASE("wave: an encoder that throws fails the wave with its node and message
   CHECK(ec == errc::encoder_failed);
   CHECK(report.failed_node == 5u);
   CHECK(report.message == "node five cannot encode");
-  CHECK(report.fence_value == 0);
+  CHECK(report.submitted_value == 0);
   CHECK(f.device->queue().last_submitted() == 0);
   CHECK(calls.load() <= 8);
   // The lane came back at once and serves the next wave.

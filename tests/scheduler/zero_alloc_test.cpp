@@ -38,13 +38,13 @@ struct wave_loop {
   void pump() {
     while (submitted < total && submitted - completed < window) {
       ++submitted;
-      scheduler.async_submit({"step", {1, 1, 1}}, *this,
-                             boost::asio::bind_executor(completions, [this](boost::system::error_code ec,
-                                                                        const ferrum::wave_report&) {
-                               ++completed;
-                               failed += ec ? 1 : 0;
-                               pump();
-                             }));
+      scheduler.async_submit(
+          {"step", {1, 1, 1}}, *this,
+          boost::asio::bind_executor(completions, [this](boost::system::error_code ec, const ferrum::wave_report&) {
+            ++completed;
+            failed += ec ? 1 : 0;
+            pump();
+          }));
     }
   }
 
@@ -70,8 +70,7 @@ std::uint64_t count_waves(boost::asio::io_context& context, CompletionExecutor c
   ferrum::gpu::null_device_options options;
   options.latency = std::chrono::microseconds(300);
   auto device = ::test::null_device(options);
-  auto scheduler =
-      test::require(ferrum::scheduler::create(plan, program, *device, context.get_executor(), settings));
+  auto scheduler = test::require(ferrum::scheduler::create(plan, program, *device, context.get_executor(), settings));
   wave_loop<CompletionExecutor> loop{*scheduler, completions, 0, lanes};
   using ferrum::tools::allocations_so_far;
   // Warm-up: waves, frames, slabs and Asio's caches reach their peak. Counted

@@ -167,15 +167,15 @@ asio::awaitable<void> produce(producer* p) {
         // Both on the strand: the handler finds `initiating` set only if it
         // runs inside async_submit, which Asio's contract forbids.
         w->initiating = true;
-        s.async_submit(request, w->encode_fn,
-                       asio::bind_cancellation_slot(
-                           w->signal.slot(),
-                           asio::bind_executor(p->strand, [p, w](error_code ec, ferrum::wave_report r) {
-                             if (w->initiating)
-                               p->run.violation("wave " + std::to_string(w->token) + " completed inside async_submit");
-                             p->run.completed(*w, p->strand.running_in_this_thread(), ec, std::move(r));
-                             p->wake.cancel();
-                           })));
+        s.async_submit(
+            request, w->encode_fn,
+            asio::bind_cancellation_slot(
+                w->signal.slot(), asio::bind_executor(p->strand, [p, w](error_code ec, ferrum::wave_report r) {
+                  if (w->initiating)
+                    p->run.violation("wave " + std::to_string(w->token) + " completed inside async_submit");
+                  p->run.completed(*w, p->strand.running_in_this_thread(), ec, std::move(r));
+                  p->wake.cancel();
+                })));
         w->initiating = false;
         co_await p->wake.async_wait(asio::as_tuple(asio::use_awaitable));
         break;
@@ -313,7 +313,8 @@ void contract_run::completed(contract_wave& w, bool right_executor, error_code e
   w.report = std::move(report);
   const ferrum::gpu::null_device& d = device(w.to);
   w.lost_at_completion = d.lost();
-  if (w.report.fence_value != 0) w.fence_reached_at_completion = d.queue().timeline().reached(w.report.fence_value);
+  if (w.report.submitted_value != 0)
+    w.fence_reached_at_completion = d.queue().timeline().reached(w.report.submitted_value);
   for (const auto& p : w.probed) w.probes_at_completion += p.load(std::memory_order_acquire) ? 1 : 0;
 }
 

@@ -66,12 +66,11 @@ void contract_run::check() const {
   std::vector<std::string> problems;
   const auto problem = [&](const contract_wave& w, const std::string& what) {
     if (problems.size() >= 20) return;
-    problems.push_back("wave " + std::to_string(w.token) + " (scheduler " +
-                       (w.to == target::healthy ? "healthy" : "lost") + ", handler " +
-                       std::to_string(static_cast<int>(w.handler)) + ", cancel " +
-                       std::to_string(static_cast<int>(w.cancel)) + " type " +
-                       std::to_string(static_cast<unsigned>(w.cancel_type)) + ", outcome " + outcome_name(w.ec) +
-                       ", fence " + std::to_string(w.report.fence_value) + "): " + what);
+    problems.push_back(
+        "wave " + std::to_string(w.token) + " (scheduler " + (w.to == target::healthy ? "healthy" : "lost") +
+        ", handler " + std::to_string(static_cast<int>(w.handler)) + ", cancel " +
+        std::to_string(static_cast<int>(w.cancel)) + " type " + std::to_string(static_cast<unsigned>(w.cancel_type)) +
+        ", outcome " + outcome_name(w.ec) + ", fence " + std::to_string(w.report.submitted_value) + "): " + what);
   };
   // Aborted waves by the step the cancellation found them at.
   std::size_t aborted_queued = 0;
@@ -94,7 +93,7 @@ void contract_run::check() const {
     if (!w.right_executor) problem(w, "its handler ran on another executor than its own");
     ++t.outcomes[outcome_name(w.ec)];
     const ferrum::wave_report& r = w.report;
-    const std::uint64_t f = r.fence_value;
+    const std::uint64_t f = r.submitted_value;
     const std::size_t encoded = w.encoded_count();
     const int b = w.bucket.load();
     const int l = w.lane.load();
@@ -232,14 +231,15 @@ void contract_run::check() const {
   std::uint32_t lost_quarantined = 0;
   for (const ferrum::lane_counts& c : final_counts_[static_cast<std::size_t>(target::lost)])
     lost_quarantined += c.quarantined;
-  std::printf("stress[asio %s]: %zu producers x %zu waves in %lld ms (shutdown %lld ms); healthy:%s; lost:%s; "
-              "faults healthy delay=%llu hang=%llu, lost delay=%llu lost=%llu (lanes quarantined for good %u); "
-              "aborted queued=%zu (total alone %zu) encoding=%zu submitted=%zu; timer cancels that did not abort=%zu\n",
-              options_.name.c_str(), options_.producers, options_.waves_per_producer, ms(elapsed_),
-              ms(shutdown_time_), line(healthy).c_str(), line(lost).c_str(),
-              static_cast<unsigned long long>(hf.delay), static_cast<unsigned long long>(hf.hang),
-              static_cast<unsigned long long>(lf.delay), static_cast<unsigned long long>(lf.lost), lost_quarantined,
-              aborted_queued, aborted_total_alone, aborted_encoding, aborted_submitted, timer_cancels_late);
+  std::printf(
+      "stress[asio %s]: %zu producers x %zu waves in %lld ms (shutdown %lld ms); healthy:%s; lost:%s; "
+      "faults healthy delay=%llu hang=%llu, lost delay=%llu lost=%llu (lanes quarantined for good %u); "
+      "aborted queued=%zu (total alone %zu) encoding=%zu submitted=%zu; timer cancels that did not abort=%zu\n",
+      options_.name.c_str(), options_.producers, options_.waves_per_producer, ms(elapsed_), ms(shutdown_time_),
+      line(healthy).c_str(), line(lost).c_str(), static_cast<unsigned long long>(hf.delay),
+      static_cast<unsigned long long>(hf.hang), static_cast<unsigned long long>(lf.delay),
+      static_cast<unsigned long long>(lf.lost), lost_quarantined, aborted_queued, aborted_total_alone, aborted_encoding,
+      aborted_submitted, timer_cancels_late);
   std::fflush(stdout);
 }
 
@@ -256,16 +256,18 @@ void run_contract(stress::execution_kind& context, const char* name, std::uint64
 
 }  // namespace
 
-TEST_CASE("stress: 64 producer coroutines on a thread_pool of 4 threads get every wave's handler once, on its "
-          "executor, under cancellations of every type, hangs and a device loss",
-          "[stress]") {
+TEST_CASE(
+    "stress: 64 producer coroutines on a thread_pool of 4 threads get every wave's handler once, on its "
+    "executor, under cancellations of every type, hangs and a device loss",
+    "[stress]") {
   stress::on_thread_pool context(4);
   run_contract(context, "thread_pool", 11);
 }
 
-TEST_CASE("stress: 64 producer coroutines on an io_context run by 2 threads get every wave's handler once, on its "
-          "executor, under cancellations of every type, hangs and a device loss",
-          "[stress]") {
+TEST_CASE(
+    "stress: 64 producer coroutines on an io_context run by 2 threads get every wave's handler once, on its "
+    "executor, under cancellations of every type, hangs and a device loss",
+    "[stress]") {
   stress::on_io_context context(2);
   run_contract(context, "io_context", 12);
 }

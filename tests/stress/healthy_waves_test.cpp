@@ -21,9 +21,14 @@ void check_outcomes_follow_plans(const stress::stress_run& run) {
     if (!w->submitted || w->completions.load() != 1) continue;
     boost::system::error_code expected;
     switch (w->what) {
-      case stress::disturbance::none: break;
-      case stress::disturbance::throws: expected = make_error_code(errc::encoder_failed); break;
-      case stress::disturbance::cancel_at_submit: expected = boost::asio::error::operation_aborted; break;
+      case stress::disturbance::none:
+        break;
+      case stress::disturbance::throws:
+        expected = make_error_code(errc::encoder_failed);
+        break;
+      case stress::disturbance::cancel_at_submit:
+        expected = boost::asio::error::operation_aborted;
+        break;
       case stress::disturbance::cancel_in_encoder:
         // Emitted while encoding: total alone is ignored there.
         if (w->cancel_type != boost::asio::cancellation_type::total) expected = boost::asio::error::operation_aborted;
@@ -49,8 +54,9 @@ void check_nothing_quarantined(const stress::stress_run& run) {
 
 }  // namespace
 
-TEST_CASE("stress: concurrent waves in three buckets complete exactly once, each holding its lane alone until its fence",
-          "[stress]") {
+TEST_CASE(
+    "stress: concurrent waves in three buckets complete exactly once, each holding its lane alone until its fence",
+    "[stress]") {
   stress::scenario s;
   s.name = "healthy";
   s.waves = 10000;
@@ -72,8 +78,9 @@ TEST_CASE("stress: concurrent waves in three buckets complete exactly once, each
   CHECK(run.final_stats().max_in_flight > 2);
 }
 
-TEST_CASE("stress: one lane per bucket under heavy contention serves queued waves and lets cancelled ones leave the queue",
-          "[stress]") {
+TEST_CASE(
+    "stress: one lane per bucket under heavy contention serves queued waves and lets cancelled ones leave the queue",
+    "[stress]") {
   stress::scenario s;
   s.name = "contention";
   s.waves = 6000;
@@ -98,8 +105,9 @@ TEST_CASE("stress: one lane per bucket under heavy contention serves queued wave
   CHECK(run.most_waiting_seen() > 0);
 }
 
-TEST_CASE("stress: coroutine encoders that suspend on timers keep their node's context and their lane until they return",
-          "[stress]") {
+TEST_CASE(
+    "stress: coroutine encoders that suspend on timers keep their node's context and their lane until they return",
+    "[stress]") {
   stress::scenario s;
   s.name = "coroutines";
   s.waves = 5000;

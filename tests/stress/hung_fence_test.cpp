@@ -38,8 +38,10 @@ std::uint64_t seed_with_hangs(ferrum::gpu::null_fault_options faults, std::uint6
 
 }  // namespace
 
-TEST_CASE("stress: hangs longer than the fence timeout fail the stalled waves with fence_timeout and quarantine their lanes until the hang ends",
-          "[stress]") {
+TEST_CASE(
+    "stress: hangs longer than the fence timeout fail the stalled waves with fence_timeout and quarantine their lanes "
+    "until the hang ends",
+    "[stress]") {
   stress::scenario s;
   s.name = "hang";
   s.waves = 1500;
@@ -65,7 +67,7 @@ TEST_CASE("stress: hangs longer than the fence timeout fail the stalled waves wi
   std::size_t timeouts = 0;
   for (const auto& w : run.waves()) {
     if (!w->submitted || w->completions.load() != 1) continue;
-    const std::uint64_t f = w->report.fence_value;
+    const std::uint64_t f = w->report.submitted_value;
     const auto why = [&](const std::string& what) {
       if (wrong.size() < 20)
         wrong.push_back("wave " + std::to_string(w->token) + " (fence " + std::to_string(f) + ", outcome " +
@@ -82,7 +84,8 @@ TEST_CASE("stress: hangs longer than the fence timeout fail the stalled waves wi
       // Only a hang among the submissions in flight with it stalls it: at
       // most one unreached submission per lane.
       bool stalled = false;
-      for (std::uint64_t h = f >= window ? f - window + 1 : 1; h <= f && f != 0; ++h) stalled = stalled || hangs(faults, h);
+      for (std::uint64_t h = f >= window ? f - window + 1 : 1; h <= f && f != 0; ++h)
+        stalled = stalled || hangs(faults, h);
       if (!stalled) why("timed out with no hang among the " + std::to_string(window) + " submissions up to its own");
     }
     switch (w->what) {

@@ -100,7 +100,7 @@ void check_previous_writers(const Wave& w, const std::vector<std::unique_ptr<Wav
       problem(w, "found wave " + std::to_string(before) + "'s token, of another lane, in node " + std::to_string(n));
       continue;
     }
-    const std::uint64_t pf = p.report.fence_value;
+    const std::uint64_t pf = p.report.submitted_value;
     if (pf != 0 && w.completed_at_encode[n] < pf)
       problem(w, "got lane " + std::to_string(l) + " while wave " + std::to_string(before) + "'s fence " +
                      std::to_string(pf) + " was not reached (timeline at " + std::to_string(w.completed_at_encode[n]) +

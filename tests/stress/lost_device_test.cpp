@@ -59,7 +59,7 @@ TEST_CASE("stress: a device lost mid-run fails every wave at or after the lost s
   std::size_t lost_waves = 0;
   for (const auto& w : run.waves()) {
     if (!w->submitted || w->completions.load() != 1) continue;
-    const std::uint64_t f = w->report.fence_value;
+    const std::uint64_t f = w->report.submitted_value;
     const auto why = [&](const std::string& what) {
       if (wrong.size() < 20)
         wrong.push_back("wave " + std::to_string(w->token) + " (fence " + std::to_string(f) + ", outcome " +

@@ -16,8 +16,10 @@ namespace {
 // The outcome a wave's own plan gives it when nothing else intervenes.
 bool follows_plan(const stress::wave_record& w) {
   switch (w.what) {
-    case stress::disturbance::none: return !w.ec;
-    case stress::disturbance::throws: return w.ec == errc::encoder_failed;
+    case stress::disturbance::none:
+      return !w.ec;
+    case stress::disturbance::throws:
+      return w.ec == errc::encoder_failed;
     case stress::disturbance::cancel_at_submit:
     case stress::disturbance::cancel_in_encoder:
       return w.ec == boost::asio::error::operation_aborted || (w.cancel_may_be_late() && !w.ec);
@@ -108,7 +110,7 @@ TEST_CASE("stress: destroying the scheduler with waves in flight and queued comp
     // scheduler_shut_down; the others run to their end.
     if (w->ec == errc::scheduler_shut_down) {
       ++refused;
-      if (w->report.fence_value != 0) wrong.push_back(describe(*w) + ": refused after it submitted");
+      if (w->report.submitted_value != 0) wrong.push_back(describe(*w) + ": refused after it submitted");
     } else if (!follows_plan(*w) && wrong.size() < 20) {
       wrong.push_back(describe(*w) + ": an outcome its plan does not explain");
     }

@@ -20,8 +20,8 @@ using ferrum::errc;
 std::string describe(const wave_record& w) {
   std::string s = "wave " + std::to_string(w.token) + " (plan " + std::string(plan_name(w.what)) +
                   (w.coroutine ? ", coroutine" : "") + ", request " + std::string(request_kinds[w.request].bucket) +
-                  ", outcome " + outcome_name(w.ec) + ", fence " +
-                  std::to_string(w.report.fence_value) + ", lane " + std::to_string(w.report.lane) + ")";
+                  ", outcome " + outcome_name(w.ec) + ", fence " + std::to_string(w.report.submitted_value) +
+                  ", lane " + std::to_string(w.report.lane) + ")";
   return s;
 }
 
@@ -34,10 +34,14 @@ std::string outcome_name(const boost::system::error_code& ec) {
 
 std::string_view plan_name(disturbance d) noexcept {
   switch (d) {
-    case disturbance::none: return "none";
-    case disturbance::throws: return "throws";
-    case disturbance::cancel_at_submit: return "cancel_at_submit";
-    case disturbance::cancel_in_encoder: return "cancel_in_encoder";
+    case disturbance::none:
+      return "none";
+    case disturbance::throws:
+      return "throws";
+    case disturbance::cancel_at_submit:
+      return "cancel_at_submit";
+    case disturbance::cancel_in_encoder:
+      return "cancel_in_encoder";
   }
   return "unknown";
 }
@@ -113,7 +117,7 @@ void stress_run::check_invariants() const {
     ok += w.ec ? 0 : 1;
     aborted += w.ec == asio::error::operation_aborted ? 1 : 0;
     const ferrum::wave_report& r = w.report;
-    const std::uint64_t f = r.fence_value;
+    const std::uint64_t f = r.submitted_value;
     if (f != 0) ++by_fence[f];
     if (r.wave == 0) problem(w, "its report has no wave id");
     if (r.nodes != scenario_.nodes) problem(w, "its report counts " + std::to_string(r.nodes) + " nodes");
@@ -137,7 +141,8 @@ void stress_run::check_invariants() const {
       if (w.probes_at_completion != scenario_.nodes)
         problem(w, "completed with " + std::to_string(w.probes_at_completion) + " of its probes run");
       for (std::size_t p = 0; p < ferrum::wave_phase_count; ++p)
-        if (!r.ended[p]) problem(w, "succeeded without phase " + std::string(ferrum::to_string(static_cast<ferrum::wave_phase>(p))));
+        if (!r.ended[p])
+          problem(w, "succeeded without phase " + std::string(ferrum::to_string(static_cast<ferrum::wave_phase>(p))));
       if (r.ended[static_cast<std::size_t>(ferrum::wave_phase::submit)] &&
           r.ended[static_cast<std::size_t>(ferrum::wave_phase::fence)]) {
         const auto waited = *r.ended[static_cast<std::size_t>(ferrum::wave_phase::fence)] -
@@ -163,11 +168,13 @@ void stress_run::check_invariants() const {
     // No lane comes back before its fence: the wave that wrote each slot
     // before this one ran on the same lane, and if it submitted, its fence
     // was reached and its probe had run when this wave encoded.
-    check_previous_writers(w, records_, scenario_.nodes, b, l, [](const wave_record&) { return true; }, problem);
+    check_previous_writers(
+        w, records_, scenario_.nodes, b, l, [](const wave_record&) { return true; }, problem);
   }
   // Only the scheduler submits: every submitted value belongs to one wave.
   for (const auto& [value, count] : by_fence)
-    if (count != 1) problems.push_back("fence value " + std::to_string(value) + " claimed by " + std::to_string(count) + " waves");
+    if (count != 1)
+      problems.push_back("fence value " + std::to_string(value) + " claimed by " + std::to_string(count) + " waves");
   if (by_fence.size() != device_->queue().last_submitted())
     problems.push_back(std::to_string(by_fence.size()) + " waves carry fence values, " +
                        std::to_string(device_->queue().last_submitted()) + " were submitted");
@@ -191,6 +198,5 @@ void stress_run::check_invariants() const {
     CHECK(c.free + c.quarantined == c.lanes);
   }
 }
-
 
 }  // namespace stress

@@ -135,7 +135,8 @@ wave_record::pause wave_record::pause_of(std::size_t node) const noexcept {
   const std::uint64_t h = mix(s.seed ^ mix(token * 0x100000001b3ull + node));
   const double u = unit(h);
   const auto pick = [&](std::chrono::microseconds most) {
-    return std::chrono::microseconds(static_cast<std::int64_t>((h >> 8) % static_cast<std::uint64_t>(most.count() + 1)));
+    return std::chrono::microseconds(
+        static_cast<std::int64_t>((h >> 8) % static_cast<std::uint64_t>(most.count() + 1)));
   };
   if (u < s.spin_rate) return {pause_kind::spin, pick(s.max_spin)};
   if (u < s.spin_rate + s.sleep_rate) return {pause_kind::sleep, pick(s.max_sleep)};
@@ -214,9 +215,7 @@ stress_run::~stress_run() {
   pool_.join();
 }
 
-int stress_run::bucket_index(const ferrum::bucket_id& id) const noexcept {
-  return stress::bucket_index(*program_, id);
-}
+int stress_run::bucket_index(const ferrum::bucket_id& id) const noexcept { return stress::bucket_index(*program_, id); }
 
 void stress_run::violation(std::string message) noexcept { violations_.add(std::move(message)); }
 
@@ -228,7 +227,8 @@ void stress_run::completed(wave_record& w, error_code ec, ferrum::wave_report re
   w.ec = ec;
   w.report = std::move(report);
   w.completed_at = clock_type::now();
-  if (w.report.fence_value != 0) w.fence_reached_at_completion = device_->queue().timeline().reached(w.report.fence_value);
+  if (w.report.submitted_value != 0)
+    w.fence_reached_at_completion = device_->queue().timeline().reached(w.report.submitted_value);
   for (std::size_t n = 0; n < scenario_.nodes; ++n) w.probes_at_completion += w.probed[n].load() ? 1 : 0;
   if (ec == errc::all_lanes_quarantined)
     backoff_until_.store((clock_type::now() + std::chrono::milliseconds(25)).time_since_epoch().count());

@@ -139,8 +139,7 @@ struct wave_record {
   class lane_guard {
    public:
     lane_guard(std::atomic<std::uint64_t>& owner, std::uint64_t token) noexcept : owner_(&owner), token_(token) {}
-    lane_guard(lane_guard&& other) noexcept
-        : owner_(std::exchange(other.owner_, nullptr)), token_(other.token_) {}
+    lane_guard(lane_guard&& other) noexcept : owner_(std::exchange(other.owner_, nullptr)), token_(other.token_) {}
     lane_guard(const lane_guard&) = delete;
     lane_guard& operator=(const lane_guard&) = delete;
     lane_guard& operator=(lane_guard&&) = delete;
@@ -214,9 +213,9 @@ struct wave_record {
   std::unique_ptr<std::atomic<bool>[]> encoded;  // per node
   std::unique_ptr<std::atomic<bool>[]> probed;   // per node: its probe ran
   std::vector<probe> probes;
-  std::vector<std::uint64_t> previous;           // token found in the slot
+  std::vector<std::uint64_t> previous;             // token found in the slot
   std::vector<std::uint64_t> completed_at_encode;  // timeline completed() then
-  std::vector<std::uint8_t> previous_probed;     // the previous wave's probe had run
+  std::vector<std::uint8_t> previous_probed;       // the previous wave's probe had run
 
   // The outcome, written by its completion handler.
   std::atomic<int> completions{0};
@@ -286,7 +285,6 @@ class stress_run {
   // lanes are as requested, stats add up, nothing waits or is in flight at
   // the end.
   void check_invariants() const;
-
 
   void submitter(std::size_t which);
   void completed(wave_record& w, boost::system::error_code ec, ferrum::wave_report report) noexcept;

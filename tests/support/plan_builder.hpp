@@ -1,4 +1,4 @@
-// plan_builder.hpp — builds plans in test code, with the seed's defaults:
+// plan_builder.hpp — builds plans in test code, with the original module's defaults:
 // binding resources are u8 / binding / invocation / contiguous, alignment 16.
 //
 //   auto p = ferrum::test::plan_builder()
@@ -45,8 +45,8 @@ inline resource_descriptor binding_resource(std::string_view resource, std::stri
   return r;
 }
 
-inline resource_descriptor workspace_resource(std::string_view resource, std::string_view pool,
-                                              resource_demand demand, std::uint64_t alignment = 256) {
+inline resource_descriptor workspace_resource(std::string_view resource, std::string_view pool, resource_demand demand,
+                                              std::uint64_t alignment = 256) {
   resource_descriptor r;
   r.id = id<resource_id>(resource);
   r.pool = id<pool_id>(pool);
@@ -129,7 +129,7 @@ class plan_builder {
   }();
 };
 
-// The seed's two-node plan: node/program-binding-{first,second} owning 64 and
+// The original module's two-node plan: node/program-binding-{first,second} owning 64 and
 // 128 bytes, alignment 16, one bucket test.program-binding@1x1x1 of budget
 // [0, 192].
 inline plan two_node_plan() {

@@ -23,98 +23,98 @@ namespace ferrum {
 
 // The X-macro keeps the enum, its stable snake_case names and its messages in
 // one table; the names are the `<code>` printed by the `ferrum` command.
-#define FERRUM_ERRC_TABLE(X)                                                                       \
-  /* plan file (ferrum.plan.v1) */                                                                 \
-  X(json_syntax, "the plan is not well-formed JSON")                                              \
-  X(json_too_deep, "the plan nests JSON deeper than allowed")                                     \
-  X(duplicate_key, "a JSON object repeats a key")                                                 \
-  X(unsupported_format, "the document is not a ferrum.plan.v1 plan")                              \
-  X(unknown_field, "the plan has a field that the format does not define")                        \
-  X(missing_field, "the plan lacks a required field")                                             \
-  X(wrong_type, "a plan value has the wrong JSON type")                                           \
-  X(number_out_of_range, "a number is negative, fractional or outside its allowed range")         \
-  X(unknown_value, "a string is not one of the values the format allows")                         \
-  /* plan structure */                                                                             \
-  X(invalid_id, "an id is empty, too long or uses a character outside a-z 0-9 / - . _ @")         \
-  X(duplicate_id, "an id appears more than once where it must be unique")                         \
-  X(dangling_reference, "a reference names an element that the plan does not define")            \
-  X(empty_plan, "the plan has no nodes or no buckets")                                             \
-  X(unused_resource, "a resource is used by no node")                                              \
-  X(invalid_contract, "a storage contract digest is not 64 lowercase hex digits")                 \
-  X(missing_budget, "a bucket has no workspace budget for a pool that resources use")             \
-  X(invalid_budget, "a workspace budget's minimum exceeds its maximum")                           \
-  /* demand */                                                                                     \
-  X(invalid_alignment, "an alignment is not a power of two")                                      \
-  X(size_overflow, "a size computation overflows 64 bits")                                        \
-  X(empty_demand, "a resource demands zero bytes in a bucket")                                    \
-  /* pools and admission */                                                                        \
-  X(incompatible_pool_member, "resources sharing a pool differ in usage, element, storage or contract") \
-  X(invalid_liveness, "interval liveness is only for invocation workspace resources")            \
-  X(workspace_budget_exceeded, "an arena's physical size lies outside its bucket's budget")       \
-  X(admission_exceeded, "lanes times the buckets' physical sizes exceeds the memory budget")      \
-  /* program binding layout (the seed's compile_program_binding_layouts) */                        \
-  X(inconsistent_domain_layouts, "the program binding compiler received inconsistent domain layouts") \
-  X(multiple_binding_domains, "one compiled program cannot span multiple binding domains")       \
-  X(invalid_binding_domain, "program bindings require one contiguous conservative u8 binding domain") \
-  X(missing_domain_layout, "the program binding domain has no submission-wave layout")            \
-  X(incomplete_domain_layout, "the program binding domain layout does not cover every binding descriptor") \
-  X(missing_capacity_layout, "a program binding bucket has no physical capacity layout")          \
-  X(incomplete_capacity_layout, "a program binding capacity layout is incomplete")                \
-  X(missing_binding_node, "a program binding descriptor references a missing plan node")          \
-  X(binding_not_owned, "a program binding node does not own its binding descriptor")              \
-  X(empty_slot, "a program binding slot is empty")                                                 \
-  X(misaligned_slot, "a program binding slot's offset or capacity is not a multiple of its alignment") \
-  X(non_contiguous_slots, "program binding slots leave a gap or overlap")                         \
-  X(inexact_cover, "program binding slots do not cover their physical arena exactly")             \
-  X(duplicate_slot_owner, "program binding slots do not have unique plan-node owners")            \
-  X(digest_failed, "computing a SHA-256 digest failed")                                           \
-  /* execution binding (the seed's bind) */                                                        \
-  X(binding_plan_mismatch, "a program binding layout differs from its plan")                      \
-  X(binding_lane_mismatch, "a program binding layout differs from its lane slot")                 \
-  X(missing_backing_slice, "a program binding slot has no claimed logical backing projection")    \
-  X(backing_slice_mismatch, "a program binding slot differs from its claimed physical projection") \
-  /* gpu: devices, arenas, command lists, timelines */                                             \
-  X(invalid_device_option, "a device option is outside its allowed range")                         \
-  X(device_lost, "the device was lost; no more work can run on it")                                \
-  X(device_shut_down, "the device shut down before the awaited work completed")                    \
-  X(invalid_arena_size, "an arena size is zero or above the device's limit")                      \
-  X(foreign_object, "an arena, kernel or command list belongs to another device")                  \
-  X(range_out_of_bounds, "a command's byte range lies outside its arena")                          \
-  X(misaligned_range, "a command's byte range does not start and end on a 4-byte boundary")        \
-  X(copy_size_mismatch, "a copy's source and destination ranges differ in size")                   \
-  X(overlapping_copy, "a copy's source and destination ranges overlap")                            \
-  X(push_constants_too_large, "a dispatch passes more push-constant words than its kernel takes")  \
-  X(invalid_kernel, "a kernel has no code this device runs, or bad code or sizes")                 \
-  X(unsupported_command, "the device cannot run this command")                                     \
+#define FERRUM_ERRC_TABLE(X)                                                                                         \
+  /* plan file (ferrum.plan.v1) */                                                                                   \
+  X(json_syntax, "the plan is not well-formed JSON")                                                                 \
+  X(json_too_deep, "the plan nests JSON deeper than allowed")                                                        \
+  X(duplicate_key, "a JSON object repeats a key")                                                                    \
+  X(unsupported_format, "the document is not a ferrum.plan.v1 plan")                                                 \
+  X(unknown_field, "the plan has a field that the format does not define")                                           \
+  X(missing_field, "the plan lacks a required field")                                                                \
+  X(wrong_type, "a plan value has the wrong JSON type")                                                              \
+  X(number_out_of_range, "a number is negative, fractional or outside its allowed range")                            \
+  X(unknown_value, "a string is not one of the values the format allows")                                            \
+  /* plan structure */                                                                                               \
+  X(invalid_id, "an id is empty, too long or uses a character outside a-z 0-9 / - . _ @")                            \
+  X(duplicate_id, "an id appears more than once where it must be unique")                                            \
+  X(dangling_reference, "a reference names an element that the plan does not define")                                \
+  X(empty_plan, "the plan has no nodes or no buckets")                                                               \
+  X(unused_resource, "a resource is used by no node")                                                                \
+  X(invalid_contract, "a storage contract digest is not 64 lowercase hex digits")                                    \
+  X(missing_budget, "a bucket has no workspace budget for a pool that resources use")                                \
+  X(invalid_budget, "a workspace budget's minimum exceeds its maximum")                                              \
+  /* demand */                                                                                                       \
+  X(invalid_alignment, "an alignment is not a power of two")                                                         \
+  X(size_overflow, "a size computation overflows 64 bits")                                                           \
+  X(empty_demand, "a resource demands zero bytes in a bucket")                                                       \
+  /* pools and admission */                                                                                          \
+  X(incompatible_pool_member, "resources sharing a pool differ in usage, element, storage or contract")              \
+  X(invalid_liveness, "interval liveness is only for invocation workspace resources")                                \
+  X(workspace_budget_exceeded, "an arena's physical size lies outside its bucket's budget")                          \
+  X(admission_exceeded, "lanes times the buckets' physical sizes exceeds the memory budget")                         \
+  /* program binding layout (the original module's compile_program_binding_layouts) */                               \
+  X(inconsistent_domain_layouts, "the program binding compiler received inconsistent domain layouts")                \
+  X(multiple_binding_domains, "one compiled program cannot span multiple binding domains")                           \
+  X(invalid_binding_domain, "program bindings require one contiguous conservative u8 binding domain")                \
+  X(missing_domain_layout, "the program binding domain has no submission-wave layout")                               \
+  X(incomplete_domain_layout, "the program binding domain layout does not cover every binding descriptor")           \
+  X(missing_capacity_layout, "a program binding bucket has no physical capacity layout")                             \
+  X(incomplete_capacity_layout, "a program binding capacity layout is incomplete")                                   \
+  X(missing_binding_node, "a program binding descriptor references a missing plan node")                             \
+  X(binding_not_owned, "a program binding node does not own its binding descriptor")                                 \
+  X(empty_slot, "a program binding slot is empty")                                                                   \
+  X(misaligned_slot, "a program binding slot's offset or capacity is not a multiple of its alignment")               \
+  X(non_contiguous_slots, "program binding slots leave a gap or overlap")                                            \
+  X(inexact_cover, "program binding slots do not cover their physical arena exactly")                                \
+  X(duplicate_slot_owner, "program binding slots do not have unique plan-node owners")                               \
+  X(digest_failed, "computing a SHA-256 digest failed")                                                              \
+  /* execution binding (the original module's bind) */                                                               \
+  X(binding_plan_mismatch, "a program binding layout differs from its plan")                                         \
+  X(binding_lane_mismatch, "a program binding layout differs from its lane binding target")                          \
+  X(missing_backing_slice, "a program binding slot has no claimed logical backing projection")                       \
+  X(backing_slice_mismatch, "a program binding slot differs from its claimed physical projection")                   \
+  /* gpu: devices, arenas, command lists, timelines */                                                               \
+  X(invalid_device_option, "a device option is outside its allowed range")                                           \
+  X(device_lost, "the device was lost; no more work can run on it")                                                  \
+  X(device_shut_down, "the device shut down before the awaited work completed")                                      \
+  X(invalid_arena_size, "an arena size is zero or above the device's limit")                                         \
+  X(foreign_object, "an arena, kernel or command list belongs to another device")                                    \
+  X(range_out_of_bounds, "a command's byte range lies outside its arena")                                            \
+  X(misaligned_range, "a command's byte range does not start and end on a 4-byte boundary")                          \
+  X(copy_size_mismatch, "a copy's source and destination ranges differ in size")                                     \
+  X(overlapping_copy, "a copy's source and destination ranges overlap")                                              \
+  X(push_constants_too_large, "a dispatch passes more push-constant words than its kernel takes")                    \
+  X(invalid_kernel, "a kernel has no code this device runs, or bad code or sizes")                                   \
+  X(unsupported_command, "the device cannot run this command")                                                       \
   X(command_list_state, "a command list is used in the wrong state (recording before begin, submitting before end)") \
-  X(command_list_in_flight, "a command list is reset or submitted while the GPU may still run it")  \
-  X(timeline_not_monotonic, "a submission's signal value is not above the last one submitted")     \
-  X(vulkan_unavailable, "no Vulkan driver, or no device with a compute queue, Vulkan 1.2 and timeline semaphores") \
-  X(vulkan_device_not_found, "no Vulkan device matches the requested name")                        \
-  X(vulkan_feature_missing, "the Vulkan device lacks a feature ferrum needs")                      \
-  X(out_of_device_memory, "the device ran out of memory")                                          \
-  X(out_of_host_memory, "the host ran out of memory")                                              \
-  X(vulkan_error, "a Vulkan call failed")                                                          \
-  /* scheduler: lanes and waves */                                                                 \
-  X(no_binding_layout, "a bucket has no program binding layout: the plan has no binding nodes")    \
-  X(no_bucket_fits, "no bucket of the request's class covers its extent")                          \
-  X(encoder_failed, "an encoder threw; the wave submitted nothing")                                \
-  X(fence_timeout, "a wave's terminal fence was not reached in time; its lane is quarantined")     \
-  X(fence_not_reached, "a lane is released before the fence of its last submission was reached")   \
-  X(all_lanes_quarantined, "every lane of the bucket is quarantined")                              \
-  X(scheduler_shut_down, "the scheduler is shutting down and accepts no more waves")               \
-  /* added later; kept at the end so that earlier codes keep their values */                       \
-  X(unordered_binding_slots, "a program binding layout's slots are not in strictly ascending node order") \
-  X(slot_outside_arena, "a program binding slot reaches past its layout's physical arena")         \
-  X(program_plan_mismatch, "a compiled program was compiled from another plan")                   \
-  X(invalid_scheduler_option, "a scheduler option is outside its allowed range")                 \
-  X(invalid_wave_request, "a wave request's extent has a zero dimension")                          \
-  X(foreign_lane, "a lane is given to a lane pool it does not belong to")                          \
-  X(lane_not_held, "a lane is given back that is not held (given back twice, or never acquired)") \
+  X(command_list_in_flight, "a command list is reset or submitted while the GPU may still run it")                   \
+  X(timeline_not_monotonic, "a submission's signal value is not above the last one submitted")                       \
+  X(vulkan_unavailable, "no Vulkan driver, or no device with a compute queue, Vulkan 1.2 and timeline semaphores")   \
+  X(vulkan_device_not_found, "no Vulkan device matches the requested name")                                          \
+  X(vulkan_feature_missing, "the Vulkan device lacks a feature ferrum needs")                                        \
+  X(out_of_device_memory, "the device ran out of memory")                                                            \
+  X(out_of_host_memory, "the host ran out of memory")                                                                \
+  X(vulkan_error, "a Vulkan call failed")                                                                            \
+  /* scheduler: lanes and waves */                                                                                   \
+  X(no_binding_layout, "a bucket has no program binding layout: the plan has no binding nodes")                      \
+  X(no_bucket_fits, "no bucket of the request's class covers its extent")                                            \
+  X(encoder_failed, "an encoder threw; the wave submitted nothing")                                                  \
+  X(fence_timeout, "a wave's terminal fence was not reached in time; its lane is quarantined")                       \
+  X(fence_not_reached, "a lane is released before the fence of its last submission was reached")                     \
+  X(all_lanes_quarantined, "every lane of the bucket is quarantined")                                                \
+  X(scheduler_shut_down, "the scheduler is shutting down and accepts no more waves")                                 \
+  /* added later; kept at the end so that earlier codes keep their values */                                         \
+  X(unordered_binding_slots, "a program binding layout's slots are not in strictly ascending node order")            \
+  X(slot_outside_arena, "a program binding slot reaches past its layout's physical arena")                           \
+  X(program_plan_mismatch, "a compiled program was compiled from another plan")                                      \
+  X(invalid_scheduler_option, "a scheduler option is outside its allowed range")                                     \
+  X(invalid_wave_request, "a wave request's extent has a zero dimension")                                            \
+  X(foreign_lane, "a lane is given to a lane pool it does not belong to")                                            \
+  X(lane_not_held, "a lane is given back that is not held (given back twice, or never acquired)")                    \
   X(range_not_granted, "a command reaches a guarded arena (a scheduler lane's) outside its list's granted ranges")
 
 enum class errc : int {
-  // 0 is reserved for success, as error_code requires.
+// 0 is reserved for success, as error_code requires.
 #define FERRUM_ERRC_ENUM(name, message) name,
   ok = 0,
   FERRUM_ERRC_TABLE(FERRUM_ERRC_ENUM)
@@ -161,9 +161,7 @@ struct error {
 [[nodiscard]] error make_error(errc code, std::string detail = {}, std::string path = {});
 
 // The error's code, so that `result.error() == errc::x` style checks read well.
-[[nodiscard]] inline bool operator==(const error& e, errc code) noexcept {
-  return e.code == make_error_code(code);
-}
+[[nodiscard]] inline bool operator==(const error& e, errc code) noexcept { return e.code == make_error_code(code); }
 
 // Thrown by result<T>::value() on an error (boost::system::result's hook).
 class error_exception : public std::runtime_error {

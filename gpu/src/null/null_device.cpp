@@ -1,4 +1,5 @@
-// The null device: a worker thread plays the GPU (ferrum/gpu/null_device.hpp).
+// The null device: a worker thread, or the submitting thread, plays the GPU
+// (ferrum/gpu/null_device.hpp).
 #include "ferrum/gpu/null_device.hpp"
 
 #include "ferrum/seeded.hpp"
@@ -11,6 +12,8 @@
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -142,7 +145,7 @@ struct batch {
     std::uint64_t value;
     std::uint64_t submission;  // 1 for the first submission to the device
   };
-  std::vector<const null_command_list*> lists;
+  std::vector<command_list*> lists;
   std::vector<entry> entries;
 
   batch() {
@@ -190,6 +193,8 @@ class null_device_impl final : public null_device {
   }
   void lose() noexcept override { timeline_.fail(make_error_code(errc::device_lost)); }
 
+  // Called under the queue's lock: hands the submission to the worker, or
+  // runs it here with inline_completion.
   void enqueue(std::span<command_list* const> lists, std::uint64_t value);
 
  protected:
@@ -201,9 +206,10 @@ class null_device_impl final : public null_device {
 
  private:
   void work() noexcept;
-  // Runs one submission; false when the worker must stop running work (the
-  // device stopped during a hang that had no end).
-  bool run(const batch& b, const batch::entry& e) noexcept;
+  // Runs one submission (`submission` is 1 for the first); false when the
+  // worker must stop running work (the device stopped during a hang that had
+  // no end).
+  bool run(std::span<command_list* const> lists, std::uint64_t value, std::uint64_t submission) noexcept;
   // Sleeps for `duration` (or forever), or until the device stops; false when
   // it stopped: shutdown abandons what is left rather than wait it out.
   bool pause(std::chrono::microseconds duration, bool forever) noexcept;
@@ -217,13 +223,14 @@ class null_device_impl final : public null_device {
   std::mutex mutex_;
   std::condition_variable wake_;
   batch pending_;
+  // Under the queue's lock (enqueue's caller), which orders submissions.
   std::uint64_t submissions_ = 0;
   bool stopping_ = false;
 
   std::atomic<std::uint64_t> delays_{0};
   std::atomic<std::uint64_t> hangs_{0};
   std::atomic<std::uint64_t> losses_{0};
-  std::thread worker_;
+  std::thread worker_;  // none with inline_completion
 };
 
 null_queue::null_queue(null_device_impl& owner, gpu::timeline& t) noexcept : queue(owner, t), device_(owner) {}
@@ -236,8 +243,9 @@ result<void> null_queue::do_submit(std::span<command_list* const> lists, std::ui
 null_device_impl::null_device_impl(const null_device_options& options)
     : null_device("null", "null", {options.max_arena_bytes, 65535}, queue_),
       options_(options),
-      queue_(*this, timeline_),
-      worker_([this] { work(); }) {}
+      queue_(*this, timeline_) {
+  if (!options_.inline_completion) worker_ = std::thread([this] { work(); });
+}
 
 null_device_impl::~null_device_impl() {
   {
@@ -245,7 +253,7 @@ null_device_impl::~null_device_impl() {
     stopping_ = true;
   }
   wake_.notify_all();
-  worker_.join();
+  if (worker_.joinable()) worker_.join();
   release_retired();
   // The worker ran or dropped everything it was given; waits on values it did
   // not reach would otherwise never complete.
@@ -266,10 +274,18 @@ result<std::unique_ptr<kernel>> null_device_impl::do_create_kernel(const kernel_
 }
 
 void null_device_impl::enqueue(std::span<command_list* const> lists, std::uint64_t value) {
+  const std::uint64_t submission = ++submissions_;
+  if (options_.inline_completion) {
+    // create refused every option that pauses, so run() cannot stop early.
+    // A loss since the queue's check leaves the submission unrun, as on the
+    // worker.
+    if (!lost()) run(lists, value, submission);
+    return;
+  }
   {
     const std::lock_guard lock(mutex_);
-    pending_.entries.push_back({pending_.lists.size(), lists.size(), value, ++submissions_});
-    for (command_list* list : lists) pending_.lists.push_back(static_cast<const null_command_list*>(list));
+    pending_.entries.push_back({pending_.lists.size(), lists.size(), value, submission});
+    pending_.lists.insert(pending_.lists.end(), lists.begin(), lists.end());
   }
   wake_.notify_one();
 }
@@ -288,20 +304,22 @@ void null_device_impl::work() noexcept {
       // Behind a hang that never ended, or on a lost device, nothing runs:
       // those values are never reached and their waits fail at shutdown or
       // have failed with the loss already.
-      if (!stalled && !lost()) stalled = !run(running, e);
+      if (!stalled && !lost())
+        stalled = !run(std::span(running.lists).subspan(e.first_list, e.list_count), e.value, e.submission);
     }
     running.clear();
   }
 }
 
-bool null_device_impl::run(const batch& b, const batch::entry& e) noexcept {
-  const std::optional<fault_decision> fault = decide_fault(options_.faults, e.submission);
+bool null_device_impl::run(std::span<command_list* const> lists, std::uint64_t value,
+                           std::uint64_t submission) noexcept {
+  const std::optional<fault_decision> fault = decide_fault(options_.faults, submission);
   if (fault && fault->kind == fault_kind::lost) {
     losses_.fetch_add(1, std::memory_order_relaxed);
     lose();
     return true;
   }
-  for (std::size_t i = 0; i < e.list_count; ++i) b.lists[e.first_list + i]->run();
+  for (const command_list* list : lists) static_cast<const null_command_list*>(list)->run();
   std::chrono::microseconds latency = options_.latency;
   if (fault && fault->kind == fault_kind::delay) {
     delays_.fetch_add(1, std::memory_order_relaxed);
@@ -313,7 +331,7 @@ bool null_device_impl::run(const batch& b, const batch::entry& e) noexcept {
     const auto duration = std::chrono::duration_cast<std::chrono::microseconds>(options_.faults.hang_duration);
     if (!pause(duration, duration.count() == 0)) return false;
   }
-  timeline_.advance(e.value);
+  timeline_.advance(value);
   return true;
 }
 
@@ -353,8 +371,19 @@ result<std::unique_ptr<null_device>> null_device::create(const null_device_optio
     return make_error(errc::invalid_device_option, "fault probabilities must lie in [0, 1]");
   if (options.latency.count() < 0 || f.max_delay.count() < 0 || f.hang_duration.count() < 0)
     return make_error(errc::invalid_device_option, "latency, max_delay and hang_duration must not be negative");
-  if (options.max_arena_bytes == 0)
-    return make_error(errc::invalid_device_option, "max_arena_bytes must be positive");
+  if (options.max_arena_bytes == 0) return make_error(errc::invalid_device_option, "max_arena_bytes must be positive");
+  if (options.inline_completion) {
+    // Each of these would make the submitting thread sleep inside submit.
+    std::string pausing;
+    const auto conflicts = [&](bool set, const char* field) {
+      if (set) pausing += (pausing.empty() ? "" : ", ") + std::string(field);
+    };
+    conflicts(options.latency.count() > 0, "latency");
+    conflicts(f.delay > 0, "faults.delay");
+    conflicts(f.hang > 0, "faults.hang");
+    if (!pausing.empty())
+      return make_error(errc::invalid_device_option, "inline_completion cannot be combined with " + pausing);
+  }
   return std::unique_ptr<null_device>(new null_device_impl(options));
 }
 

@@ -17,7 +17,9 @@ constexpr auto out_of_memory_pause = std::chrono::milliseconds(10);
 
 }  // namespace
 
-void fence_waiter::start() { thread_ = std::thread([this] { run(); }); }
+void fence_waiter::start() {
+  thread_ = std::thread([this] { run(); });
+}
 
 void fence_waiter::stop() noexcept {
   {

@@ -96,8 +96,7 @@ result<std::unique_ptr<arena>> vulkan_arena::create(const gpu::device& owner, co
 }
 
 vulkan_arena::vulkan_arena(const gpu::device& owner, parts& made, std::size_t bytes) noexcept
-    : arena(owner, {static_cast<std::byte*>(made.mapped), bytes},
-            reinterpret_cast<std::uint64_t>(made.buffer)),
+    : arena(owner, {static_cast<std::byte*>(made.mapped), bytes}, reinterpret_cast<std::uint64_t>(made.buffer)),
       context_(made.owner),
       buffer_(made.buffer),
       memory_(made.memory),

@@ -42,8 +42,7 @@ result<vulkan_descriptor_pool::allocation> vulkan_descriptor_pool::allocate() {
       return make_vk_error(r, "vkAllocateDescriptorSets");
   }
 
-  const std::uint32_t sets =
-      pools_.empty() ? first_pool_sets : std::min(largest_pool_sets, pools_.back().capacity * 2);
+  const std::uint32_t sets = pools_.empty() ? first_pool_sets : std::min(largest_pool_sets, pools_.back().capacity * 2);
   VkDescriptorPoolSize size{};
   size.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
   size.descriptorCount = sets;

@@ -31,8 +31,7 @@ class vulkan_descriptor_pool {
   };
 
   // Sets will have `layout`: one storage buffer at binding 0.
-  vulkan_descriptor_pool(VkDevice device, VkDescriptorSetLayout layout) noexcept
-      : device_(device), layout_(layout) {}
+  vulkan_descriptor_pool(VkDevice device, VkDescriptorSetLayout layout) noexcept : device_(device), layout_(layout) {}
   vulkan_descriptor_pool(const vulkan_descriptor_pool&) = delete;
   vulkan_descriptor_pool& operator=(const vulkan_descriptor_pool&) = delete;
   // Destroys the pools (and with them any set not freed).

@@ -67,9 +67,8 @@ inspection inspect(VkPhysicalDevice handle, std::optional<std::uint32_t> family)
   };
   if (family) {
     if (*family >= family_count || !computes(*family))
-      return lacks(errc::invalid_device_option,
-                   "has no compute queue family " + std::to_string(*family) + " (it has " +
-                       std::to_string(family_count) + " families)");
+      return lacks(errc::invalid_device_option, "has no compute queue family " + std::to_string(*family) + " (it has " +
+                                                    std::to_string(family_count) + " families)");
     out.device.queue_family = *family;
   } else {
     std::uint32_t i = 0;
@@ -146,8 +145,8 @@ result<vulkan_physical_device> pick_physical_device(VkInstance instance, std::st
     inspected.push_back(std::move(i));
   }
   if (inspected.empty())
-    return make_error(errc::vulkan_device_not_found, "no device's name contains " + quote_text(name) +
-                                                         " (devices: " + names + ")");
+    return make_error(errc::vulkan_device_not_found,
+                      "no device's name contains " + quote_text(name) + " (devices: " + names + ")");
 
   // Stable: devices of one kind keep the driver's order.
   std::stable_sort(inspected.begin(), inspected.end(),

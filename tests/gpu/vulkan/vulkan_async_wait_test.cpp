@@ -219,9 +219,9 @@ TEST_CASE("vulkan: cancelling a pending wait gives operation_aborted and the GPU
   // Awaited before it is submitted, so the wait is certainly pending when
   // cancelled.
   std::optional<error_code> outcome;
-  async_wait(timeline, 1,
-             asio::bind_cancellation_slot(cancel.slot(),
-                                          asio::bind_executor(context, [&](error_code ec) { outcome = ec; })));
+  async_wait(
+      timeline, 1,
+      asio::bind_cancellation_slot(cancel.slot(), asio::bind_executor(context, [&](error_code ec) { outcome = ec; })));
   CHECK(timeline.pending() == 1);
   cancel.emit(asio::cancellation_type::terminal);
   context.run();

@@ -98,7 +98,7 @@ TEST_CASE("vulkan: fills and copies run in recording order", "[vulkan]") {
   const std::uint64_t value = submit(device, *list, [&](ferrum::gpu::command_list& l) {
     require(l.fill(a->range(0, 256), 0xdeadbeefu));
     require(l.copy(a->range(0, 256), a->range(512, 256)));  // within one arena
-    require(l.fill(a->range(64, 64), 7u));                   // after the copy read it
+    require(l.fill(a->range(64, 64), 7u));                  // after the copy read it
     require(l.copy(a->range(0, 256), b->range(128, 256)));  // across arenas, after the fill
   });
   require_reached(device.queue().timeline(), value);
@@ -137,7 +137,8 @@ TEST_CASE("vulkan: 64 submissions of a non-commutative kernel run in submission 
   // submitted before any is awaited.
   std::vector<std::unique_ptr<ferrum::gpu::command_list>> lists;
   for (std::uint64_t k = 1; k <= submissions; ++k) {
-    const std::array<std::uint32_t, 2> push{static_cast<std::uint32_t>(2 * k + 1), static_cast<std::uint32_t>(7 * k + 3)};
+    const std::array<std::uint32_t, 2> push{static_cast<std::uint32_t>(2 * k + 1),
+                                            static_cast<std::uint32_t>(7 * k + 3)};
     for (std::uint32_t& x : expected) x = x * push[0] + push[1];
     lists.push_back(require(device.create_command_list()));
     ferrum::gpu::command_list& list = *lists.back();

@@ -1,9 +1,9 @@
 // The Vulkan device's creation, its errors and the checks it makes of kernels
 // and commands.
+#include "ferrum/gpu/vulkan_device.hpp"
 #include "ferrum/error.hpp"
 #include "ferrum/gpu/builtin_kernels.hpp"
 #include "ferrum/gpu/null_device.hpp"
-#include "ferrum/gpu/vulkan_device.hpp"
 
 #include "vulkan_test_support.hpp"
 

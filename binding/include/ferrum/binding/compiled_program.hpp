@@ -28,8 +28,9 @@ namespace ferrum {
 struct compiled_bucket {
   bucket_id id;
   bucket_spec spec;
-  // Per pool (program order: pool id), its arena layout in this bucket.
-  std::vector<capacity_layout> domains;
+  // Per domain (program order: pool id), its capacity layout in this bucket
+  // (the "domains" of ferrum.compiled.v1).
+  std::vector<capacity_layout> capacity_layouts;
   // The program binding layout; null when the plan has no binding resources.
   std::shared_ptr<const program_binding_layout> binding;
 

@@ -1,5 +1,5 @@
 // ferrum/binding/execution_binding.hpp — one wave's binding of a compiled
-// layout to a live lane slot, and the per-node handles it hands out.
+// layout to a live lane's arena, and the per-node handles it hands out.
 //
 // A lane pool records, when it creates a lane's arena (cold), where each
 // resource lives in it: its backing slices, the evidence. Every wave binds the
@@ -24,7 +24,7 @@
 namespace ferrum {
 
 // One lane of a bucket's pool: an arena whose address is stable across waves.
-struct lane_slot {
+struct lane_binding_target {
   bucket_id bucket;
   std::uint32_t lane = 0;
   allocation_lifetime lifetime = allocation_lifetime::invocation;
@@ -50,18 +50,18 @@ struct backing_slice {
 // resource `p` lacks is refused (dangling_reference, naming it), never given
 // a made-up usage and element. Made once per lane, on the cold path.
 [[nodiscard]] result<std::vector<backing_slice>> record_backing_slices(const plan& p, const bucket_id& bucket,
-                                                                      const claim_identity& claim,
-                                                                      const capacity_layout& capacity);
+                                                                       const claim_identity& claim,
+                                                                       const capacity_layout& capacity);
 
 class node_binding;
 
-// A layout bound to a lane slot for one wave. Holds the layout alive and refers
-// to the lane slot, which must outlive it (the lane pool owns its slots). Node
+// A layout bound to a lane binding target. Holds the layout alive and refers
+// to the target, which must outlive it (the lane pool owns its lanes). Node
 // handles point into it: it must outlive them and stay in place while they
 // are used (the wave owns all of them).
 class execution_binding {
  public:
-  // The seed's bind, plus checks of every slot, since a layout may be built
+  // The original module's bind, plus checks of every slot, since a layout may be built
   // by hand. Errors: binding_plan_mismatch (no nodes, an empty layout, a
   // slot's node outside the plan, a layout compiled for another plan),
   // binding_lane_mismatch (lane of another bucket or lifetime, an arena
@@ -72,22 +72,24 @@ class execution_binding {
   // id order. O(slots log slices); allocates nothing unless it fails.
   [[nodiscard]] static result<execution_binding> bind(const plan_hash& hash, std::size_t node_count,
                                                       std::shared_ptr<const program_binding_layout> layout,
-                                                      const lane_slot& lane, std::span<const backing_slice> slices);
+                                                      const lane_binding_target& lane,
+                                                      std::span<const backing_slice> slices);
 
   [[nodiscard]] const plan_hash& plan() const noexcept { return plan_; }
   [[nodiscard]] const program_binding_layout& layout() const noexcept { return *layout_; }
-  [[nodiscard]] const lane_slot& lane() const noexcept { return *lane_; }
+  [[nodiscard]] const lane_binding_target& lane() const noexcept { return *lane_; }
 
   // The handle of node `node_index`; nullopt when the node owns no slot.
   [[nodiscard]] std::optional<node_binding> node(std::size_t node_index) const noexcept;
 
  private:
-  execution_binding(const plan_hash& hash, std::shared_ptr<const program_binding_layout> layout, const lane_slot& lane)
+  execution_binding(const plan_hash& hash, std::shared_ptr<const program_binding_layout> layout,
+                    const lane_binding_target& lane)
       : plan_(hash), layout_(std::move(layout)), lane_(&lane) {}
 
   plan_hash plan_;
   std::shared_ptr<const program_binding_layout> layout_;
-  const lane_slot* lane_;
+  const lane_binding_target* lane_;
 };
 
 // A node's handle on exactly its own slot's bytes. Copying never allocates;

@@ -97,7 +97,5 @@ struct std::hash<ferrum::basic_id<Tag>> {
 
 template <>
 struct std::hash<ferrum::bucket_id> {
-  std::size_t operator()(const ferrum::bucket_id& id) const noexcept {
-    return std::hash<std::string>{}(id.str());
-  }
+  std::size_t operator()(const ferrum::bucket_id& id) const noexcept { return std::hash<std::string>{}(id.str()); }
 };

@@ -58,7 +58,8 @@ struct resource_demand {
   std::optional<std::uint8_t> dimension;  // 0..2 when scaled
 
   [[nodiscard]] static resource_demand fixed(std::uint64_t bytes) noexcept { return {bytes, 0, std::nullopt}; }
-  [[nodiscard]] static resource_demand scaled(std::uint64_t base, std::uint64_t per_unit, std::uint8_t dimension) noexcept {
+  [[nodiscard]] static resource_demand scaled(std::uint64_t base, std::uint64_t per_unit,
+                                              std::uint8_t dimension) noexcept {
     return {base, per_unit, dimension};
   }
   friend bool operator==(const resource_demand&, const resource_demand&) = default;

@@ -70,7 +70,7 @@ class program_binding_layout {
 // (nullopt: the pool has none in that bucket).
 using bucket_capacity_layouts = std::map<bucket_id, std::vector<std::optional<capacity_layout>>>;
 
-// The seed's compile_program_binding_layouts: finds the program's binding
+// The original module's compile_program_binding_layouts: finds the program's binding
 // domain (the pool holding binding resources) and, per bucket, builds and
 // checks its layout. No binding domain gives an empty map. Errors:
 // inconsistent_domain_layouts, multiple_binding_domains,

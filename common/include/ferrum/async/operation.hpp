@@ -26,7 +26,7 @@
 // upcall; the handler's cancellation slot is cleared at the upcall.
 #pragma once
 
-#include "ferrum/async/slot_buffer.hpp"
+#include "ferrum/async/post_buffer.hpp"
 
 #include <boost/asio/associated_allocator.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
@@ -62,14 +62,14 @@ namespace ferrum::async {
 
 // Room for one posted completion: the function object Asio wraps, with the
 // executor's bookkeeping.
-inline constexpr std::size_t post_slot_bytes = 192;
+inline constexpr std::size_t post_entry_bytes = 192;
 
 template <class Handler, class IoExecutor>
 class operation {
  public:
-  using work_executor = std::decay_t<decltype(boost::asio::prefer(
-      std::declval<boost::asio::associated_executor_t<Handler, IoExecutor>>(),
-      boost::asio::execution::outstanding_work.tracked))>;
+  using work_executor =
+      std::decay_t<decltype(boost::asio::prefer(std::declval<boost::asio::associated_executor_t<Handler, IoExecutor>>(),
+                                                boost::asio::execution::outstanding_work.tracked))>;
 
   // What the upcall needs: the handler, and the work, held until the handler
   // has returned.
@@ -96,7 +96,7 @@ class operation {
   // Posts `f` to the handler's executor, its memory from this operation.
   template <class Function>
   void post(Function&& f) noexcept {
-    boost::asio::post(executor_, boost::asio::bind_allocator(slot_allocator<void, post_slot_bytes>(&buffer_),
+    boost::asio::post(executor_, boost::asio::bind_allocator(post_allocator<void, post_entry_bytes>(&buffer_),
                                                              std::forward<Function>(f)));
   }
 
@@ -111,7 +111,7 @@ class operation {
  private:
   Handler handler_;
   work_executor executor_;
-  slot_buffer<post_slot_bytes> buffer_;
+  post_buffer<post_entry_bytes> buffer_;
 };
 
 // A posted completion that owns its operation: calling it runs

@@ -2,7 +2,7 @@
 // reads and writes.
 //
 // Arenas are made on the cold path (`device::create_arena`) and live as long as
-// their owner keeps them; a lane slot of the scheduler is one arena. The bytes
+// their owner keeps them; a lane binding target of the scheduler is one arena. The bytes
 // are mapped for the whole life of the arena, so `bytes()` is stable: the
 // addresses a wave binds are the addresses the next wave of that lane binds.
 //
@@ -56,9 +56,7 @@ class arena {
   [[nodiscard]] const gpu::device& device() const noexcept { return *device_; }
 
   // A range of this arena; commands check it against the arena's size.
-  [[nodiscard]] arena_range range(std::size_t offset, std::size_t size) const noexcept {
-    return {this, offset, size};
-  }
+  [[nodiscard]] arena_range range(std::size_t offset, std::size_t size) const noexcept { return {this, offset, size}; }
   [[nodiscard]] arena_range whole() const noexcept { return {this, 0, size()}; }
 
   // Guards the arena (on the cold path, before any command reaches it):

@@ -106,8 +106,7 @@ class initiate_wait {
 
   template <class Handler>
   void operator()(Handler&& handler, timeline* target, std::uint64_t wait_value) const {
-    wait_op<std::decay_t<Handler>, IoExecutor>::start(std::forward<Handler>(handler), executor_, *target,
-                                                           wait_value);
+    wait_op<std::decay_t<Handler>, IoExecutor>::start(std::forward<Handler>(handler), executor_, *target, wait_value);
   }
 
  private:
@@ -119,12 +118,12 @@ class initiate_wait {
 // Waits until `target` reaches `value`, completing on `executor` unless the
 // handler has an executor of its own; see the top of this file.
 template <class Executor, class CompletionToken = boost::asio::default_completion_token_t<Executor>>
-  // The timeline check first: the executor traits do not compile for every
-  // class (a `final` timeline), and a conjunction stops at its first failure.
-  requires(!std::is_base_of_v<timeline, Executor>) &&
-          (boost::asio::execution::executor<Executor> || boost::asio::is_executor<Executor>::value)
-auto async_wait(const Executor& executor, timeline& target, std::uint64_t value,
-                CompletionToken&& token = boost::asio::default_completion_token_t<Executor>()) {
+// The timeline check first: the executor traits do not compile for every
+// class (a `final` timeline), and a conjunction stops at its first failure.
+requires(!std::is_base_of_v<timeline, Executor>) &&
+    (boost::asio::execution::executor<Executor> || boost::asio::is_executor<Executor>::value) auto async_wait(
+        const Executor& executor, timeline& target, std::uint64_t value,
+        CompletionToken&& token = boost::asio::default_completion_token_t<Executor>()) {
   return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
       detail::initiate_wait<Executor>(executor), token, &target, value);
 }

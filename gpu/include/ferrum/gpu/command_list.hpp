@@ -117,8 +117,7 @@ class command_list {
 
   [[nodiscard]] result<void> check_recording(const char* command) const;
   enum class access : std::uint8_t { read, write };
-  [[nodiscard]] result<void> check_range(const char* command, const char* role, arena_range range,
-                                         access mode) const;
+  [[nodiscard]] result<void> check_range(const char* command, const char* role, arena_range range, access mode) const;
   // Whether `range` of a guarded arena may be reached: written only inside a
   // granted range; read anywhere in an arena the list has a grant in (its
   // own lane, whose earlier nodes' output a later node may read).
@@ -129,6 +128,7 @@ class command_list {
   state state_ = state::initial;
   std::size_t commands_ = 0;
   std::uint64_t submitted_value_ = 0;
+  std::uint64_t previous_value_ = 0;  // restored when a submission fails
   std::span<const arena_range> granted_;
 };
 

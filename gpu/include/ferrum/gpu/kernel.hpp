@@ -74,8 +74,7 @@ class kernel {
   [[nodiscard]] const gpu::device& device() const noexcept { return *device_; }
 
  protected:
-  kernel(const gpu::device& owner, std::string_view name, std::uint32_t push_words,
-         std::uint32_t local_size_x) noexcept
+  kernel(const gpu::device& owner, std::string_view name, std::uint32_t push_words, std::uint32_t local_size_x) noexcept
       : device_(&owner), name_(name), push_words_(push_words), local_size_x_(local_size_x) {}
 
  private:

@@ -3,7 +3,8 @@
 // A worker thread plays the GPU: it runs submitted command lists in order
 // (kernels as their CPU form over the arena bytes, fills, copies, host
 // functions), waits the configured latency, then advances the timeline. Most
-// tests and benchmarks run on it.
+// tests and benchmarks run on it. With `inline_completion` there is no
+// worker: the submitting thread runs each submission inside queue::submit.
 //
 // Faults are injected per submission, decided by a hash of (seed, submission
 // number) alone, so the same options give the same faults on every run
@@ -63,15 +64,27 @@ struct null_device_options {
   std::chrono::microseconds latency{0};
   null_fault_options faults;
   std::size_t max_arena_bytes = std::size_t{1} << 32;
+  // Runs each submission inside queue::submit / submit_next, on the submitting
+  // thread under the queue's lock, and reaches its value before submit
+  // returns: no worker thread, no hand-off, so a benchmark measures the
+  // scheduler's own machinery. Anything that would make the submitter sleep
+  // is refused at create (invalid_device_option naming the fields): latency,
+  // faults.delay and faults.hang. A lost fault still applies: submit succeeds,
+  // the submission's work does not run and its waits fail with device_lost,
+  // as when the worker reaches it. Host functions run under the queue's lock
+  // and must not submit.
+  bool inline_completion = false;
 };
 
 class null_device : public device {
  public:
-  // Starts the worker thread. Errors: invalid_device_option (a probability
-  // outside [0, 1], a negative duration).
+  // Starts the worker thread (none with inline_completion). Errors:
+  // invalid_device_option (a probability outside [0, 1], a negative duration,
+  // inline_completion with a latency, delay or hang).
   [[nodiscard]] static result<std::unique_ptr<null_device>> create(const null_device_options& options);
 
-  // Faults injected so far (counted when the worker reaches the submission).
+  // Faults injected so far (counted when the worker, or submit with
+  // inline_completion, reaches the submission).
   [[nodiscard]] virtual fault_counts injected_faults() const noexcept = 0;
 
   // Loses the device now, as an injected `lost` fault would.

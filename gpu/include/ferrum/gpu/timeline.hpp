@@ -99,6 +99,10 @@ class timeline {
   mutable std::mutex mutex_;
   std::atomic<std::uint64_t> completed_{0};
   boost::system::error_code failure_;
+  // Set once failure_ is: failure() reads it without the lock, so that the
+  // question every command list asks per wave ("is the device lost?") costs
+  // one load, not the lock the device's thread takes.
+  std::atomic<bool> failed_{false};
   timeline_wait* head_ = nullptr;  // ordered by value, ascending
   std::size_t pending_ = 0;
 };

@@ -54,12 +54,12 @@ class lane_lease {
   [[nodiscard]] lane_pool* pool() const noexcept { return pool_; }
 
   // Submits `lists` — each one of this lane's — on the pool's device with the
-  // queue's next timeline value, records that value as the lane's fence and
+  // queue's next timeline value, records that value as the lane's submitted value and
   // returns it. Errors: lane_not_held (an empty lease), foreign_object (a list
   // that is not this lane's), and those of queue::submit_next.
   [[nodiscard]] result<std::uint64_t> submit(std::span<gpu::command_list* const> lists);
   // Submits every list of the lane.
-  [[nodiscard]] result<std::uint64_t> submit() { return submit(lane_ != nullptr ? lane_->submission : empty_); }
+  [[nodiscard]] result<std::uint64_t> submit() { return submit(lane_ != nullptr ? lane_->submit_lists : empty_); }
 
   // Gives the lane up (see the top of this file); the lease is then empty.
   void reset() noexcept;

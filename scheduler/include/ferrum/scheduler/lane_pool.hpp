@@ -1,5 +1,5 @@
 // ferrum/scheduler/lane_pool.hpp — the lanes of one bucket: a bounded, fair,
-// cancellable pool of lane-stable arena slots.
+// cancellable pool of lanes, each with a lane-stable arena.
 //
 // Each lane owns one arena of the bucket's physical size (made once, on the
 // cold path), the pool's evidence of where every binding resource lives in
@@ -49,23 +49,30 @@ class wave;
 struct lane {
   std::uint32_t index = 0;
   std::unique_ptr<gpu::arena> arena;
-  lane_slot slot;
+  // What bind binds the layout to: the lane's arena bytes.
+  lane_binding_target binding_target;
   std::vector<backing_slice> evidence;
-  // One list per node, in node order; `submission` holds the same pointers
+  // The bucket's layout bound to this lane's arena and evidence, with every
+  // check of execution_binding::bind, once, when the lane is made: the
+  // arena never moves, so every wave on the lane uses this binding, and each
+  // node's handle on its slot (`nodes[node]`, none for a node without one).
+  std::optional<execution_binding> binding;
+  std::vector<std::optional<node_binding>> nodes;
+  // One list per node, in node order; `submit_lists` holds the same pointers
   // for queue::submit. The arena is guarded: each node's list reaches it only
   // through `granted[node]`, the node's own slot (empty for a node without
   // one), granted once here on the cold path.
   std::vector<std::unique_ptr<gpu::command_list>> lists;
   std::vector<gpu::arena_range> granted;
-  std::vector<gpu::command_list*> submission;
-  // The timeline value of the last submission into this lane (0: none), as
-  // the scheduler's waves record it; release() also reads the lists' own.
-  std::uint64_t fence = 0;
+  std::vector<gpu::command_list*> submit_lists;
+  // The submitted value of the last submission into this lane (0: none), as
+  // waves and leases record it; release() also reads the lists' own.
+  std::uint64_t submitted_value = 0;
   // The lists hold a complete recording that was submitted, which a
   // replaying scheduler submits again (scheduler_options::replay).
   bool recorded = false;
 
-  // While the lane is quarantined: the pool's watch on its fence, a wait
+  // While the lane is quarantined: the pool's fence watch, a wait
   // linked into the device's timeline (no Asio handler: the pool cancels it
   // directly when it goes).
   struct fence_watch : gpu::timeline_wait {
@@ -126,8 +133,7 @@ class lane_pool {
   // `cancelled` is set, `ec` is set and nullptr returned. Checked under the
   // pool's lock: a canceller that sets `cancelled` and then calls cancel()
   // either stops the acquisition here or finds the waiter queued.
-  [[nodiscard]] lane* acquire(waiter& w, boost::system::error_code& ec,
-                              const std::atomic<bool>* cancelled = nullptr);
+  [[nodiscard]] lane* acquire(waiter& w, boost::system::error_code& ec, const std::atomic<bool>* cancelled = nullptr);
 
   // Removes a queued waiter; false when it was not queued (granted already).
   [[nodiscard]] bool cancel(waiter& w) noexcept;

@@ -4,7 +4,8 @@
 // each wave as a coroutine:
 //   1. pick the bucket: the smallest of the request's class covering its extent;
 //   2. await a lane of that bucket (backpressure: at most `lanes` in flight);
-//   3. bind the compiled layout to the lane (execution_binding, every check);
+//   3. take the lane's binding: the layout bound to the lane's arena with
+//      every check of execution_binding::bind, once, when the lane was made;
 //   4. fan the nodes out to the encoder, in chunks on the scheduler's
 //      executor; fan in when all are done;
 //   5. submit the nodes' command lists, signalling the next timeline value;
@@ -75,9 +76,9 @@ struct scheduler_options {
 // Counters over the scheduler's life.
 struct scheduler_stats {
   std::uint64_t started = 0;
-  std::uint64_t completed = 0;  // completed successfully
-  std::uint64_t failed = 0;     // completed with an error other than operation_aborted
-  std::uint64_t cancelled = 0;  // completed with operation_aborted
+  std::uint64_t completed = 0;      // completed successfully
+  std::uint64_t failed = 0;         // completed with an error other than operation_aborted
+  std::uint64_t cancelled = 0;      // completed with operation_aborted
   std::uint32_t max_in_flight = 0;  // most waves holding a lane at once, over all buckets
   std::uint32_t in_flight = 0;      // waves holding a lane now
   std::uint64_t live = 0;           // waves accepted and not yet completed and delivered
@@ -125,8 +126,9 @@ struct encoder_ref {
     if constexpr (std::is_same_v<std::invoke_result_t<Callable, const encode_context&>, boost::asio::awaitable<void>>) {
       ref.spawn = [](const encoder_ref& r, const encode_context& c) { return std::invoke(Get{}(r), c); };
     } else {
-      static_assert(std::is_invocable_v<Callable, const encode_context&>,
-                    "an encoder is callable as void(const encode_context&) or asio::awaitable<void>(const encode_context&)");
+      static_assert(
+          std::is_invocable_v<Callable, const encode_context&>,
+          "an encoder is callable as void(const encode_context&) or asio::awaitable<void>(const encode_context&)");
       ref.call = [](const encoder_ref& r, const encode_context& c) { (void)std::invoke(Get{}(r), c); };
     }
   }
@@ -224,7 +226,7 @@ class scheduler {
 
   // Stops accepting waves (later ones fail with scheduler_shut_down), lets
   // every wave accepted before run to its end, and completes once all of
-  // them have completed and every quarantined lane's fence was reached (or
+  // them have completed and every quarantined lane's submitted value was reached (or
   // its device failed): the GPU then holds no lane. A fence that never comes
   // (a hung GPU that is never declared lost) keeps it waiting, until the
   // scheduler is destroyed: it then completes with operation_aborted.
@@ -234,7 +236,7 @@ class scheduler {
   template <class CompletionToken = boost::asio::default_completion_token_t<executor_type>>
   auto async_shutdown(CompletionToken&& token = boost::asio::default_completion_token_t<executor_type>()) {
     return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(initiate_shutdown(this),
-                                                                                       token);
+                                                                                         token);
   }
 
   [[nodiscard]] std::span<const std::unique_ptr<lane_pool>> pools() const noexcept;
@@ -263,11 +265,11 @@ class scheduler {
       using handler_type = std::decay_t<Handler>;
       // Some tokens (use_promise) pass the handler as an lvalue: taken over here.
       handler_type owned(std::forward<Handler>(handler));
-      self_->submit(admission, encode,
-                    {&owned, [](void* h, detail::wave_completion& completion,
-                                const boost::asio::any_io_executor& io_executor) {
-                       completion.emplace(std::move(*static_cast<handler_type*>(h)), io_executor);
-                     }});
+      self_->submit(
+          admission, encode,
+          {&owned, [](void* h, detail::wave_completion& completion, const boost::asio::any_io_executor& io_executor) {
+             completion.emplace(std::move(*static_cast<handler_type*>(h)), io_executor);
+           }});
     }
   };
 
@@ -279,9 +281,9 @@ class scheduler {
       // The work is taken now, on the executor the handler will run on.
       auto work = boost::asio::prefer(boost::asio::get_associated_executor(handler, self_->get_executor()),
                                       boost::asio::execution::outstanding_work.tracked);
-      self_->shutdown({boost::asio::any_completion_handler<void(boost::system::error_code)>(
-                           std::forward<Handler>(handler)),
-                       executor_type(std::move(work))});
+      self_->shutdown(
+          {boost::asio::any_completion_handler<void(boost::system::error_code)>(std::forward<Handler>(handler)),
+           executor_type(std::move(work))});
     }
   };
 

@@ -80,7 +80,7 @@ struct wave_report {
   std::uint32_t lane = 0;
   std::size_t nodes = 0;
   // The timeline value its submission signals; 0 when nothing was submitted.
-  std::uint64_t fence_value = 0;
+  std::uint64_t submitted_value = 0;
   // When the wave started and when each phase ended (unset: not reached).
   std::chrono::steady_clock::time_point started;
   std::array<std::optional<std::chrono::steady_clock::time_point>, wave_phase_count> ended{};

@@ -45,8 +45,8 @@ class wave_completion {
   ~wave_completion() { reset(); }
 
   // Takes the handler, the outstanding work of its associated executor
-  // (`io_executor`, the scheduler's, when it has none), and its cancellation
-  // slot, which then forwards requests to the wave.
+  // (`io_executor`, the scheduler's, when it has none), and its
+  // cancellation slot, which then forwards requests to the wave.
   template <class Handler>
   void emplace(Handler&& handler, const boost::asio::any_io_executor& io_executor) {
     using impl_type = impl<std::decay_t<Handler>>;
@@ -112,7 +112,7 @@ class wave_completion {
   };
 
   // Room for the handler of every Asio token, its executor and its post
-  // buffer (two slots of async::post_slot_bytes).
+  // buffer (two entries of async::post_entry_bytes).
   alignas(std::max_align_t) unsigned char storage_[768];
   base* base_ = nullptr;
   wave* owner_;

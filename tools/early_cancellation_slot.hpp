@@ -1,10 +1,10 @@
-// tools/early_cancel_slot.hpp — a cancellation slot that can cancel an
+// tools/early_cancellation_slot.hpp — a cancellation slot that can cancel an
 // operation the moment the operation installs its handler: before a wave
 // has started, without racing its completion.
 //
 //   asio::cancellation_signal signal;
 //   scheduler.async_submit(request, encode,
-//       asio::bind_cancellation_slot(early_cancel_slot(signal, true), handler));
+//       asio::bind_cancellation_slot(early_cancellation_slot(signal, true), handler));
 //   // the wave completes with operation_aborted, having taken no lane
 //
 // Why not emit the signal once async_submit returns: by then the wave is
@@ -29,11 +29,11 @@
 
 namespace ferrum::tools {
 
-class early_cancel_slot {
+class early_cancellation_slot {
  public:
   // A slot of `signal` that, when `cancel_on_install`, emits a terminal
   // cancellation as soon as a handler is installed.
-  early_cancel_slot(boost::asio::cancellation_signal& signal, bool cancel_on_install) noexcept
+  early_cancellation_slot(boost::asio::cancellation_signal& signal, bool cancel_on_install) noexcept
       : signal_(&signal), inner_(signal.slot()), cancel_on_install_(cancel_on_install) {}
 
   template <class CancellationHandler, class... Args>
