@@ -92,8 +92,8 @@ int run(int argc, char** argv) {
                           "Write the waves' spans as an SVG timeline: lanes as rows, phases as coloured bars.");
   run_command->footer(
       "Waves go to the plan's buckets in turn, at most two per lane outstanding. Each node writes a pattern unique\n"
-      "to (wave, node) into its slot and the wave's last node has the device check every slot; a byte that is not\n"
-      "its own wave's is a violation.\n"
+      "to (wave, node) into its slot and has the device check that slot after its own commands; a byte that is\n"
+      "not its own wave's is a violation.\n"
       "\n"
       "Faults (probabilities per wave, decided by --seed alone):\n"
       "  delay    null device: the submission finishes up to min(1 ms, half the fence timeout) late. It cannot\n"

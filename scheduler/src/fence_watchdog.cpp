@@ -88,7 +88,8 @@ void fence_watchdog::run() {
     const std::uint64_t next = expire_locked(now_ms());
     // Later arms have later deadlines (the timeout is fixed), so the earliest
     // one found is the next to look at; none left armed: a full timeout.
-    const auto until = next != 0 ? clock_type::time_point(std::chrono::milliseconds(next)) : clock_type::now() + timeout_;
+    const auto until =
+        next != 0 ? clock_type::time_point(std::chrono::milliseconds(next)) : clock_type::now() + timeout_;
     wake_.wait_until(lock, until, [&] { return stop_; });
   }
 }

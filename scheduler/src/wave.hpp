@@ -73,7 +73,6 @@ class wave {
 
  private:
   struct task;
-  friend struct wave_canceller;
 
   // The coroutine and its steps (wave.cpp).
   static task run(scheduler_impl& s, wave& w);

@@ -96,7 +96,7 @@ class lane_pool {
  public:
   // A queued request for a lane (intrusive: it lives in its waiter, e.g. a
   // wave). `granted` is called once, outside the pool's lock, with the lane
-  // or an error (all_lanes_quarantined, pool_closed).
+  // or an error (all_lanes_quarantined, the code the pool was closed with).
   struct waiter {
     using granted_fn = void (*)(waiter* w, boost::system::error_code ec, lane* l) noexcept;
     explicit waiter(granted_fn on_granted) noexcept : granted(on_granted) {}
@@ -160,7 +160,7 @@ class lane_pool {
   // later value one of its lists was submitted with.
   [[nodiscard]] static std::uint64_t last_submitted(const lane& l) noexcept;
 
-  // Fails every queued and later waiter with `ec` (pool_closed on shutdown).
+  // Fails every queued and later waiter with `ec` (scheduler_shut_down when its scheduler goes).
   void close(boost::system::error_code ec);
 
   // Called with +1 when a fence watch starts (quarantine,
