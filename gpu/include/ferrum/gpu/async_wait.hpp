@@ -72,7 +72,10 @@ class wait_op final : public timeline_wait {
   static void abandon(wait_op* self) noexcept { async::destroy(self, self->op_.handler()); }
 
  private:
+  // (Constructors, not aggregates: a cancellation slot makes its handler
+  // with parentheses, which clang 14 does not accept for an aggregate.)
   struct canceller {
+    explicit canceller(wait_op* op) noexcept : self(op) {}
     wait_op* self;
     void operator()(boost::asio::cancellation_type_t type) const noexcept {
       // The timeline's lock decides between this cancellation and the device

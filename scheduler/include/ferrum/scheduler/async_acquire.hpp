@@ -69,6 +69,7 @@ class acquire_op final : public lane_pool::waiter {
 
  private:
   struct canceller {
+    explicit canceller(acquire_op* op) noexcept : self(op) {}
     acquire_op* self;
     void operator()(boost::asio::cancellation_type_t type) const noexcept {
       if (!async::requested(type)) return;

@@ -22,6 +22,7 @@ class wave;
 // Installed in a wave's handler's cancellation slot: forwards a request to
 // the wave (scheduler/src/wave.cpp says which types each step honours).
 struct wave_canceller {
+  explicit wave_canceller(wave* w) noexcept : target(w) {}
   wave* target;
   void operator()(boost::asio::cancellation_type_t type) const noexcept;
 };
