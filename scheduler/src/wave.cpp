@@ -367,7 +367,7 @@ void wave::trace_node(std::size_t node, const trace_clock& started) noexcept {
 // --- set-up, start, cancellation, hand-offs ---------------------------------------
 
 wave::wave(scheduler_impl& owner, std::size_t nodes, bool traced)
-    : owner_(owner), buffer_(owner.options_.encoder_tasks + 4), contexts_(nodes), node_spans_(traced ? nodes : 0) {
+    : owner_(owner), buffer_(owner.options_.encoder_tasks + 2), contexts_(nodes), node_spans_(traced ? nodes : 0) {
   owner.watchdog_.add(watch_);
   outcome_.context = this;
   outcome_.delivered = [](wave_outcome* o) noexcept {

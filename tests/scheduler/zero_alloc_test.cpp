@@ -73,7 +73,7 @@ std::uint64_t count_waves(boost::asio::io_context& context, CompletionExecutor c
   auto scheduler = test::require(ferrum::scheduler::create(plan, program, *device, context.get_executor(), settings));
   wave_loop<CompletionExecutor> loop{*scheduler, completions, 0, lanes};
   using ferrum::tools::allocations_so_far;
-  // Warm-up: waves, frames, slabs and Asio's caches reach their peak. Counted
+  // Warm-up: waves, frames, post buffers and Asio's caches reach their peak. Counted
   // too, to show that the counter sees the scheduler's allocations.
   const std::uint64_t start = allocations_so_far();
   loop.run(context, 200);

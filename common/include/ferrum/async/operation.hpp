@@ -117,7 +117,8 @@ class operation {
 // A posted completion that owns its operation: calling it runs
 // `Op::finish(op)`; destroying it uncalled — an executor shut down with the
 // post still queued — runs `Op::abandon(op)`, so that nothing the operation
-// holds (a lane, a wave) is lost.
+// holds (a lane, a wave) is lost. `finish` lets what the handler throws go
+// on out of the executor's run(), as from any Asio handler.
 template <class Op>
 class upcall_fn {
  public:
