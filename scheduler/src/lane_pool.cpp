@@ -42,25 +42,22 @@ result<std::unique_ptr<lane_pool>> lane_pool::create(const plan& p, const compil
         execution_binding::bind(program.hash, program.node_count, bucket.binding, l->binding_target, l->evidence);
     if (!bound) return bound.error();
     l->binding.emplace(std::move(*bound));
+    // Per node (bind checked every slot: node in range, inside the arena):
+    // its handle on its slot, that slot as an arena range, and its list,
+    // granted exactly that range. Reserved first: the grants point into
+    // `granted`.
     l->nodes.reserve(program.node_count);
-    for (std::size_t node = 0; node < program.node_count; ++node) l->nodes.push_back(l->binding->node(node));
+    l->granted.reserve(program.node_count);
     l->lists.reserve(program.node_count);
-    l->granted.assign(program.node_count, gpu::arena_range{});
-    for (const binding_slot& s : layout.slots()) {
-      // A layout not made by the compiler may name any node: checked here
-      // (bind checks it again, with the offsets, on every wave).
-      if (s.node_index >= program.node_count)
-        return make_error(errc::binding_plan_mismatch, "bucket " + quote_text(bucket.id.str()) + ": slot of node " +
-                                                           std::to_string(s.node_index) + " in a plan of " +
-                                                           std::to_string(program.node_count) + " nodes");
-      l->granted[s.node_index] =
-          l->arena->range(static_cast<std::size_t>(s.offset), static_cast<std::size_t>(s.capacity));
-    }
     for (std::size_t node = 0; node < program.node_count; ++node) {
+      const std::optional<node_binding>& handle = l->nodes.emplace_back(l->binding->node(node));
+      const gpu::arena_range& slot =
+          l->granted.emplace_back(handle ? l->arena->range(static_cast<std::size_t>(handle->slot().offset),
+                                                           static_cast<std::size_t>(handle->slot().capacity))
+                                         : gpu::arena_range{});
       auto list = device.create_command_list();
       if (!list) return list.error();
-      (*list)->grant(l->granted[node].empty() ? std::span<const gpu::arena_range>()
-                                              : std::span<const gpu::arena_range>(&l->granted[node], 1));
+      (*list)->grant(slot.empty() ? std::span<const gpu::arena_range>() : std::span<const gpu::arena_range>(&slot, 1));
       l->submit_lists.push_back(list->get());
       l->lists.push_back(std::move(*list));
     }

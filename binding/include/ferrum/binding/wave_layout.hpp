@@ -2,7 +2,7 @@
 //
 // A pool's members share one physical claim per lane: the claim identity is
 // the ordered list of their resource ids, with a digest so that comparing two
-// identities (on every wave's bind) costs 32 bytes, not the whole list.
+// identities (when a lane is bound) costs 32 bytes, not the whole list.
 //
 //   auto layout = ferrum::compile_wave_domain_layout(plan, domains[0]);
 //   layout->claim.ids()        // the resources sharing the claim

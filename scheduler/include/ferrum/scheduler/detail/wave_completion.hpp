@@ -51,11 +51,10 @@ class wave_completion {
   template <class Handler>
   void emplace(Handler&& handler, const boost::asio::any_io_executor& io_executor) {
     using impl_type = impl<std::decay_t<Handler>>;
-    std::decay_t<Handler> owned(std::forward<Handler>(handler));
     if constexpr (sizeof(impl_type) <= sizeof(storage_) && alignof(impl_type) <= alignof(std::max_align_t)) {
-      base_ = ::new (static_cast<void*>(storage_)) impl_type(std::move(owned), io_executor);
+      base_ = ::new (static_cast<void*>(storage_)) impl_type(std::forward<Handler>(handler), io_executor);
     } else {
-      base_ = new impl_type(std::move(owned), io_executor);
+      base_ = new impl_type(std::forward<Handler>(handler), io_executor);
     }
     base_->on_cancel(owner_);
   }
