@@ -2,9 +2,14 @@
 
 #include "ferrum/gpu/builtin_kernels.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
 
 namespace ferrum::tools {
 namespace {
@@ -23,14 +28,14 @@ std::array<std::size_t, 2> word_interior(std::size_t offset, std::size_t size) n
 
 }  // namespace
 
-result<std::unique_ptr<wave_checks>> wave_checks::create(gpu::device& device, const scheduler& s, fence_stamps* stamps,
-                                                         std::uint64_t corrupt_wave) {
+result<std::unique_ptr<wave_checks>> wave_checks::create(gpu::device& device, const plan& p, const scheduler& s,
+                                                         fence_stamps* stamps, checks_self_test test) {
   std::unique_ptr<wave_checks> checks(new wave_checks());
   const compiled_program& program = s.program();
   checks->nodes_ = program.node_count;
   checks->lanes_ = program.lanes;
   checks->stamps_ = stamps;
-  checks->corrupt_wave_ = corrupt_wave;
+  for (const plan_node& node : p.nodes) checks->max_listed_ = std::max(checks->max_listed_, node.resources.size());
 
   auto writer = device.create_kernel(gpu::builtin::write_pattern());
   if (!writer) return writer.error();
@@ -43,24 +48,69 @@ result<std::unique_ptr<wave_checks>> wave_checks::create(gpu::device& device, co
   auto counters = device.create_arena(std::max<std::size_t>(pools.size() * checks->lanes_, 1) * 4);
   if (!counters) return counters.error();
   checks->counters_ = std::move(*counters);
-
-  for (const std::unique_ptr<lane_pool>& pool : pools) {
-    const compiled_bucket& bucket = pool->bucket();
-    bucket_checks b{&bucket.id, {}, std::vector<const gpu::arena*>(checks->lanes_, nullptr)};
-    // A scheduler is only made for programs with a binding layout; a bucket
-    // without one has nothing to check.
-    if (bucket.binding) {
-      for (const binding_slot& slot : bucket.binding->slots()) {
-        const auto [offset, size] =
-            word_interior(static_cast<std::size_t>(slot.offset), static_cast<std::size_t>(slot.capacity));
-        if (size != 0) b.slots.push_back({slot.node_index, offset, size});
-      }
-    }
-    for (const std::unique_ptr<lane>& l : pool->lanes())
-      if (l->index < b.lane_arenas.size()) b.lane_arenas[l->index] = l->arena.get();
-    checks->buckets_.push_back(std::move(b));
-  }
+  for (const std::unique_ptr<lane_pool>& pool : pools) checks->buckets_.push_back(plan_checks(p, program, *pool, test));
   return checks;
+}
+
+wave_checks::bucket_checks wave_checks::plan_checks(const plan& p, const compiled_program& program,
+                                                    const lane_pool& pool, checks_self_test test) {
+  const compiled_bucket& bucket = pool.bucket();
+  bucket_checks b{&bucket.id, {}, {0}, std::vector<const gpu::arena*>(program.lanes, nullptr)};
+  // Every resource's compiled place in a lane (offset, size), by id, computed
+  // here from the program, independently of what the lane pool resolved for
+  // its encoders.
+  std::unordered_map<std::string_view, std::array<std::size_t, 2>> place;
+  for (std::size_t d = 0; d < bucket.capacity_layouts.size(); ++d)
+    for (const projection& at : bucket.capacity_layouts[d].projections)
+      place[at.resource.view()] = {static_cast<std::size_t>(bucket.pool_offsets[d] + at.offset),
+                                   static_cast<std::size_t>(at.capacity)};
+  // Each resource's last user in a wave (node, position).
+  std::unordered_map<std::string_view, std::array<std::size_t, 2>> last_user;
+  for (std::size_t n = 0; n < p.nodes.size(); ++n)
+    for (std::size_t position = 0; position < p.nodes[n].resources.size(); ++position)
+      last_user[p.nodes[n].resources[position].view()] = {n, position};
+  std::unordered_set<std::string_view> persistent;
+  for (const resource_descriptor& r : p.resources)
+    if (r.lifetime == allocation_lifetime::persistent) persistent.insert(r.id.view());
+
+  // Walking the nodes in order: each resource's previous user.
+  std::unordered_map<std::string_view, std::array<std::size_t, 2>> previous_user;
+  bool slot_target = test.corrupt_slot_wave != 0;
+  bool workspace_target = test.corrupt_workspace_wave != 0;
+  for (std::size_t n = 0; n < p.nodes.size(); ++n) {
+    for (std::size_t position = 0; position < p.nodes[n].resources.size(); ++position) {
+      const std::string_view id = p.nodes[n].resources[position].view();
+      const auto [offset, size] = word_interior(place.at(id)[0], place.at(id)[1]);
+      const auto previous = previous_user.find(id);
+      const bool first_use = previous == previous_user.end();
+      const bool binding = p.nodes[n].binding && p.nodes[n].binding->view() == id;
+      const bool used_later = last_user.at(id) != std::array{n, position};
+      if (size != 0) {
+        std::uint64_t self_test_wave = 0;
+        if (binding && std::exchange(slot_target, false)) self_test_wave = test.corrupt_slot_wave;
+        if (!binding && used_later && std::exchange(workspace_target, false))
+          self_test_wave = test.corrupt_workspace_wave;
+        b.resources.push_back({position, offset, size, first_use ? std::nullopt : std::optional(previous->second),
+                               first_use && persistent.contains(id) ? std::optional(last_user.at(id)) : std::nullopt,
+                               self_test_wave});
+      }
+      previous_user[id] = {n, position};
+    }
+    b.begin.push_back(b.resources.size());
+  }
+  for (const std::unique_ptr<lane>& l : pool.lanes())
+    if (l->index < b.lane_arenas.size()) b.lane_arenas[l->index] = l->arena.get();
+  return b;
+}
+
+std::size_t wave_checks::checked_per_wave(std::size_t bucket_index) const noexcept {
+  return bucket_index < buckets_.size() ? buckets_[bucket_index].resources.size() : 0;
+}
+
+std::uint32_t wave_checks::seed(std::uint64_t wave, std::size_t node, std::size_t position) const noexcept {
+  // Distinct for every (wave, node, position) while
+  // wave * nodes * max_listed stays below 2^32.
+  return static_cast<std::uint32_t>((wave * nodes_ + node) * max_listed_ + position);
 }
 
 const wave_checks::bucket_checks& wave_checks::bucket_of(const encode_context& c, std::size_t& index) const {
@@ -73,36 +123,44 @@ const wave_checks::bucket_checks& wave_checks::bucket_of(const encode_context& c
 void wave_checks::record(const encode_context& c) const {
   std::size_t bucket_index = 0;
   const bucket_checks& bucket = bucket_of(c, bucket_index);
+  if (c.lane >= bucket.lane_arenas.size() || bucket.lane_arenas[c.lane] == nullptr)
+    throw std::runtime_error("wave " + std::to_string(c.wave) + " runs on lane " + std::to_string(c.lane) +
+                             ", which its bucket does not have");
+  const gpu::arena& lane_arena = *bucket.lane_arenas[c.lane];
+  const gpu::arena_range counter = counters_->range((bucket_index * lanes_ + c.lane) * 4, 4);
+  const auto check = [&](const checked_resource& r, std::uint32_t expected) {
+    const std::array<std::uint32_t, 1> push{expected};
+    if (auto done = c.commands.dispatch(*checker_, lane_arena.range(r.offset, r.size), counter, push); !done)
+      refused("check_pattern", done.error());
+  };
 
-  if (c.binding != nullptr) {
-    // The node's own slot, as the scheduler handed it out.
-    const auto [offset, size] = word_interior(c.slot.offset, c.slot.size);
+  for (std::size_t at = bucket.begin[c.node_index]; at < bucket.begin[c.node_index + 1]; ++at) {
+    const checked_resource& r = bucket.resources[at];
+    if (r.position >= c.resources.size())
+      throw std::runtime_error("node " + std::to_string(c.node_index) + " was handed " +
+                               std::to_string(c.resources.size()) + " resources; the plan lists more");
+    // 1. What it must still hold.
+    if (r.previous) {
+      check(r, seed(c.wave, (*r.previous)[0], (*r.previous)[1]));
+    } else if (r.persistent_last && c.lane_previous_wave != 0) {
+      check(r, seed(c.lane_previous_wave, (*r.persistent_last)[0], (*r.persistent_last)[1]));
+    }
+    // 2. The node's pattern, through the range handed out.
+    const gpu::arena_range handed = c.resources[r.position].range;
+    const auto [offset, size] = word_interior(handed.offset, handed.size);
     if (size != 0) {
-      std::uint64_t wave = c.wave;
-      if (wave == corrupt_wave_ && !bucket.slots.empty() && bucket.slots.front().node == c.node_index) --wave;
-      const std::array<std::uint32_t, 1> seed{pattern_seed(wave, c.node_index, nodes_)};
-      if (auto r = c.commands.dispatch(*writer_, c.slot.arena->range(offset, size), {}, seed); !r)
-        refused("write_pattern", r.error());
+      const std::uint64_t wave = c.wave == r.self_test_wave ? c.wave - 1 : c.wave;
+      const std::array<std::uint32_t, 1> push{seed(wave, c.node_index, r.position)};
+      if (auto done = c.commands.dispatch(*writer_, handed.arena->range(offset, size), {}, push); !done)
+        refused("write_pattern", done.error());
     }
-    // Checked at the compiled offset, not at what the scheduler handed out,
-    // so a wrong slot handed out shows as violations (or as a refused range).
-    if (c.lane >= bucket.lane_arenas.size() || bucket.lane_arenas[c.lane] == nullptr)
-      throw std::runtime_error("wave " + std::to_string(c.wave) + " runs on lane " + std::to_string(c.lane) +
-                               ", which its bucket does not have");
-    const gpu::arena_range counter = counters_->range((bucket_index * lanes_ + c.lane) * 4, 4);
-    for (const checked_slot& slot : bucket.slots) {
-      if (slot.node != c.node_index) continue;
-      const std::array<std::uint32_t, 1> seed{pattern_seed(c.wave, slot.node, nodes_)};
-      if (auto r =
-              c.commands.dispatch(*checker_, bucket.lane_arenas[c.lane]->range(slot.offset, slot.size), counter, seed);
-          !r)
-        refused("check_pattern", r.error());
-    }
+    // 3. The pattern, at the compiled offset.
+    check(r, seed(c.wave, c.node_index, r.position));
   }
 
   if (c.node_index + 1 != nodes_) return;
   if (stamps_ != nullptr) {
-    if (auto r = c.commands.host(stamps_->arm(c.wave)); !r) refused("host function", r.error());
+    if (auto done = c.commands.host(stamps_->arm(c.wave)); !done) refused("host function", done.error());
   }
 }
 

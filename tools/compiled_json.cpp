@@ -3,7 +3,7 @@
 namespace ferrum::tools {
 namespace {
 
-nlohmann::ordered_json domain_json(const capacity_layout& domain) {
+nlohmann::ordered_json domain_json(const capacity_layout& domain, std::uint64_t lane_offset) {
   nlohmann::ordered_json projections = nlohmann::ordered_json::array();
   for (const projection& p : domain.projections) {
     nlohmann::ordered_json entry;
@@ -15,6 +15,7 @@ nlohmann::ordered_json domain_json(const capacity_layout& domain) {
   nlohmann::ordered_json out;
   out["pool"] = domain.pool.str();
   out["liveness"] = std::string(to_string(domain.liveness));
+  out["lane_offset"] = lane_offset;
   out["physical_size_bytes"] = domain.physical_size_bytes;
   out["unaliased_size_bytes"] = domain.unaliased_size_bytes;
   out["projections"] = std::move(projections);
@@ -42,11 +43,14 @@ nlohmann::ordered_json binding_json(const program_binding_layout& binding) {
 
 nlohmann::ordered_json bucket_json(const compiled_bucket& bucket) {
   nlohmann::ordered_json domains = nlohmann::ordered_json::array();
-  for (const capacity_layout& domain : bucket.capacity_layouts) domains.push_back(domain_json(domain));
+  for (std::size_t d = 0; d < bucket.capacity_layouts.size(); ++d)
+    domains.push_back(domain_json(bucket.capacity_layouts[d], bucket.pool_offsets[d]));
   nlohmann::ordered_json out;
   out["id"] = bucket.id.str();
   out["class"] = bucket.spec.cls.str();
   out["capacity"] = bucket.spec.dims;
+  out["lane_bytes"] = bucket.lane_bytes();
+  out["unaliased_lane_bytes"] = bucket.unaliased_lane_size_bytes;
   out["domains"] = std::move(domains);
   out["program_binding"] = bucket.binding ? binding_json(*bucket.binding) : nlohmann::ordered_json(nullptr);
   return out;

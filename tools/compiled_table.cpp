@@ -12,16 +12,18 @@ using std::to_string;
 void write_pools(std::ostream& out, const compiled_bucket& bucket) {
   text_table table({{"pool", align::left},
                     {"liveness", align::left},
+                    {"at", align::right},
                     {"physical", align::right},
                     {"unaliased", align::right},
                     {"resource", align::left},
                     {"offset", align::right},
                     {"capacity", align::right}});
-  for (const capacity_layout& domain : bucket.capacity_layouts) {
+  for (std::size_t d = 0; d < bucket.capacity_layouts.size(); ++d) {
+    const capacity_layout& domain = bucket.capacity_layouts[d];
     // The pool's own cells on its first row only, so its projections read as
-    // a group under it.
+    // a group under it. `at`: where its arena lies in the lane.
     const std::vector<std::string> pool_cells{domain.pool.str(), std::string(ferrum::to_string(domain.liveness)),
-                                              to_string(domain.physical_size_bytes),
+                                              to_string(bucket.pool_offsets[d]), to_string(domain.physical_size_bytes),
                                               to_string(domain.unaliased_size_bytes)};
     if (domain.projections.empty()) table.add_row(pool_cells);
     for (std::size_t i = 0; i < domain.projections.size(); ++i) {
@@ -63,7 +65,8 @@ void write_compiled_table(std::ostream& out, const compiled_program& program) {
   for (const compiled_bucket& bucket : program.buckets) {
     const bucket_capacity& dims = bucket.spec.dims;
     out << "\nbucket " << bucket.id.str() << " (class " << bucket.spec.cls.str() << ", capacity " << dims[0] << 'x'
-        << dims[1] << 'x' << dims[2] << ", " << bucket.lane_bytes() << " bytes per lane)\n";
+        << dims[1] << 'x' << dims[2] << ", " << bucket.lane_bytes() << " bytes per lane, "
+        << bucket.unaliased_lane_size_bytes << " unaliased)\n";
     write_pools(out, bucket);
     write_binding(out, bucket);
   }

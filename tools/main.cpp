@@ -91,9 +91,11 @@ int run(int argc, char** argv) {
   run_command->add_option("--timeline", run_options.timeline_path,
                           "Write the waves' spans as an SVG timeline: lanes as rows, phases as coloured bars.");
   run_command->footer(
-      "Waves go to the plan's buckets in turn, at most two per lane outstanding. Each node writes a pattern unique\n"
-      "to (wave, node) into its slot and has the device check that slot after its own commands; a byte that is\n"
-      "not its own wave's is a violation.\n"
+      "Waves go to the plan's buckets in turn, at most two per lane outstanding. For each resource a node lists\n"
+      "(its slot and its workspace resources), the device checks what it must still hold (its previous user's\n"
+      "pattern in the wave; for a persistent resource, the lane's previous wave's), then the node writes a\n"
+      "pattern unique to (wave, node, resource) and the device checks it. A word that is not what the layout\n"
+      "says is a violation.\n"
       "\n"
       "Faults (probabilities per wave, decided by --seed alone):\n"
       "  delay    null device: the submission finishes up to min(1 ms, half the fence timeout) late. It cannot\n"

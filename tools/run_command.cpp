@@ -46,9 +46,9 @@ struct run_resources {
   std::unique_ptr<scheduler> waves;
 };
 
-// The wave of the checks' self-test (run_command.hpp), 0 for none.
-std::uint64_t corrupt_wave() {
-  const char* value = std::getenv(corrupt_wave_variable);
+// The wave of a checks' self-test (run_command.hpp), 0 for none.
+std::uint64_t self_test_wave(const char* variable) {
+  const char* value = std::getenv(variable);
   if (value == nullptr) return 0;
   char* end = nullptr;
   const unsigned long long wave = std::strtoull(value, &end, 10);
@@ -153,7 +153,9 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
     return fail(command_error::from(made.error()),
                 made.error() == errc::no_binding_layout ? exit_code::plan_rejected : exit_code::usage_or_io);
   r.waves = std::move(*made);
-  auto checks = wave_checks::create(*r.device, *r.waves, stamps, corrupt_wave());
+  auto checks =
+      wave_checks::create(*r.device, *parsed, *r.waves, stamps,
+                          {self_test_wave(corrupt_wave_variable), self_test_wave(corrupt_workspace_wave_variable)});
   if (!checks) return fail(command_error::from(checks.error()), exit_code::usage_or_io);
   r.checks = std::move(*checks);
 
@@ -189,6 +191,8 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
                                                            : static_cast<double>(driver.steady_allocations()) /
                                                                  static_cast<double>(summary.steady_waves);
   summary.violations = r.checks->violations();
+  for (std::size_t b = 0; b < r.waves->pools().size(); ++b)
+    summary.memory.push_back(bucket_memory_of(*program, r.waves->pools()[b]->bucket(), r.checks->checked_per_wave(b)));
   summary.tally = accounting.tally();
   summary.latency = latencies(summary.tally, stamps != nullptr);
   if (r.trace) {

@@ -16,11 +16,14 @@
 
 namespace ferrum::tools {
 
-// The environment variable of the checks' self-test: `ferrum run` with
+// The environment variables of the checks' self-tests: `ferrum run` with
 // FERRUM_RUN_CORRUPT_WAVE=K writes a stale pattern into wave K's first slot,
-// which the device-side checks must count as violations (exit 3). For tests
-// of the checks themselves; not part of the command's interface.
+// with FERRUM_RUN_CORRUPT_WORKSPACE_WAVE=K into wave K's first workspace
+// resource that a later node uses; the device-side checks must count them as
+// violations (exit 3). For tests of the checks themselves; not part of the
+// command's interface.
 inline constexpr const char* corrupt_wave_variable = "FERRUM_RUN_CORRUPT_WAVE";
+inline constexpr const char* corrupt_workspace_wave_variable = "FERRUM_RUN_CORRUPT_WORKSPACE_WAVE";
 
 // Runs `options` (checked with check_run_options first). The summary or the
 // `ferrum.run.v1` document goes to `out`, errors to `err` (one line) and,

@@ -19,6 +19,18 @@ std::string fault_line(const char* kind, const fault_tally& t) {
 
 }  // namespace
 
+bucket_memory bucket_memory_of(const compiled_program& program, const compiled_bucket& bucket,
+                               std::size_t resources_checked_per_wave) {
+  bucket_memory m{
+      bucket.id.str(), bucket.lane_bytes(), bucket.unaliased_lane_size_bytes, {}, resources_checked_per_wave};
+  for (std::size_t d = 0; d < bucket.capacity_layouts.size(); ++d) {
+    const capacity_layout& layout = bucket.capacity_layouts[d];
+    m.pools.push_back({program.domains[d].pool.str(), std::string(to_string(layout.liveness)), bucket.pool_offsets[d],
+                       layout.physical_size_bytes, layout.unaliased_size_bytes});
+  }
+  return m;
+}
+
 double percentile(std::vector<double>& samples, double p) {
   if (samples.empty()) return 0;
   std::sort(samples.begin(), samples.end());
@@ -55,6 +67,27 @@ nlohmann::ordered_json run_json(const run_summary& s) {
   document["latency_us"] = std::move(latency);
   document["allocations_per_wave"] = s.allocations_per_wave;
   document["violations"] = s.violations;
+  nlohmann::ordered_json memory = nlohmann::ordered_json::array();
+  for (const bucket_memory& m : s.memory) {
+    nlohmann::ordered_json pools = nlohmann::ordered_json::array();
+    for (const pool_memory& p : m.pools) {
+      nlohmann::ordered_json pool;
+      pool["pool"] = p.pool;
+      pool["liveness"] = p.liveness;
+      pool["offset"] = p.offset;
+      pool["bytes"] = p.bytes;
+      pool["unaliased_bytes"] = p.unaliased_bytes;
+      pools.push_back(std::move(pool));
+    }
+    nlohmann::ordered_json bucket;
+    bucket["bucket"] = m.bucket;
+    bucket["lane_bytes"] = m.lane_bytes;
+    bucket["unaliased_lane_bytes"] = m.unaliased_lane_bytes;
+    bucket["pools"] = std::move(pools);
+    bucket["resources_checked_per_wave"] = m.resources_checked_per_wave;
+    memory.push_back(std::move(bucket));
+  }
+  document["memory"] = std::move(memory);
   document["faults"] = std::move(faults);
   if (!s.trace_path.empty() || !s.timeline_path.empty()) {
     nlohmann::ordered_json trace;
@@ -77,6 +110,16 @@ void write_run_summary(std::ostream& out, const run_summary& s) {
       << t.cancelled << " cancelled in " << fixed(s.seconds, 2) << " s\n";
   out << "  lanes        " << s.lanes_per_bucket << " per bucket x " << s.buckets << " buckets; at most "
       << s.max_in_flight << " in flight; " << s.quarantined << " quarantined at the end\n";
+  for (const bucket_memory& m : s.memory) {
+    out << "  memory       " << m.bucket << ": " << m.lane_bytes << " bytes per lane (";
+    const char* separator = "";
+    for (const pool_memory& p : m.pools) {
+      out << separator << p.pool << ' ' << p.bytes;
+      separator = ", ";
+    }
+    out << "; " << m.unaliased_lane_bytes << " unaliased), " << m.resources_checked_per_wave
+        << " resources checked per wave\n";
+  }
   out << "  wave         p50 " << fixed(s.latency.wave_p50, 1) << " us, p99 " << fixed(s.latency.wave_p99, 1)
       << " us (start to release, completed waves)\n";
   if (s.latency.fence_wake_measured) {

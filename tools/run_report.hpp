@@ -10,11 +10,14 @@
 
 #include "run_accounting.hpp"
 
+#include "ferrum/binding/compiled_program.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace ferrum::tools {
 
@@ -30,6 +33,28 @@ struct latency_figures {
   // submissions; Vulkan cannot run host functions): 0 otherwise.
   bool fence_wake_measured = false;
 };
+
+// One pool's arena in a lane of a bucket.
+struct pool_memory {
+  std::string pool;
+  std::string liveness;
+  std::uint64_t offset = 0;  // in the lane
+  std::uint64_t bytes = 0;
+  std::uint64_t unaliased_bytes = 0;
+};
+
+// One bucket's lane memory, and what a wave of it checks.
+struct bucket_memory {
+  std::string bucket;
+  std::uint64_t lane_bytes = 0;
+  std::uint64_t unaliased_lane_bytes = 0;
+  std::vector<pool_memory> pools;
+  std::size_t resources_checked_per_wave = 0;
+};
+
+// What `bucket` of `program` takes per lane, by pool.
+[[nodiscard]] bucket_memory bucket_memory_of(const compiled_program& program, const compiled_bucket& bucket,
+                                             std::size_t resources_checked_per_wave);
 
 struct run_summary {
   std::string plan_path;
@@ -49,6 +74,7 @@ struct run_summary {
   double allocations_per_wave = 0;
   std::uint64_t steady_waves = 0;
   std::uint64_t violations = 0;
+  std::vector<bucket_memory> memory;  // per bucket, in the scheduler's order
   run_tally tally;
   // Where --trace and --timeline went ("" when not asked), and the spans
   // written and dropped (the recorder keeps the newest).
@@ -65,8 +91,8 @@ struct run_summary {
 // The `ferrum.run.v1` document, keys in the documented order.
 [[nodiscard]] nlohmann::ordered_json run_json(const run_summary& summary);
 
-// The summary for people: waves, lanes, latencies, allocations, violations,
-// faults by kind, failures by code.
+// The summary for people: waves, lanes, memory, latencies, allocations,
+// violations, faults by kind, failures by code.
 void write_run_summary(std::ostream& out, const run_summary& summary);
 
 // Why the run failed (exit 3): violations, faults that did not surface,

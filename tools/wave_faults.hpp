@@ -38,10 +38,4 @@ struct wave_fault {
 [[nodiscard]] wave_fault decide_wave_fault(const fault_spec& spec, std::uint64_t seed, std::uint64_t wave,
                                            std::size_t nodes) noexcept;
 
-// The pattern seed of node `node` of wave `wave`: distinct for every (wave,
-// node) while wave * nodes stays below 2^32.
-[[nodiscard]] constexpr std::uint32_t pattern_seed(std::uint64_t wave, std::size_t node, std::size_t nodes) noexcept {
-  return static_cast<std::uint32_t>(wave * nodes + node);
-}
-
 }  // namespace ferrum::tools

@@ -3,10 +3,70 @@
 #include <boost/asio/error.hpp>
 
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
 
 namespace ferrum {
+
+namespace {
+
+// One resource a node lists, resolved for every lane of a bucket: its
+// descriptor and its bytes' place in a lane's memory.
+struct resolved_resource {
+  const resource_descriptor* descriptor;
+  const resource_id* id;  // the compiled program's
+  std::size_t offset;
+  std::size_t size;
+};
+
+// Every node's resources (the plan's order), nodes side by side, and where
+// each node's begin (node_count + 1 entries). Errors: binding_plan_mismatch
+// when `p` is not the plan `program` was compiled from.
+result<std::vector<resolved_resource>> resolve_node_resources(const plan& p, const compiled_program& program,
+                                                              const compiled_bucket& bucket,
+                                                              std::vector<std::size_t>& begin) {
+  const auto mismatch = [&](const std::string& what) {
+    return make_error(errc::binding_plan_mismatch, "bucket " + quote_text(bucket.id.str()) + ": " + what +
+                                                       ": the plan is not the one the program was compiled from");
+  };
+  if (p.nodes.size() != program.node_count) return mismatch(std::to_string(p.nodes.size()) + " nodes");
+  // Per plan resource: its projection in the bucket and its pool's offset.
+  std::vector<std::optional<resolved_resource>> places(p.resources.size());
+  for (std::size_t d = 0; d < program.domains.size(); ++d) {
+    const std::vector<std::size_t>& members = program.domains[d].members;
+    const std::vector<projection>& projections = bucket.capacity_layouts[d].projections;
+    for (std::size_t m = 0; m < members.size(); ++m) {
+      if (members[m] >= p.resources.size() || p.resources[members[m]].id != projections[m].resource)
+        return mismatch("resource " + quote_text(projections[m].resource.str()));
+      places[members[m]] = resolved_resource{&p.resources[members[m]], &projections[m].resource,
+                                             static_cast<std::size_t>(bucket.pool_offsets[d] + projections[m].offset),
+                                             static_cast<std::size_t>(projections[m].capacity)};
+    }
+  }
+  std::vector<std::pair<std::string_view, std::size_t>> by_id;
+  by_id.reserve(p.resources.size());
+  for (std::size_t r = 0; r < p.resources.size(); ++r) by_id.emplace_back(p.resources[r].id.view(), r);
+  std::sort(by_id.begin(), by_id.end());
+
+  std::vector<resolved_resource> resolved;
+  begin.assign(1, 0);
+  begin.reserve(p.nodes.size() + 1);
+  for (const plan_node& node : p.nodes) {
+    for (const resource_id& id : node.resources) {
+      const auto at = std::lower_bound(by_id.begin(), by_id.end(), std::pair(id.view(), std::size_t{0}));
+      if (at == by_id.end() || at->first != id.view() || !places[at->second])
+        return mismatch("node " + quote_text(node.id.str()) + "'s resource " + quote_text(id.str()));
+      resolved.push_back(*places[at->second]);
+    }
+    begin.push_back(resolved.size());
+  }
+  return resolved;
+}
+
+}  // namespace
 
 result<std::unique_ptr<lane_pool>> lane_pool::create(const plan& p, const compiled_program& program,
                                                      const compiled_bucket& bucket, gpu::device& device,
@@ -19,6 +79,12 @@ result<std::unique_ptr<lane_pool>> lane_pool::create(const plan& p, const compil
   if (domain == program.wave_layouts.end())
     return make_error(errc::missing_domain_layout, "bucket " + quote_text(bucket.id.str()));
   const std::size_t domain_index = static_cast<std::size_t>(domain - program.wave_layouts.begin());
+  std::vector<std::size_t> resource_begin;
+  auto resolved = resolve_node_resources(p, program, bucket, resource_begin);
+  if (!resolved) return resolved.error();
+  auto evidence = record_backing_slices(p, bucket.id, domain->claim, bucket.capacity_layouts[domain_index]);
+  if (!evidence) return evidence.error();
+  const auto binding_offset = static_cast<std::size_t>(bucket.pool_offsets[domain_index]);
 
   std::unique_ptr<lane_pool> pool(new lane_pool(bucket, device, std::move(executor)));
   pool->lanes_.reserve(program.lanes);
@@ -27,37 +93,44 @@ result<std::unique_ptr<lane_pool>> lane_pool::create(const plan& p, const compil
   for (std::uint32_t index = 0; index < program.lanes; ++index) {
     auto l = std::make_unique<lane>();
     l->index = index;
-    // Ranges are whole 32-bit words: round the arena up to a multiple of 4.
-    const std::uint64_t bytes = std::max<std::uint64_t>(4, (layout.physical_size_bytes() + 3) / 4 * 4);
-    auto arena = device.create_arena(static_cast<std::size_t>(bytes));
+    // Every pool of the bucket, as the compiler placed them.
+    auto arena = device.create_arena(static_cast<std::size_t>(bucket.lane_bytes()));
     if (!arena) return arena.error();
     l->arena = std::move(*arena);
     l->arena->guard();
-    l->binding_target = {bucket.id, index, allocation_lifetime::invocation,
-                         l->arena->bytes().first(static_cast<std::size_t>(layout.physical_size_bytes()))};
-    auto evidence = record_backing_slices(p, bucket.id, domain->claim, bucket.capacity_layouts[domain_index]);
-    if (!evidence) return evidence.error();
-    l->evidence = std::move(*evidence);
+    l->binding_target = {
+        bucket.id, index, allocation_lifetime::invocation,
+        l->arena->bytes().subspan(binding_offset, static_cast<std::size_t>(layout.physical_size_bytes()))};
+    l->evidence = *evidence;
     auto bound =
         execution_binding::bind(program.hash, program.node_count, bucket.binding, l->binding_target, l->evidence);
     if (!bound) return bound.error();
     l->binding.emplace(std::move(*bound));
+    // Every node's resources on this lane; reserved first: the grants point
+    // into `granted`.
+    l->resources.reserve(resolved->size());
+    l->granted.reserve(resolved->size());
+    for (const resolved_resource& r : *resolved) {
+      const gpu::arena_range& range = l->granted.emplace_back(l->arena->range(r.offset, r.size));
+      l->resources.push_back(
+          {r.id, r.descriptor->kind, r.descriptor->lifetime, range, l->arena->bytes().subspan(r.offset, r.size)});
+    }
+    l->resource_begin = resource_begin;
     // Per node (bind checked every slot: node in range, inside the arena):
-    // its handle on its slot, that slot as an arena range, and its list,
-    // granted exactly that range. Reserved first: the grants point into
-    // `granted`.
+    // its handle on its slot, that slot as a range, and its list, granted the
+    // node's resources.
     l->nodes.reserve(program.node_count);
-    l->granted.reserve(program.node_count);
+    l->slots.reserve(program.node_count);
     l->lists.reserve(program.node_count);
     for (std::size_t node = 0; node < program.node_count; ++node) {
       const std::optional<node_binding>& handle = l->nodes.emplace_back(l->binding->node(node));
-      const gpu::arena_range& slot =
-          l->granted.emplace_back(handle ? l->arena->range(static_cast<std::size_t>(handle->slot().offset),
-                                                           static_cast<std::size_t>(handle->slot().capacity))
-                                         : gpu::arena_range{});
+      l->slots.push_back(handle ? l->arena->range(binding_offset + static_cast<std::size_t>(handle->slot().offset),
+                                                  static_cast<std::size_t>(handle->slot().capacity))
+                                : gpu::arena_range{});
       auto list = device.create_command_list();
       if (!list) return list.error();
-      (*list)->grant(slot.empty() ? std::span<const gpu::arena_range>() : std::span<const gpu::arena_range>(&slot, 1));
+      (*list)->grant(std::span<const gpu::arena_range>(l->granted)
+                         .subspan(resource_begin[node], resource_begin[node + 1] - resource_begin[node]));
       l->submit_lists.push_back(list->get());
       l->lists.push_back(std::move(*list));
     }

@@ -219,9 +219,9 @@ void wave::encode_chunk(std::size_t chunk) noexcept {
       if (auto r = list.begin(); !r) return fail_encoding(r.error().code, node, r.error().what());
     }
     const std::optional<node_binding>& binding = l.nodes[node];
-    // The node's slot: what its list was granted (an empty range without one).
-    const encode_context& context = contexts_[node].emplace(encode_context{
-        node, binding ? &*binding : nullptr, l.granted[node], list, id_, bucket, l.index, replay_, &cancel_started_});
+    const encode_context& context = contexts_[node].emplace(
+        encode_context{node, binding ? &*binding : nullptr, l.slots[node], list, id_, bucket, l.index, replay_,
+                       &cancel_started_, l.node_resources(node), l.last_wave});
     const trace_clock started = trace_start(trace);
     if (encode_.spawn != nullptr) {
       // A coroutine encoder joins the fan-in as one more task; its context
@@ -284,6 +284,7 @@ error_code wave::submit() noexcept {
     return value.error().code;
   }
   l.submitted_value = *value;
+  l.last_wave = id_;
   l.recorded = owner_.options_.replay;
   submitted_value_ = *value;
   return {};

@@ -51,7 +51,10 @@ TEST_CASE("capacity_layout: scaled demands grow with each bucket's capacity", "[
   CHECK(domain_of(program.buckets[0], "pool/w").physical_size_bytes == 256 * 64);
   CHECK(program.buckets[1].id.str() == "step@1x8x1");
   CHECK(domain_of(program.buckets[1], "pool/w").physical_size_bytes == 256 * 8);
-  CHECK(program.buckets[1].lane_bytes() == 256 * 8 + 64);
+  // The lane: the 64 binding bytes, padded to pool/w's alignment of 256, then pool/w.
+  CHECK(program.buckets[1].pool_offsets == std::vector<std::uint64_t>{0, 256});
+  CHECK(program.buckets[1].lane_bytes() == 256 + 256 * 8);
+  CHECK(program.buckets[1].unaliased_lane_size_bytes == 256 + 256 * 8);
 }
 
 TEST_CASE("capacity_layout: an arena outside its bucket's budget is workspace_budget_exceeded", "[binding][capacity]") {

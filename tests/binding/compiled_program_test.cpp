@@ -118,8 +118,9 @@ TEST_CASE("compiled_program: buckets come out in id order with one capacity layo
     CHECK(b.capacity_layouts[0].pool.str() == "pool/bindings");
     CHECK(b.capacity_layouts[1].pool.str() == "pool/w");
   }
-  // pool/w rounds 64 * capacity up to its alignment of 256.
-  CHECK(program.admitted_bytes == 3 * ((64 + 256) + (64 + 512)));
+  // pool/w rounds 64 * capacity up to its alignment of 256, and starts at
+  // 256 in each lane, after the 64 binding bytes.
+  CHECK(program.admitted_bytes == 3 * ((256 + 256) + (256 + 512)));
   CHECK(program.domains.size() == program.wave_layouts.size());
 }
 

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -50,7 +51,7 @@ void check_report(const nlohmann::ordered_json& r, std::uint64_t waves, std::str
   std::vector<std::string> keys;
   for (const auto& item : r.items()) keys.push_back(item.key());
   CHECK(keys == std::vector<std::string>{"format", "device", "plan_hash", "waves", "lanes", "latency_us",
-                                         "allocations_per_wave", "violations", "faults"});
+                                         "allocations_per_wave", "violations", "memory", "faults"});
   CHECK(r["format"] == "ferrum.run.v1");
   CHECK(r["device"] == device);
   CHECK(cli_test::starts_with(r["plan_hash"].get<std::string>(), "sha256/"));
@@ -82,6 +83,25 @@ void check_report(const nlohmann::ordered_json& r, std::uint64_t waves, std::str
   CHECK(r["allocations_per_wave"].is_number());
   CHECK(r["allocations_per_wave"].get<double>() >= 0.0);
   CHECK(r["violations"].is_number_unsigned());
+
+  REQUIRE(r["memory"].is_array());
+  for (const auto& bucket : r["memory"]) {
+    keys.clear();
+    for (const auto& item : bucket.items()) keys.push_back(item.key());
+    CHECK(keys == std::vector<std::string>{"bucket", "lane_bytes", "unaliased_lane_bytes", "pools",
+                                           "resources_checked_per_wave"});
+    std::uint64_t end = 0;
+    for (const auto& pool : bucket["pools"]) {
+      keys.clear();
+      for (const auto& item : pool.items()) keys.push_back(item.key());
+      CHECK(keys == std::vector<std::string>{"pool", "liveness", "offset", "bytes", "unaliased_bytes"});
+      CHECK(u64(pool["bytes"]) <= u64(pool["unaliased_bytes"]));
+      end = std::max(end, u64(pool["offset"]) + u64(pool["bytes"]));
+    }
+    // The pools lie inside the lane, which aliasing made no larger.
+    CHECK(end <= u64(bucket["lane_bytes"]));
+    CHECK(u64(bucket["lane_bytes"]) <= u64(bucket["unaliased_lane_bytes"]));
+  }
 
   const nlohmann::ordered_json& faults = r["faults"];
   keys.clear();
@@ -310,6 +330,66 @@ TEST_CASE("ferrum run: a stale slot is counted as violations and fails the run w
   CHECK(run.result.err.find("violations") != std::string::npos);
 }
 
+TEST_CASE("ferrum run: workspace resources are checked; memory is reported as ferrum compile lays it out", "[cli]") {
+  for (const char* name : {"interval_liveness.json", "history.json"}) {
+    INFO(name);
+    const json_run run = run_json(example_plan(name), {"--waves", "12"});
+    check_healthy(run, 12);
+    CHECK(u64(run.report["waves"]["completed"]) == 12);
+    const command_result compiled = run_ferrum({"compile", example_plan(name), "--json"});
+    REQUIRE(compiled.status == 0);
+    const nlohmann::ordered_json buckets = nlohmann::ordered_json::parse(compiled.out)["buckets"];
+    const nlohmann::ordered_json& memory = run.report["memory"];
+    REQUIRE(memory.size() == buckets.size());
+    for (std::size_t b = 0; b < buckets.size(); ++b) {
+      CHECK(memory[b]["bucket"] == buckets[b]["id"]);
+      CHECK(memory[b]["lane_bytes"] == buckets[b]["lane_bytes"]);
+      CHECK(memory[b]["unaliased_lane_bytes"] == buckets[b]["unaliased_lane_bytes"]);
+      REQUIRE(memory[b]["pools"].size() == buckets[b]["domains"].size());
+      for (std::size_t d = 0; d < buckets[b]["domains"].size(); ++d) {
+        CHECK(memory[b]["pools"][d]["pool"] == buckets[b]["domains"][d]["pool"]);
+        CHECK(memory[b]["pools"][d]["offset"] == buckets[b]["domains"][d]["lane_offset"]);
+        CHECK(memory[b]["pools"][d]["bytes"] == buckets[b]["domains"][d]["physical_size_bytes"]);
+      }
+      // Aliasing saves bytes in both plans.
+      CHECK(u64(memory[b]["lane_bytes"]) < u64(memory[b]["unaliased_lane_bytes"]));
+    }
+  }
+  // Every resource listing is checked: 14 in interval_liveness's six nodes.
+  const json_run run = run_json(example_plan("interval_liveness.json"), {"--waves", "2"});
+  CHECK(u64(run.report["memory"][0]["resources_checked_per_wave"]) == 14);
+}
+
+TEST_CASE("ferrum run: the summary has a memory line per bucket", "[cli]") {
+  const command_result r = run_ferrum({"run", example_plan("history.json"), "--waves", "4"});
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.status == 0);
+  CHECK(r.out.find("memory       frame@1x1x1: 49408 bytes per lane (pool/bindings 256, pool/history 16384, "
+                   "pool/transient 32768; 65792 unaliased), 12 resources checked per wave") != std::string::npos);
+}
+
+TEST_CASE("ferrum run: a workspace resource written inside its interval is counted as violations", "[cli]") {
+  // The checks' self-test: in wave 3, the first workspace resource that a
+  // later node uses (interval_liveness: resource/scratch.decode, used by
+  // node/load and node/conv.0) gets wave 2's pattern. Its own check and its
+  // next user's each count every word.
+  const json_run run =
+      run_json(example_plan("interval_liveness.json"), {"--waves", "6"}, {{"FERRUM_RUN_CORRUPT_WORKSPACE_WAVE", "3"}});
+  INFO("stderr: " << run.result.err);
+  CHECK(run.result.status == 3);
+  check_report(run.report, 6, "null");
+  const command_result compiled = run_ferrum({"compile", example_plan("interval_liveness.json"), "--json"});
+  REQUIRE(compiled.status == 0);
+  const nlohmann::ordered_json buckets = nlohmann::ordered_json::parse(compiled.out)["buckets"];
+  // Waves go to the buckets in turn: wave 3 runs in the first of two.
+  std::uint64_t words = 0;
+  for (const auto& domain : buckets.at((3 - 1) % buckets.size())["domains"])
+    for (const auto& projection : domain["projections"])
+      if (projection["resource"] == "resource/scratch.decode") words = u64(projection["capacity"]) / 4;
+  REQUIRE(words > 0);
+  CHECK(u64(run.report["violations"]) == 2 * words);
+}
+
 TEST_CASE("ferrum run: a rejected plan exits 2 with the error line of compile", "[cli]") {
   nlohmann::json plan = nlohmann::json::parse(cli_test::read_file(example_plan("two_nodes.json")));
   plan["resources"][0]["alignment"] = 3;
@@ -443,6 +523,22 @@ TEST_CASE("ferrum run: --device vulkan runs the checking encoders on the GPU", "
   CHECK(u64(report["waves"]["completed"]) > 0);
   // Vulkan runs no host functions: the fence wake is not measured.
   CHECK(report["latency_us"]["fence_wake_p50"].get<double>() == 0.0);
+}
+
+TEST_CASE("ferrum run: on Vulkan, workspace and persistent resources hold what the layout says", "[cli][vulkan]") {
+  for (const char* name : {"interval_liveness.json", "history.json"}) {
+    INFO(name);
+    const command_result r =
+        run_ferrum({"run", example_plan(name), "--device", "vulkan", "--waves", "12", "--json"}, vulkan_environment());
+    if (skipped_without_vulkan(r)) return;
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    CHECK(r.status == 0);
+    REQUIRE(nlohmann::json::accept(r.out));
+    const nlohmann::ordered_json report = nlohmann::ordered_json::parse(r.out);
+    check_report(report, 12, "vulkan");
+    CHECK(u64(report["violations"]) == 0);
+    CHECK(u64(report["waves"]["completed"]) == 12);
+  }
 }
 
 TEST_CASE("ferrum run: the Vulkan checks see a stale slot too", "[cli][vulkan]") {

@@ -67,12 +67,12 @@ void run_ready(boost::asio::io_context& context) {
 
 }  // namespace
 
-TEST_CASE("lane_pool: each lane has its own arena of the bucket's size, its evidence and a list per node",
+TEST_CASE("lane_pool: each lane has its own arena of the bucket's lane bytes, its evidence and a list per node",
           "[scheduler]") {
   pool_fixture f(3);
   REQUIRE(f.pool->lanes().size() == 3);
   for (const auto& l : f.pool->lanes()) {
-    CHECK(l->arena->size() >= f.program.buckets[0].binding->physical_size_bytes());
+    CHECK(l->arena->size() == f.program.buckets[0].lane_bytes());
     CHECK(l->binding_target.arena.size() == f.program.buckets[0].binding->physical_size_bytes());
     CHECK(l->binding_target.arena.data() == l->arena->bytes().data());
     CHECK(l->lists.size() == 3);

@@ -141,7 +141,7 @@ TEST_CASE("replay: a lane recorded by hand through a lease records afresh for it
     for (std::size_t node = 0; node < nodes; ++node) {
       ferrum::gpu::command_list& list = *lease->lists[node];
       test::require(list.begin());
-      test::require(list.fill(lease->granted[node], 0xdeadbeefu));
+      test::require(list.fill(lease->slots[node], 0xdeadbeefu));
       test::require(list.end());
     }
     const std::uint64_t value = test::require(lease.submit());

@@ -33,9 +33,21 @@ struct compiled_bucket {
   std::vector<capacity_layout> capacity_layouts;
   // The program binding layout; null when the plan has no binding resources.
   std::shared_ptr<const program_binding_layout> binding;
+  // A lane's memory: one buffer holding every pool's arena, pool d's at
+  // `pool_offsets[d]` (program order), a multiple of its largest alignment
+  // and of 4. The binding pool comes first, at 0, so binding slot offsets are
+  // offsets in the lane; the others follow in program order.
+  // `lane_size_bytes` is where the last arena ends, rounded up to whole
+  // 32-bit words (at least one): what a lane of this bucket allocates, and
+  // what admission counts (docs/design.md, "Lane memory").
+  std::vector<std::uint64_t> pool_offsets;
+  std::uint64_t lane_size_bytes = 0;
+  // What a lane would take with no aliasing at all: the same placement of
+  // every pool's unaliased arena. Less lane_size_bytes, what aliasing saves.
+  std::uint64_t unaliased_lane_size_bytes = 0;
 
-  // The bytes one lane of this bucket takes: the sum of its arenas.
-  [[nodiscard]] std::uint64_t lane_bytes() const noexcept;
+  // The bytes one lane of this bucket takes (lane_size_bytes).
+  [[nodiscard]] std::uint64_t lane_bytes() const noexcept { return lane_size_bytes; }
 };
 
 // Immutable once made; share it across threads freely.

@@ -1,21 +1,24 @@
 // ferrum/scheduler/lane_pool.hpp — the lanes of one bucket: a bounded, fair,
-// cancellable pool of lanes, each with a lane-stable arena.
+// cancellable pool of lanes, each with lane-stable memory.
 //
-// Each lane owns one arena of the bucket's physical size (made once, on the
-// cold path), the pool's evidence of where every binding resource lives in
-// it, and one command list per node. A wave holds a lane from acquire to
-// release; the pool hands lanes to waiters first come, first served, and at
-// most `lanes` waves of the bucket hold one at a time.
+// Each lane owns one arena holding every pool of the bucket (binding and
+// workspace, invocation and persistent), laid out by the compiler
+// (compiled_bucket::pool_offsets, lane_bytes) and made once, on the cold
+// path; the pool's evidence of where every binding resource lives in it; each
+// node's resources resolved to ranges of it; and one command list per node.
+// A wave holds a lane from acquire to release; the pool hands lanes to
+// waiters first come, first served, and at most `lanes` waves of the bucket
+// hold one at a time.
 //
 // A lane goes back to the pool only through `release`, which checks that the
 // lane is held from this pool and that the timeline value of its last
-// submission — the lane's `fence`, or any later value one of its command lists
-// was submitted with — is reached. Code that drives lanes itself holds them
-// through a lane_lease (ferrum/scheduler/async_acquire.hpp), which does this. A lane whose fence timed
-// out or whose device was lost is *quarantined*: it serves no wave until its
-// fence is reached after all (never, after a loss). When every lane of the
-// pool is quarantined, waiters fail with all_lanes_quarantined instead of
-// waiting forever.
+// submission — the lane's `submitted_value`, or any later value one of its
+// command lists was submitted with — is reached. Code that drives lanes itself
+// holds them through a lane_lease (ferrum/scheduler/async_acquire.hpp), which
+// does this. A lane whose fence timed out or whose device was lost is
+// *quarantined*: it serves no wave until its fence is reached after all
+// (never, after a loss). When every lane of the pool is quarantined, waiters
+// fail with all_lanes_quarantined instead of waiting forever.
 //
 // Thread safety: every member may be called from any thread.
 #pragma once
@@ -24,6 +27,7 @@
 #include "ferrum/binding/execution_binding.hpp"
 #include "ferrum/error.hpp"
 #include "ferrum/gpu/device.hpp"
+#include "ferrum/scheduler/wave.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/system_executor.hpp>
@@ -45,11 +49,13 @@ namespace detail {
 class wave;
 }
 
-// One lane of a bucket: its arena, its binding evidence, its command lists.
+// One lane of a bucket: its memory, its binding evidence, its command lists.
 struct lane {
   std::uint32_t index = 0;
+  // Every pool of the bucket, pool d at bucket().pool_offsets[d];
+  // bucket().lane_bytes() bytes.
   std::unique_ptr<gpu::arena> arena;
-  // What bind binds the layout to: the lane's arena bytes.
+  // What bind binds the layout to: the binding pool's bytes of the arena.
   lane_binding_target binding_target;
   std::vector<backing_slice> evidence;
   // The bucket's layout bound to this lane's arena and evidence, with every
@@ -58,16 +64,31 @@ struct lane {
   // node's handle on its slot (`nodes[node]`, none for a node without one).
   std::optional<execution_binding> binding;
   std::vector<std::optional<node_binding>> nodes;
+  // Per node, the resources it lists (the plan's order), all nodes' side by
+  // side: node n's are [resource_begin[n], resource_begin[n + 1]).
+  // `granted` holds their ranges, in the same places; `slots[n]` is node n's
+  // binding slot as a range (empty for a node without one).
+  std::vector<node_resource> resources;
+  std::vector<gpu::arena_range> granted;
+  std::vector<std::size_t> resource_begin;
+  std::vector<gpu::arena_range> slots;
   // One list per node, in node order; `submit_lists` holds the same pointers
   // for queue::submit. The arena is guarded: each node's list reaches it only
-  // through `granted[node]`, the node's own slot (empty for a node without
-  // one), granted once here on the cold path.
+  // through its node's ranges of `granted`, granted once here on the cold
+  // path.
   std::vector<std::unique_ptr<gpu::command_list>> lists;
-  std::vector<gpu::arena_range> granted;
   std::vector<gpu::command_list*> submit_lists;
   // The submitted value of the last submission into this lane (0: none), as
   // waves and leases record it; release() also reads the lists' own.
   std::uint64_t submitted_value = 0;
+  // The id of the last wave whose submission went to the GPU on this lane
+  // (0: none): encode_context::lane_previous_wave.
+  std::uint64_t last_wave = 0;
+  // Node n's resources.
+  [[nodiscard]] std::span<const node_resource> node_resources(std::size_t n) const noexcept {
+    return std::span<const node_resource>(resources).subspan(resource_begin[n],
+                                                             resource_begin[n + 1] - resource_begin[n]);
+  }
   // The lists hold a complete recording that was submitted, which a
   // replaying scheduler submits again (scheduler_options::replay).
   bool recorded = false;
@@ -108,8 +129,10 @@ class lane_pool {
   using executor_type = boost::asio::any_io_executor;
 
   // Makes the pool's lanes (cold path): per lane an arena of the bucket's
-  // physical size, the backing evidence recorded from `p`, and one command
-  // list per node. Errors: those of the device and of record_backing_slices.
+  // lane_bytes(), the backing evidence recorded from `p`, each node's
+  // resources resolved, and one command list per node. Errors:
+  // no_binding_layout, missing_domain_layout, those of the device, of
+  // record_backing_slices and of execution_binding::bind.
   [[nodiscard]] static result<std::unique_ptr<lane_pool>> create(
       const plan& p, const compiled_program& program, const compiled_bucket& bucket, gpu::device& device,
       executor_type executor = executor_type(boost::asio::system_executor()));
@@ -156,7 +179,7 @@ class lane_pool {
   // Errors: foreign_lane, lane_not_held.
   [[nodiscard]] result<void> release_when_reached(lane& l);
 
-  // The timeline value of the last submission into `l`: its `fence`, or a
+  // The timeline value of the last submission into `l`: its `submitted_value`, or a
   // later value one of its lists was submitted with.
   [[nodiscard]] static std::uint64_t last_submitted(const lane& l) noexcept;
 
@@ -193,7 +216,7 @@ class lane_pool {
   // The watch's completion: the fence was reached (or the device failed).
   static void watched(gpu::timeline_wait* wait, boost::system::error_code ec) noexcept;
   // For a wave whose submission of every list of `l` has reached its value
-  // (lane::fence): gives `l` back without reading each list's own value.
+  // (lane::submitted_value): gives `l` back without reading each list's own value.
   void release_reached(lane& l) noexcept;
 
   const compiled_bucket* bucket_;

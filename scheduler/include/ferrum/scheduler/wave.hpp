@@ -4,6 +4,8 @@
 //   ferrum::wave_request request{.bucket_class = "step", .extent = {1, 48, 1}};
 //   auto encode = [&](const ferrum::encode_context& c) {
 //     c.commands.fill(c.slot, 0u).value();   // the node's slot, on its lane
+//     if (const ferrum::node_resource* scratch = c.resource("resource/scratch"))
+//       c.commands.fill(scratch->range, 0u).value();  // a workspace resource of the node
 //   };
 //   auto [ec, report] = co_await scheduler.async_submit(request, encode, asio::as_tuple(asio::use_awaitable));
 #pragma once
@@ -17,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -29,6 +32,28 @@ struct wave_request {
   // Must stay valid only until async_submit returns.
   std::string_view bucket_class;
   bucket_capacity extent{1, 1, 1};
+};
+
+// One resource a node lists in the plan, on the wave's lane: its bytes in the
+// lane's memory (docs/design.md, "Lane memory"). An invocation resource's
+// bytes are the node's only during the resource's live interval (the nodes
+// from its first to its last user): in an interval pool, bytes it shares with
+// a resource of an earlier interval hold that resource's leftovers when its
+// interval begins, and the bytes are another resource's once it ends. A
+// persistent resource's bytes are never shared, and keep what the lane's
+// previous wave left in them (encode_context::lane_previous_wave).
+struct node_resource {
+  const resource_id* id;  // the compiled program's
+  allocation_kind kind;
+  allocation_lifetime lifetime;
+  // For GPU commands: the node's command list is granted exactly these
+  // ranges of the lane's arena (for writing; it may read the whole lane).
+  gpu::arena_range range;
+  // For the host: the same bytes. Host writes are seen by the wave's
+  // submission; where the GPU runs earlier nodes over shared bytes (an
+  // interval pool), it overwrites them before this node runs, so host input
+  // belongs in binding slots and conservative pools.
+  std::span<std::byte> bytes;
 };
 
 // What an encoder gets for one node of one wave.
@@ -58,7 +83,24 @@ struct encode_context {
   // (a coroutine) may stop early. Read it through cancelled().
   const std::atomic<bool>* cancel = nullptr;
 
+  // Every resource the node lists, in the plan's order (`resources[i]` is
+  // the node's i-th), its binding slot included; resolved when the lane was
+  // made.
+  std::span<const node_resource> resources;
+  // The id of the last wave whose submission ran on this lane (0: none yet):
+  // the wave whose output the lane's persistent resources hold. Lanes take
+  // turns, so with L lanes this is usually wave - L, not wave - 1.
+  std::uint64_t lane_previous_wave = 0;
+
   [[nodiscard]] bool cancelled() const noexcept { return cancel != nullptr && cancel->load(std::memory_order_relaxed); }
+
+  // The node's resource `id`; nullptr when the node does not list it.
+  // Linear in the node's resources; compares strings, allocates nothing.
+  [[nodiscard]] const node_resource* resource(std::string_view id) const noexcept {
+    for (const node_resource& r : resources)
+      if (r.id->view() == id) return &r;
+    return nullptr;
+  }
 };
 
 // An encoder is any callable `void(const encode_context&)`, called once per
