@@ -14,19 +14,21 @@ namespace {
 
 constexpr std::string_view generate_node = "stage/generate";
 constexpr std::string_view transform_node = "stage/transform";
+constexpr std::string_view input_payload = "payload/input";
+constexpr std::string_view output_payload = "payload/output";
 
-// The first `bytes` bytes of node `node`'s slot on the wave's lane. An
-// encoder is handed its own node's slot; another node's is found through the
-// wave's compiled layout, whose offsets hold in every lane of the bucket.
-ferrum::gpu::arena_range alignment_class(const ferrum::encode_context& c, std::string_view node, std::size_t bytes) {
-  for (const ferrum::binding_slot& slot : c.binding->layout().slots()) {
-    if (slot.node.str() != node) continue;
-    if (bytes > slot.capacity)
-      throw std::runtime_error("slot of '" + std::string(node) + "' in bucket " + c.bucket.str() + " holds " +
-                               std::to_string(slot.capacity) + " bytes, the request needs " + std::to_string(bytes));
-    return c.slot.arena->range(static_cast<std::size_t>(slot.offset), bytes);
-  }
-  throw std::runtime_error("the plan has no node '" + std::string(node) + "' with a slot");
+// The first `bytes` bytes of payload `id` on the wave's lane: the plan lists
+// it for the node (stage/transform lists stage/generate's payload too), so the
+// scheduler hands it to the node's encoder, and its list may write it.
+ferrum::gpu::arena_range payload(const ferrum::encode_context& c, std::string_view id, std::size_t bytes) {
+  const ferrum::node_resource* resource = c.resource(id);
+  if (resource == nullptr)
+    throw std::runtime_error("node " + std::to_string(c.node_index) + " does not list '" + std::string(id) + "'");
+  if (bytes > resource->range.size)
+    throw std::runtime_error("'" + std::string(id) + "' in bucket " + c.bucket.str() + " holds " +
+                             std::to_string(resource->range.size) + " bytes, the request needs " +
+                             std::to_string(bytes));
+  return resource->range.arena->range(resource->range.offset, bytes);
 }
 
 void require(const ferrum::result<void>& recorded, const char* command) {
@@ -88,14 +90,13 @@ void request_encoder::operator()(const ferrum::encode_context& c) const {
   const std::string& node = c.binding->slot().node.str();
   if (node == generate_node) {
     // Stage 1: payload word i = pattern_word(seed, i).
-    require(
-        c.commands.dispatch(gpu_->writer(), alignment_class(c, generate_node, bytes), {}, std::array{request_.seed}),
-        "write_pattern");
+    require(c.commands.dispatch(gpu_->writer(), payload(c, input_payload, bytes), {}, std::array{request_.seed}),
+            "write_pattern");
   } else if (node == transform_node) {
     // Stage 2. The wave's lists run in node order, each after the device
     // writes of the ones before, so stage 1's payload is there to read.
-    const ferrum::gpu::arena_range input = alignment_class(c, generate_node, bytes);
-    const ferrum::gpu::arena_range output = alignment_class(c, transform_node, bytes);
+    const ferrum::gpu::arena_range input = payload(c, input_payload, bytes);
+    const ferrum::gpu::arena_range output = payload(c, output_payload, bytes);
     require(c.commands.copy(input, output), "copy of the payload");
     require(c.commands.dispatch(gpu_->affine(), output, {}, std::array{request_.scale, request_.offset}), "affine");
     require(c.commands.copy(output, gpu_->result_region(ticket_, request_.words)), "copy of the result");
