@@ -30,9 +30,14 @@ struct wave_loop {
   std::size_t failed = 0;
 
   void operator()(const ferrum::encode_context& c) const {
-    // Records real commands: a fill of the node's slot (unless replaying it).
-    if (!c.replay && !c.commands.fill(c.slot, static_cast<std::uint32_t>(c.wave)))
-      throw std::runtime_error("fill refused");
+    // Records real commands: a fill of each of the node's resources, found
+    // by id as an encoder would (unless replaying them).
+    if (c.replay) return;
+    for (const ferrum::node_resource& listed : c.resources) {
+      const ferrum::node_resource* r = c.resource(listed.id->view());
+      if (r != &listed) throw std::runtime_error("resource lookup failed");
+      if (!c.commands.fill(r->range, static_cast<std::uint32_t>(c.wave))) throw std::runtime_error("fill refused");
+    }
   }
 
   void pump() {
