@@ -70,19 +70,18 @@ void blur_cpu(const ferrum::gpu::kernel_args& args) noexcept {
   const auto width = static_cast<int>(args.push[0]);
   const auto height = static_cast<int>(args.push[1]);
   const auto radius = static_cast<int>(args.push[2]);
-  const auto taps = static_cast<float>((2 * radius + 1) * (2 * radius + 1));
+  const bool along_columns = args.push[3] != static_cast<std::uint32_t>(blur_axis::rows);
+  const auto taps = static_cast<float>(2 * radius + 1);
   const std::size_t count = args.primary.size() / 4;
   for (std::size_t i = 0; i < count; ++i) {
     const std::size_t channel = i % 4;
     const auto x = static_cast<int>((i / 4) % static_cast<std::size_t>(width));
     const auto y = static_cast<int>((i / 4) / static_cast<std::size_t>(width));
     float sum = 0.0f;
-    for (int dy = -radius; dy <= radius; ++dy) {
-      const int row = std::clamp(y + dy, 0, height - 1);
-      for (int dx = -radius; dx <= radius; ++dx) {
-        const int column = std::clamp(x + dx, 0, width - 1);
-        sum += load_float(args.secondary, static_cast<std::size_t>(row * width + column) * 4 + channel);
-      }
+    for (int d = -radius; d <= radius; ++d) {
+      const int row = along_columns ? std::clamp(y + d, 0, height - 1) : y;
+      const int column = along_columns ? x : std::clamp(x + d, 0, width - 1);
+      sum += load_float(args.secondary, static_cast<std::size_t>(row * width + column) * 4 + channel);
     }
     store_float(args.primary, i, sum / taps);
   }
@@ -128,7 +127,7 @@ ferrum::gpu::kernel_source pattern_kernel() noexcept {
 }
 
 ferrum::gpu::kernel_source blur_kernel() noexcept {
-  return {.name = "frame_loop.blur", .spirv = blur_spirv, .cpu = &blur_cpu, .push_words = 3};
+  return {.name = "frame_loop.blur", .spirv = blur_spirv, .cpu = &blur_cpu, .push_words = 4};
 }
 
 ferrum::gpu::kernel_source tonemap_kernel() noexcept {

@@ -1,14 +1,16 @@
-// examples/frame_loop/frame_kernels.hpp — the three compute kernels of the
-// frame_loop example, each in both forms (SPIR-V built from shaders/*.comp for
+// examples/frame_loop/frame_kernels.hpp — the compute kernels of the
+// frame_loop example (pattern, blur, tonemap; blur runs twice a frame, once
+// per axis), each in both forms (SPIR-V built from shaders/*.comp for
 // the Vulkan device, C++ for the null device), and the parameters that
 // node/pattern's binding slot carries to the GPU.
 //
 //   auto pattern = device.create_kernel(frame_loop::pattern_kernel()).value();
 //   frame_loop::store(frame_loop::params_of_frame(frame), slot_bytes);
-//   list.dispatch(*pattern, hdr->whole(), slot, std::array<std::uint32_t, 2>{width, height}).value();
+//   list.dispatch(*pattern, hdr_image, slot, std::array<std::uint32_t, 2>{width, height}).value();
 //
 // Images are row-major: HDR images hold RGBA as four f32 words per pixel, the
-// output one RGBA8 word per pixel (red in the low byte, as PNG stores it).
+// output one RGBA8 word per pixel (red in the low byte, as PNG stores it). A
+// kernel covers its primary range, which must hold exactly the image.
 #pragma once
 
 #include "ferrum/gpu/kernel.hpp"
@@ -44,8 +46,14 @@ void store(const pattern_params& params, std::span<std::byte> slot) noexcept;
 // pattern_params slot. Push words: width, height.
 [[nodiscard]] ferrum::gpu::kernel_source pattern_kernel() noexcept;
 
-// blur: a box blur, clamped at the edges. Primary: the blurred HDR image;
-// secondary: the source HDR image. Push words: width, height, radius.
+// Which half of the separable box blur a blur dispatch runs.
+enum class blur_axis : std::uint32_t { rows = 0, columns = 1 };
+
+// blur: one half of a separable box blur, clamped at the edges: the mean of
+// the 2 * radius + 1 pixels around each pixel along `axis`. Rows then columns
+// make the square box blur, at 2 (2 r + 1) reads per pixel instead of
+// (2 r + 1)^2. Primary: the blurred HDR image; secondary: the source HDR
+// image. Push words: width, height, radius, axis.
 [[nodiscard]] ferrum::gpu::kernel_source blur_kernel() noexcept;
 
 // tonemap: exposure, Reinhard's c / (1 + c), gamma 2, to 8 bits. Primary:

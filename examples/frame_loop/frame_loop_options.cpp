@@ -1,64 +1,91 @@
-// examples/frame_loop/frame_loop_options.cpp — parsing the frame_loop
-// example's command line.
+// examples/frame_loop/frame_loop_options.cpp — the frame_loop example's
+// command line, described once for both parsing and --help.
 #include "frame_loop_options.hpp"
 
-#include <algorithm>
+#include <CLI/CLI.hpp>
+
 #include <charconv>
-#include <iterator>
 #include <stdexcept>
-#include <string_view>
 #include <system_error>
 
 namespace frame_loop {
 namespace {
 
-constexpr std::string_view value_options[] = {"--frames", "--device", "--width", "--height", "--out", "--plan"};
-
-std::uint64_t number(std::string_view option, std::string_view text, std::uint64_t min, std::uint64_t max) {
-  std::uint64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc{} || end != text.data() + text.size() || value < min || value > max)
-    throw std::invalid_argument(std::string(option) + " takes a whole number from " + std::to_string(min) + " to " +
-                                std::to_string(max) + ", not '" + std::string(text) + "'");
-  return value;
+// CLI11 would convert "-3" to 2^64 - 3 and "1e3" to 1000: the text is
+// checked as digits alone, and in range, before it converts it.
+CLI::Validator whole_number(std::uint64_t min, std::uint64_t max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        std::uint64_t value = 0;
+        const char* end = text.data() + text.size();
+        const auto [stop, ec] = std::from_chars(text.data(), end, value);
+        if (!text.empty() && ec == std::errc{} && stop == end && value >= min && value <= max) return {};
+        return "must be a whole number from " + std::to_string(min) + " to " + std::to_string(max) + ", not '" + text +
+               "'";
+      },
+      "");
 }
+
+// Describes the options into `app`, to be parsed into `o`.
+void describe(CLI::App& app, options& o) {
+  // As before CLI11: an option given twice takes its last value.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_option("--frames", o.frames, "Frames to render, 1 to 1000000 (default 300, three in flight).")
+      ->type_name("N")
+      ->check(whole_number(1, 1'000'000));
+  app.add_option("--device", o.device,
+                 "vulkan: the first Vulkan device (a GPU, else Mesa's lavapipe); null: the null device, whose CPU "
+                 "thread runs the kernels' C++ forms (default vulkan).")
+      ->type_name("vulkan|null")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            return text == "vulkan" || text == "null" ? std::string() : "must be vulkan or null, not '" + text + "'";
+          },
+          ""));
+  app.add_option("--width", o.size.width, "Image width in pixels, 1 to 4096 (default 256).")
+      ->type_name("W")
+      ->check(whole_number(1, 4096));
+  app.add_option("--height", o.size.height,
+                 "Image height in pixels, 1 to 4096 (default 256). The plan needs a bucket of at least width x "
+                 "height pixels.")
+      ->type_name("H")
+      ->check(whole_number(1, 4096));
+  app.add_option("--out", o.out, "Where frame.png, trace.json and timeline.svg go (default frame_loop_out).")
+      ->type_name("DIR");
+  app.add_option("--plan", o.plan, "The plan (default: frame_loop.json beside the example's sources).")
+      ->type_name("FILE");
+  // A flag takes no value: "--validate=false" is refused, not read as a
+  // switch that turns validation off.
+  app.add_flag("--validate", o.validate, "Vulkan validation layers on; any message they print fails the run.")
+      ->disable_flag_override();
+  app.footer("Exit status: 0 ok, 1 failed, 77 no Vulkan driver (1 instead when FERRUM_REQUIRE_VULKAN=1).");
+}
+
+constexpr const char* description =
+    "ferrum's main example: an engine-style frame loop, each frame a submission wave of four compute passes.";
 
 }  // namespace
 
-options parse_options(std::span<char*> args) {
+options parse_options(int argc, const char* const* argv) {
   options o;
   o.plan = FERRUM_FRAME_LOOP_PLAN;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string_view option = args[i];
-    if (option == "--help" || option == "-h") {
-      o.help = true;
-      continue;
-    }
-    if (option == "--validate") {
-      o.validate = true;
-      continue;
-    }
-    if (std::ranges::find(value_options, option) == std::end(value_options))
-      throw std::invalid_argument("unknown option '" + std::string(option) + "' (--help lists them)");
-    if (i + 1 == args.size()) throw std::invalid_argument(std::string(option) + " needs a value");
-    const std::string_view value = args[++i];
-    if (option == "--frames") {
-      o.frames = number(option, value, 1, 1'000'000);
-    } else if (option == "--device") {
-      if (value != "vulkan" && value != "null")
-        throw std::invalid_argument("--device takes vulkan or null, not '" + std::string(value) + "'");
-      o.device = value;
-    } else if (option == "--width") {
-      o.size.width = static_cast<std::uint32_t>(number(option, value, 1, 4096));
-    } else if (option == "--height") {
-      o.size.height = static_cast<std::uint32_t>(number(option, value, 1, 4096));
-    } else if (option == "--out") {
-      o.out = value;
-    } else if (option == "--plan") {
-      o.plan = value;
-    }
+  CLI::App app{description, "ferrum_frame_loop"};
+  describe(app, o);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    o.help = true;
+  } catch (const CLI::ParseError& e) {
+    throw std::invalid_argument(std::string(e.what()) + " (--help lists the options)");
   }
   return o;
+}
+
+std::string usage() {
+  options unused;
+  CLI::App app{description, "ferrum_frame_loop"};
+  describe(app, unused);
+  return app.help();
 }
 
 }  // namespace frame_loop

@@ -1,15 +1,14 @@
 // examples/frame_loop/frame_loop_options.hpp — the frame_loop example's
-// command line.
+// command line, parsed by CLI11.
 //
-//   frame_loop::options o = frame_loop::parse_options(std::span(argv + 1, argc - 1));
-//   if (o.help) std::cout << frame_loop::usage;
+//   frame_loop::options o = frame_loop::parse_options(argc, argv);
+//   if (o.help) std::cout << frame_loop::usage();
 #pragma once
 
 #include "frame_renderer.hpp"
 
 #include <cstdint>
 #include <filesystem>
-#include <span>
 #include <string>
 
 namespace frame_loop {
@@ -21,26 +20,16 @@ struct options {
   std::filesystem::path out = "frame_loop_out";
   std::filesystem::path plan;  // parse_options' default: frame_loop.json in the example's sources
   bool validate = false;       // Vulkan validation layers on; any message fails the run
-  bool help = false;
+  bool help = false;           // --help or -h: print usage() and do nothing else
 };
 
-inline constexpr const char* usage =
-    "usage: ferrum_frame_loop [--frames N] [--device vulkan|null] [--width W] [--height H]\n"
-    "                         [--out DIR] [--plan FILE] [--validate]\n"
-    "  --frames N            frames to render (default 300, three in flight)\n"
-    "  --device vulkan|null  the first Vulkan device (a GPU, else Mesa's lavapipe), or\n"
-    "                        the null device, whose CPU thread runs the kernels' C++ forms\n"
-    "                        (default vulkan)\n"
-    "  --width W, --height H image size in pixels, 1 to 4096 (default 256 x 256)\n"
-    "  --out DIR             where frame.png, trace.json and timeline.svg go\n"
-    "                        (default frame_loop_out)\n"
-    "  --plan FILE           the plan (default: frame_loop.json beside the example's sources)\n"
-    "  --validate            Vulkan validation layers on; any message they print fails the run\n"
-    "exit status: 0 ok, 1 failed, 77 no Vulkan driver (1 instead when FERRUM_REQUIRE_VULKAN=1)\n";
+// Parses the command line (`argv[0]` is the program's name). Throws
+// std::invalid_argument saying what is wrong: an unknown option or argument,
+// a missing or malformed value, a value out of range. An option given twice
+// takes its last value.
+[[nodiscard]] options parse_options(int argc, const char* const* argv);
 
-// Parses the arguments after the program's name. Throws std::invalid_argument
-// saying what is wrong (an unknown option, a missing or malformed value, a
-// value out of range).
-[[nodiscard]] options parse_options(std::span<char*> args);
+// The --help text: every option, its default, the exit statuses.
+[[nodiscard]] std::string usage();
 
 }  // namespace frame_loop

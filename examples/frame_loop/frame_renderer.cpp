@@ -1,8 +1,6 @@
 // examples/frame_loop/frame_renderer.cpp — the frame_loop example's kernels,
-// lane images and encoder.
+// the plan's shape it relies on, and its encoder.
 #include "frame_renderer.hpp"
-
-#include "frame_kernels.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -14,27 +12,61 @@ namespace {
 
 // Node indices in the plan (checked by the constructor); the scheduler
 // submits a wave's nodes in this order, each list after the ones before.
-enum node : std::size_t { pattern_node = 0, blur_node = 1, tonemap_node = 2 };
-constexpr const char* node_ids[] = {"node/pattern", "node/blur", "node/tonemap"};
+enum node : std::size_t { pattern_node = 0, blur_x_node = 1, blur_y_node = 2, tonemap_node = 3 };
+constexpr std::string_view node_ids[] = {"node/pattern", "node/blur.x", "node/blur.y", "node/tonemap"};
+
+constexpr std::string_view params_id = "resource/pattern.params";
+constexpr std::string_view hdr_id = "resource/frame.hdr";
+constexpr std::string_view blurred_x_id = "resource/frame.blurred_x";
+constexpr std::string_view blurred_id = "resource/frame.blurred";
+constexpr std::string_view rgba8_id = "resource/frame.rgba8";
+// What each node must list: what its pass reads, then what it writes.
+constexpr std::string_view node_resources[][2] = {
+    {params_id, hdr_id}, {hdr_id, blurred_x_id}, {blurred_x_id, blurred_id}, {blurred_id, rgba8_id}};
+
+constexpr std::string_view frame_class = "frame";
 
 constexpr std::uint32_t blur_radius = 2;
 constexpr float exposure = 1.0f;
 
-void check_plan(const ferrum::plan& p, const ferrum::compiled_program& program) {
+std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
+
+void check_plan(const ferrum::plan& p, const ferrum::compiled_program& program, std::size_t pixels) {
   const auto wrong = [](const std::string& why) {
     return std::runtime_error("the plan is not a frame_loop plan: " + why);
   };
-  if (program.buckets.size() != 1) throw wrong("it must have exactly one bucket");
-  if (p.nodes.size() != std::size(node_ids)) throw wrong("it must have exactly three nodes");
-  for (std::size_t i = 0; i < p.nodes.size(); ++i)
-    if (p.nodes[i].id.str() != node_ids[i])
-      throw wrong("node " + std::to_string(i) + " must be '" + node_ids[i] + "', not '" + p.nodes[i].id.str() + "'");
-  const auto& binding = program.buckets.front().binding;
-  const bool has_slot = binding != nullptr && std::ranges::any_of(binding->slots(), [](const ferrum::binding_slot& s) {
-                          return s.node_index == pattern_node && s.capacity >= pattern_params_bytes;
-                        });
-  if (!has_slot)
-    throw wrong("node/pattern must own a binding slot of at least " + std::to_string(pattern_params_bytes) + " bytes");
+  if (p.nodes.size() != std::size(node_ids)) throw wrong("it must have exactly four nodes");
+  for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+    const ferrum::plan_node& n = p.nodes[i];
+    if (n.id.view() != node_ids[i])
+      throw wrong("node " + std::to_string(i) + " must be " + quoted(node_ids[i]) + ", not " + quoted(n.id.view()));
+    for (std::string_view id : node_resources[i])
+      if (std::ranges::none_of(n.resources, [&](const ferrum::resource_id& r) { return r.view() == id; }))
+        throw wrong(quoted(node_ids[i]) + " must list " + quoted(id));
+  }
+  // The host reads the output after its wave: only a persistent resource
+  // keeps its bytes past its nodes.
+  const auto output = std::ranges::find_if(p.resources, [](const auto& r) { return r.id.view() == rgba8_id; });
+  if (output == p.resources.end() || output->lifetime != ferrum::allocation_lifetime::persistent)
+    throw wrong(quoted(rgba8_id) + " must be a persistent resource");
+  for (const ferrum::compiled_bucket& bucket : program.buckets) {
+    const auto& binding = bucket.binding;
+    const bool has_slot =
+        binding != nullptr && std::ranges::any_of(binding->slots(), [](const ferrum::binding_slot& s) {
+          return s.node_index == pattern_node && s.capacity >= pattern_params_bytes;
+        });
+    if (!has_slot)
+      throw wrong("node/pattern must own a binding slot of at least " + std::to_string(pattern_params_bytes) +
+                  " bytes in bucket " + quoted(bucket.id.str()));
+  }
+  std::uint64_t largest = 0;
+  for (const ferrum::compiled_bucket& bucket : program.buckets)
+    if (bucket.spec.cls.view() == frame_class) largest = std::max(largest, bucket.spec.dims[0]);
+  if (largest < pixels)
+    throw std::runtime_error("no bucket of frame_loop's plan holds a frame of " + std::to_string(pixels) +
+                             " pixels (the largest holds " + std::to_string(largest) +
+                             "): add a bucket of class 'frame' with capacity [" + std::to_string(pixels) +
+                             ", 1, 1] and its budgets");
 }
 
 }  // namespace
@@ -42,66 +74,104 @@ void check_plan(const ferrum::plan& p, const ferrum::compiled_program& program) 
 frame_renderer::frame_renderer(ferrum::gpu::device& device, const ferrum::plan& p,
                                const ferrum::compiled_program& program, image_size size)
     : size_(size) {
-  check_plan(p, program);
   if (size.width == 0 || size.height == 0) throw std::runtime_error("the image size must not be 0");
+  check_plan(p, program, pixels());
   pattern_ = device.create_kernel(pattern_kernel()).value();
   blur_ = device.create_kernel(blur_kernel()).value();
   tonemap_ = device.create_kernel(tonemap_kernel()).value();
-  const std::size_t pixels = std::size_t{size.width} * size.height;
-  for (std::uint32_t lane = 0; lane < program.lanes; ++lane) {
-    lanes_.push_back({device.create_arena(pixels * hdr_pixel_bytes).value(),
-                      device.create_arena(pixels * hdr_pixel_bytes).value(),
-                      device.create_arena(pixels * rgba8_pixel_bytes).value()});
-  }
 }
+
+ferrum::wave_request frame_renderer::request() const noexcept { return {frame_class, {pixels(), 1, 1}}; }
 
 std::array<std::uint32_t, 2> frame_renderer::pattern_push() const noexcept { return {size_.width, size_.height}; }
 
-std::array<std::uint32_t, 3> frame_renderer::blur_push() const noexcept {
-  return {size_.width, size_.height, blur_radius};
+std::array<std::uint32_t, 4> frame_renderer::blur_push(blur_axis axis) const noexcept {
+  return {size_.width, size_.height, blur_radius, static_cast<std::uint32_t>(axis)};
 }
 
 std::array<std::uint32_t, 1> frame_renderer::tonemap_push() const noexcept {
   return {std::bit_cast<std::uint32_t>(exposure)};
 }
 
+ferrum::gpu::arena_range frame_renderer::image(const ferrum::encode_context& c, std::string_view id,
+                                               std::size_t pixel_bytes) const {
+  // Not null: check_plan made sure that every node lists its images.
+  const ferrum::node_resource& r = *c.resource(id);
+  const std::size_t bytes = pixels() * pixel_bytes;
+  if (r.range.size < bytes)
+    throw std::runtime_error(std::string(id) + " holds " + std::to_string(r.range.size) + " bytes in bucket " +
+                             c.bucket.str() + "; a " + std::to_string(size_.width) + "x" +
+                             std::to_string(size_.height) + " image needs " + std::to_string(bytes));
+  // The resource has room for the bucket's capacity; the kernels loop over
+  // their primary range, which must be the image alone.
+  return {r.range.arena, r.range.offset, bytes};
+}
+
 void frame_renderer::encode(const ferrum::encode_context& c, std::uint64_t frame) const {
-  const lane_images& images = lanes_.at(c.lane);
   // The frame's parameters, in the wave's own bytes: the scheduler gave this
   // lane's slot to this wave alone, and the GPU reads it when the wave runs.
   if (c.node_index == pattern_node) store(params_of_frame(frame), c.binding->bytes());
   // Replaying, the lane's lists still hold these passes over the same images
   // and slot, recorded by the lane's first frame: nothing to record.
   if (c.replay) return;
+  // Each pass writes an image of its node (its list may write nothing else)
+  // and reads one that an earlier node of the wave wrote.
   switch (c.node_index) {
     case pattern_node:
-      c.commands.dispatch(*pattern_, images.hdr->whole(), c.slot, pattern_push()).value();
+      c.commands.dispatch(*pattern_, image(c, hdr_id, hdr_pixel_bytes), c.slot, pattern_push()).value();
       break;
-    case blur_node:
-      c.commands.dispatch(*blur_, images.blurred->whole(), images.hdr->whole(), blur_push()).value();
+    case blur_x_node:
+      c.commands
+          .dispatch(*blur_, image(c, blurred_x_id, hdr_pixel_bytes), image(c, hdr_id, hdr_pixel_bytes),
+                    blur_push(blur_axis::rows))
+          .value();
+      break;
+    case blur_y_node:
+      c.commands
+          .dispatch(*blur_, image(c, blurred_id, hdr_pixel_bytes), image(c, blurred_x_id, hdr_pixel_bytes),
+                    blur_push(blur_axis::columns))
+          .value();
       break;
     case tonemap_node:
-      c.commands.dispatch(*tonemap_, images.rgba8->whole(), images.blurred->whole(), tonemap_push()).value();
+      c.commands
+          .dispatch(*tonemap_, image(c, rgba8_id, rgba8_pixel_bytes), image(c, blurred_id, hdr_pixel_bytes),
+                    tonemap_push())
+          .value();
       break;
     default:
       throw std::logic_error("frame_loop: no pass for node " + std::to_string(c.node_index));
   }
 }
 
-std::span<const std::byte> frame_renderer::output(std::uint32_t lane) const { return lanes_.at(lane).rgba8->bytes(); }
+std::span<const std::byte> frame_renderer::output(const ferrum::scheduler& scheduler,
+                                                  const ferrum::wave_report& report) const {
+  for (const auto& pool : scheduler.pools()) {
+    if (report.bucket == nullptr || pool->bucket().id != *report.bucket) continue;
+    if (report.lane >= pool->lanes().size()) break;
+    for (const ferrum::node_resource& r : pool->lanes()[report.lane]->node_resources(tonemap_node))
+      if (r.id->view() == rgba8_id && r.bytes.size() >= pixels() * rgba8_pixel_bytes)
+        return r.bytes.first(pixels() * rgba8_pixel_bytes);
+  }
+  throw std::logic_error("frame_loop: wave " + std::to_string(report.wave) + " drew no frame of " +
+                         std::to_string(size_.width) + "x" + std::to_string(size_.height) + " on its lane");
+}
 
 std::vector<std::byte> frame_renderer::draw_on_host(std::uint64_t frame) const {
-  const std::size_t pixels = std::size_t{size_.width} * size_.height;
+  // The device's passes, in its order. As on the device, the blurred image
+  // takes the pattern's bytes once blur.x has read them.
   std::vector<std::byte> slot(pattern_params_bytes);
-  std::vector<std::byte> hdr(pixels * hdr_pixel_bytes);
-  std::vector<std::byte> blurred(pixels * hdr_pixel_bytes);
-  std::vector<std::byte> rgba8(pixels * rgba8_pixel_bytes);
+  std::vector<std::byte> hdr(pixels() * hdr_pixel_bytes);
+  std::vector<std::byte> blurred_x(pixels() * hdr_pixel_bytes);
+  std::vector<std::byte> rgba8(pixels() * rgba8_pixel_bytes);
+  std::vector<std::byte>& blurred = hdr;
   store(params_of_frame(frame), slot);
   const auto pattern_words = pattern_push();
-  const auto blur_words = blur_push();
+  const auto rows_words = blur_push(blur_axis::rows);
+  const auto columns_words = blur_push(blur_axis::columns);
   const auto tonemap_words = tonemap_push();
   pattern_kernel().cpu({hdr, slot, pattern_words});
-  blur_kernel().cpu({blurred, hdr, blur_words});
+  blur_kernel().cpu({blurred_x, hdr, rows_words});
+  blur_kernel().cpu({blurred, blurred_x, columns_words});
   tonemap_kernel().cpu({rgba8, blurred, tonemap_words});
   return rgba8;
 }

@@ -1,26 +1,61 @@
 // examples/frame_loop/frame_renderer.hpp — the frame_loop example's GPU side:
-// its kernels, the images of each lane, and the encoder that records a
-// frame's three passes into the frame's wave.
+// its kernels, and the encoder that records a frame's four passes (pattern,
+// blur.x, blur.y, tonemap) into the frame's wave, over images that the plan
+// gives each lane.
 //
 //   frame_loop::frame_renderer renderer(device, plan, *program, {256, 256});
 //   frame_loop::frame_encoder encode{&renderer, frame};
-//   scheduler.async_submit({"frame"}, encode, token);
+//   scheduler.async_submit(renderer.request(), encode, token);
 //   // once the wave completed, and until its lane's next wave:
-//   std::span<const std::byte> pixels = renderer.output(report.lane);
+//   std::span<const std::byte> pixels = renderer.output(scheduler, report);
 //
-// Frames in flight are waves on different lanes. Each lane has its own images,
-// made once: a frame writes only memory that no other frame in flight
-// touches, and the scheduler gives a lane to the next frame only after the
-// fence of the one before it.
+// The example makes no memory of its own. Its images are workspace resources
+// of the plan (frame_loop.json), which the scheduler places in the one arena
+// it makes for each lane, once: a frame writes only its own lane's bytes, and
+// the scheduler gives a lane to the next frame only after the fence of the
+// one before it. A bucket's capacity dimension 0 counts pixels, and a frame
+// asks for width x height of them, so its images come from the smallest
+// bucket that holds them: frame_loop.json has one of 256 x 256 pixels (which
+// 128x128 frames use too) and one of 1920 x 1080. The scheduler makes every
+// bucket's lanes when it is made, used or not, so the plan has no more
+// buckets than that.
+//
+//   pool               resource                  live (nodes)        per pixel
+//   pool/bindings      resource/pattern.params   pattern             (16 bytes in all)
+//   pool/frame.hdr     resource/frame.hdr        pattern .. blur.x   RGBA f32, 16 bytes
+//     (interval)       resource/frame.blurred_x  blur.x .. blur.y    RGBA f32, 16 bytes
+//                      resource/frame.blurred    blur.y .. tonemap   RGBA f32, 16 bytes
+//   pool/frame.output  resource/frame.rgba8      tonemap, persistent RGBA8, 4 bytes
+//
+// The blur runs as its two separable halves so that images can share bytes:
+// a single blur pass reads the pattern's image and writes the blurred one,
+// so both would be live at it and nothing could share. Now frame.hdr's
+// interval ends at blur.x before frame.blurred's begins at blur.y, so
+// pool/frame.hdr (interval liveness) lays them over the same bytes and holds
+// two images, not three; its budgets in the plan allow exactly two.
+//
+// The host reads frame.rgba8 after the wave completed. An invocation
+// resource's bytes are its nodes' only during its live interval, so the
+// output is persistent: its bytes are never shared and keep what the lane's
+// last frame wrote until the lane's next frame. Only a conservative pool may
+// hold a persistent resource, hence its own pool.
+//
+// The storage contract digests are SHA-256 of the pools' formats:
+// "frame_loop hdr image: row-major RGBA, four f32 words per pixel" and
+// "frame_loop rgba8 image: row-major, one RGBA8 word per pixel, red in the
+// low byte".
 //
 // Only node/pattern owns a binding slot: the frame's parameters reach the GPU
-// in it, the wave's own bytes. A kernel reads two ranges, and blur and
-// tonemap already read one image and write another, so their constants
-// (size, radius, exposure) are push words.
+// in it, the wave's own bytes. A kernel reads two ranges, and the blurs and
+// the tonemap already read one image and write another, so their constants
+// (size, radius, axis, exposure) are push words.
 #pragma once
+
+#include "frame_kernels.hpp"
 
 #include "ferrum/binding/compiled_program.hpp"
 #include "ferrum/gpu/device.hpp"
+#include "ferrum/scheduler/scheduler.hpp"
 #include "ferrum/scheduler/wave.hpp"
 
 #include <array>
@@ -28,6 +63,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <vector>
 
 namespace frame_loop {
@@ -39,49 +75,56 @@ struct image_size {
 
 class frame_renderer {
  public:
-  // Makes the kernels on `device` and the images of every lane of
-  // `program`, compiled from `p`. Throws std::runtime_error when `p` is not
-  // the example's kind of plan (one bucket; nodes node/pattern, owning a slot
-  // of at least pattern_params_bytes, node/blur and node/tonemap, in this
-  // order), ferrum::error_exception with the device's error when it refuses
-  // a kernel or an image.
+  // Makes the kernels on `device`, for frames of `size` run by `program`,
+  // compiled from `p`. Throws std::runtime_error when `p` is not the
+  // example's kind of plan (nodes node/pattern, owning a slot of at least
+  // pattern_params_bytes in every bucket, node/blur.x, node/blur.y and
+  // node/tonemap, in this order, each listing the images it reads and writes;
+  // frame.rgba8 persistent; a bucket of class "frame" holding width x height
+  // pixels), ferrum::error_exception with the device's error when it refuses
+  // a kernel.
   frame_renderer(ferrum::gpu::device& device, const ferrum::plan& p, const ferrum::compiled_program& program,
                  image_size size);
+
+  // What every frame's wave asks for: class "frame", extent width x height
+  // pixels.
+  [[nodiscard]] ferrum::wave_request request() const noexcept;
 
   // Records node `c.node_index`'s pass of frame `frame` on lane `c.lane`
   // unless the lane replays it (encode_context::replay), and, for
   // node/pattern, writes the frame's parameters into its slot.
   // Called by the scheduler, concurrently for different nodes. Throws
-  // ferrum::error_exception when the device refuses the command.
+  // ferrum::error_exception when the device refuses the command,
+  // std::runtime_error when the bucket's images are too small for the frame.
   void encode(const ferrum::encode_context& c, std::uint64_t frame) const;
 
-  // The RGBA8 pixels that lane `lane`'s last frame drew: read them once its
-  // wave completed, before the lane's next wave.
-  [[nodiscard]] std::span<const std::byte> output(std::uint32_t lane) const;
+  // The RGBA8 pixels that the completed wave `report` of `scheduler` drew:
+  // frame.rgba8's bytes in its lane's arena. Valid until the lane's next wave
+  // and while `scheduler` (which owns the lanes) lives.
+  [[nodiscard]] std::span<const std::byte> output(const ferrum::scheduler& scheduler,
+                                                  const ferrum::wave_report& report) const;
 
-  // Frame `frame` drawn on the host by the kernels' C++ forms, for checking
-  // what a device drew.
+  // Frame `frame` drawn on the host by the kernels' C++ forms, pass for pass
+  // as the device draws it, for checking what a device drew.
   [[nodiscard]] std::vector<std::byte> draw_on_host(std::uint64_t frame) const;
 
   [[nodiscard]] image_size size() const noexcept { return size_; }
 
  private:
-  struct lane_images {
-    std::unique_ptr<ferrum::gpu::arena> hdr;      // node/pattern's output
-    std::unique_ptr<ferrum::gpu::arena> blurred;  // node/blur's output
-    std::unique_ptr<ferrum::gpu::arena> rgba8;    // node/tonemap's output
-  };
+  [[nodiscard]] std::size_t pixels() const noexcept { return std::size_t{size_.width} * size_.height; }
+  // The first `pixel_bytes` x pixels() bytes of the node's resource `id`.
+  [[nodiscard]] ferrum::gpu::arena_range image(const ferrum::encode_context& c, std::string_view id,
+                                               std::size_t pixel_bytes) const;
 
   // The kernels' own push words; the same on the device and on the host.
   [[nodiscard]] std::array<std::uint32_t, 2> pattern_push() const noexcept;
-  [[nodiscard]] std::array<std::uint32_t, 3> blur_push() const noexcept;
+  [[nodiscard]] std::array<std::uint32_t, 4> blur_push(blur_axis axis) const noexcept;
   [[nodiscard]] std::array<std::uint32_t, 1> tonemap_push() const noexcept;
 
   image_size size_;
   std::unique_ptr<ferrum::gpu::kernel> pattern_;
-  std::unique_ptr<ferrum::gpu::kernel> blur_;
+  std::unique_ptr<ferrum::gpu::kernel> blur_;  // both halves: the axis is a push word
   std::unique_ptr<ferrum::gpu::kernel> tonemap_;
-  std::vector<lane_images> lanes_;  // by lane index
 };
 
 // The encoder of one frame's wave: the scheduler calls it for every node.

@@ -1,18 +1,23 @@
 // examples/frame_loop/main.cpp — ferrum's main example: an engine-style frame
-// loop. Every frame is one submission wave of three compute passes over its
-// lane's own images (an animated HDR pattern, a box blur, a tone map), with
-// as many frames in flight as the plan has lanes (three). The last frame is
-// checked against the kernels' C++ forms and written as a PNG; the waves'
-// trace goes out as Chrome trace JSON and as an SVG timeline. Each lane
-// records its passes once and replays them (scheduler_options::replay):
-// later frames only write the pattern's parameters into its slot.
+// loop. Every frame is one submission wave of four compute passes (an
+// animated HDR pattern, a box blur as a horizontal then a vertical pass, a
+// tone map), with as many frames in flight as the plan has lanes (three).
+// The images are the plan's workspace resources, in the memory the scheduler
+// makes for each lane; two of them share bytes (interval liveness), and the
+// summary says how much that saves. The last frame is checked against the
+// kernels' C++ forms and written as a PNG; the waves' trace goes out as
+// Chrome trace JSON and as an SVG timeline. Each lane records its passes once
+// and replays them (scheduler_options::replay): later frames only write the
+// pattern's parameters into its slot.
 //
 //   ferrum_frame_loop                          # 300 frames on Vulkan (a GPU, or lavapipe)
 //   ferrum_frame_loop --device null --frames 60 --out /tmp/frames
 //
 // The parts: frame_loop.json (the plan: nodes, the pattern's parameter slot,
-// three lanes), frame_renderer.hpp (kernels, lane images, the encoder),
-// frame_kernels.hpp and shaders/ (the passes), png_writer.hpp.
+// the images and their pools, buckets by pixel count, three lanes),
+// frame_renderer.hpp (kernels, the images' layout and why, the encoder),
+// frame_kernels.hpp and shaders/ (the passes), frame_loop_options.hpp (the
+// command line), png_writer.hpp.
 #include "frame_loop_options.hpp"
 #include "frame_renderer.hpp"
 #include "png_writer.hpp"
@@ -25,6 +30,7 @@
 #include "ferrum/scheduler/trace.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -45,6 +51,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -106,7 +113,7 @@ struct frame_loop_run {
   std::uint64_t frames;
   std::uint64_t in_flight;
   std::vector<double> frame_ms;  // per frame: submit to completion
-  std::uint32_t last_lane = 0;   // the lane that drew the last frame
+  ferrum::wave_report last{};    // the wave that drew the last frame
   std::string failure{};         // the first frame that failed, and why
 };
 
@@ -125,7 +132,7 @@ asio::awaitable<void> frame_chain(frame_loop_run* run, std::uint64_t first) {
       co_return;
     }
     run->frame_ms[frame] = std::chrono::duration<double, std::milli>(clock_type::now() - submitted).count();
-    if (frame + 1 == run->frames) run->last_lane = report.lane;
+    if (frame + 1 == run->frames) run->last = std::move(report);
   }
 }
 
@@ -134,6 +141,8 @@ double percentile(std::vector<double> values, double p) {
   const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(values.size())));
   return values[std::clamp<std::size_t>(rank, 1, values.size()) - 1];
 }
+
+double mebibytes(std::uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
 int largest_difference(std::span<const std::byte> a, std::span<const std::byte> b) {
   int largest = 0;
@@ -158,9 +167,9 @@ int run(const frame_loop::options& o, validation_log& log) {
     }
     throw ferrum::error_exception(made.error());
   }
-  // Declared so that they go in a safe order: the scheduler (every wave done)
-  // before the kernels and images its lanes' lists used, the threads before
-  // the device.
+  // Declared so that they go in a safe order: the scheduler (every wave
+  // done, then its lanes and their memory) before the kernels its lanes'
+  // lists used, the threads before the device.
   const std::unique_ptr<ferrum::gpu::device> device = std::move(*made);
   asio::thread_pool workers(2);
   const frame_loop::frame_renderer renderer(*device, plan, *program, o.size);
@@ -169,15 +178,19 @@ int run(const frame_loop::options& o, validation_log& log) {
                                (ferrum::wave_phase_count + program->node_count));
   // Replay: a lane's passes are recorded by its first frame and submitted
   // again by its later frames, which only write the pattern's parameters.
-  ferrum::scheduler_options settings{.encoder_tasks = 2, .replay = true, .trace = &trace};
+  // The fence timeout is long because a frame's fence may wait for every
+  // frame in flight, and lavapipe, one submission at a time on the CPU,
+  // takes seconds for each 1920x1080 frame; it still catches a hung GPU.
+  ferrum::scheduler_options settings{
+      .fence_timeout = std::chrono::seconds(60), .encoder_tasks = 2, .replay = true, .trace = &trace};
   std::unique_ptr<ferrum::scheduler> scheduler =
       ferrum::scheduler::create(plan, program, *device, workers.get_executor(), settings).value();
 
-  // Hot path: the frames, their completions on this thread.
-  const ferrum::compiled_bucket& bucket = program->buckets.front();
+  // Hot path: the frames, their completions on this thread. Each asks for
+  // width x height pixels: the smallest bucket holding them runs it.
   frame_loop_run loop{.scheduler = scheduler.get(),
                       .renderer = &renderer,
-                      .request = {bucket.spec.cls.str(), bucket.spec.dims},
+                      .request = renderer.request(),
                       .frames = o.frames,
                       .in_flight = program->lanes,
                       .frame_ms = std::vector<double>(o.frames)};
@@ -190,11 +203,19 @@ int run(const frame_loop::options& o, validation_log& log) {
   completions.run();
   const std::chrono::duration<double> elapsed = clock_type::now() - started;
   const std::uint32_t most_in_flight = scheduler->stats().max_in_flight;
-  scheduler.reset();  // returns at once: every wave has completed
-  if (!loop.failure.empty()) throw std::runtime_error(loop.failure);
+  if (!loop.failure.empty()) {
+    // A failed frame may have left its lane in quarantine, its lists still
+    // running the renderer's kernels on the GPU: wait until the GPU holds no
+    // lane before the kernels go.
+    scheduler->async_shutdown(asio::bind_executor(completions, [](boost::system::error_code) {}));
+    completions.restart();
+    completions.run();
+    throw std::runtime_error(loop.failure);
+  }
 
-  // The last frame's lane holds what it drew: check it against the host.
-  const std::span<const std::byte> pixels = renderer.output(loop.last_lane);
+  // The last frame's lane holds what it drew, in its persistent output,
+  // while the scheduler lives: check it against the host.
+  const std::span<const std::byte> pixels = renderer.output(*scheduler, loop.last);
   const int difference = largest_difference(pixels, renderer.draw_on_host(o.frames - 1));
   if (difference > allowed_difference)
     throw std::runtime_error("the last frame differs from the kernels' C++ forms by up to " +
@@ -205,16 +226,24 @@ int run(const frame_loop::options& o, validation_log& log) {
   const auto png_path = o.out / "frame.png";
   const auto trace_path = o.out / "trace.json";
   const auto svg_path = o.out / "timeline.svg";
-  const std::vector<std::byte> png = frame_loop::encode_png(o.size.width, o.size.height, pixels);
-  write_file(png_path, [&](std::ostream& out) {
-    out.write(reinterpret_cast<const char*>(png.data()), static_cast<std::streamsize>(png.size()));
-  });
+  frame_loop::write_png(png_path, o.size.width, o.size.height, pixels);
   write_file(trace_path, [&](std::ostream& out) { ferrum::write_chrome_trace(out, trace, plan); });
   write_file(svg_path, [&](std::ostream& out) { ferrum::write_timeline_svg(out, trace, plan); });
+
+  // The lane memory of the bucket the frames ran in, and what aliasing
+  // saved of it.
+  const ferrum::compiled_bucket& bucket = *program->find(*loop.last.bucket);
+  const auto saved_percent = std::lround(
+      100.0 * (1.0 - static_cast<double>(bucket.lane_bytes()) / static_cast<double>(bucket.unaliased_lane_size_bytes)));
 
   std::cout << std::fixed << std::setprecision(1) << "device:     " << device->kind() << " (" << device->name() << ")\n"
             << "frames:     " << o.frames << " of " << o.size.width << "x" << o.size.height << ", " << most_in_flight
             << " in flight at most (lanes: " << program->lanes << ")\n"
+            << "memory:     " << program->domains.size() << " pools, " << mebibytes(bucket.lane_bytes())
+            << " MiB per lane (" << mebibytes(bucket.unaliased_lane_size_bytes) << " MiB unaliased, " << saved_percent
+            << "% saved), " << program->lanes << " lanes of bucket " << bucket.id.str() << "; "
+            << mebibytes(program->admitted_bytes) << " MiB in all (" << program->buckets.size() << " buckets x "
+            << program->lanes << " lanes)\n"
             << "frames/s:   " << static_cast<double>(o.frames) / elapsed.count() << '\n'
             << "frame time: p50 " << percentile(loop.frame_ms, 50) << " ms, p99 " << percentile(loop.frame_ms, 99)
             << " ms (submit to completion)\n"
@@ -232,9 +261,9 @@ int run(const frame_loop::options& o, validation_log& log) {
 
 int main(int argc, char** argv) {
   try {
-    const frame_loop::options o = frame_loop::parse_options(std::span(argv + 1, static_cast<std::size_t>(argc - 1)));
+    const frame_loop::options o = frame_loop::parse_options(argc, argv);
     if (o.help) {
-      std::cout << frame_loop::usage;
+      std::cout << frame_loop::usage();
       return 0;
     }
     // The log outlives the device, whose destruction may report too. (A

@@ -509,8 +509,10 @@ TEST_CASE("ferrum run: help run describes the options and the fault kinds", "[cl
 }
 
 TEST_CASE("ferrum run: --device vulkan runs the checking encoders on the GPU", "[cli][vulkan]") {
+  // lavapipe shares the CPU with the other tests: a long fence timeout, so
+  // that only injected faults fail waves.
   const command_result r = run_ferrum({"run", example_plan("multi_bucket.json"), "--device", "vulkan", "--waves", "30",
-                                       "--fault", "encoder:0.1,cancel:0.1", "--json"},
+                                       "--fault", "encoder:0.1,cancel:0.1", "--fence-timeout", "60000", "--json"},
                                       vulkan_environment());
   if (skipped_without_vulkan(r)) return;
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
@@ -528,8 +530,9 @@ TEST_CASE("ferrum run: --device vulkan runs the checking encoders on the GPU", "
 TEST_CASE("ferrum run: on Vulkan, workspace and persistent resources hold what the layout says", "[cli][vulkan]") {
   for (const char* name : {"interval_liveness.json", "history.json"}) {
     INFO(name);
-    const command_result r =
-        run_ferrum({"run", example_plan(name), "--device", "vulkan", "--waves", "12", "--json"}, vulkan_environment());
+    const command_result r = run_ferrum(
+        {"run", example_plan(name), "--device", "vulkan", "--waves", "12", "--fence-timeout", "60000", "--json"},
+        vulkan_environment());
     if (skipped_without_vulkan(r)) return;
     INFO("stdout: " << r.out << "\nstderr: " << r.err);
     CHECK(r.status == 0);
