@@ -360,6 +360,19 @@ TEST_CASE("ferrum run: workspace resources are checked; memory is reported as fe
   CHECK(u64(run.report["memory"][0]["resources_checked_per_wave"]) == 14);
 }
 
+TEST_CASE("ferrum run: persistent resources keep their lane's last submitted wave through every fault kind", "[cli]") {
+  // A hang times waves out and quarantines lanes, encoder faults and
+  // cancellations leave lanes unsubmitted: each persistent first use still
+  // finds what the lane's last submitted wave wrote.
+  const std::uint64_t seed = seed_with_early(ferrum::gpu::fault_kind::hang, 0.05, 40);
+  const json_run run =
+      run_json(example_plan("history.json"), {"--waves", "40", "--fault", "hang:0.05,encoder:0.1,cancel:0.1",
+                                              "--fence-timeout", "250", "--seed", std::to_string(seed)});
+  check_healthy(run, 40);
+  CHECK(u64(run.report["waves"]["failed"]) >= 1);
+  CHECK(u64(run.report["lanes"]["quarantined"]) == 0);
+}
+
 TEST_CASE("ferrum run: the summary has a memory line per bucket", "[cli]") {
   const command_result r = run_ferrum({"run", example_plan("history.json"), "--waves", "4"});
   INFO("stdout: " << r.out << "\nstderr: " << r.err);

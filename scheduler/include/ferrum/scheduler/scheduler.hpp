@@ -175,7 +175,10 @@ class scheduler {
   // the device, which frees them once their fence is reached, and a pending
   // async_shutdown completes with operation_aborted. Do not destroy a
   // scheduler from a thread its waves or their handlers need (an executor's
-  // only thread): await async_shutdown first there.
+  // only thread): await async_shutdown first there. What encoders recorded
+  // into quarantined lanes' lists (kernels, other arenas) may still run on
+  // the device after this returns: keep those alive until async_shutdown
+  // has completed, which waits for every fence.
   ~scheduler();
 
   [[nodiscard]] executor_type get_executor() const noexcept;
