@@ -330,7 +330,8 @@ TEST_CASE("ferrum run: a stale slot is counted as violations and fails the run w
   CHECK(run.result.err.find("violations") != std::string::npos);
 }
 
-TEST_CASE("ferrum run: workspace resources are checked; memory is reported as ferrum compile lays it out", "[cli]") {
+TEST_CASE("ferrum run: workspace resources are checked, and memory is reported as ferrum compile lays it out",
+          "[cli]") {
   for (const char* name : {"interval_liveness.json", "history.json"}) {
     INFO(name);
     const json_run run = run_json(example_plan(name), {"--waves", "12"});

@@ -303,8 +303,9 @@ TEST_CASE("lane_pool: a handler without an executor completes on the pool's, whi
   CHECK(on_pool_executor);
 }
 
-TEST_CASE("lane_lease: submit records the lane's fence; a lease dropped before it is reached does not hand the lane on",
-          "[scheduler]") {
+TEST_CASE(
+    "lane_lease: submit records the lane's fence, and a lease dropped before it is reached does not hand the lane on",
+    "[scheduler]") {
   pool_fixture f(1, sched_test::hanging(150ms));
   boost::asio::io_context context;
   ferrum::lane_lease lease;

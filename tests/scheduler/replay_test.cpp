@@ -82,7 +82,7 @@ struct replay_run {
 
 }  // namespace
 
-TEST_CASE("replay: each lane records once; its later waves resubmit the lists with fresh binding bytes",
+TEST_CASE("replay: each lane records once, and its later waves resubmit the lists with fresh binding bytes",
           "[scheduler]") {
   replay_run run;
   std::map<std::uint32_t, int> waves_per_lane;
