@@ -22,9 +22,9 @@ struct resolved_resource {
   std::size_t size;
 };
 
-// Every node's resources (the plan's order), nodes side by side, and where
-// each node's begin (node_count + 1 entries). Errors: binding_plan_mismatch
-// when `p` is not the plan `program` was compiled from.
+// Every node's resources (the plan's order), nodes side by side; `begin`
+// gets where each node's start (node_count + 1 entries). Errors:
+// binding_plan_mismatch when `p` is not the plan `program` was compiled from.
 result<std::vector<resolved_resource>> resolve_node_resources(const plan& p, const compiled_program& program,
                                                               const compiled_bucket& bucket,
                                                               std::vector<std::size_t>& begin) {

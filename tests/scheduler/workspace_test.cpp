@@ -37,6 +37,29 @@ std::vector<lane_range> lane_ranges(const compiled_program& program, const compi
   return ranges;
 }
 
+// A scheduler over `p` on the null device, one executor thread.
+struct running_plan {
+  explicit running_plan(const plan& p)
+      : program(std::make_shared<const compiled_program>(ferrum::test::compile_ok(p))),
+        device(::test::null_device()),
+        threads(1) {
+    auto made = scheduler::create(p, program, *device, threads.get_executor(), {});
+    if (!made) FAIL(made.error().what());
+    s = std::move(*made);
+  }
+  running_plan(const running_plan&) = delete;
+  running_plan& operator=(const running_plan&) = delete;
+  ~running_plan() {
+    s.reset();
+    threads.join();
+  }
+
+  std::shared_ptr<const compiled_program> program;
+  std::unique_ptr<gpu::null_device> device;
+  boost::asio::thread_pool threads;
+  std::unique_ptr<scheduler> s;
+};
+
 }  // namespace
 
 TEST_CASE(
@@ -101,12 +124,7 @@ TEST_CASE("lane memory: an encoder gets the resources its node lists, in the pla
           .use(1, "resource/scratch")
           .bucket("step", {1, 1, 1}, {{"pool/bindings", 0, 1024}, {"pool/w", 0, 1024}})
           .build();
-  const auto program = std::make_shared<const compiled_program>(ferrum::test::compile_ok(p));
-  const auto device = ::test::null_device();
-  boost::asio::thread_pool threads(1);
-  auto made = scheduler::create(p, program, *device, threads.get_executor(), {});
-  if (!made) FAIL(made.error().what());
-  std::unique_ptr<scheduler> s = std::move(*made);
+  running_plan run(p);
 
   struct seen {
     std::vector<std::string> ids;
@@ -131,7 +149,7 @@ TEST_CASE("lane memory: an encoder gets the resources its node lists, in the pla
     // The node's list may write each of its resources, and nothing else.
     for (const node_resource& r : c.resources) ::test::require(c.commands.fill(r.range, 7u));
   };
-  auto done = sched_test::submit(*s, encode);
+  auto done = sched_test::submit(*run.s, encode);
   const sched_test::outcome o = sched_test::get(done);
   REQUIRE_FALSE(o.ec);
   CHECK(nodes[0].ids == std::vector<std::string>{"resource/a.args", "resource/scratch"});
@@ -143,9 +161,7 @@ TEST_CASE("lane memory: an encoder gets the resources its node lists, in the pla
   CHECK(nodes[1].slot_is_binding);
   // The same resource at the same place for both nodes; pool/w after the bindings.
   CHECK(nodes[0].ranges[1].offset == nodes[1].ranges[2].offset);
-  CHECK(nodes[0].ranges[1].offset >= program->buckets[0].pool_offsets[1]);
-  s.reset();
-  threads.join();
+  CHECK(nodes[0].ranges[1].offset >= run.program->buckets[0].pool_offsets[1]);
 }
 
 TEST_CASE("lane memory: a node's list cannot write another node's workspace resource", "[scheduler][workspace]") {
@@ -159,26 +175,19 @@ TEST_CASE("lane memory: a node's list cannot write another node's workspace reso
           .use(1, "resource/theirs")
           .bucket("step", {1, 1, 1}, {{"pool/bindings", 0, 1024}, {"pool/w", 0, 1024}})
           .build();
-  const auto program = std::make_shared<const compiled_program>(ferrum::test::compile_ok(p));
-  const auto device = ::test::null_device();
-  boost::asio::thread_pool threads(1);
-  auto made = scheduler::create(p, program, *device, threads.get_executor(), {});
-  if (!made) FAIL(made.error().what());
-  std::unique_ptr<scheduler> s = std::move(*made);
+  running_plan run(p);
   std::atomic<int> refused_code{0};
   auto encode = [&](const encode_context& c) {
     if (c.node_index != 0) return;
     // Node b's resource, reached from node a's list: refused.
-    const gpu::arena_range theirs = s->pools()[0]->lanes()[c.lane]->node_resources(1)[1].range;
+    const gpu::arena_range theirs = run.s->pools()[0]->lanes()[c.lane]->node_resources(1)[1].range;
     const result<void> r = c.commands.fill(theirs, 1u);
     refused_code.store(r ? 0 : r.error().code.value());
   };
-  auto done = sched_test::submit(*s, encode);
+  auto done = sched_test::submit(*run.s, encode);
   const sched_test::outcome o = sched_test::get(done);
   REQUIRE_FALSE(o.ec);
   CHECK(refused_code.load() == static_cast<int>(errc::range_not_granted));
-  s.reset();
-  threads.join();
 }
 
 TEST_CASE("lane memory: pools are placed at their alignment, and admission counts the padding",
