@@ -1,4 +1,5 @@
-// compile_scaling — cold compile time from 1k to 1M binding nodes.
+// compile_scaling — cold compile time from 1k to 1M binding nodes, in memory
+// and end to end from a plan file.
 //
 // Generates plans of N nodes, each owning one binding resource (demands and
 // alignments varied) and sharing a scaled workspace resource with its
@@ -9,14 +10,24 @@
 // descriptor's owner — timed on the same plans where it finishes in
 // reasonable time.
 //
+// Up to text_limit nodes it also writes the plan as a ferrum.plan.v1 file and
+// times the user's path: `load` parses and compiles its text in this process
+// (parse_plan + compile), `cli` runs `ferrum compile FILE --json` (read,
+// parse, validate, compile, print; output to /dev/null) as a user would.
+//
 //   ferrum_bench_compile            # 1k .. 1M
 //   ferrum_bench_compile 100000     # one size
 #include "ferrum/binding/compiled_program.hpp"
+#include "ferrum/binding/plan_json.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -89,6 +100,52 @@ ferrum::plan generate(std::size_t nodes, bool mixed) {
   return p;
 }
 
+// `p` as a ferrum.plan.v1 document (docs/interfaces.md, "Plan file").
+std::string plan_text(const ferrum::plan& p) {
+  using json = nlohmann::ordered_json;
+  json nodes = json::array();
+  for (const ferrum::plan_node& n : p.nodes) {
+    json node{{"id", n.id.str()}, {"resources", json::array()}};
+    for (const ferrum::resource_id& r : n.resources) node["resources"].push_back(r.str());
+    if (n.binding) node["binding"] = n.binding->str();
+    nodes.push_back(std::move(node));
+  }
+  json resources = json::array();
+  for (const ferrum::resource_descriptor& r : p.resources) {
+    const json demand =
+        r.demand.dimension
+            ? json{{"base", r.demand.base}, {"per_unit", r.demand.per_unit}, {"dimension", *r.demand.dimension}}
+            : json{{"fixed", r.demand.base}};
+    json resource{{"id", r.id.str()},
+                  {"pool", r.pool.str()},
+                  {"kind", ferrum::to_string(r.kind)},
+                  {"demand", demand},
+                  {"alignment", r.alignment},
+                  {"lifetime", ferrum::to_string(r.lifetime)},
+                  {"usage", ferrum::to_string(r.usage)},
+                  {"element", ferrum::to_string(r.element)},
+                  {"storage",
+                   {{"allocator", ferrum::to_string(r.storage.allocator)},
+                    {"view", ferrum::to_string(r.storage.view)},
+                    {"contract", r.storage.digest}}}};
+    if (r.node) resource["node"] = r.node->str();
+    resources.push_back(std::move(resource));
+  }
+  json buckets = json::array();
+  for (const ferrum::bucket_spec& b : p.buckets) {
+    json budgets = json::array();
+    for (const ferrum::workspace_budget& w : b.budgets)
+      budgets.push_back({{"pool", w.pool.str()}, {"min", w.min}, {"max", w.max}});
+    buckets.push_back({{"class", b.cls.str()}, {"capacity", b.dims}, {"budgets", std::move(budgets)}});
+  }
+  json pools = json::object();
+  for (const ferrum::pool_option& o : p.pools) pools[o.pool.str()] = {{"liveness", ferrum::to_string(o.liveness)}};
+  json document{{"format", "ferrum.plan.v1"},    {"nodes", std::move(nodes)}, {"resources", std::move(resources)},
+                {"buckets", std::move(buckets)}, {"pools", std::move(pools)}, {"lanes", p.lanes},
+                {"budget_bytes", p.budget_bytes}};
+  return document.dump();
+}
+
 template <class F>
 double best_seconds(int runs, F&& f) {
   double best = 1e300;
@@ -119,12 +176,14 @@ int main(int argc, char** argv) {
   std::vector<std::size_t> sizes{1'000, 10'000, 100'000, 1'000'000};
   if (argc > 1) sizes = {static_cast<std::size_t>(std::strtoull(argv[1], nullptr, 10))};
   constexpr std::size_t baseline_limit = 20'000;
+  constexpr std::size_t text_limit = 100'000;
+  const std::filesystem::path plan_file = std::filesystem::temp_directory_path() / "ferrum_bench_compile_plan.json";
 
   for (bool mixed : {false, true}) {
     std::printf("%s\n", mixed ? "\nmixed: binding + interval workspace resources, 2 buckets"
                               : "binding: one binding resource per node, 1 bucket");
-    std::printf("%10s %12s %12s %10s %16s %10s\n", "nodes", "resources", "compile ms", "ns/node", "orig lookup ms",
-                "speedup");
+    std::printf("%10s %12s %12s %10s %16s %10s %10s %10s %10s\n", "nodes", "resources", "compile ms", "ns/node",
+                "orig lookup ms", "speedup", "MB", "load ms", "cli ms");
     double first_per_node = 0;
     double last_per_node = 0;
     for (std::size_t n : sizes) {
@@ -151,14 +210,43 @@ int main(int argc, char** argv) {
         volatile std::size_t sink = 0;
         const double seed_s = best_seconds(runs, [&] { sink = original_owner_lookup(p); });
         (void)sink;
-        std::printf(" %16.1f %9.1fx\n", seed_s * 1e3, seed_s / compile_s);
+        std::printf(" %16.1f %9.1fx", seed_s * 1e3, seed_s / compile_s);
       } else {
-        std::printf(" %16s %10s\n", "(quadratic)", "-");
+        std::printf(" %16s %10s", "(quadratic)", "-");
       }
+      if (n > text_limit) {
+        std::printf(" %10s %10s %10s\n", "-", "-", "-");
+        continue;
+      }
+      const std::string text = plan_text(p);
+      std::ofstream(plan_file, std::ios::binary) << text;
+      const double load_s = best_seconds(2, [&] {
+        auto loaded = ferrum::parse_plan(text);
+        if (!loaded || !ferrum::compile(*loaded)) {
+          std::fprintf(stderr, "the plan file does not load\n");
+          std::exit(1);
+        }
+      });
+      std::printf(" %10.1f %10.1f", static_cast<double>(text.size()) / 1e6, load_s * 1e3);
+#ifdef FERRUM_BENCH_CLI
+      const std::string command =
+          std::string(FERRUM_BENCH_CLI) + " compile " + plan_file.string() + " --json >/dev/null";
+      const double cli_s = best_seconds(2, [&] {
+        if (std::system(command.c_str()) != 0) {
+          std::fprintf(stderr, "failed: %s\n", command.c_str());
+          std::exit(1);
+        }
+      });
+      std::printf(" %10.1f\n", cli_s * 1e3);
+#else
+      std::printf(" %10s\n", "(no tool)");
+#endif
     }
     std::printf("scaling: ns/node at the largest size / at the smallest = %.2f (1.0 = linear)\n",
                 last_per_node / first_per_node);
   }
+  std::filesystem::remove(plan_file);
   std::printf("\nspeedup: the original module's owner search alone (a part of its compile) / ferrum's whole compile\n");
+  std::printf("load: parse_plan + compile of the plan file's text in this process; cli: ferrum compile FILE --json\n");
   return 0;
 }
