@@ -43,6 +43,13 @@ json_run run_json(const std::string& plan, const std::vector<std::string>& extra
 
 std::uint64_t u64(const nlohmann::ordered_json& j) { return j.get<std::uint64_t>(); }
 
+// What `ferrum compile PLAN --json` prints, parsed (requiring exit 0).
+nlohmann::ordered_json compiled_json(const std::string& plan) {
+  const command_result compiled = run_ferrum({"compile", plan, "--json"});
+  REQUIRE(compiled.status == 0);
+  return nlohmann::ordered_json::parse(compiled.out);
+}
+
 // The invariants of every report: the documented shape, and every wave
 // completed, failed or was cancelled.
 void check_report(const nlohmann::ordered_json& r, std::uint64_t waves, std::string_view device) {
@@ -197,9 +204,7 @@ TEST_CASE("ferrum run: a healthy run on the null device completes every wave wit
 
 TEST_CASE("ferrum run: the report's plan_hash is the one ferrum compile prints", "[cli]") {
   const json_run run = run_json(example_plan("two_nodes.json"), {"--waves", "5"});
-  const command_result compiled = run_ferrum({"compile", example_plan("two_nodes.json"), "--json"});
-  REQUIRE(compiled.status == 0);
-  CHECK(run.report["plan_hash"] == nlohmann::ordered_json::parse(compiled.out)["plan_hash"]);
+  CHECK(run.report["plan_hash"] == compiled_json(example_plan("two_nodes.json"))["plan_hash"]);
 }
 
 TEST_CASE("ferrum run: without --json the summary names the device, the waves and the violations", "[cli]") {
@@ -314,9 +319,7 @@ TEST_CASE("ferrum run: a stale slot is counted as violations and fails the run w
   INFO("stderr: " << run.result.err);
   CHECK(run.result.status == 3);
   check_report(run.report, 12, "null");
-  const command_result compiled = run_ferrum({"compile", example_plan("multi_bucket.json"), "--json"});
-  REQUIRE(compiled.status == 0);
-  const nlohmann::ordered_json buckets = nlohmann::ordered_json::parse(compiled.out)["buckets"];
+  const nlohmann::ordered_json buckets = compiled_json(example_plan("multi_bucket.json"))["buckets"];
   // Waves go to the buckets in turn: wave 3 runs in the third.
   const nlohmann::ordered_json& slots = buckets.at((3 - 1) % buckets.size())["program_binding"]["slots"];
   std::uint64_t first_slot_words = 0;
@@ -337,9 +340,7 @@ TEST_CASE("ferrum run: workspace resources are checked, and memory is reported a
     const json_run run = run_json(example_plan(name), {"--waves", "12"});
     check_healthy(run, 12);
     CHECK(u64(run.report["waves"]["completed"]) == 12);
-    const command_result compiled = run_ferrum({"compile", example_plan(name), "--json"});
-    REQUIRE(compiled.status == 0);
-    const nlohmann::ordered_json buckets = nlohmann::ordered_json::parse(compiled.out)["buckets"];
+    const nlohmann::ordered_json buckets = compiled_json(example_plan(name))["buckets"];
     const nlohmann::ordered_json& memory = run.report["memory"];
     REQUIRE(memory.size() == buckets.size());
     for (std::size_t b = 0; b < buckets.size(); ++b) {
@@ -392,9 +393,7 @@ TEST_CASE("ferrum run: a workspace resource written inside its interval is count
   INFO("stderr: " << run.result.err);
   CHECK(run.result.status == 3);
   check_report(run.report, 6, "null");
-  const command_result compiled = run_ferrum({"compile", example_plan("interval_liveness.json"), "--json"});
-  REQUIRE(compiled.status == 0);
-  const nlohmann::ordered_json buckets = nlohmann::ordered_json::parse(compiled.out)["buckets"];
+  const nlohmann::ordered_json buckets = compiled_json(example_plan("interval_liveness.json"))["buckets"];
   // Waves go to the buckets in turn: wave 3 runs in the first of two.
   std::uint64_t words = 0;
   for (const auto& domain : buckets.at((3 - 1) % buckets.size())["domains"])
