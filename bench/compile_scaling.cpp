@@ -176,7 +176,7 @@ int main(int argc, char** argv) {
   std::vector<std::size_t> sizes{1'000, 10'000, 100'000, 1'000'000};
   if (argc > 1) sizes = {static_cast<std::size_t>(std::strtoull(argv[1], nullptr, 10))};
   constexpr std::size_t baseline_limit = 20'000;
-  constexpr std::size_t text_limit = 100'000;
+  constexpr std::size_t text_limit = 1'000'000;
   const std::filesystem::path plan_file = std::filesystem::temp_directory_path() / "ferrum_bench_compile_plan.json";
 
   for (bool mixed : {false, true}) {
@@ -245,7 +245,7 @@ int main(int argc, char** argv) {
     std::printf("scaling: ns/node at the largest size / at the smallest = %.2f (1.0 = linear)\n",
                 last_per_node / first_per_node);
   }
-  std::filesystem::remove(plan_file);
+  if (std::getenv("FERRUM_BENCH_KEEP_PLAN") == nullptr) std::filesystem::remove(plan_file);
   std::printf("\nspeedup: the original module's owner search alone (a part of its compile) / ferrum's whole compile\n");
   std::printf("load: parse_plan + compile of the plan file's text in this process; cli: ferrum compile FILE --json\n");
   return 0;

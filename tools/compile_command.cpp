@@ -2,7 +2,6 @@
 
 #include "compiled_json.hpp"
 #include "compiled_table.hpp"
-#include "json_output.hpp"
 #include "read_text_file.hpp"
 #include "report_error.hpp"
 
@@ -31,7 +30,7 @@ exit_code run_compile(const compile_options& options, std::ostream& out, std::os
   }
 
   if (options.json)
-    write_json(out, compiled_json(*program));
+    write_compiled_json(out, *program);
   else
     write_compiled_table(out, *program);
   return exit_code::ok;

@@ -1,71 +1,150 @@
 #include "compiled_json.hpp"
 
+#include <rapidjson/prettywriter.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
 namespace ferrum::tools {
 namespace {
 
-nlohmann::ordered_json domain_json(const capacity_layout& domain, std::uint64_t lane_offset) {
-  nlohmann::ordered_json projections = nlohmann::ordered_json::array();
+// RapidJSON's output stream over a std::ostream, in 64 KiB chunks: a 1M-node
+// program's document is about 200 MB, and RapidJSON's own ostream wrapper
+// writes a character at a time.
+class chunked_stream {
+ public:
+  using Ch = char;
+
+  explicit chunked_stream(std::ostream& out) noexcept : out_(out) {}
+  chunked_stream(const chunked_stream&) = delete;
+  chunked_stream& operator=(const chunked_stream&) = delete;
+  ~chunked_stream() { Flush(); }
+
+  void Put(char c) {
+    if (used_ == buffer_.size()) Flush();
+    buffer_[used_++] = c;
+  }
+  void Flush() {
+    out_.write(buffer_.data(), static_cast<std::streamsize>(used_));
+    used_ = 0;
+  }
+
+ private:
+  std::ostream& out_;
+  std::array<char, std::size_t{64} << 10> buffer_{};
+  std::size_t used_ = 0;
+};
+
+// Writes the document with the layout nlohmann's dump(2) gives the other
+// reports: two-space indents, one array element per line.
+class document_writer {
+ public:
+  explicit document_writer(chunked_stream& stream) : writer_(stream) { writer_.SetIndent(' ', 2); }
+
+  void key(std::string_view name) { writer_.Key(name.data(), static_cast<rapidjson::SizeType>(name.size())); }
+  void string(std::string_view text) { writer_.String(text.data(), static_cast<rapidjson::SizeType>(text.size())); }
+  void number(std::uint64_t n) { writer_.Uint64(n); }
+  void null() { writer_.Null(); }
+  void begin_object() { writer_.StartObject(); }
+  void end_object() { writer_.EndObject(); }
+  void begin_array() { writer_.StartArray(); }
+  void end_array() { writer_.EndArray(); }
+
+  template <class Value>
+  void member(std::string_view name, const Value& value) {
+    key(name);
+    if constexpr (std::is_convertible_v<const Value&, std::string_view>)
+      string(value);
+    else
+      number(value);
+  }
+
+ private:
+  rapidjson::PrettyWriter<chunked_stream> writer_;
+};
+
+void write_domain(document_writer& w, const capacity_layout& domain, std::uint64_t lane_offset) {
+  w.begin_object();
+  w.member("pool", domain.pool.str());
+  w.member("liveness", to_string(domain.liveness));
+  w.member("lane_offset", lane_offset);
+  w.member("physical_size_bytes", domain.physical_size_bytes);
+  w.member("unaliased_size_bytes", domain.unaliased_size_bytes);
+  w.key("projections");
+  w.begin_array();
   for (const projection& p : domain.projections) {
-    nlohmann::ordered_json entry;
-    entry["resource"] = p.resource.str();
-    entry["offset"] = p.offset;
-    entry["capacity"] = p.capacity;
-    projections.push_back(std::move(entry));
+    w.begin_object();
+    w.member("resource", p.resource.str());
+    w.member("offset", p.offset);
+    w.member("capacity", p.capacity);
+    w.end_object();
   }
-  nlohmann::ordered_json out;
-  out["pool"] = domain.pool.str();
-  out["liveness"] = std::string(to_string(domain.liveness));
-  out["lane_offset"] = lane_offset;
-  out["physical_size_bytes"] = domain.physical_size_bytes;
-  out["unaliased_size_bytes"] = domain.unaliased_size_bytes;
-  out["projections"] = std::move(projections);
-  return out;
+  w.end_array();
+  w.end_object();
 }
 
-nlohmann::ordered_json binding_json(const program_binding_layout& binding) {
-  nlohmann::ordered_json slots = nlohmann::ordered_json::array();
+void write_binding(document_writer& w, const program_binding_layout& binding) {
+  w.begin_object();
+  w.member("physical_size_bytes", binding.physical_size_bytes());
+  w.member("fingerprint", binding.fingerprint().str());
+  w.key("slots");
+  w.begin_array();
   for (const binding_slot& s : binding.slots()) {
-    nlohmann::ordered_json entry;
-    entry["node_index"] = s.node_index;
-    entry["node"] = s.node.str();
-    entry["resource"] = s.resource.str();
-    entry["offset"] = s.offset;
-    entry["capacity"] = s.capacity;
-    entry["alignment"] = s.alignment;
-    slots.push_back(std::move(entry));
+    w.begin_object();
+    w.member("node_index", std::uint64_t{s.node_index});
+    w.member("node", s.node.str());
+    w.member("resource", s.resource.str());
+    w.member("offset", s.offset);
+    w.member("capacity", s.capacity);
+    w.member("alignment", s.alignment);
+    w.end_object();
   }
-  nlohmann::ordered_json out;
-  out["physical_size_bytes"] = binding.physical_size_bytes();
-  out["fingerprint"] = binding.fingerprint().str();
-  out["slots"] = std::move(slots);
-  return out;
+  w.end_array();
+  w.end_object();
 }
 
-nlohmann::ordered_json bucket_json(const compiled_bucket& bucket) {
-  nlohmann::ordered_json domains = nlohmann::ordered_json::array();
+void write_bucket(document_writer& w, const compiled_bucket& bucket) {
+  w.begin_object();
+  w.member("id", bucket.id.str());
+  w.member("class", bucket.spec.cls.str());
+  w.key("capacity");
+  w.begin_array();
+  for (const std::uint64_t d : bucket.spec.dims) w.number(d);
+  w.end_array();
+  w.member("lane_bytes", bucket.lane_bytes());
+  w.member("unaliased_lane_bytes", bucket.unaliased_lane_size_bytes);
+  w.key("domains");
+  w.begin_array();
   for (std::size_t d = 0; d < bucket.capacity_layouts.size(); ++d)
-    domains.push_back(domain_json(bucket.capacity_layouts[d], bucket.pool_offsets[d]));
-  nlohmann::ordered_json out;
-  out["id"] = bucket.id.str();
-  out["class"] = bucket.spec.cls.str();
-  out["capacity"] = bucket.spec.dims;
-  out["lane_bytes"] = bucket.lane_bytes();
-  out["unaliased_lane_bytes"] = bucket.unaliased_lane_size_bytes;
-  out["domains"] = std::move(domains);
-  out["program_binding"] = bucket.binding ? binding_json(*bucket.binding) : nlohmann::ordered_json(nullptr);
-  return out;
+    write_domain(w, bucket.capacity_layouts[d], bucket.pool_offsets[d]);
+  w.end_array();
+  w.key("program_binding");
+  if (bucket.binding)
+    write_binding(w, *bucket.binding);
+  else
+    w.null();
+  w.end_object();
 }
 
 }  // namespace
 
-nlohmann::ordered_json compiled_json(const compiled_program& program) {
-  nlohmann::ordered_json buckets = nlohmann::ordered_json::array();
-  for (const compiled_bucket& bucket : program.buckets) buckets.push_back(bucket_json(bucket));
-  nlohmann::ordered_json out;
-  out["format"] = compiled_format;
-  out["plan_hash"] = program.hash.str();
-  out["buckets"] = std::move(buckets);
-  return out;
+void write_compiled_json(std::ostream& out, const compiled_program& program) {
+  {
+    chunked_stream stream(out);
+    document_writer w(stream);
+    w.begin_object();
+    w.member("format", std::string_view(compiled_format));
+    w.member("plan_hash", program.hash.str());
+    w.key("buckets");
+    w.begin_array();
+    for (const compiled_bucket& bucket : program.buckets) write_bucket(w, bucket);
+    w.end_array();
+    w.end_object();
+  }
+  out << '\n';
 }
 
 }  // namespace ferrum::tools

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <memory>
 
+#include <sys/stat.h>
+
 namespace ferrum::tools {
 namespace {
 
@@ -25,6 +27,10 @@ boost::system::result<std::string> read_text_file(const std::string& path) {
   if (!file) return last_system_error();
 
   std::string text;
+  // A regular file's size, so that a plan of hundreds of megabytes is read
+  // into one allocation rather than through repeated growth.
+  if (struct stat info{}; ::fstat(::fileno(file.get()), &info) == 0 && S_ISREG(info.st_mode))
+    text.reserve(static_cast<std::size_t>(info.st_size));
   char buffer[1 << 16];
   for (;;) {
     errno = 0;

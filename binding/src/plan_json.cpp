@@ -1,19 +1,28 @@
 // Reads `ferrum.plan.v1` documents (plan_json.hpp) in two passes.
 //
-// 1. nlohmann's SAX parser drives a DOM builder of ours (linear in the text)
-//    that rejects duplicate keys (a DOM would silently keep only the last
-//    one) and nesting deeper than max_plan_json_depth as they come.
-// 2. A walk over the DOM checks the schema — types, field sets, number ranges,
-//    ids, enum names — and fills a `plan`, which validate_plan then checks.
+// 1. A parse into a DOM: the fast one (json_fast_dom.hpp, simdjson) where it
+//    accepts the text, otherwise the reference one (json_reference_dom.hpp,
+//    nlohmann), which names syntax errors by their byte. Either rejects
+//    duplicate keys and nesting deeper than max_plan_json_depth.
+// 2. A walk over the DOM (json_view.hpp, written once for both) checks the
+//    schema — types, field sets, number ranges, ids, enum names — and fills a
+//    `plan`, which validate_plan then checks. Pointers for errors are built
+//    only when one is reported.
 //
-// Both passes report by throwing `rejection`, caught in parse_plan, so every
-// check is one line; nothing else here throws on bad input.
+// Both passes report by throwing `rejection` (plan_rejection.hpp), caught in
+// parse_plan, so every check is one line; nothing else here throws on bad
+// input.
 #include "ferrum/binding/plan_json.hpp"
 
+#include "json_fast_dom.hpp"
 #include "json_pointer.hpp"
+#include "json_reference_dom.hpp"
+#include "json_view.hpp"
+#include "plan_rejection.hpp"
 
-#include <nlohmann/json.hpp>
-
+#include <algorithm>
+#include <array>
+#include <cassert>
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
@@ -25,136 +34,12 @@
 namespace ferrum {
 namespace {
 
-using json = nlohmann::json;
+using detail::json_kind;
+using detail::reject;
 
 constexpr std::string_view plan_format = "ferrum.plan.v1";
 constexpr std::uint64_t u64_max = std::numeric_limits<std::uint64_t>::max();
 constexpr std::string_view id_rules = " (1 to 128 of a-z 0-9 / - . _ @)";
-
-struct rejection {
-  ferrum::error error;
-};
-
-[[noreturn]] void reject(errc code, std::string detail, std::string path) {
-  throw rejection{make_error(code, std::move(detail), std::move(path))};
-}
-
-// Builds the DOM from nlohmann's SAX events in one pass, linear in the text,
-// rejecting duplicate keys (a DOM would silently keep only the last one) and
-// nesting deeper than max_plan_json_depth as they come, with the pointer of
-// the offending element. nlohmann's callback parser can make the same checks,
-// but it rescans every object at its end once a callback is installed, which
-// made loading quadratic (100k nodes: 5.8 s, half of it in end_object).
-class dom_builder {
- public:
-  [[nodiscard]] json take() { return std::move(root_); }
-
-  // The pointer of the value the parser is reading but has not reported: an
-  // object's member is named by its key event already, an array's element
-  // only by the value event still to come.
-  [[nodiscard]] std::string pending_path() const {
-    if (frames_.empty() || !frames_.back().value->is_array()) return path();
-    return path(frames_.size() - 1) + "/" + std::to_string(frames_.back().value->size());
-  }
-
-  // nlohmann's SAX interface.
-  bool null() { return put(nullptr) != nullptr; }
-  bool boolean(bool v) { return put(v) != nullptr; }
-  bool number_integer(json::number_integer_t v) { return put(v) != nullptr; }
-  bool number_unsigned(json::number_unsigned_t v) { return put(v) != nullptr; }
-  bool number_float(json::number_float_t v, const json::string_t& /*text*/) { return put(v) != nullptr; }
-  bool string(json::string_t& v) { return put(std::move(v)) != nullptr; }
-  bool binary(json::binary_t& v) { return put(json::binary(std::move(v))) != nullptr; }
-  bool start_object(std::size_t /*elements*/) { return open(json::object()); }
-  bool start_array(std::size_t /*elements*/) { return open(json::array()); }
-  bool end_object() { return close(); }
-  bool end_array() { return close(); }
-
-  bool key(json::string_t& name) {
-    frame& object = frames_.back();
-    object.token = detail::json_pointer_token(name);
-    auto [member, inserted] = object.value->get_ref<json::object_t&>().try_emplace(name);
-    if (!inserted) reject(errc::duplicate_key, "key " + quote_text(name) + " appears twice", path());
-    object.member = &member->second;
-    return true;
-  }
-
-  bool parse_error(std::size_t /*position*/, const std::string& /*token*/, const nlohmann::detail::exception& e) {
-    // Error 406: a number literal beyond the range of a double (1e400).
-    if (e.id == 406)
-      reject(errc::number_out_of_range, "expected an unsigned integer, got a number beyond the range of a double",
-             pending_path());
-    // what() is "[json.exception.parse_error.101] parse error at line 1, ...".
-    std::string_view message = e.what();
-    if (const auto end = message.find("] "); end != std::string_view::npos) message.remove_prefix(end + 2);
-    if (const auto* syntax = dynamic_cast<const json::parse_error*>(&e))
-      reject(errc::json_syntax, "at byte " + std::to_string(syntax->byte) + ": " + printable(message, 240), "");
-    reject(errc::json_syntax, printable(e.what(), 240), "");
-  }
-
- private:
-  struct frame {
-    json* value;             // the open container
-    json* member = nullptr;  // an object's member whose key came last
-    std::string token;       // the pointer token of its current element
-  };
-
-  // Places `value` where the parser is: the root, an array's next element or
-  // the member of the last key. Returns where it went.
-  json* put(json value) {
-    if (frames_.empty()) {
-      root_ = std::move(value);
-      return &root_;
-    }
-    frame& top = frames_.back();
-    if (top.value->is_array()) {
-      top.token = std::to_string(top.value->size());
-      top.value->push_back(std::move(value));
-      return &top.value->back();
-    }
-    *top.member = std::move(value);
-    return top.member;
-  }
-
-  bool open(json container) {
-    json* placed = put(std::move(container));
-    if (frames_.size() >= max_plan_json_depth)
-      reject(errc::json_too_deep, "more than " + std::to_string(max_plan_json_depth) + " levels of nesting", path());
-    frames_.push_back({placed, nullptr, {}});
-    return true;
-  }
-
-  bool close() {
-    frames_.pop_back();
-    return true;
-  }
-
-  // The pointer of the current element of the outermost `depth` containers.
-  [[nodiscard]] std::string path(std::size_t depth) const {
-    std::string out;
-    for (std::size_t i = 0; i < depth; ++i) out += "/" + frames_[i].token;
-    return out;
-  }
-  [[nodiscard]] std::string path() const { return path(frames_.size()); }
-
-  json root_;
-  std::vector<frame> frames_;
-};
-
-json parse_document(std::string_view text) {
-  // nlohmann takes a NUL byte outside a string for the end of the input and
-  // ignores what follows; well-formed JSON text holds none.
-  if (const auto nul = text.find('\0'); nul != std::string_view::npos)
-    reject(errc::json_syntax, "at byte " + std::to_string(nul + 1) + ": a NUL byte", "");
-  dom_builder builder;
-  try {
-    json::sax_parse(text.begin(), text.end(), &builder);
-  } catch (const json::exception& e) {
-    // Any other exception of the parser (none is known to reach here).
-    reject(errc::json_syntax, printable(e.what(), 240), "");
-  }
-  return builder.take();
-}
 
 template <class Enum>
 std::string names_of() {
@@ -169,38 +54,45 @@ std::string names_of() {
   return out;
 }
 
-// A value of the document and its JSON pointer; each accessor checks what it
-// reads and rejects with that pointer.
+// A value of the document and where it is; each accessor checks what it reads
+// and rejects with the value's JSON pointer. A cursor refers to its parent,
+// so children live no longer than the cursor they came from.
+template <class View>
+class known_members;
+
+template <class View>
 class cursor {
  public:
-  cursor(const json& value, std::string path) : value_(&value), path_(std::move(path)) {}
+  explicit cursor(View value) : value_(value) {}
 
-  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+  // The JSON pointer of the value, e.g. "/resources/3/alignment".
+  [[nodiscard]] std::string path() const {
+    if (parent_ == nullptr) return "";
+    return parent_->path() + "/" + (is_member_ ? detail::json_pointer_token(key_) : std::to_string(index_));
+  }
 
   const cursor& require_object() const {
-    if (!value_->is_object()) wrong_type("an object");
+    if (value_.kind() != json_kind::object) wrong_type("an object");
     return *this;
   }
 
-  // Checks that this is an object whose keys are all in `allowed`; the first
-  // unknown key in key order is rejected.
-  const cursor& require_object(std::initializer_list<std::string_view> allowed) const {
+  // Checks that this is an object whose keys are all in `allowed` (of
+  // several unknown keys, the first in key order is rejected), and returns
+  // its members by name.
+  [[nodiscard]] known_members<View> require_object(std::initializer_list<std::string_view> allowed) const {
     require_object();
-    for (auto it = value_->begin(); it != value_->end(); ++it) {
-      bool known = false;
-      for (std::string_view name : allowed) known = known || it.key() == name;
-      if (!known)
-        reject(errc::unknown_field, "field " + quote_text(it.key()) + " is not defined here", child(it.key()));
-    }
-    return *this;
+    return known_members<View>(*this, allowed);
   }
 
-  [[nodiscard]] bool has(std::string_view key) const { return value_->contains(key); }
+  // The cursor of member `key` of this object, whose value is `value`.
+  [[nodiscard]] cursor member(View value, std::string_view key) const { return cursor(value, this, key); }
+
+  [[nodiscard]] bool has(std::string_view key) const { return value_.find(key).has_value(); }
 
   [[nodiscard]] std::optional<cursor> optional(std::string_view key) const {
-    auto it = value_->find(key);
-    if (it == value_->end()) return std::nullopt;
-    return cursor(*it, child(key));
+    const std::optional<View> found = value_.find(key);
+    if (!found) return std::nullopt;
+    return member(*found, key);
   }
 
   [[nodiscard]] cursor operator[](std::string_view key) const {
@@ -209,171 +101,256 @@ class cursor {
     return *found;
   }
 
-  [[nodiscard]] std::vector<cursor> elements() const {
-    if (!value_->is_array()) wrong_type("an array");
-    std::vector<cursor> out;
-    out.reserve(value_->size());
-    for (std::size_t i = 0; i < value_->size(); ++i) out.emplace_back((*value_)[i], path_ + "/" + std::to_string(i));
-    return out;
+  // The number of elements of an array.
+  [[nodiscard]] std::size_t size() const {
+    if (value_.kind() != json_kind::array) wrong_type("an array");
+    return value_.size();
   }
 
-  // The members of an object keyed by ids, in key order.
-  [[nodiscard]] std::vector<std::pair<std::string, cursor>> members() const {
+  // Calls `f(cursor)` for each element of an array, in order.
+  template <class F>
+  void for_each_element(F&& f) const {
+    if (value_.kind() != json_kind::array) wrong_type("an array");
+    std::size_t index = 0;
+    value_.for_each_element([&](View element) { f(cursor(element, this, index++)); });
+  }
+
+  // Calls `f(key, cursor)` for each member of an object keyed by ids, in key
+  // order.
+  template <class F>
+  void for_each_member_in_key_order(F&& f) const {
     require_object();
-    std::vector<std::pair<std::string, cursor>> out;
-    for (auto it = value_->begin(); it != value_->end(); ++it)
-      out.emplace_back(it.key(), cursor(it.value(), child(it.key())));
-    return out;
+    std::vector<std::pair<std::string_view, View>> members;
+    value_.for_each_member([&](std::string_view key, View value) { members.emplace_back(key, value); });
+    std::sort(members.begin(), members.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [key, value] : members) f(key, member(value, key));
   }
 
-  [[nodiscard]] const std::string& str() const {
-    if (!value_->is_string()) wrong_type("a string");
-    return value_->get_ref<const std::string&>();
+  [[nodiscard]] std::string_view str() const {
+    if (value_.kind() != json_kind::string) wrong_type("a string");
+    return value_.str();
   }
 
   [[nodiscard]] std::uint64_t u64(std::uint64_t min = 0, std::uint64_t max = u64_max) const {
-    // nlohmann keeps non-negative integer literals that fit 64 bits as
-    // number_unsigned; a '-' makes number_integer, and a fraction, an exponent
-    // or a value beyond 2^64-1 makes number_float.
-    if (value_->is_number_integer() && !value_->is_number_unsigned())
-      reject(errc::number_out_of_range, "expected an unsigned integer, got a negative number", path_);
-    if (value_->is_number_float())
-      reject(errc::number_out_of_range,
-             "expected an unsigned integer, got a fraction, an exponent or a number beyond 2^64-1", path_);
-    if (!value_->is_number_unsigned()) wrong_type("an unsigned integer");
-    const auto n = value_->get<std::uint64_t>();
+    // Non-negative integer literals that fit 64 bits are unsigned; a '-'
+    // makes a negative integer, and a fraction, an exponent or a value beyond
+    // 2^64-1 a floating one (json_view.hpp).
+    switch (value_.kind()) {
+      case json_kind::negative_integer:
+        reject(errc::number_out_of_range, "expected an unsigned integer, got a negative number", path());
+      case json_kind::floating:
+        reject(errc::number_out_of_range,
+               "expected an unsigned integer, got a fraction, an exponent or a number beyond 2^64-1", path());
+      case json_kind::unsigned_integer:
+        break;
+      default:
+        wrong_type("an unsigned integer");
+    }
+    const std::uint64_t n = value_.u64();
     if (n < min || n > max)
       reject(errc::number_out_of_range,
-             std::to_string(n) + " is outside " + std::to_string(min) + ".." + std::to_string(max), path_);
+             std::to_string(n) + " is outside " + std::to_string(min) + ".." + std::to_string(max), path());
     return n;
   }
 
   template <class Id>
   [[nodiscard]] Id id() const {
-    const std::string& text = str();
+    const std::string_view text = str();
     auto made = Id::make(text);
-    if (!made) reject(errc::invalid_id, quote_text(text) + " is not an id" + std::string(id_rules), path_);
-    return *made;
+    if (!made) reject(errc::invalid_id, quote_text(text) + " is not an id" + std::string(id_rules), path());
+    return *std::move(made);
   }
 
   template <class Enum>
   [[nodiscard]] Enum enumeration() const {
-    const std::string& text = str();
+    const std::string_view text = str();
     auto value = enum_from_string<Enum>(text);
-    if (!value) reject(errc::unknown_value, quote_text(text) + " is not one of " + names_of<Enum>(), path_);
+    if (!value) reject(errc::unknown_value, quote_text(text) + " is not one of " + names_of<Enum>(), path());
     return *value;
   }
 
  private:
-  [[nodiscard]] std::string child(std::string_view key) const { return path_ + "/" + detail::json_pointer_token(key); }
+  cursor(View value, const cursor* parent, std::string_view key)
+      : value_(value), parent_(parent), key_(key), is_member_(true) {}
+  cursor(View value, const cursor* parent, std::size_t index) : value_(value), parent_(parent), index_(index) {}
+
+  friend class known_members<View>;
+
+  [[nodiscard]] std::string child(std::string_view key) const { return path() + "/" + detail::json_pointer_token(key); }
 
   [[noreturn]] void wrong_type(std::string_view expected) const {
-    reject(errc::wrong_type, "expected " + std::string(expected) + ", got " + value_->type_name(), path_);
+    reject(errc::wrong_type,
+           "expected " + std::string(expected) + ", got " + std::string(detail::type_name(value_.kind())), path());
   }
 
-  const json* value_;
-  std::string path_;
+  View value_;
+  const cursor* parent_ = nullptr;
+  std::string_view key_;   // a member's key
+  std::size_t index_ = 0;  // an element's index
+  bool is_member_ = false;
 };
 
-plan_node read_node(const cursor& c) {
-  c.require_object({"id", "resources", "binding"});
+// An object's members by the names its schema allows, collected in one pass
+// over the object: looking each of a resource's ten fields up by scanning its
+// members took 55 key comparisons per resource.
+template <class View>
+class known_members {
+ public:
+  known_members(const cursor<View>& object, std::initializer_list<std::string_view> names) : object_(&object) {
+    assert(names.size() <= names_.size());
+    std::copy(names.begin(), names.end(), names_.begin());
+    count_ = names.size();
+    std::optional<std::string_view> unknown;
+    object.value_.for_each_member([&](std::string_view key, View value) {
+      if (const std::size_t i = index_of(key); i < count_)
+        values_[i] = value;
+      else if (!unknown || key < *unknown)
+        unknown = key;
+    });
+    if (unknown)
+      reject(errc::unknown_field, "field " + quote_text(*unknown) + " is not defined here", object.child(*unknown));
+  }
+
+  [[nodiscard]] std::optional<cursor<View>> optional(std::string_view name) const {
+    const std::size_t i = index_of(name);
+    assert(i < count_);  // a name the schema allows
+    const std::optional<View>& value = values_[i];
+    if (!value) return std::nullopt;
+    return object_->member(*value, name);
+  }
+
+  [[nodiscard]] cursor<View> operator[](std::string_view name) const {
+    auto found = optional(name);
+    if (!found) reject(errc::missing_field, "field " + quote_text(name) + " is required", object_->child(name));
+    return *found;
+  }
+
+ private:
+  [[nodiscard]] std::size_t index_of(std::string_view name) const {
+    return static_cast<std::size_t>(std::find(names_.begin(), names_.begin() + count_, name) - names_.begin());
+  }
+
+  const cursor<View>* object_;
+  std::array<std::string_view, 10> names_{};
+  std::array<std::optional<View>, 10> values_{};
+  std::size_t count_ = 0;
+};
+
+template <class View>
+plan_node read_node(const cursor<View>& c) {
+  const known_members<View> m = c.require_object({"id", "resources", "binding"});
   plan_node node;
-  node.id = c["id"].id<node_id>();
-  for (const cursor& r : c["resources"].elements()) node.resources.push_back(r.id<resource_id>());
-  if (auto binding = c.optional("binding")) node.binding = binding->id<resource_id>();
+  node.id = m["id"].template id<node_id>();
+  m["resources"].for_each_element(
+      [&](const cursor<View>& r) { node.resources.push_back(r.template id<resource_id>()); });
+  if (auto binding = m.optional("binding")) node.binding = binding->template id<resource_id>();
   return node;
 }
 
 // `{"fixed": B}` or `{"base": B, "per_unit": U, "dimension": D}`; which form
 // is meant is decided by its keys, so a mix is reported as an unknown field
 // of the form that was started.
-resource_demand read_demand(const cursor& c) {
+template <class View>
+resource_demand read_demand(const cursor<View>& c) {
   c.require_object();
   const bool scaled = !c.has("fixed") && (c.has("base") || c.has("per_unit") || c.has("dimension"));
-  if (!scaled) {
-    c.require_object({"fixed"});
-    return resource_demand::fixed(c["fixed"].u64());
-  }
-  c.require_object({"base", "per_unit", "dimension"});
-  const std::uint64_t base = c["base"].u64();
-  const std::uint64_t per_unit = c["per_unit"].u64();
-  return resource_demand::scaled(base, per_unit, static_cast<std::uint8_t>(c["dimension"].u64(0, 2)));
+  if (!scaled) return resource_demand::fixed(c.require_object({"fixed"})["fixed"].u64());
+  const known_members<View> m = c.require_object({"base", "per_unit", "dimension"});
+  const std::uint64_t base = m["base"].u64();
+  const std::uint64_t per_unit = m["per_unit"].u64();
+  return resource_demand::scaled(base, per_unit, static_cast<std::uint8_t>(m["dimension"].u64(0, 2)));
 }
 
-storage_contract read_storage(const cursor& c) {
-  c.require_object({"allocator", "view", "contract"});
+template <class View>
+storage_contract read_storage(const cursor<View>& c) {
+  const known_members<View> m = c.require_object({"allocator", "view", "contract"});
   storage_contract storage;
-  storage.allocator = c["allocator"].enumeration<storage_allocator>();
-  storage.view = c["view"].enumeration<storage_view>();
-  storage.digest = c["contract"].str();
+  storage.allocator = m["allocator"].template enumeration<storage_allocator>();
+  storage.view = m["view"].template enumeration<storage_view>();
+  storage.digest = m["contract"].str();
   return storage;
 }
 
-resource_descriptor read_resource(const cursor& c) {
-  c.require_object({"id", "pool", "kind", "node", "demand", "alignment", "lifetime", "usage", "element", "storage"});
+template <class View>
+resource_descriptor read_resource(const cursor<View>& c) {
+  const known_members<View> m = c.require_object(
+      {"id", "pool", "kind", "node", "demand", "alignment", "lifetime", "usage", "element", "storage"});
   resource_descriptor r;
-  r.id = c["id"].id<resource_id>();
-  r.pool = c["pool"].id<pool_id>();
-  r.kind = c["kind"].enumeration<allocation_kind>();
+  r.id = m["id"].template id<resource_id>();
+  r.pool = m["pool"].template id<pool_id>();
+  r.kind = m["kind"].template enumeration<allocation_kind>();
   // Which fields exist depends on the kind; that is the schema's business, so
   // it is reported here, before validate_plan looks at references.
   if (r.kind == allocation_kind::binding) {
-    r.node = c["node"].id<node_id>();
-  } else if (auto node = c.optional("node")) {
+    r.node = m["node"].template id<node_id>();
+  } else if (auto node = m.optional("node")) {
     reject(errc::unknown_field, "a workspace resource has no owning node", node->path());
   }
-  r.demand = read_demand(c["demand"]);
-  r.alignment = c["alignment"].u64();
-  r.lifetime = c["lifetime"].enumeration<allocation_lifetime>();
-  r.usage = c["usage"].enumeration<buffer_usage>();
-  r.element = c["element"].enumeration<element_type>();
-  r.storage = read_storage(c["storage"]);
+  r.demand = read_demand(m["demand"]);
+  r.alignment = m["alignment"].u64();
+  r.lifetime = m["lifetime"].template enumeration<allocation_lifetime>();
+  r.usage = m["usage"].template enumeration<buffer_usage>();
+  r.element = m["element"].template enumeration<element_type>();
+  r.storage = read_storage(m["storage"]);
   return r;
 }
 
-bucket_spec read_bucket(const cursor& c) {
-  c.require_object({"class", "capacity", "budgets"});
+template <class View>
+bucket_spec read_bucket(const cursor<View>& c) {
+  const known_members<View> m = c.require_object({"class", "capacity", "budgets"});
   bucket_spec bucket;
-  bucket.cls = c["class"].id<bucket_class>();
-  const cursor capacity = c["capacity"];
-  const std::vector<cursor> dims = capacity.elements();
+  bucket.cls = m["class"].template id<bucket_class>();
+  const cursor<View> capacity = m["capacity"];
   // A capacity is a fixed-shape tuple: another length is another type.
-  if (dims.size() != bucket.dims.size())
-    reject(errc::wrong_type,
-           "expected an array of 3 unsigned integers, got " + std::to_string(dims.size()) + " elements",
+  if (const std::size_t length = capacity.size(); length != bucket.dims.size())
+    reject(errc::wrong_type, "expected an array of 3 unsigned integers, got " + std::to_string(length) + " elements",
            capacity.path());
-  for (std::size_t d = 0; d < dims.size(); ++d) bucket.dims[d] = dims[d].u64(1);
-  for (const cursor& b : c["budgets"].elements()) {
-    b.require_object({"pool", "min", "max"});
-    bucket.budgets.push_back({b["pool"].id<pool_id>(), b["min"].u64(), b["max"].u64()});
-  }
+  std::size_t d = 0;
+  capacity.for_each_element([&](const cursor<View>& dim) { bucket.dims[d++] = dim.u64(1); });
+  m["budgets"].for_each_element([&](const cursor<View>& b) {
+    const known_members<View> budget = b.require_object({"pool", "min", "max"});
+    bucket.budgets.push_back({budget["pool"].template id<pool_id>(), budget["min"].u64(), budget["max"].u64()});
+  });
   return bucket;
 }
 
-plan read_plan(const cursor& root) {
+template <class View>
+plan read_plan(const cursor<View>& root) {
   root.require_object();
   // The format first: another document type should say so, not list its
   // fields as unknown.
-  const cursor format = root["format"];
+  const cursor<View> format = root["format"];
   if (format.str() != plan_format)
     reject(errc::unsupported_format, quote_text(format.str()) + " is not 'ferrum.plan.v1'", format.path());
-  root.require_object({"format", "nodes", "resources", "buckets", "pools", "lanes", "budget_bytes"});
+  const known_members<View> m =
+      root.require_object({"format", "nodes", "resources", "buckets", "pools", "lanes", "budget_bytes"});
 
   plan p;
-  for (const cursor& c : root["nodes"].elements()) p.nodes.push_back(read_node(c));
-  for (const cursor& c : root["resources"].elements()) p.resources.push_back(read_resource(c));
-  for (const cursor& c : root["buckets"].elements()) p.buckets.push_back(read_bucket(c));
-  if (auto pools = root.optional("pools")) {
-    for (const auto& [key, options] : pools->members()) {
+  const cursor<View> nodes = m["nodes"];
+  p.nodes.reserve(nodes.size());
+  nodes.for_each_element([&](const cursor<View>& c) { p.nodes.push_back(read_node(c)); });
+  const cursor<View> resources = m["resources"];
+  p.resources.reserve(resources.size());
+  resources.for_each_element([&](const cursor<View>& c) { p.resources.push_back(read_resource(c)); });
+  m["buckets"].for_each_element([&](const cursor<View>& c) { p.buckets.push_back(read_bucket(c)); });
+  if (auto pools = m.optional("pools")) {
+    pools->for_each_member_in_key_order([&](std::string_view key, const cursor<View>& options) {
       auto pool = pool_id::make(key);
       if (!pool)
         reject(errc::invalid_id, quote_text(key) + " is not a pool id" + std::string(id_rules), options.path());
-      options.require_object({"liveness"});
-      p.pools.push_back({*pool, options["liveness"].enumeration<liveness_mode>()});
-    }
+      p.pools.push_back(
+          {*pool, options.require_object({"liveness"})["liveness"].template enumeration<liveness_mode>()});
+    });
   }
-  p.lanes = static_cast<std::uint32_t>(root["lanes"].u64(1, std::numeric_limits<std::uint32_t>::max()));
-  p.budget_bytes = root["budget_bytes"].u64();
+  p.lanes = static_cast<std::uint32_t>(m["lanes"].u64(1, std::numeric_limits<std::uint32_t>::max()));
+  p.budget_bytes = m["budget_bytes"].u64();
+  return p;
+}
+
+template <class View>
+result<plan> read_and_validate(View root) {
+  plan p = read_plan(cursor<View>(root));
+  if (auto valid = validate_plan(p); !valid) return valid.error();
   return p;
 }
 
@@ -381,13 +358,25 @@ plan read_plan(const cursor& root) {
 
 result<plan> parse_plan(std::string_view text) {
   try {
-    const json document = parse_document(text);
-    plan p = read_plan(cursor(document, ""));
-    if (auto valid = validate_plan(p); !valid) return valid.error();
-    return p;
+    simdjson::dom::parser parser;
+    if (const auto root = detail::parse_fast_dom(parser, text)) return read_and_validate(detail::fast_view(*root));
+    return detail::parse_plan_reference(text);
+  } catch (const detail::rejection& r) {
+    return r.error;
+  }
+}
+
+namespace detail {
+
+result<plan> parse_plan_reference(std::string_view text) {
+  try {
+    const nlohmann::json document = parse_reference_dom(text);
+    return read_and_validate(reference_view(document));
   } catch (const rejection& r) {
     return r.error;
   }
 }
+
+}  // namespace detail
 
 }  // namespace ferrum

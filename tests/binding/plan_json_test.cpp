@@ -599,4 +599,88 @@ TEST_CASE("plan_json: validate_plan's errors come back unchanged", "[binding][pl
   CHECK(e.path == "/resources/0/node");
 }
 
+// parse_plan reads a text with simdjson where simdjson accepts it and with the
+// reference parser (nlohmann) otherwise; the two must not differ in what a
+// text means. `differs` says how they do, or is empty.
+std::string difference(std::string_view text) {
+  const auto fast = ferrum::parse_plan(text);
+  const auto reference = ferrum::detail::parse_plan_reference(text);
+  if (fast.has_value() != reference.has_value())
+    return fast ? "only the reference rejects: " + reference.error().what()
+                : "only the fast parse rejects: " + fast.error().what();
+  if (fast) return ferrum::hash_plan(*fast).value() == ferrum::hash_plan(*reference).value() ? "" : "plans differ";
+  const ferrum::error& a = fast.error();
+  const ferrum::error& b = reference.error();
+  return a.code == b.code && a.path == b.path && a.detail == b.detail ? "" : a.what() + " vs " + b.what();
+}
+
+TEST_CASE("plan_json: the fast and the reference parse agree on every corrupted byte", "[binding][plan_json]") {
+  std::size_t compared = 0;
+  for (std::size_t at = 0; at < example_text.size(); ++at) {
+    for (char c : {'"', '}', ']', '[', '{', '0', '-', ',', ':', ' ', '\0', '\xff', 'x'}) {
+      std::string text(example_text);
+      text[at] = c;
+      const std::string diff = difference(text);
+      ++compared;
+      if (!diff.empty()) {
+        FAIL_CHECK("byte " << at << " := " << static_cast<int>(c) << ": " << diff);
+        return;
+      }
+    }
+  }
+  CHECK(compared == example_text.size() * 13);
+}
+
+TEST_CASE("plan_json: the fast and the reference parse agree on the example plans and on edge cases",
+          "[binding][plan_json]") {
+  for (const char* name : {"two_nodes.json", "multi_bucket.json", "interval_liveness.json", "history.json"}) {
+    INFO(name);
+    const std::string text = read_example(name);
+    CHECK(ferrum::parse_plan(text).has_value());
+    CHECK(difference(text).empty());
+  }
+  for (const std::string& text :
+       {with("/lanes", "-0"), with("/budget_bytes", "-0"), with("/budget_bytes", " -0 "), with("/budget_bytes", "-0.0"),
+        with("/budget_bytes", "1E2"), with("/budget_bytes", "9223372036854775808"),
+        std::string("\xef\xbb\xbf") + std::string(example_text), replaced("node/first", "node/a\\u002d0"),
+        replaced("node/first", "node/\\ud800"), replaced("\"lanes\": 3", "\"lanes\": 3, \"x\": \"\\u0000\""),
+        std::string(example_text) + "\n\n", std::string(100, '[') + std::string(100, ']'), std::string(10'000, '[') + std::string(10'000, ']')}) {
+    INFO(text.substr(0, 200));
+    CHECK(difference(text).empty());
+  }
+}
+
+TEST_CASE("plan_json: the integer -0 is a negative number wherever it is", "[binding][plan_json]") {
+  for (const std::string& text :
+       {with("/budget_bytes", "-0"), with("/buckets/0/budgets/0/min", " -0"), with("/buckets/0/capacity/0", "-0")}) {
+    INFO(text);
+    const ferrum::error e = rejection_of(text);
+    CHECK(e == errc::number_out_of_range);
+    CHECK(e.detail == "expected an unsigned integer, got a negative number");
+  }
+  // "-0" inside ids and strings is just text.
+  std::string renamed(example_text);
+  for (auto at = renamed.find("node/first"); at != std::string::npos; at = renamed.find("node/first"))
+    renamed.replace(at, 10, "node/a-0");
+  CHECK(loads(renamed).nodes[0].id.str() == "node/a-0");
+}
+
+TEST_CASE("plan_json: a repeated key is found in objects of any size", "[binding][plan_json]") {
+  std::string members;
+  for (int i = 0; i < 40; ++i) members += "\"k" + std::to_string(i) + "\": " + std::to_string(i) + ", ";
+  for (const std::string& repeated : {std::string("k3"), std::string("k39")}) {
+    const std::string text = R"({"unknown": {)" + members + "\"" + repeated + "\": 0}}";
+    const ferrum::error e = rejection_of(text);
+    CHECK(e == errc::duplicate_key);
+    CHECK(e.path == "/unknown/" + repeated);
+    CHECK(difference(text).empty());
+  }
+}
+
+TEST_CASE("plan_json: of several unknown fields, the first in key order is named", "[binding][plan_json]") {
+  const ferrum::error e = rejection_of(replaced("\"lanes\": 3", "\"zz\": 1, \"lanes\": 3, \"yy\": 2"));
+  CHECK(e == errc::unknown_field);
+  CHECK(e.path == "/yy");
+}
+
 }  // namespace

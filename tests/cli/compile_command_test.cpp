@@ -178,6 +178,18 @@ TEST_CASE("ferrum compile: compiling the same plan twice prints byte-identical o
   }
 }
 
+TEST_CASE("ferrum compile: --json is laid out as the other reports (two-space indents, one element a line)",
+          "[cli]") {
+  // The compiled document is written as it goes (RapidJSON), the other
+  // reports through nlohmann's dump(2): the same layout, byte for byte.
+  for (const std::string& name : example_plans) {
+    INFO(name);
+    const command_result result = run_ferrum({"compile", example_plan(name), "--json"});
+    REQUIRE(result.status == 0);
+    CHECK(result.out == nlohmann::ordered_json::parse(result.out).dump(2) + "\n");
+  }
+}
+
 TEST_CASE("ferrum compile: the table shows the plan hash, fingerprint and slots of --json", "[cli]") {
   const command_result table = run_ferrum({"compile", example_plan("two_nodes.json")});
   const command_result json = run_ferrum({"compile", example_plan("two_nodes.json"), "--json"});

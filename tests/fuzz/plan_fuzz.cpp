@@ -1,7 +1,9 @@
 // plan_fuzz — libFuzzer target over the plan loader and the whole compiler.
 //
 // Any input must come back as a plan error or a compiled program; a crash, a
-// hang or a sanitizer report is a bug. A compiled program is also checked
+// hang or a sanitizer report is a bug. The loader's fast parse (simdjson) and
+// its reference parse (nlohmann) must agree on every input: the same plan, or
+// the same error at the same pointer. A compiled program is also checked
 // against the layout invariants of docs/design.md (exact cover, alignment, unique
 // owners, a bind that accepts the pool's own evidence), so the fuzzer hunts
 // for wrong layouts, not only for crashes.
@@ -60,11 +62,23 @@ void check_layout(const ferrum::plan& p, const ferrum::compiled_program& program
   }
 }
 
+void check_parses_agree(const ferrum::result<ferrum::plan>& fast, const ferrum::result<ferrum::plan>& reference) {
+  if (fast.has_value() != reference.has_value()) broken("one parse accepts what the other rejects");
+  if (fast) {
+    if (ferrum::hash_plan(*fast).value() != ferrum::hash_plan(*reference).value()) broken("the parses read two plans");
+    return;
+  }
+  const ferrum::error& a = fast.error();
+  const ferrum::error& b = reference.error();
+  if (a.code != b.code || a.path != b.path || a.detail != b.detail) broken("the parses report different errors");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   auto p = ferrum::parse_plan(text);
+  check_parses_agree(p, ferrum::detail::parse_plan_reference(text));
   if (!p) {
     if (p.error().what().empty()) broken("an error without a message");
     return 0;

@@ -21,7 +21,15 @@ namespace ferrum {
 // needs five levels.
 inline constexpr std::size_t max_plan_json_depth = 32;
 
-// Parses and validates a plan document.
+// Parses and validates a plan document. Linear in the text: simdjson reads
+// it where it accepts it; a text it refuses is read again by the reference
+// parser, which names the error by its byte.
 [[nodiscard]] result<plan> parse_plan(std::string_view text);
+
+namespace detail {
+// parse_plan through the reference parser (nlohmann) only: for tests and the
+// fuzzer, which check that both parses give the same plan or the same error.
+[[nodiscard]] result<plan> parse_plan_reference(std::string_view text);
+}  // namespace detail
 
 }  // namespace ferrum
