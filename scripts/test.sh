@@ -1,7 +1,8 @@
 #!/bin/sh
 # Sets everything up and runs every test: the release, asan and tsan presets
-# (unit, cli, example and install tests), then the plan fuzzer for a bounded
-# time. Prints how long each stage took, and a table of them at the end.
+# (unit, cli, example and install tests), then the plan and program fuzzers
+# for a bounded time. Prints how long each stage took, and a table of them at
+# the end.
 #
 # Why these presets: release is what the main job (scripts/run-example.sh)
 # and the benchmarks build, so it cannot break unseen, and it runs the tests
@@ -34,14 +35,23 @@ for preset in release asan tsan; do
   stage "$preset-test" ctest --preset "$preset"
 done
 
-# The fuzzer explores from the example plans; any crash, hang (-timeout) or
-# sanitizer report fails the run. FERRUM_FUZZ_SECONDS bounds it (default 60).
-stage fuzz-build sh -c "cmake --preset fuzz && cmake --build --preset fuzz --target ferrum_plan_fuzz"
+# The fuzzers explore from the example plans and from their compiled
+# programs; any crash, hang (-timeout) or sanitizer report fails the run.
+# FERRUM_FUZZ_SECONDS bounds both together (default 60): two thirds for the
+# plan fuzzer, the rest for the program loader's, so the total does not grow.
+fuzz_seconds=${FERRUM_FUZZ_SECONDS:-60}
+plan_seconds=$((fuzz_seconds * 2 / 3))
+program_seconds=$((fuzz_seconds - plan_seconds))
+stage fuzz-build sh -c "cmake --preset fuzz && cmake --build --preset fuzz --target ferrum_plan_fuzz ferrum_program_fuzz"
 corpus=$(mktemp -d)
-trap 'rm -rf "$corpus"' EXIT
+program_corpus=$(mktemp -d)
+trap 'rm -rf "$corpus" "$program_corpus"' EXIT
 cp examples/plans/*.json "$corpus"/
-stage fuzz-run ./build/fuzz/tests/fuzz/ferrum_plan_fuzz -max_total_time="${FERRUM_FUZZ_SECONDS:-60}" -timeout=10 \
+stage fuzz-run ./build/fuzz/tests/fuzz/ferrum_plan_fuzz -max_total_time="$plan_seconds" -timeout=10 \
   -rss_limit_mb=2048 -dict=tests/fuzz/plan.dict -print_final_stats=1 "$corpus"
+# The program fuzzer writes the example plans' programs into its corpus at startup.
+stage fuzz-program env FERRUM_PROGRAM_FUZZ_SEEDS="$program_corpus" ./build/fuzz/tests/fuzz/ferrum_program_fuzz \
+  -max_total_time="$program_seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$program_corpus"
 
 printf 'ferrum: stage times\n%s' "$stages"
 echo "ferrum: all tests passed"

@@ -5,7 +5,11 @@
 #include "read_text_file.hpp"
 #include "report_error.hpp"
 
+#include <fstream>
+#include <optional>
+
 #include "ferrum/binding/compiled_program.hpp"
+#include "ferrum/binding/compiled_program_file.hpp"
 #include "ferrum/binding/plan_json.hpp"
 
 namespace ferrum::tools {
@@ -29,10 +33,32 @@ exit_code run_compile(const compile_options& options, std::ostream& out, std::os
     return exit_code::plan_rejected;
   }
 
-  if (options.json)
-    write_compiled_json(out, *program);
-  else
+  std::size_t written = 0;
+  if (!options.out_path.empty()) {
+    const result<std::vector<std::byte>> bytes = save_compiled_program(*program, *parsed);
+    if (!bytes) {
+      report_error(command_error::from(bytes.error()), options.json, out, err);
+      return exit_code::plan_rejected;
+    }
+    std::ofstream file(options.out_path, std::ios::binary | std::ios::trunc);
+    file.write(reinterpret_cast<const char*>(bytes->data()), static_cast<std::streamsize>(bytes->size()));
+    file.close();
+    if (!file) {
+      report_error(command_error::io("cannot write '" + options.out_path + "'"), options.json, out, err);
+      return exit_code::usage_or_io;
+    }
+    written = bytes->size();
+  }
+
+  if (options.json) {
+    std::optional<program_file_summary> file;
+    if (!options.out_path.empty()) file = program_file_summary{options.out_path, written};
+    write_compiled_json(out, *program, file);
+  } else {
     write_compiled_table(out, *program);
+    if (!options.out_path.empty())
+      out << "\nprogram   written to " << options.out_path << " (" << written << " bytes, ferrum.program.v1)\n";
+  }
   return exit_code::ok;
 }
 

@@ -1,5 +1,6 @@
-// tools/compile_command.hpp — `ferrum compile PLAN [--json]`: reads a plan
-// file, runs the whole cold path and prints the compiled program.
+// tools/compile_command.hpp — `ferrum compile PLAN [--json] [--out FILE]`:
+// reads a plan file, runs the whole cold path, prints the compiled program
+// and, with --out, saves it as a ferrum.program.v1 file.
 //
 //   ferrum::tools::compile_options options{"examples/plans/two_nodes.json", true};
 //   return static_cast<int>(ferrum::tools::run_compile(options, std::cout, std::cerr));
@@ -17,12 +18,18 @@ struct compile_options {
   std::string plan_path;
   // Print a `ferrum.compiled.v1` document (and errors as JSON) instead of a table.
   bool json = false;
+  // --out FILE: also write the compiled program there (ferrum.program.v1);
+  // empty: not written.
+  std::string out_path;
 };
 
 // Compiles the plan at `options.plan_path`; the report goes to `out`, errors
 // to `err` (one line) and, with `json`, as an error object to `out` too.
-// Returns exit_code::ok, usage_or_io (the file cannot be read: `io_error`) or
-// plan_rejected (parse_plan or compile failed: that error's code and path).
+// With `out_path`, also saves the program there and says so (the table's
+// last line, the document's `program_file`). Returns exit_code::ok,
+// usage_or_io (the plan cannot be read or the program file written:
+// `io_error`) or plan_rejected (parse_plan or compile failed: that error's
+// code and path).
 [[nodiscard]] exit_code run_compile(const compile_options& options, std::ostream& out, std::ostream& err);
 
 }  // namespace ferrum::tools

@@ -131,7 +131,8 @@ void write_bucket(document_writer& w, const compiled_bucket& bucket) {
 
 }  // namespace
 
-void write_compiled_json(std::ostream& out, const compiled_program& program) {
+void write_compiled_json(std::ostream& out, const compiled_program& program,
+                         const std::optional<program_file_summary>& file) {
   {
     chunked_stream stream(out);
     document_writer w(stream);
@@ -142,6 +143,13 @@ void write_compiled_json(std::ostream& out, const compiled_program& program) {
     w.begin_array();
     for (const compiled_bucket& bucket : program.buckets) write_bucket(w, bucket);
     w.end_array();
+    if (file) {
+      w.key("program_file");
+      w.begin_object();
+      w.member("path", file->path);
+      w.member("bytes", std::uint64_t{file->bytes});
+      w.end_object();
+    }
     w.end_object();
   }
   out << '\n';

@@ -12,14 +12,25 @@
 
 #include "ferrum/binding/compiled_program.hpp"
 
+#include <cstddef>
+#include <optional>
 #include <ostream>
+#include <string_view>
 
 namespace ferrum::tools {
 
 // The name in the document's `format` field.
 inline constexpr const char* compiled_format = "ferrum.compiled.v1";
 
-// Writes the `ferrum.compiled.v1` document of `program` and a newline.
-void write_compiled_json(std::ostream& out, const compiled_program& program);
+// The program file `ferrum compile --out` wrote beside the document.
+struct program_file_summary {
+  std::string_view path;
+  std::size_t bytes = 0;
+};
+
+// Writes the `ferrum.compiled.v1` document of `program` and a newline; with
+// `file`, a last `program_file` member names it.
+void write_compiled_json(std::ostream& out, const compiled_program& program,
+                         const std::optional<program_file_summary>& file = std::nullopt);
 
 }  // namespace ferrum::tools

@@ -51,12 +51,17 @@ int run(int argc, char** argv) {
   CLI::App* compile = app.add_subcommand("compile", "Compile a ferrum.plan.v1 plan and print its layouts.");
   compile->add_option("PLAN", compile_options.plan_path, "The plan file (ferrum.plan.v1 JSON).")->required();
   compile->add_flag("--json", compile_options.json, "Print a ferrum.compiled.v1 document instead of a table.");
+  compile->add_option("--out", compile_options.out_path,
+                      "Also write the compiled program to FILE (ferrum.program.v1), for 'ferrum run --program'.");
   commands["compile"] = compile;
 
   ferrum::tools::run_options run_options;
   CLI::App* run_command =
       app.add_subcommand("run", "Run waves of checking encoders through the scheduler on a device and report.");
   run_command->add_option("PLAN", run_options.plan_path, "The plan file (ferrum.plan.v1 JSON).")->required();
+  run_command->add_option("--program", run_options.program_path,
+                          "Load the plan's compiled program from FILE (written by 'ferrum compile --out') instead of "
+                          "compiling; it is checked against the plan.");
   run_command->add_option("--device", run_options.device, "The device: null (a CPU thread, the default) or vulkan.");
   // Checks the text before CLI11 converts it: an unsigned option would take
   // "-3" as 2^64 - 3.

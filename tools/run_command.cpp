@@ -12,6 +12,7 @@
 #include "wave_driver.hpp"
 
 #include "ferrum/binding/compiled_program.hpp"
+#include "ferrum/binding/compiled_program_file.hpp"
 #include "ferrum/binding/plan_json.hpp"
 #include "ferrum/gpu/async_wait.hpp"
 #include "ferrum/gpu/null_device.hpp"
@@ -27,6 +28,7 @@
 #include <future>
 #include <memory>
 #include <optional>
+#include <span>
 
 namespace ferrum::tools {
 namespace {
@@ -113,7 +115,20 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
                 exit_code::usage_or_io);
   const result<plan> parsed = parse_plan(*text);
   if (!parsed) return fail(command_error::from(parsed.error()), exit_code::plan_rejected);
-  result<compiled_program> compiled = compile(*parsed);
+  // With --program, the saved program instead of a compile: loading checks
+  // it against the plan, and any rejection is reported as a rejected plan.
+  std::string program_bytes;
+  if (!options.program_path.empty()) {
+    boost::system::result<std::string> bytes = read_text_file(options.program_path);
+    if (!bytes)
+      return fail(command_error::io("cannot read '" + options.program_path + "': " + bytes.error().message()),
+                  exit_code::usage_or_io);
+    program_bytes = std::move(*bytes);
+  }
+  result<compiled_program> compiled =
+      options.program_path.empty()
+          ? compile(*parsed)
+          : load_compiled_program(std::as_bytes(std::span(program_bytes.data(), program_bytes.size())), *parsed);
   if (!compiled) return fail(command_error::from(compiled.error()), exit_code::plan_rejected);
   const auto program = std::make_shared<const compiled_program>(std::move(*compiled));
 

@@ -42,6 +42,9 @@ struct fault_spec {
 struct run_options {
   // The plan file to run.
   std::string plan_path;
+  // --program FILE: the plan's compiled program, saved by `ferrum compile
+  // --out`, loaded (and checked) instead of compiling; empty: compile.
+  std::string program_path;
   // "null" or "vulkan".
   std::string device = "null";
   std::uint64_t waves = 1000;

@@ -3,79 +3,14 @@
 #include "ferrum/binding/admission.hpp"
 #include "ferrum/binding/demand.hpp"
 
+#include "lane_placement.hpp"
 #include "plan_index.hpp"
 
 #include <algorithm>
 #include <future>
-#include <numeric>
 #include <optional>
 
 namespace ferrum {
-
-namespace {
-
-// A bucket's lane memory: its pools' arenas side by side in one buffer, the
-// binding pool first (so that binding slot offsets are offsets in the lane),
-// then the others in program order; each at a multiple of its largest
-// alignment and of 4 (kernels address whole words); the lane rounded up to
-// whole words, at least one.
-struct lane_placement {
-  std::vector<std::uint64_t> offsets;  // per domain, program order
-  std::uint64_t size = 0;
-  std::uint64_t unaliased_size = 0;
-};
-
-// The lane's size with each arena `size_of(layout)` bytes, placed in
-// `order`; `offsets` (when not null) gets each arena's offset. nullopt on u64
-// overflow.
-template <class SizeOf>
-std::optional<std::uint64_t> place(const std::vector<std::optional<capacity_layout>>& layouts,
-                                   std::span<const std::size_t> order, SizeOf size_of,
-                                   std::vector<std::uint64_t>* offsets) {
-  std::uint64_t end = 0;
-  for (const std::size_t d : order) {
-    const capacity_layout& layout = *layouts[d];
-    std::uint64_t alignment = 4;
-    for (const projection& p : layout.projections) alignment = std::max(alignment, p.alignment);
-    const std::optional<std::uint64_t> offset = checked_align_up(end, alignment);
-    const std::optional<std::uint64_t> next = offset ? checked_add(*offset, size_of(layout)) : std::nullopt;
-    if (!next) return std::nullopt;
-    if (offsets != nullptr) (*offsets)[d] = *offset;
-    end = *next;
-  }
-  return checked_align_up(std::max<std::uint64_t>(end, 4), 4);
-}
-
-// Error: size_overflow, naming the bucket.
-result<lane_placement> place_pools(const bucket_id& bucket, const std::vector<std::optional<capacity_layout>>& layouts,
-                                   std::span<const std::size_t> order) {
-  lane_placement placement;
-  placement.offsets.resize(layouts.size());
-  const auto size = place(
-      layouts, order, [](const capacity_layout& l) { return l.physical_size_bytes; }, &placement.offsets);
-  const auto unaliased = place(
-      layouts, order, [](const capacity_layout& l) { return l.unaliased_size_bytes; }, nullptr);
-  if (!size || !unaliased)
-    return make_error(errc::size_overflow, "the lane memory of bucket " + quote_text(bucket.str()), "/buckets");
-  placement.size = *size;
-  placement.unaliased_size = *unaliased;
-  return placement;
-}
-
-// The order pools are placed in a lane: the binding pool (the one holding
-// binding resources) first, then the others in program order.
-std::vector<std::size_t> placement_order(const plan& p, const std::vector<pool_domain>& domains) {
-  std::vector<std::size_t> order(domains.size());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  const auto binds = [&](std::size_t d) {
-    return std::any_of(domains[d].members.begin(), domains[d].members.end(),
-                       [&](std::size_t r) { return p.resources[r].kind == allocation_kind::binding; });
-  };
-  std::stable_partition(order.begin(), order.end(), binds);
-  return order;
-}
-
-}  // namespace
 
 const compiled_bucket* compiled_program::find(const bucket_id& id) const noexcept {
   auto it = std::lower_bound(buckets.begin(), buckets.end(), id,
@@ -115,8 +50,8 @@ result<compiled_program> compile(const plan& p) {
   std::sort(buckets.begin(), buckets.end());
 
   bucket_capacity_layouts capacities;
-  const std::vector<std::size_t> order = placement_order(p, *domains);
-  std::vector<lane_placement> placements;  // parallel to `buckets`
+  const std::vector<std::size_t> order = detail::placement_order(p, *domains);
+  std::vector<detail::lane_placement> placements;  // parallel to `buckets`
   std::vector<std::uint64_t> lane_bytes;
   for (const auto& [id, b] : buckets) {
     std::vector<std::pair<pool_id, std::size_t>> budgets;
@@ -129,7 +64,7 @@ result<compiled_program> compile(const plan& p) {
       if (!layout) return layout.error();
       per_domain.emplace_back(std::move(*layout));
     }
-    auto placement = place_pools(id, per_domain, order);
+    auto placement = detail::place_pools(id, per_domain, order);
     if (!placement) return placement.error();
     lane_bytes.push_back(placement->size);
     placements.push_back(std::move(*placement));

@@ -1,6 +1,7 @@
 #include "ferrum/binding/plan.hpp"
 
 #include "json_pointer.hpp"
+#include "plan_encoding.hpp"
 #include "plan_index.hpp"
 #include "sha256_writer.hpp"
 
@@ -147,7 +148,9 @@ result<void> validate_plan(const plan& p) { return detail::validate_plan(p, deta
 
 namespace detail {
 
-result<plan_hash> hash_plan(const plan& p, const plan_index& index) {
+result<plan_hash> hash_plan(const plan& p, const plan_index& index) { return hash_plan(p, index.resources_by_id()); }
+
+result<plan_hash> hash_plan(const plan& p, std::span<const std::size_t> resources_by_id) {
   sha256_writer w;
   w.str("ferrum.plan.v1");
 
@@ -165,7 +168,7 @@ result<plan_hash> hash_plan(const plan& p, const plan_index& index) {
   }
 
   w.u64(p.resources.size());
-  for (std::size_t i : index.resources_by_id()) {
+  for (std::size_t i : resources_by_id) {
     const resource_descriptor* r = &p.resources[i];
     w.str(r->id.view());
     w.str(r->pool.view());

@@ -4,6 +4,7 @@
 #include "huge_pages.hpp"
 #include "json_pointer.hpp"
 #include "plan_index.hpp"
+#include "program_binding_checks.hpp"
 #include "sha256_writer.hpp"
 
 #include <algorithm>
@@ -12,35 +13,6 @@ namespace ferrum {
 namespace {
 
 std::string resource_path(std::size_t index) { return "/resources/" + std::to_string(index); }
-
-// Why a binding domain member breaks the domain's requirements, or nullptr.
-const char* binding_domain_violation(const resource_descriptor& r) {
-  if (r.kind != allocation_kind::binding) return "a member is not a binding resource";
-  if (r.usage != buffer_usage::binding) return "a member's usage is not binding";
-  if (r.element != element_type::u8) return "a member's element is not u8";
-  if (r.storage.view != storage_view::contiguous) return "a member's storage view is not contiguous";
-  if (r.lifetime != allocation_lifetime::invocation) return "a member's lifetime is not invocation";
-  return nullptr;
-}
-
-result<sha256_digest> fingerprint(const bucket_id& bucket, const claim_identity& claim, std::uint64_t physical_size,
-                                  const std::vector<binding_slot>& slots) {
-  detail::sha256_writer w;
-  w.str("ferrum.program-binding-layout.v1");
-  w.str(bucket.str());
-  for (std::uint8_t b : claim.digest().bytes) w.u8(b);
-  w.u64(physical_size);
-  w.u64(slots.size());
-  for (const binding_slot& s : slots) {
-    w.u64(s.node_index);
-    w.str(s.node.view());
-    w.str(s.resource.view());
-    w.u64(s.offset);
-    w.u64(s.capacity);
-    w.u64(s.alignment);
-  }
-  return w.finish();
-}
 
 // Where a binding descriptor landed in one bucket: small enough to sort by
 // offset and by node for a million slots before any slot (with its two ids)
@@ -81,6 +53,34 @@ result<void> check_cover(const std::vector<placement>& by_offset, std::uint64_t 
 }
 
 }  // namespace
+
+const char* detail::binding_domain_violation(const resource_descriptor& r) noexcept {
+  if (r.kind != allocation_kind::binding) return "a member is not a binding resource";
+  if (r.usage != buffer_usage::binding) return "a member's usage is not binding";
+  if (r.element != element_type::u8) return "a member's element is not u8";
+  if (r.storage.view != storage_view::contiguous) return "a member's storage view is not contiguous";
+  if (r.lifetime != allocation_lifetime::invocation) return "a member's lifetime is not invocation";
+  return nullptr;
+}
+
+result<sha256_digest> detail::binding_fingerprint(const bucket_id& bucket, const claim_identity& claim,
+                                                  std::uint64_t physical_size, const std::vector<binding_slot>& slots) {
+  detail::sha256_writer w;
+  w.str("ferrum.program-binding-layout.v1");
+  w.str(bucket.str());
+  for (std::uint8_t b : claim.digest().bytes) w.u8(b);
+  w.u64(physical_size);
+  w.u64(slots.size());
+  for (const binding_slot& s : slots) {
+    w.u64(s.node_index);
+    w.str(s.node.view());
+    w.str(s.resource.view());
+    w.u64(s.offset);
+    w.u64(s.capacity);
+    w.u64(s.alignment);
+  }
+  return w.finish();
+}
 
 const binding_slot* program_binding_layout::slot_for_node(std::size_t node_index) const noexcept {
   auto it = std::lower_bound(slots_.begin(), slots_.end(), node_index,
@@ -124,7 +124,7 @@ result<std::map<bucket_id, program_binding_layout>> detail::compile_program_bind
                       "pool " + pool_id::quote(domain.pool.view()) + " is not conservative",
                       "/pools/" + json_pointer_token(domain.pool.view()) + "/liveness");
   for (std::size_t r : domain.members)
-    if (const char* why = binding_domain_violation(p.resources[r]))
+    if (const char* why = detail::binding_domain_violation(p.resources[r]))
       return make_error(errc::invalid_binding_domain, "pool " + pool_id::quote(domain.pool.view()) + ": " + why,
                         resource_path(r));
 
@@ -203,7 +203,7 @@ result<std::map<bucket_id, program_binding_layout>> detail::compile_program_bind
                        s.capacity, s.alignment});
     }
 
-    auto digest = fingerprint(bucket, base->claim, capacity->physical_size_bytes, slots);
+    auto digest = detail::binding_fingerprint(bucket, base->claim, capacity->physical_size_bytes, slots);
     if (!digest) return digest.error();
     out.emplace(bucket, program_binding_layout(bucket, base->claim, capacity->physical_size_bytes, std::move(slots),
                                                *digest, hash));

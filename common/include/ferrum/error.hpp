@@ -111,7 +111,15 @@ namespace ferrum {
   X(invalid_wave_request, "a wave request's extent has a zero dimension")                                            \
   X(foreign_lane, "a lane is given to a lane pool it does not belong to")                                            \
   X(lane_not_held, "a lane is given back that is not held (given back twice, or never acquired)")                    \
-  X(range_not_granted, "a command reaches a guarded arena (a scheduler lane's) outside its list's granted ranges")
+  X(range_not_granted, "a command reaches a guarded arena (a scheduler lane's) outside its list's granted ranges")   \
+  /* compiled program files (ferrum.program.v1) */                                                                   \
+  X(program_bad_magic, "the file is not a ferrum compiled program: its magic bytes are wrong")                       \
+  X(program_version_unsupported, "the compiled program file's format version is not one this ferrum reads")          \
+  X(program_truncated, "the compiled program file ends before its declared size")                                    \
+  X(program_checksum_mismatch, "the compiled program file's SHA-256 does not match its contents")                    \
+  X(program_malformed, "the compiled program file's structure is invalid (a count, size or field out of range)")     \
+  X(program_stale, "the compiled program file was compiled from another plan (its plan hash differs)")               \
+  X(program_inconsistent, "the compiled program file's content disagrees with its plan or with itself")
 
 enum class errc : int {
 // 0 is reserved for success, as error_code requires.
