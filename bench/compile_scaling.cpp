@@ -10,14 +10,18 @@
 // descriptor's owner — timed on the same plans where it finishes in
 // reasonable time.
 //
-// Up to text_limit nodes it also writes the plan as a ferrum.plan.v1 file and
-// times the user's path: `load` parses and compiles its text in this process
-// (parse_plan + compile), `cli` runs `ferrum compile FILE --json` (read,
-// parse, validate, compile, print; output to /dev/null) as a user would.
+// `cache` times load_compiled_program of the program saved by
+// save_compiled_program (the `ferrum compile --out` file, from memory), and
+// `x` is compile / cache. Up to text_limit nodes it also writes the plan as a
+// ferrum.plan.v1 file and times the user's path: `load` parses and compiles
+// its text in this process (parse_plan + compile), `cli` runs
+// `ferrum compile FILE --json` (read, parse, validate, compile, print; output
+// to /dev/null) as a user would.
 //
 //   ferrum_bench_compile            # 1k .. 1M
 //   ferrum_bench_compile 100000     # one size
 #include "ferrum/binding/compiled_program.hpp"
+#include "ferrum/binding/compiled_program_file.hpp"
 #include "ferrum/binding/plan_json.hpp"
 
 #include <nlohmann/json.hpp>
@@ -182,21 +186,24 @@ int main(int argc, char** argv) {
   for (bool mixed : {false, true}) {
     std::printf("%s\n", mixed ? "\nmixed: binding + interval workspace resources, 2 buckets"
                               : "binding: one binding resource per node, 1 bucket");
-    std::printf("%10s %12s %12s %10s %16s %10s %10s %10s %10s\n", "nodes", "resources", "compile ms", "ns/node",
-                "orig lookup ms", "speedup", "MB", "load ms", "cli ms");
+    std::printf("%10s %12s %12s %10s %16s %10s %10s %7s %8s %10s %10s %10s\n", "nodes", "resources", "compile ms",
+                "ns/node", "orig lookup ms", "speedup", "cache ms", "x", "MB", "load ms", "cli ms", "cli ns/node");
     double first_per_node = 0;
     double last_per_node = 0;
+    double first_cli_per_node = 0;
+    double last_cli_per_node = 0;
     for (std::size_t n : sizes) {
       const ferrum::plan p = generate(n, mixed);
       const int runs = n >= 1'000'000 ? 3 : 5;
       std::size_t slots = 0;
+      ferrum::result<ferrum::compiled_program> program = ferrum::compile(p);
+      if (!program) {
+        std::fprintf(stderr, "compile failed: %s\n", program.error().what().c_str());
+        return 1;
+      }
       const double compile_s = best_seconds(runs, [&] {
-        auto program = ferrum::compile(p);
-        if (!program) {
-          std::fprintf(stderr, "compile failed: %s\n", program.error().what().c_str());
-          std::exit(1);
-        }
-        slots = program->buckets[0].binding->slots().size();
+        program = ferrum::compile(p);
+        slots = program ? program->buckets[0].binding->slots().size() : 0;
       });
       if (slots != n) {
         std::fprintf(stderr, "expected %zu slots, got %zu\n", n, slots);
@@ -214,8 +221,21 @@ int main(int argc, char** argv) {
       } else {
         std::printf(" %16s %10s", "(quadratic)", "-");
       }
+      const ferrum::result<std::vector<std::byte>> file = ferrum::save_compiled_program(*program, p);
+      if (!file) {
+        std::fprintf(stderr, "save failed: %s\n", file.error().what().c_str());
+        return 1;
+      }
+      const double cache_s = best_seconds(runs, [&] {
+        const auto loaded = ferrum::load_compiled_program(*file, p);
+        if (!loaded || loaded->hash != program->hash) {
+          std::fprintf(stderr, "the program file does not load\n");
+          std::exit(1);
+        }
+      });
+      std::printf(" %10.1f %6.1fx", cache_s * 1e3, compile_s / cache_s);
       if (n > text_limit) {
-        std::printf(" %10s %10s %10s\n", "-", "-", "-");
+        std::printf(" %8s %10s %10s %10s\n", "-", "-", "-", "-");
         continue;
       }
       const std::string text = plan_text(p);
@@ -227,7 +247,7 @@ int main(int argc, char** argv) {
           std::exit(1);
         }
       });
-      std::printf(" %10.1f %10.1f", static_cast<double>(text.size()) / 1e6, load_s * 1e3);
+      std::printf(" %8.1f %10.1f", static_cast<double>(text.size()) / 1e6, load_s * 1e3);
 #ifdef FERRUM_BENCH_CLI
       const std::string command =
           std::string(FERRUM_BENCH_CLI) + " compile " + plan_file.string() + " --json >/dev/null";
@@ -237,16 +257,21 @@ int main(int argc, char** argv) {
           std::exit(1);
         }
       });
-      std::printf(" %10.1f\n", cli_s * 1e3);
+      const double cli_per_node = cli_s * 1e9 / static_cast<double>(n);
+      if (first_cli_per_node == 0) first_cli_per_node = cli_per_node;
+      last_cli_per_node = cli_per_node;
+      std::printf(" %10.1f %10.0f\n", cli_s * 1e3, cli_per_node);
 #else
-      std::printf(" %10s\n", "(no tool)");
+      std::printf(" %10s %10s\n", "(no tool)", "-");
 #endif
     }
-    std::printf("scaling: ns/node at the largest size / at the smallest = %.2f (1.0 = linear)\n",
-                last_per_node / first_per_node);
+    std::printf("scaling: ns/node at the largest size / at the smallest = %.2f compile", last_per_node / first_per_node);
+    if (first_cli_per_node > 0) std::printf(", %.2f cli", last_cli_per_node / first_cli_per_node);
+    std::printf(" (1.0 = linear)\n");
   }
   if (std::getenv("FERRUM_BENCH_KEEP_PLAN") == nullptr) std::filesystem::remove(plan_file);
   std::printf("\nspeedup: the original module's owner search alone (a part of its compile) / ferrum's whole compile\n");
+  std::printf("cache: load_compiled_program of the saved program; x: compile ms / cache ms\n");
   std::printf("load: parse_plan + compile of the plan file's text in this process; cli: ferrum compile FILE --json\n");
   return 0;
 }
