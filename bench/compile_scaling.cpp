@@ -265,7 +265,8 @@ int main(int argc, char** argv) {
       std::printf(" %10s %10s\n", "(no tool)", "-");
 #endif
     }
-    std::printf("scaling: ns/node at the largest size / at the smallest = %.2f compile", last_per_node / first_per_node);
+    std::printf("scaling: ns/node at the largest size / at the smallest = %.2f compile",
+                last_per_node / first_per_node);
     if (first_cli_per_node > 0) std::printf(", %.2f cli", last_cli_per_node / first_cli_per_node);
     std::printf(" (1.0 = linear)\n");
   }

@@ -644,7 +644,8 @@ TEST_CASE("plan_json: the fast and the reference parse agree on the example plan
         with("/budget_bytes", "1E2"), with("/budget_bytes", "9223372036854775808"),
         std::string("\xef\xbb\xbf") + std::string(example_text), replaced("node/first", "node/a\\u002d0"),
         replaced("node/first", "node/\\ud800"), replaced("\"lanes\": 3", "\"lanes\": 3, \"x\": \"\\u0000\""),
-        std::string(example_text) + "\n\n", std::string(100, '[') + std::string(100, ']'), std::string(10'000, '[') + std::string(10'000, ']')}) {
+        std::string(example_text) + "\n\n", std::string(100, '[') + std::string(100, ']'),
+        std::string(10'000, '[') + std::string(10'000, ']')}) {
     INFO(text.substr(0, 200));
     CHECK(difference(text).empty());
   }

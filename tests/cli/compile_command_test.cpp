@@ -178,8 +178,7 @@ TEST_CASE("ferrum compile: compiling the same plan twice prints byte-identical o
   }
 }
 
-TEST_CASE("ferrum compile: --json is laid out as the other reports (two-space indents, one element a line)",
-          "[cli]") {
+TEST_CASE("ferrum compile: --json is laid out as the other reports (two-space indents, one element a line)", "[cli]") {
   // The compiled document is written as it goes (RapidJSON), the other
   // reports through nlohmann's dump(2): the same layout, byte for byte.
   for (const std::string& name : example_plans) {
