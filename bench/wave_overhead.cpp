@@ -54,6 +54,10 @@
 // columns measure their machinery alone (target: ferrum at 1 node <= 3 µs per
 // wave).
 //
+// Then ferrum alone without and with a trace recorder, and without and with
+// GPU timestamps (2 lanes; best of `repeats`, wall and CPU µs per wave and
+// the on/off ratios).
+//
 // The figures used 28 runs per cell (`... 2000 28`); the default of 9
 // gives stable medians on a 2-core machine in a fraction of the time.
 //
@@ -182,18 +186,18 @@ struct noop_encoder {
   void operator()(const ferrum::encode_context&) const noexcept {}
 };
 
-run_cost measure_ferrum(const shape& s, std::size_t& failures, ferrum::trace_recorder* trace = nullptr) {
+// `extra`: what a comparison turns on (a trace recorder, GPU timestamps);
+// the fence timeout and encoder tasks are the bench's.
+run_cost measure_ferrum(const shape& s, std::size_t& failures, ferrum::scheduler_options extra = {}) {
   const ferrum::plan p = ferrum::bench::binding_plan(s.nodes, s.lanes, 64);
   auto program = std::make_shared<const ferrum::compiled_program>(ferrum::compile(p).value());
   auto device = make_device(s);
   asio::thread_pool pool(pool_threads);
   run_cost cost;
   {
-    auto scheduler =
-        ferrum::scheduler::create(
-            p, program, *device, pool.get_executor(),
-            {.fence_timeout = std::chrono::milliseconds(5000), .encoder_tasks = encoder_tasks, .trace = trace})
-            .value();
+    extra.fence_timeout = std::chrono::milliseconds(5000);
+    extra.encoder_tasks = encoder_tasks;
+    auto scheduler = ferrum::scheduler::create(p, program, *device, pool.get_executor(), extra).value();
     noop_encoder encoder;
     ferrum::bench::wave_driver driver(*scheduler, pool, encoder);
     const std::size_t window = std::size_t{s.lanes} * 2;
@@ -438,6 +442,32 @@ constexpr std::array<const char*, column_count> column_names{"ferrum", "floor", 
 
 }  // namespace
 
+// Prints ferrum's wall and CPU µs per wave without and with `on` (2 lanes),
+// best of `repeats` runs alternating, and the ratios.
+void compare_option(const char* title, const ferrum::scheduler_options& on, std::size_t waves, int repeats,
+                    const ferrum::gpu::null_device_options& device_options, std::size_t& failures) {
+  std::printf("\n%s, best of %d\n\n", title, repeats);
+  std::printf("%6s %6s | %10s %10s | %10s %10s | %8s %8s\n", "nodes", "lanes", "off us/w", "on us/w", "off cpu",
+              "on cpu", "wall", "cpu");
+  for (const std::size_t nodes : node_counts) {
+    const shape s{nodes, 2, waves, &device_options};
+    std::vector<double> off_wall, on_wall, off_cpu, on_cpu;
+    for (int r = 0; r < repeats; ++r) {
+      const run_cost off = measure_ferrum(s, failures);
+      const run_cost with = measure_ferrum(s, failures, on);
+      off_wall.push_back(off.wall_us);
+      off_cpu.push_back(off.cpu_us);
+      on_wall.push_back(with.wall_us);
+      on_cpu.push_back(with.cpu_us);
+    }
+    const auto per_wave = [&](const std::vector<double>& v) { return best(v) / static_cast<double>(waves); };
+    std::printf("%6zu %6u | %10.2f %10.2f | %10.2f %10.2f | %8.2f %8.2f\n", nodes, s.lanes, per_wave(off_wall),
+                per_wave(on_wall), per_wave(off_cpu), per_wave(on_cpu), per_wave(on_wall) / per_wave(off_wall),
+                per_wave(on_cpu) / per_wave(off_cpu));
+    std::fflush(stdout);
+  }
+}
+
 int main(int argc, char** argv) {
   const auto args = ferrum::bench::parse_args(argc, argv, {2000, 9}, {"--inline"});
   if (!args) return 2;
@@ -507,24 +537,13 @@ int main(int argc, char** argv) {
     std::printf("\n");
   }
 
-  // Tracing: the same waves without and with a recorder, runs alternating.
-  std::printf("\ntracing: ferrum waves without and with a trace recorder (a ring of 64k spans), best of %d\n\n",
-              repeats);
-  std::printf("%6s %6s | %12s %12s | %8s\n", "nodes", "lanes", "off us/w", "on us/w", "on/off");
+  // Tracing and GPU timestamps: the same waves without and with each,
+  // runs alternating.
   ferrum::trace_recorder trace(std::size_t{1} << 16);
-  for (const std::size_t nodes : node_counts) {
-    const shape s{nodes, 2, waves, &device_options};
-    std::vector<double> off_us;
-    std::vector<double> on_us;
-    for (int r = 0; r < repeats; ++r) {
-      off_us.push_back(measure_ferrum(s, failures).wall_us);
-      on_us.push_back(measure_ferrum(s, failures, &trace).wall_us);
-    }
-    const double off = best(off_us) / static_cast<double>(waves);
-    const double on = best(on_us) / static_cast<double>(waves);
-    std::printf("%6zu %6u | %12.2f %12.2f | %8.2f\n", nodes, s.lanes, off, on, on / off);
-    std::fflush(stdout);
-  }
+  compare_option("tracing: ferrum waves without and with a trace recorder (a ring of 64k spans)", {.trace = &trace},
+                 waves, repeats, device_options, failures);
+  compare_option("gpu timestamps: ferrum waves without and with scheduler_options::gpu_timestamps",
+                 {.gpu_timestamps = true}, waves, repeats, device_options, failures);
   if (failures != 0) std::printf("\n%zu ferrum waves failed (figures above include them)\n", failures);
   return 0;
 }

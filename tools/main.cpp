@@ -95,6 +95,8 @@ int run(int argc, char** argv) {
                           "Write the waves' spans as Chrome trace-event JSON (Perfetto, chrome://tracing).");
   run_command->add_option("--timeline", run_options.timeline_path,
                           "Write the waves' spans as an SVG timeline: lanes as rows, phases as coloured bars.");
+  run_command->add_flag("--gpu-timestamps", run_options.gpu_timestamps,
+                        "Time every node on the GPU: GPU time per wave in the report, a GPU track in the trace.");
   run_command->footer(
       "Waves go to the plan's buckets in turn, at most two per lane outstanding. For each resource a node lists\n"
       "(its slot and its workspace resources), the device checks what it must still hold (its previous user's\n"

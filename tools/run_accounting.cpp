@@ -37,12 +37,13 @@ bool run_tally::all_surfaced() const noexcept {
 }
 
 run_accounting::run_accounting(const gpu::device& device, std::optional<gpu::null_fault_options> device_faults,
-                               const fence_stamps* stamps, std::uint64_t waves)
+                               const fence_stamps* stamps, std::uint64_t waves, bool gpu_timed)
     : device_(device), device_faults_(device_faults), stamps_(stamps) {
   // Reserved up front: recording a successful wave allocates nothing, so
   // the run's allocation count is the scheduler's and the device's.
   tally_.wave_us.reserve(waves);
   if (stamps_ != nullptr) tally_.fence_wake_us.reserve(waves);
+  if (gpu_timed) tally_.gpu_us.reserve(waves);
   tally_.outcomes.reserve(16);
   tally_.unexplained_examples.reserve(max_examples);
 }
@@ -128,6 +129,7 @@ void run_accounting::record(error_code ec, const wave_report& report, const wave
     if (const auto fence = ended(report, wave_phase::fence), release = ended(report, wave_phase::release);
         fence && release) {
       tally_.wave_us.push_back(micros(*release - report.started));
+      if (report.gpu) tally_.gpu_us.push_back(micros(report.gpu->end - report.gpu->begin));
       if (stamps_ != nullptr && !device_faulted) {
         if (const auto stamp = stamps_->stamp_of(report.wave)) tally_.fence_wake_us.push_back(micros(*fence - *stamp));
       }

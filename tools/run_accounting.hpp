@@ -88,6 +88,9 @@ struct run_tally {
   // completion posted to the executor and a thread picking it up).
   std::vector<double> wave_us;
   std::vector<double> fence_wake_us;
+  // Per wave with GPU times (--gpu-timestamps), in µs: from its first node's
+  // begin to its last node's end on the GPU.
+  std::vector<double> gpu_us;
 
   [[nodiscard]] std::uint64_t injected() const noexcept;
   [[nodiscard]] std::uint64_t surfaced() const noexcept;
@@ -99,9 +102,10 @@ class run_accounting {
  public:
   // For a run of `waves` waves on `device`; `device_faults` are the null
   // device's fault options (none on other devices); `stamps` (or null) the
-  // null device's host stamps, for the fence wake latency.
+  // null device's host stamps, for the fence wake latency; `gpu_timed`:
+  // waves report GPU times.
   run_accounting(const gpu::device& device, std::optional<gpu::null_fault_options> device_faults,
-                 const fence_stamps* stamps, std::uint64_t waves);
+                 const fence_stamps* stamps, std::uint64_t waves, bool gpu_timed);
 
   // Records one completed wave. Allocates only for failures.
   void record(boost::system::error_code ec, const wave_report& report, const wave_facts& facts);

@@ -88,13 +88,16 @@ void await_device_idle(gpu::device& device) {
   }
 }
 
-latency_figures latencies(run_tally& tally, bool stamped) {
+latency_figures latencies(run_tally& tally, bool stamped, bool gpu_timed) {
   latency_figures figures;
   figures.wave_p50 = percentile(tally.wave_us, 50);
   figures.wave_p99 = percentile(tally.wave_us, 99);
   figures.fence_wake_measured = stamped && !tally.fence_wake_us.empty();
   figures.fence_wake_p50 = percentile(tally.fence_wake_us, 50);
   figures.fence_wake_p99 = percentile(tally.fence_wake_us, 99);
+  figures.gpu_measured = gpu_timed;
+  figures.gpu_p50 = percentile(tally.gpu_us, 50);
+  figures.gpu_p99 = percentile(tally.gpu_us, 99);
   return figures;
 }
 
@@ -154,7 +157,7 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
   // Only the null device runs host functions: the fence wake stamps.
   fence_stamps* stamps = r.null_device != nullptr ? r.stamps.get() : nullptr;
 
-  auto trace = trace_output::open(options, trace_spans_for(options.waves, program->node_count));
+  auto trace = trace_output::open(options, trace_spans_for(options.waves, program->node_count, options.gpu_timestamps));
   if (!trace) return fail(command_error::io(trace.error()), exit_code::usage_or_io);
   r.trace = std::move(*trace);
 
@@ -163,6 +166,7 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
   scheduler_settings.trace = r.trace ? &r.trace->recorder : nullptr;
   scheduler_settings.fence_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(options.fence_timeout_ms));
   scheduler_settings.encoder_tasks = options.threads;
+  scheduler_settings.gpu_timestamps = options.gpu_timestamps;
   auto made = scheduler::create(*parsed, program, *r.device, r.pool->get_executor(), scheduler_settings);
   if (!made)
     return fail(command_error::from(made.error()),
@@ -174,7 +178,7 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
   if (!checks) return fail(command_error::from(checks.error()), exit_code::usage_or_io);
   r.checks = std::move(*checks);
 
-  run_accounting accounting(*r.device, device_faults, stamps, options.waves);
+  run_accounting accounting(*r.device, device_faults, stamps, options.waves, options.gpu_timestamps);
   wave_driver driver(*r.waves, *r.checks, accounting, {options.waves, window, options.faults, options.seed});
   const auto started = std::chrono::steady_clock::now();
   {
@@ -209,7 +213,7 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
   for (std::size_t b = 0; b < r.waves->pools().size(); ++b)
     summary.memory.push_back(bucket_memory_of(*program, r.waves->pools()[b]->bucket(), r.checks->checked_per_wave(b)));
   summary.tally = accounting.tally();
-  summary.latency = latencies(summary.tally, stamps != nullptr);
+  summary.latency = latencies(summary.tally, stamps != nullptr, options.gpu_timestamps);
   if (r.trace) {
     if (std::string problem = r.trace->write(*parsed); !problem.empty())
       return fail(command_error::io(std::move(problem)), exit_code::usage_or_io);

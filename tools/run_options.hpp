@@ -63,6 +63,9 @@ struct run_options {
   // --trace (Chrome trace-event JSON) and --timeline (SVG); empty: not written.
   std::string trace_path;
   std::string timeline_path;
+  // --gpu-timestamps: GPU time per node (scheduler_options::gpu_timestamps),
+  // reported per wave and drawn on the trace's GPU track.
+  bool gpu_timestamps = false;
 };
 
 // Bounds of the numeric options (checked by check_run_options).

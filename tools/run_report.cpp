@@ -65,6 +65,7 @@ nlohmann::ordered_json run_json(const run_summary& s) {
   document["waves"] = std::move(waves);
   document["lanes"] = std::move(lanes);
   document["latency_us"] = std::move(latency);
+  if (s.latency.gpu_measured) document["gpu_us"] = {{"p50", s.latency.gpu_p50}, {"p99", s.latency.gpu_p99}};
   document["allocations_per_wave"] = s.allocations_per_wave;
   document["violations"] = s.violations;
   nlohmann::ordered_json memory = nlohmann::ordered_json::array();
@@ -128,6 +129,9 @@ void write_run_summary(std::ostream& out, const run_summary& s) {
   } else {
     out << "  fence wake   not measured on this device (0 in the JSON report)\n";
   }
+  if (s.latency.gpu_measured)
+    out << "  gpu          p50 " << fixed(s.latency.gpu_p50, 1) << " us, p99 " << fixed(s.latency.gpu_p99, 1)
+        << " us (first node's begin to last node's end on the GPU, completed waves)\n";
   out << "  allocations  " << fixed(s.allocations_per_wave, 2) << " per wave (steady state, last " << s.steady_waves
       << " waves)\n";
   out << "  violations   " << s.violations << '\n';

@@ -32,6 +32,11 @@ struct latency_figures {
   // Whether the fence wake figures were measured (the null device stamps
   // submissions; Vulkan cannot run host functions): 0 otherwise.
   bool fence_wake_measured = false;
+  // GPU time per wave (--gpu-timestamps): first node's begin to last node's
+  // end; gpu_measured false without the option.
+  double gpu_p50 = 0;
+  double gpu_p99 = 0;
+  bool gpu_measured = false;
 };
 
 // One pool's arena in a lane of a bucket.

@@ -41,8 +41,8 @@ std::string trace_output::write(const plan& p) {
   return {};
 }
 
-std::size_t trace_spans_for(std::uint64_t waves, std::size_t nodes) noexcept {
-  const std::uint64_t per_wave = wave_phase_count + nodes;
+std::size_t trace_spans_for(std::uint64_t waves, std::size_t nodes, bool gpu) noexcept {
+  const std::uint64_t per_wave = wave_phase_count + nodes * (gpu ? 2 : 1);
   if (waves > max_spans / per_wave) return max_spans;
   return std::max<std::size_t>(static_cast<std::size_t>(waves * per_wave), 1);
 }

@@ -46,8 +46,9 @@ class trace_output {
   std::ofstream timeline_file_;
 };
 
-// The spans kept for a run of `waves` waves of `nodes` nodes: every one, up
-// to a bound on the recorder's memory.
-[[nodiscard]] std::size_t trace_spans_for(std::uint64_t waves, std::size_t nodes) noexcept;
+// The spans kept for a run of `waves` waves of `nodes` nodes (with `gpu`,
+// each node's GPU span too): every one, up to a bound on the recorder's
+// memory.
+[[nodiscard]] std::size_t trace_spans_for(std::uint64_t waves, std::size_t nodes, bool gpu) noexcept;
 
 }  // namespace ferrum::tools

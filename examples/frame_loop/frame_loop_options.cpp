@@ -58,6 +58,10 @@ void describe(CLI::App& app, options& o) {
   // switch that turns validation off.
   app.add_flag("--validate", o.validate, "Vulkan validation layers on; any message they print fails the run.")
       ->disable_flag_override();
+  app.add_flag("!--no-gpu-timestamps", o.gpu_timestamps,
+               "Do not time the passes on the GPU (by default each pass is, where the device has timestamps: GPU "
+               "time per frame in the summary, a GPU track in the trace).")
+      ->disable_flag_override();
   app.footer("Exit status: 0 ok, 1 failed, 77 no Vulkan driver (1 instead when FERRUM_REQUIRE_VULKAN=1).");
 }
 

@@ -20,6 +20,7 @@ struct options {
   std::filesystem::path out = "frame_loop_out";
   std::filesystem::path plan;  // parse_options' default: frame_loop.json in the example's sources
   bool validate = false;       // Vulkan validation layers on; any message fails the run
+  bool gpu_timestamps = true;  // GPU time per pass (off: --no-gpu-timestamps, or a device without them)
   bool help = false;           // --help or -h: print usage() and do nothing else
 };
 

@@ -113,6 +113,7 @@ struct frame_loop_run {
   std::uint64_t frames;
   std::uint64_t in_flight;
   std::vector<double> frame_ms;  // per frame: submit to completion
+  std::vector<double> gpu_ms;    // per frame with GPU timestamps: first pass begin to last pass end
   ferrum::wave_report last{};    // the wave that drew the last frame
   std::string failure{};         // the first frame that failed, and why
 };
@@ -132,6 +133,10 @@ asio::awaitable<void> frame_chain(frame_loop_run* run, std::uint64_t first) {
       co_return;
     }
     run->frame_ms[frame] = std::chrono::duration<double, std::milli>(clock_type::now() - submitted).count();
+    if (report.gpu)
+      run->gpu_ms.push_back(std::chrono::duration<double, std::milli>(report.gpu->end - report.gpu->begin).count());
+    // The per-pass GPU times are the wave's memory, gone once it is reused.
+    report.gpu_nodes = {};
     if (frame + 1 == run->frames) run->last = std::move(report);
   }
 }
@@ -173,16 +178,23 @@ int run(const frame_loop::options& o, validation_log& log) {
   const std::unique_ptr<ferrum::gpu::device> device = std::move(*made);
   asio::thread_pool workers(2);
   const frame_loop::frame_renderer renderer(*device, plan, *program, o.size);
-  // A ring: the spans of the last (up to) 1000 frames.
+  // GPU time per pass where the device has timestamps.
+  const ferrum::gpu::timestamp_clock gpu_clock = device->timestamps();
+  const bool gpu_timed = o.gpu_timestamps && gpu_clock.supported;
+  // A ring: the spans of the last (up to) 1000 frames (a GPU span per pass
+  // too when timed).
   ferrum::trace_recorder trace(std::min<std::uint64_t>(o.frames, 1000) *
-                               (ferrum::wave_phase_count + program->node_count));
+                               (ferrum::wave_phase_count + program->node_count * (gpu_timed ? 2 : 1)));
   // Replay: a lane's passes are recorded by its first frame and submitted
   // again by its later frames, which only write the pattern's parameters.
   // The fence timeout is long because a frame's fence may wait for every
   // frame in flight, and lavapipe, one submission at a time on the CPU,
   // takes seconds for each 1920x1080 frame; it still catches a hung GPU.
-  ferrum::scheduler_options settings{
-      .fence_timeout = std::chrono::seconds(60), .encoder_tasks = 2, .replay = true, .trace = &trace};
+  ferrum::scheduler_options settings{.fence_timeout = std::chrono::seconds(60),
+                                     .encoder_tasks = 2,
+                                     .replay = true,
+                                     .gpu_timestamps = gpu_timed,
+                                     .trace = &trace};
   std::unique_ptr<ferrum::scheduler> scheduler =
       ferrum::scheduler::create(plan, program, *device, workers.get_executor(), settings).value();
 
@@ -193,7 +205,9 @@ int run(const frame_loop::options& o, validation_log& log) {
                       .request = renderer.request(),
                       .frames = o.frames,
                       .in_flight = program->lanes,
-                      .frame_ms = std::vector<double>(o.frames)};
+                      .frame_ms = std::vector<double>(o.frames),
+                      .gpu_ms = {}};
+  loop.gpu_ms.reserve(o.frames);
   asio::io_context completions;
   for (std::uint64_t first = 0; first < std::min(loop.in_flight, loop.frames); ++first)
     asio::co_spawn(completions, frame_chain(&loop, first), [](std::exception_ptr e) {
@@ -246,8 +260,17 @@ int run(const frame_loop::options& o, validation_log& log) {
             << program->lanes << " lanes)\n"
             << "frames/s:   " << static_cast<double>(o.frames) / elapsed.count() << '\n'
             << "frame time: p50 " << percentile(loop.frame_ms, 50) << " ms, p99 " << percentile(loop.frame_ms, 99)
-            << " ms (submit to completion)\n"
-            << "check:      the last frame matches the kernels' C++ forms (largest difference " << difference
+            << " ms (submit to completion)\n";
+  if (!loop.gpu_ms.empty()) {
+    std::cout << "gpu time:   p50 " << percentile(loop.gpu_ms, 50) << " ms, p99 " << percentile(loop.gpu_ms, 99)
+              << " ms (first pass begin to last pass end; " << gpu_clock.calibration << ")\n";
+  } else {
+    std::cout << "gpu time:   not measured ("
+              << (o.gpu_timestamps ? "the device has no timestamps: " + std::string(gpu_clock.calibration)
+                                   : std::string("--no-gpu-timestamps"))
+              << ")\n";
+  }
+  std::cout << "check:      the last frame matches the kernels' C++ forms (largest difference " << difference
             << "/255)\n"
             << "png:        " << png_path.string() << '\n'
             << "trace:      " << trace_path.string() << " (" << trace.kept() << " spans"

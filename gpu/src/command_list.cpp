@@ -124,6 +124,16 @@ result<void> command_list::host(host_function function) {
   return recorded(do_host(function));
 }
 
+result<void> command_list::timestamp(const timestamp_pool& pool, std::uint32_t slot) {
+  if (auto r = check_recording("timestamp"); !r) return r;
+  if (&pool.device() != device_)
+    return make_error(errc::foreign_object, "timestamp into a pool made by another device");
+  if (slot >= pool.size())
+    return make_error(errc::range_out_of_bounds,
+                      "timestamp slot " + std::to_string(slot) + " of a pool of " + std::to_string(pool.size()));
+  return do_timestamp(pool, slot);
+}
+
 result<void> command_list::end() {
   if (auto r = check_recording("end"); !r) return r;
   if (auto r = do_end(); !r) return r;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <limits>
 #include <string>
 
 namespace ferrum::gpu {
@@ -38,14 +39,44 @@ result<std::unique_ptr<command_list>> device::create_command_list() {
   return do_create_command_list();
 }
 
+timestamp_clock device::timestamps() const {
+  const std::lock_guard lock(timestamps_mutex_);
+  return timestamps_;
+}
+
+result<std::unique_ptr<timestamp_pool>> device::create_timestamp_pool(std::size_t slots) {
+  if (auto r = check_usable(); !r) return r.error();
+  const std::lock_guard lock(timestamps_mutex_);
+  if (!timestamps_.supported)
+    return make_error(errc::timestamps_unsupported,
+                      "device " + quote_text(name_) + ": " + std::string(timestamps_.calibration));
+  if (slots == 0 || slots > std::numeric_limits<std::uint32_t>::max())
+    return make_error(errc::invalid_device_option,
+                      "a timestamp pool of " + std::to_string(slots) + " slots; the device allows 1 to 2^32 - 1");
+  return do_create_timestamp_pool(static_cast<std::uint32_t>(slots), timestamps_);
+}
+
+result<void> timestamp_pool::read(std::uint32_t first, std::span<time_point> out) const {
+  if (first > size_ || out.size() > size_ - first)
+    return make_error(errc::range_out_of_bounds, "timestamp slots [" + std::to_string(first) + ", +" +
+                                                     std::to_string(out.size()) + ") of a pool of " +
+                                                     std::to_string(size_));
+  if (out.empty()) return {};
+  return do_read(first, out);
+}
+
 }  // namespace ferrum::gpu
 
 namespace ferrum::gpu {
 
-void device::retire(std::unique_ptr<arena> a, std::uint64_t value) { retire({value, std::move(a), nullptr}); }
+void device::retire(std::unique_ptr<arena> a, std::uint64_t value) { retire({value, std::move(a), nullptr, nullptr}); }
 
 void device::retire(std::unique_ptr<command_list> list, std::uint64_t value) {
-  retire({value, nullptr, std::move(list)});
+  retire({value, nullptr, std::move(list), nullptr});
+}
+
+void device::retire(std::unique_ptr<timestamp_pool> stamps, std::uint64_t value) {
+  retire({value, nullptr, nullptr, std::move(stamps)});
 }
 
 void device::retire(retired_object object) {

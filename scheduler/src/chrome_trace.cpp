@@ -10,6 +10,7 @@ namespace {
 
 constexpr int lanes_pid = 1;
 constexpr int threads_pid = 2;
+constexpr int gpu_pid = 3;
 
 // Metadata events naming a process or thread, and fixing its order.
 void name_event(std::ostream& out, const char* what, int pid, std::uint32_t tid, const std::string& name, bool& first) {
@@ -26,16 +27,18 @@ void write_chrome_trace(std::ostream& out, const trace_recorder& trace, const pl
   bool first = true;
   name_event(out, "process_name", lanes_pid, 0, "lanes", first);
   name_event(out, "process_name", threads_pid, 0, "encoder threads", first);
+  if (!layout.gpu.empty()) name_event(out, "process_name", gpu_pid, 0, "gpu", first);
   const auto span_event = [&](const detail::shown_span& s, int pid, std::uint32_t tid) {
     const trace_span& span = s.span;
-    std::string name(to_string(span.phase));
+    // A GPU span is named after its node alone: its track says where it ran.
+    std::string name(span.gpu ? "" : to_string(span.phase));
     if (span.node != trace_span::no_node) {
-      name += ' ';
+      if (!span.gpu) name += ' ';
       name += span.node < p.nodes.size() ? p.nodes[span.node].id.str() : std::to_string(span.node);
     }
     out << ",\n  "
-        << R"({"name": ")" << detail::json_escaped(name) << R"(", "cat": "wave", "ph": "X", "ts": )"
-        << detail::fixed(detail::micros(trace.epoch(), s.shown_begin), 3) << R"(, "dur": )"
+        << R"({"name": ")" << detail::json_escaped(name) << R"(", "cat": ")" << (span.gpu ? "gpu" : "wave")
+        << R"(", "ph": "X", "ts": )" << detail::fixed(detail::micros(trace.epoch(), s.shown_begin), 3) << R"(, "dur": )"
         << detail::fixed(detail::micros(s.shown_begin, span.end), 3) << R"(, "pid": )" << pid << R"(, "tid": )" << tid
         << R"(, "args": {"wave": )" << span.wave << R"(, "bucket": ")"
         << detail::json_escaped(span.bucket != nullptr ? span.bucket->str() : "") << R"(", "lane": )" << span.lane;
@@ -51,6 +54,10 @@ void write_chrome_trace(std::ostream& out, const trace_recorder& trace, const pl
   for (const auto& track : layout.threads) {
     name_event(out, "thread_name", threads_pid, track.thread, "thread " + std::to_string(track.thread), first);
     for (const auto& s : track.spans) span_event(s, threads_pid, track.thread);
+  }
+  if (!layout.gpu.empty()) {
+    name_event(out, "thread_name", gpu_pid, 1, "queue", first);
+    for (const auto& s : layout.gpu) span_event(s, gpu_pid, 1);
   }
   out << "\n]}\n";
 }

@@ -70,7 +70,7 @@ result<std::vector<resolved_resource>> resolve_node_resources(const plan& p, con
 
 result<std::unique_ptr<lane_pool>> lane_pool::create(const plan& p, const compiled_program& program,
                                                      const compiled_bucket& bucket, gpu::device& device,
-                                                     executor_type executor) {
+                                                     executor_type executor, bool gpu_timestamps) {
   if (!bucket.binding) return make_error(errc::no_binding_layout, "bucket " + quote_text(bucket.id.str()));
   const program_binding_layout& layout = *bucket.binding;
   // The binding domain is the pool whose claim the layout covers.
@@ -134,6 +134,11 @@ result<std::unique_ptr<lane_pool>> lane_pool::create(const plan& p, const compil
       l->submit_lists.push_back(list->get());
       l->lists.push_back(std::move(*list));
     }
+    if (gpu_timestamps) {
+      auto stamps = device.create_timestamp_pool(2 * program.node_count);
+      if (!stamps) return stamps.error();
+      l->stamps = std::move(*stamps);
+    }
     l->watch.emplace(*pool, *l);
     pool->free_.push_back(l.get());
     pool->lanes_.push_back(std::move(l));
@@ -159,6 +164,7 @@ lane_pool::~lane_pool() {
     if (state_[i] == lane_state::free || timeline.reached(last)) continue;
     for (auto& list : l.lists) device_->retire(std::move(list), last);
     device_->retire(std::move(l.arena), last);
+    if (l.stamps) device_->retire(std::move(l.stamps), last);
   }
 }
 

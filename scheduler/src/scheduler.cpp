@@ -60,7 +60,8 @@ void scheduler_impl::reserve_waves(std::size_t count) {
   waves_.reserve(count);
   free_waves_.reserve(count);
   while (waves_.size() < count) {
-    waves_.push_back(std::make_unique<wave>(*this, program_->node_count, options_.trace != nullptr));
+    waves_.push_back(
+        std::make_unique<wave>(*this, program_->node_count, options_.trace != nullptr, options_.gpu_timestamps));
     free_waves_.push_back(waves_.back().get());
   }
 }
@@ -75,7 +76,7 @@ wave* scheduler_impl::take_wave() {
     }
   }
   // Cold: a new peak of waves alive at once.
-  auto made = std::make_unique<wave>(*this, program_->node_count, options_.trace != nullptr);
+  auto made = std::make_unique<wave>(*this, program_->node_count, options_.trace != nullptr, options_.gpu_timestamps);
   wave* w = made.get();
   const std::lock_guard lock(waves_mutex_);
   waves_.push_back(std::move(made));
@@ -225,7 +226,7 @@ result<std::unique_ptr<scheduler>> scheduler::create(const plan& p, std::shared_
                       "program compiled from plan " + program->hash.str() + ", given plan " + given->str());
   auto impl = std::make_unique<detail::scheduler_impl>(program, device, std::move(executor), options);
   for (const compiled_bucket& bucket : program->buckets) {
-    auto pool = lane_pool::create(p, *program, bucket, device, impl->executor_);
+    auto pool = lane_pool::create(p, *program, bucket, device, impl->executor_, options.gpu_timestamps);
     if (!pool) return pool.error();
     (*pool)->on_watch(&detail::scheduler_impl::watch_changed, impl.get());
     impl->pools_.push_back(std::move(*pool));

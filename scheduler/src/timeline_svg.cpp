@@ -21,6 +21,9 @@ constexpr double top = 34;
 constexpr std::array<const char*, wave_phase_count> phase_colours = {"#a0a0a0", "#4e79a7", "#f28e2b",
                                                                      "#e15759", "#76b7b2", "#59a14f"};
 
+// GPU spans (a node's commands on the queue), apart from the phases.
+constexpr const char* gpu_colour = "#b07aa1";
+
 using detail::fixed;
 
 // A tick step of 1, 2 or 5 times a power of ten giving at most ~10 ticks.
@@ -39,7 +42,7 @@ void write_timeline_svg(std::ostream& out, const trace_recorder& trace, const pl
   const detail::trace_layout layout = detail::lay_out(trace);
   const double total_us = std::max(detail::micros(layout.first, layout.last), 1.0);
   const double scale = plot_width / total_us;  // pixels per microsecond
-  const std::size_t rows = layout.lanes.size() + layout.threads.size();
+  const std::size_t rows = layout.lanes.size() + layout.threads.size() + (layout.gpu.empty() ? 0 : 1);
   const double axis_y = top + static_cast<double>(rows) * row_height + 6;
   const double height = axis_y + 64;
   const double width = label_width + plot_width + 20;
@@ -54,12 +57,13 @@ void write_timeline_svg(std::ostream& out, const trace_recorder& trace, const pl
     const trace_span& span = s.span;
     const double x = label_width + detail::micros(layout.first, s.shown_begin) * scale;
     const double w = std::max(detail::micros(s.shown_begin, span.end) * scale, 0.5);
-    std::string title = "wave " + std::to_string(span.wave) + ": " + std::string(to_string(span.phase));
+    std::string title =
+        "wave " + std::to_string(span.wave) + ": " + std::string(span.gpu ? "gpu" : to_string(span.phase));
     if (span.node != trace_span::no_node && span.node < p.nodes.size()) title += " " + p.nodes[span.node].id.str();
     title += ", " + fixed(detail::micros(span.begin, span.end)) + " us";
     out << R"(<rect x=")" << fixed(x, 2) << R"(" y=")" << fixed(y + (row_height - bar_height) / 2) << R"(" width=")"
         << fixed(w, 2) << R"(" height=")" << fixed(bar_height) << R"(" fill=")"
-        << phase_colours[static_cast<std::size_t>(span.phase)]
+        << (span.gpu ? gpu_colour : phase_colours[static_cast<std::size_t>(span.phase)])
         // A white edge keeps back-to-back bars apart; a sliver is left whole.
         << (w >= 2 ? R"(" stroke="white" stroke-width="0.4">)" : R"(">)") << "<title>" << detail::xml_escaped(title)
         << "</title></rect>\n";
@@ -75,6 +79,7 @@ void write_timeline_svg(std::ostream& out, const trace_recorder& trace, const pl
   std::size_t index = 0;
   for (const auto& lane : layout.lanes) row(index++, lane.name, lane.spans);
   for (const auto& thread : layout.threads) row(index++, "thread " + std::to_string(thread.thread), thread.spans);
+  if (!layout.gpu.empty()) row(index++, "gpu queue", layout.gpu);
 
   // The time axis, in milliseconds from the first span.
   out << R"(<line x1=")" << fixed(label_width) << R"(" y1=")" << fixed(axis_y) << R"(" x2=")"
@@ -99,6 +104,10 @@ void write_timeline_svg(std::ostream& out, const trace_recorder& trace, const pl
         << to_string(static_cast<wave_phase>(i)) << "</text>\n";
     x += 90;
   }
+  if (!layout.gpu.empty())
+    out << R"(<rect x=")" << fixed(x) << R"(" y=")" << fixed(legend_y) << R"(" width="12" height="12" fill=")"
+        << gpu_colour << R"("/><text x=")" << fixed(x + 16) << R"(" y=")" << fixed(legend_y + 10)
+        << R"(">gpu (per node)</text>)" << '\n';
   out << "</svg>\n";
 }
 

@@ -13,8 +13,11 @@ trace_layout lay_out(const trace_recorder& trace) {
   trace_layout layout;
   std::map<std::tuple<std::string, std::uint32_t>, std::vector<trace_span>> by_lane;
   std::map<std::uint32_t, std::vector<trace_span>> by_thread;
+  std::vector<trace_span> gpu;
   for (const trace_span& s : trace.spans()) {
-    if (s.node != trace_span::no_node) {
+    if (s.gpu) {
+      gpu.push_back(s);
+    } else if (s.node != trace_span::no_node) {
       by_thread[s.thread].push_back(s);
     } else {
       by_lane[{s.bucket != nullptr ? s.bucket->str() : std::string("?"), s.lane}].push_back(s);
@@ -41,16 +44,16 @@ trace_layout lay_out(const trace_recorder& trace) {
     }
     layout.lanes.push_back(std::move(track));
   }
-  for (auto& [thread, spans] : by_thread) {
+  const auto by_begin = [&](std::vector<trace_span>& spans, std::vector<shown_span>& shown) {
     std::stable_sort(spans.begin(), spans.end(),
                      [](const trace_span& a, const trace_span& b) { return a.begin < b.begin; });
-    thread_track track{thread, {}};
     for (const trace_span& s : spans) {
-      track.spans.push_back({s, s.begin});
-      extend(track.spans.back());
+      shown.push_back({s, s.begin});
+      extend(shown.back());
     }
-    layout.threads.push_back(std::move(track));
-  }
+  };
+  for (auto& [thread, spans] : by_thread) by_begin(spans, layout.threads.emplace_back(thread_track{thread, {}}).spans);
+  by_begin(gpu, layout.gpu);
   if (layout.first > layout.last) layout.first = layout.last = trace.epoch();
   return layout;
 }

@@ -1,5 +1,6 @@
 // trace_layout.hpp (private) — how the trace writers lay spans out: one
-// track per lane (by bucket id, then lane) and one per encoder thread.
+// track per lane (by bucket id, then lane), one per encoder thread and one
+// for the GPU queue.
 #pragma once
 
 #include "ferrum/scheduler/trace.hpp"
@@ -32,6 +33,8 @@ struct thread_track {
 struct trace_layout {
   std::vector<lane_track> lanes;
   std::vector<thread_track> threads;
+  // The nodes' GPU spans, by begin (empty without GPU timestamps).
+  std::vector<shown_span> gpu;
   // The earliest shown begin and latest end (both the recorder's epoch when
   // there is no span).
   std::chrono::steady_clock::time_point first;

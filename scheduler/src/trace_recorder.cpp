@@ -83,6 +83,23 @@ void record_wave(trace_recorder& trace, const wave_report& report, std::span<con
     if (last > first) trace.record(nodes.subspan(first, last - first));
     first = last + (last == first ? 1 : 0);
   }
+  // GPU spans in chunks through the stack: a wave allocates nothing for them.
+  std::array<trace_span, 64> chunk;
+  for (std::size_t first = 0; first < report.gpu_nodes.size(); first += chunk.size()) {
+    const std::size_t count = std::min(chunk.size(), report.gpu_nodes.size() - first);
+    for (std::size_t i = 0; i < count; ++i) {
+      trace_span& span = chunk[i];
+      span.phase = wave_phase::fence;
+      span.node = static_cast<std::uint32_t>(first + i);
+      span.gpu = true;
+      span.wave = report.wave;
+      span.bucket = report.bucket;
+      span.lane = report.lane;
+      span.begin = report.gpu_nodes[first + i].begin;
+      span.end = report.gpu_nodes[first + i].end;
+    }
+    trace.record(std::span(chunk).first(count));
+  }
 }
 
 }  // namespace ferrum::detail

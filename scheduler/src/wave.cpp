@@ -195,6 +195,7 @@ wave::task wave::run(scheduler_impl& s, wave& w) {
     co_return;
   }
   w.stamp(wave_phase::fence);
+  w.read_gpu_times();
   // Stamped before the lane goes back: the next wave's spans on this lane
   // begin after this wave's end.
   w.stamp(wave_phase::release);
@@ -217,6 +218,7 @@ void wave::encode_chunk(std::size_t chunk) noexcept {
     gpu::command_list& list = *l.lists[node];
     if (!replay_) {
       if (auto r = list.begin(); !r) return fail_encoding(r.error().code, node, r.error().what());
+      if (auto r = stamp_node(list, node, false); !r) return fail_encoding(r.error().code, node, r.error().what());
     }
     const std::optional<node_binding>& binding = l.nodes[node];
     const encode_context& context = contexts_[node].emplace(
@@ -234,8 +236,10 @@ void wave::encode_chunk(std::size_t chunk) noexcept {
                          self->encoder_threw(node, thrown);
                        } else if (self->replay_) {
                          // Submitted as recorded before.
-                       } else if (auto r = list.end(); !r) {
+                       } else if (auto r = self->stamp_node(list, node, true); !r) {
                          self->fail_encoding(r.error().code, node, r.error().what());
+                       } else if (auto e = list.end(); !e) {
+                         self->fail_encoding(e.error().code, node, e.error().what());
                        }
                        if (self->chunks_left_.fetch_sub(1, std::memory_order_acq_rel) == 1)
                          self->continuation_.resume();
@@ -250,6 +254,7 @@ void wave::encode_chunk(std::size_t chunk) noexcept {
     }
     trace_node(node, started);
     if (replay_) continue;
+    if (auto r = stamp_node(list, node, true); !r) return fail_encoding(r.error().code, node, r.error().what());
     if (auto r = list.end(); !r) return fail_encoding(r.error().code, node, r.error().what());
   }
 }
@@ -334,6 +339,15 @@ wave_report wave::report_now() const {
   }
   r.failed_node = failed_node_;
   r.message = message_;
+  if (gpu_timed_.load(std::memory_order_acquire)) {
+    r.gpu_nodes = gpu_nodes_;
+    gpu_interval whole = gpu_nodes_.front();
+    for (const gpu_interval& n : gpu_nodes_) {
+      whole.begin = std::min(whole.begin, n.begin);
+      whole.end = std::max(whole.end, n.end);
+    }
+    r.gpu = whole;
+  }
   return r;
 }
 
@@ -365,10 +379,31 @@ void wave::trace_node(std::size_t node, const trace_clock& started) noexcept {
   span.end = clock_type::now();
 }
 
+result<void> wave::stamp_node(gpu::command_list& list, std::size_t node, bool after) const {
+  const gpu::timestamp_pool* stamps = held_->stamps.get();
+  if (stamps == nullptr) return {};
+  return list.timestamp(*stamps, static_cast<std::uint32_t>(2 * node + (after ? 1 : 0)));
+}
+
+void wave::read_gpu_times() noexcept {
+  const gpu::timestamp_pool* stamps = held_->stamps.get();
+  // A failed read (the device lost since the fence) leaves the wave without
+  // GPU times rather than with wrong ones.
+  if (stamps == nullptr || !stamps->read(0, gpu_stamps_)) return;
+  for (std::size_t node = 0; node < gpu_nodes_.size(); ++node)
+    gpu_nodes_[node] = {gpu_stamps_[2 * node], gpu_stamps_[2 * node + 1]};
+  gpu_timed_.store(true, std::memory_order_release);
+}
+
 // --- set-up, start, cancellation, hand-offs ---------------------------------------
 
-wave::wave(scheduler_impl& owner, std::size_t nodes, bool traced)
-    : owner_(owner), buffer_(owner.options_.encoder_tasks + 2), contexts_(nodes), node_spans_(traced ? nodes : 0) {
+wave::wave(scheduler_impl& owner, std::size_t nodes, bool traced, bool timed)
+    : owner_(owner),
+      buffer_(owner.options_.encoder_tasks + 2),
+      contexts_(nodes),
+      node_spans_(traced ? nodes : 0),
+      gpu_stamps_(timed ? 2 * nodes : 0),
+      gpu_nodes_(timed ? nodes : 0) {
   owner.watchdog_.add(watch_);
   outcome_.context = this;
   outcome_.delivered = [](wave_outcome* o) noexcept {
@@ -398,6 +433,7 @@ void wave::prepare(std::uint64_t id, lane_pool* pool, encoder_ref encode, error_
   replay_ = false;
   encode_failed_.store(false, std::memory_order_relaxed);
   encode_ec_ = {};
+  gpu_timed_.store(false, std::memory_order_relaxed);
 }
 
 void wave::launch() noexcept {

@@ -51,8 +51,9 @@ using wave_buffer = async::post_buffer<wave_entry_bytes>;
 
 class wave {
  public:
-  // `traced`: the scheduler has a trace recorder (room for node spans).
-  wave(scheduler_impl& owner, std::size_t nodes, bool traced);
+  // `traced`: the scheduler has a trace recorder (room for node spans);
+  // `timed`: it has GPU timestamps (room for each node's).
+  wave(scheduler_impl& owner, std::size_t nodes, bool traced, bool timed);
   wave(const wave&) = delete;
   wave& operator=(const wave&) = delete;
 
@@ -97,6 +98,12 @@ class wave {
   static void fence_expired(fence_watchdog::entry& e) noexcept;
   // When tracing: the node's span, from `started` to now.
   void trace_node(std::size_t node, const trace_clock& started) noexcept;
+  // With GPU timestamps: node n's stamp before (slot 2n) or after (2n + 1)
+  // its commands, into its list.
+  [[nodiscard]] result<void> stamp_node(gpu::command_list& list, std::size_t node, bool after) const;
+  // With GPU timestamps, once the fence was reached: the nodes' GPU times
+  // from the lane's timestamp pool.
+  void read_gpu_times() noexcept;
 
   struct awaiting_lane;
   struct encoding_nodes;
@@ -152,6 +159,13 @@ class wave {
   // recorded with the wave's phases at its end (an entry of another wave id
   // is a node this wave did not run).
   std::vector<trace_span> node_spans_;
+  // With GPU timestamps: the lane's pool read back (node n's begin and end
+  // at 2n, 2n + 1), the same as intervals, and whether this wave read them
+  // (released after the intervals are written: a completion posted early by
+  // a cancellation reads it on another thread).
+  std::vector<std::chrono::steady_clock::time_point> gpu_stamps_;
+  std::vector<gpu_interval> gpu_nodes_;
+  std::atomic<bool> gpu_timed_{false};
 
   // The fence: the wave's wait on the timeline, watched by the scheduler's
   // fence watchdog; whichever of the two completes it sets fence_ec_.

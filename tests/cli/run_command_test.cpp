@@ -468,6 +468,39 @@ TEST_CASE("ferrum run: --trace and --timeline write every wave's spans as a Chro
   CHECK(svg.find("</svg>") != std::string::npos);
 }
 
+TEST_CASE("ferrum run: --gpu-timestamps reports GPU time per wave, a summary line and the trace's GPU track", "[cli]") {
+  const cli_test::temp_file trace_file("");
+  const json_run run =
+      run_json(example_plan("multi_bucket.json"), {"--waves", "20", "--gpu-timestamps", "--trace", trace_file.path()});
+  CHECK(run.result.status == 0);
+  INFO(run.report.dump(2));
+  // After latency_us, only with the option.
+  std::vector<std::string> keys;
+  for (const auto& item : run.report.items()) keys.push_back(item.key());
+  const auto latency_at = std::find(keys.begin(), keys.end(), "latency_us");
+  REQUIRE(latency_at + 1 < keys.end());
+  CHECK(*(latency_at + 1) == "gpu_us");
+  const auto& gpu = run.report["gpu_us"];
+  CHECK(gpu["p50"].get<double>() > 0);
+  CHECK(gpu["p50"].get<double>() <= gpu["p99"].get<double>());
+  // Each wave's GPU time is part of its own time.
+  CHECK(gpu["p50"].get<double>() <= run.report["latency_us"]["wave_p99"].get<double>());
+
+  const auto trace = nlohmann::json::parse(cli_test::read_file(trace_file.path()));
+  std::uint64_t gpu_spans = 0;
+  for (const auto& e : trace.at("traceEvents"))
+    if (e.at("ph") == "X" && e.at("cat") == "gpu") ++gpu_spans;
+  CHECK(gpu_spans == 20 * 8);  // multi_bucket.json: eight nodes
+  CHECK(run.report["trace"]["dropped"] == 0);
+
+  const json_run without = run_json(example_plan("two_nodes.json"), {"--waves", "5"});
+  CHECK_FALSE(without.report.contains("gpu_us"));
+  const command_result summary =
+      run_ferrum({"run", example_plan("two_nodes.json"), "--waves", "5", "--gpu-timestamps"});
+  CHECK(summary.status == 0);
+  CHECK(summary.out.find("\n  gpu          p50 ") != std::string::npos);
+}
+
 TEST_CASE("ferrum run: a --trace or --timeline file that cannot be written exits 1 before any wave", "[cli]") {
   for (const char* option : {"--trace", "--timeline"}) {
     const command_result r =
@@ -516,8 +549,9 @@ TEST_CASE("ferrum run: --json carries usage errors found after parsing as an err
 TEST_CASE("ferrum run: help run describes the options and the fault kinds", "[cli]") {
   const command_result r = run_ferrum({"help", "run"});
   CHECK(r.status == 0);
-  for (const char* word : {"--device", "--waves", "--threads", "--seed", "--fault", "--fence-timeout", "--trace",
-                           "--timeline", "--json", "delay", "hang", "lost", "encoder", "cancel", "Exit status"})
+  for (const char* word :
+       {"--device", "--waves", "--threads", "--seed", "--fault", "--fence-timeout", "--trace", "--timeline",
+        "--gpu-timestamps", "--json", "delay", "hang", "lost", "encoder", "cancel", "Exit status"})
     CHECK(r.out.find(word) != std::string::npos);
 }
 
@@ -555,6 +589,21 @@ TEST_CASE("ferrum run: on Vulkan, workspace and persistent resources hold what t
     CHECK(u64(report["violations"]) == 0);
     CHECK(u64(report["waves"]["completed"]) == 12);
   }
+}
+
+TEST_CASE("ferrum run: --gpu-timestamps on Vulkan times the checking encoders' dispatches", "[cli][vulkan]") {
+  const command_result r = run_ferrum({"run", example_plan("multi_bucket.json"), "--device", "vulkan", "--waves", "8",
+                                       "--gpu-timestamps", "--fence-timeout", "60000", "--json"},
+                                      vulkan_environment());
+  if (skipped_without_vulkan(r)) return;
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.status == 0);
+  REQUIRE(nlohmann::json::accept(r.out));
+  const nlohmann::ordered_json report = nlohmann::ordered_json::parse(r.out);
+  CHECK(u64(report["violations"]) == 0);
+  CHECK(u64(report["waves"]["completed"]) == 8);
+  CHECK(report["gpu_us"]["p50"].get<double>() > 0);
+  CHECK(report["gpu_us"]["p50"].get<double>() <= report["gpu_us"]["p99"].get<double>());
 }
 
 TEST_CASE("ferrum run: the Vulkan checks see a stale slot too", "[cli][vulkan]") {

@@ -138,3 +138,13 @@ TEST_CASE("zero allocations: also when lanes replay their recorded lists", "[sch
   INFO(count << " allocations over 1000 waves");
   CHECK(count == 0);
 }
+
+TEST_CASE("zero allocations: also with GPU timestamps, read back and traced every wave", "[scheduler]") {
+  ferrum::trace_recorder trace(4096);
+  const std::uint64_t timed = allocations_over(16, 3, {.gpu_timestamps = true});
+  const std::uint64_t traced = allocations_over(16, 3, {.gpu_timestamps = true, .trace = &trace});
+  INFO(timed << " and " << traced << " allocations over 1000 waves");
+  CHECK(timed == 0);
+  CHECK(traced == 0);
+  CHECK(trace.dropped() > 0);
+}

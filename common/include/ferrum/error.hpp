@@ -119,7 +119,10 @@ namespace ferrum {
   X(program_checksum_mismatch, "the compiled program file's SHA-256 does not match its contents")                    \
   X(program_malformed, "the compiled program file's structure is invalid (a count, size or field out of range)")     \
   X(program_stale, "the compiled program file was compiled from another plan (its plan hash differs)")               \
-  X(program_inconsistent, "the compiled program file's content disagrees with its plan or with itself")
+  X(program_inconsistent, "the compiled program file's content disagrees with its plan or with itself")              \
+  /* GPU timestamps */                                                                                               \
+  X(timestamps_unsupported, "the device cannot write GPU timestamps on its queue")                                   \
+  X(timestamp_unavailable, "a timestamp slot is read that no reached submission wrote")
 
 enum class errc : int {
 // 0 is reserved for success, as error_code requires.

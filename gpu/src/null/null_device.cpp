@@ -47,6 +47,35 @@ class null_kernel final : public kernel {
   cpu_kernel cpu_;
 };
 
+// The worker's clock is the GPU's: a slot holds the steady_clock ticks at
+// which the worker reached its timestamp command (0: never written). The
+// worker writes a slot before it advances the timeline; a reader reads it
+// after seeing that value reached, which orders the two.
+class null_timestamp_pool final : public timestamp_pool {
+ public:
+  null_timestamp_pool(const gpu::device& owner, std::uint32_t size) : timestamp_pool(owner, size), ticks_(size, 0) {}
+
+  void stamp(std::uint32_t slot) const noexcept {
+    ticks_[slot] = std::chrono::steady_clock::now().time_since_epoch().count();
+  }
+
+ protected:
+  result<void> do_read(std::uint32_t first, std::span<time_point> out) const override {
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      const std::chrono::steady_clock::rep ticks = ticks_[first + i];
+      if (ticks == 0)
+        return make_error(errc::timestamp_unavailable, "slot " + std::to_string(first + i) + " was never written");
+      out[i] = time_point(std::chrono::steady_clock::duration(ticks));
+    }
+    return {};
+  }
+
+ private:
+  // Written by the worker through a const pool: the GPU writes what lists
+  // name, as it writes arenas.
+  mutable std::vector<std::chrono::steady_clock::rep> ticks_;
+};
+
 // The worker is the GPU: it writes any range a command names. Ranges carry a
 // const arena (read access for their holders); the arena itself is not const.
 std::span<std::byte> bytes_of(arena_range range) noexcept {
@@ -56,8 +85,9 @@ std::span<std::byte> bytes_of(arena_range range) noexcept {
 // One recorded command. Lists keep their vector's capacity across begin(), so
 // a list recorded again with as many commands allocates nothing.
 struct command {
-  enum class op { dispatch, fill, copy, host } kind = op::host;
+  enum class op { dispatch, fill, copy, host, timestamp } kind = op::host;
   const null_kernel* kernel = nullptr;
+  const null_timestamp_pool* stamps = nullptr;
   arena_range first;
   arena_range second;
   std::array<std::uint32_t, max_kernel_push_words> push{};
@@ -80,6 +110,9 @@ struct command {
         break;
       case op::host:
         function.call(function.context);
+        break;
+      case op::timestamp:
+        stamps->stamp(value);
         break;
     }
   }
@@ -121,6 +154,12 @@ class null_command_list final : public command_list {
   }
   result<void> do_host(host_function function) override {
     add(command::op::host).function = function;
+    return {};
+  }
+  result<void> do_timestamp(const timestamp_pool& pool, std::uint32_t slot) override {
+    command& c = add(command::op::timestamp);
+    c.stamps = static_cast<const null_timestamp_pool*>(&pool);
+    c.value = slot;
     return {};
   }
   result<void> do_end() override { return {}; }
@@ -203,6 +242,9 @@ class null_device_impl final : public null_device {
   result<std::unique_ptr<command_list>> do_create_command_list() override {
     return std::unique_ptr<command_list>(new null_command_list(*this));
   }
+  result<std::unique_ptr<timestamp_pool>> do_create_timestamp_pool(std::uint32_t slots, timestamp_clock&) override {
+    return std::unique_ptr<timestamp_pool>(new null_timestamp_pool(*this, slots));
+  }
 
  private:
   void work() noexcept;
@@ -244,6 +286,9 @@ null_device_impl::null_device_impl(const null_device_options& options)
     : null_device("null", "null", {options.max_arena_bytes, 65535}, queue_),
       options_(options),
       queue_(*this, timeline_) {
+  set_timestamp_clock(options.timestamps ? timestamp_clock{true, "steady_clock", std::chrono::nanoseconds(0)}
+                                         : timestamp_clock{false, "null_device_options::timestamps is off",
+                                                           std::chrono::nanoseconds(0)});
   if (!options_.inline_completion) worker_ = std::thread([this] { work(); });
 }
 

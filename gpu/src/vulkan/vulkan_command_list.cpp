@@ -3,6 +3,7 @@
 #include "vulkan/vk_result.hpp"
 #include "vulkan/vulkan_arena.hpp"
 #include "vulkan/vulkan_kernel.hpp"
+#include "vulkan/vulkan_timestamp_pool.hpp"
 
 #include <algorithm>
 #include <array>
@@ -152,6 +153,21 @@ result<void> vulkan_command_list::do_copy(arena_range source, arena_range destin
 result<void> vulkan_command_list::do_host(host_function function) {
   (void)function;
   return make_error(errc::unsupported_command, "the Vulkan device runs no host functions");
+}
+
+result<void> vulkan_command_list::do_timestamp(const timestamp_pool& pool, std::uint32_t slot) {
+  // The base class checked that the pool is this device's: a
+  // vulkan_timestamp_pool.
+  const VkQueryPool queries = static_cast<const vulkan_timestamp_pool&>(pool).handle();
+  // A query must be reset before each write; resetting it here keeps the
+  // recording valid when it is submitted again (replay). A reset and later
+  // query commands on the same query execute in submission order.
+  vkCmdResetQueryPool(buffer_, queries, slot, 1);
+  // BOTTOM_OF_PIPE: written once every earlier command has completed, so a
+  // node's first stamp is when the work before it ended and its last when
+  // its own ended.
+  vkCmdWriteTimestamp(buffer_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, slot);
+  return {};
 }
 
 result<void> vulkan_command_list::do_end() {

@@ -53,6 +53,7 @@ class vulkan_command_list final : public command_list {
   result<void> do_fill(arena_range target, std::uint32_t value) override;
   result<void> do_copy(arena_range source, arena_range destination) override;
   result<void> do_host(host_function function) override;
+  result<void> do_timestamp(const timestamp_pool& pool, std::uint32_t slot) override;
   result<void> do_end() override;
 
  private:

@@ -5,8 +5,10 @@
 #include "vulkan/vulkan_command_list.hpp"
 #include "vulkan/vulkan_kernel.hpp"
 #include "vulkan/vulkan_semaphore.hpp"
+#include "vulkan/vulkan_timestamp_pool.hpp"
 
 #include <array>
+#include <chrono>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -18,6 +20,11 @@ namespace {
 // idles the queue or device instead.
 constexpr int drain_attempts = 50;
 constexpr std::uint64_t drain_wait_ns = 100'000'000;
+
+// The one-time timestamp calibration keeps the tightest of this many
+// submissions, each waited for at most calibration_wait_ns.
+constexpr int calibration_attempts = 5;
+constexpr std::uint64_t calibration_wait_ns = 5'000'000'000;
 
 // Every Vulkan implementation offers at least 128 bytes of push constants
 // (maxPushConstantsSize): the 4 range words and up to 28 of the kernel's.
@@ -93,7 +100,16 @@ vulkan_device::vulkan_device(std::unique_ptr<vulkan_device_objects> objects)
     : device(objects->physical.name, "vulkan", objects->physical.limits, queue_),
       objects_(std::move(objects)),
       queue_(*this, timeline_, {objects_->queue, objects_->timeline, objects_->queue_mutex, &waiter_}),
-      waiter_(objects_->device, objects_->timeline, objects_->wake, timeline_) {
+      waiter_(objects_->device, objects_->timeline, objects_->wake, timeline_),
+      clock_(objects_->device, objects_->physical.timestamp_valid_bits, objects_->physical.timestamp_period,
+             objects_->calibrated_timestamps) {
+  const vulkan_physical_device& physical = objects_->physical;
+  if (physical.timestamp_valid_bits == 0 || physical.timestamp_period <= 0) {
+    set_timestamp_clock({false, "its queue family reports no valid timestamp bits", std::chrono::nanoseconds(0)});
+  } else {
+    set_timestamp_clock({true, clock_.calibrated() ? "VK_EXT_calibrated_timestamps" : "one-time calibration",
+                         std::chrono::nanoseconds(0)});
+  }
   timeline_.attach(&waiter_);
   waiter_.start();
 }
@@ -108,6 +124,7 @@ vulkan_device::~vulkan_device() {
   // The GPU is idle: what owners retired while it might still run goes now,
   // before the Vulkan objects it was made from.
   release_retired();
+  calibration_stamp_.reset();
   // Everything submitted is done (or the device is lost): complete the waits
   // on those values with success, then fail the rest, on values never
   // submitted, so that no waiter is left hanging.
@@ -155,6 +172,62 @@ result<std::unique_ptr<command_list>> vulkan_device::do_create_command_list() {
       *this, {objects_->device, objects_->physical.queue_family, objects_->pipeline_layout, limits().max_workgroups});
 }
 
+result<std::unique_ptr<timestamp_pool>> vulkan_device::do_create_timestamp_pool(std::uint32_t slots,
+                                                                                timestamp_clock& clock) {
+  if (!clock_anchored_) {
+    auto uncertainty = clock_.calibrated() ? clock_.recalibrate() : calibrate_once();
+    if (!uncertainty) return uncertainty.error();
+    clock.uncertainty = *uncertainty;
+    clock_anchored_ = true;
+  }
+  return vulkan_timestamp_pool::create(*this, objects_->device, clock_, slots);
+}
+
+result<std::chrono::nanoseconds> vulkan_device::calibrate_once() {
+  using clock_type = std::chrono::steady_clock;
+  auto stamp = vulkan_timestamp_pool::create(*this, objects_->device, clock_, 1);
+  if (!stamp) return stamp.error();
+  calibration_stamp_ = std::move(*stamp);
+  std::optional<clock_type::duration> best;
+  for (int attempt = 0; attempt < calibration_attempts; ++attempt) {
+    // A list per attempt: the semaphore wait below tells this thread that
+    // the GPU is done with it (so it may go), but the device's timeline
+    // learns it later, from the fence waiter, and begin() would wait for
+    // that.
+    auto list = do_create_command_list();
+    if (!list) return list.error();
+    command_list& l = **list;
+    if (auto r = l.begin(); !r) return r.error();
+    if (auto r = l.timestamp(*calibration_stamp_, 0); !r) return r.error();
+    if (auto r = l.end(); !r) return r.error();
+    command_list* const lists[] = {&l};
+    const clock_type::time_point before = clock_type::now();
+    auto value = queue_.submit_next(lists);
+    if (!value) return value.error();
+    const VkResult waited = wait_timeline_semaphore(objects_->device, objects_->timeline, *value, calibration_wait_ns);
+    const clock_type::time_point after = clock_type::now();
+    if (waited != VK_SUCCESS) {
+      // The GPU may still run the list: it goes once its value is reached.
+      retire(std::move(*list), *value);
+      const std::string what = "timestamp calibration: waiting for value " + std::to_string(*value);
+      if (waited == VK_TIMEOUT) return make_error(errc::vulkan_error, what + ": not reached in 5 s");
+      return make_vk_error(waited, what);
+    }
+    std::uint64_t ticks = 0;
+    const VkResult r =
+        vkGetQueryPoolResults(objects_->device, static_cast<const vulkan_timestamp_pool&>(*calibration_stamp_).handle(),
+                              0, 1, sizeof ticks, &ticks, sizeof ticks, VK_QUERY_RESULT_64_BIT);
+    if (r != VK_SUCCESS) return make_vk_error(r, "timestamp calibration: vkGetQueryPoolResults");
+    // The GPU wrote the stamp somewhere between the two CPU readings: the
+    // middle is off by at most half the round trip.
+    if (!best || after - before < *best) {
+      best = after - before;
+      clock_.anchor(ticks, before + (after - before) / 2);
+    }
+  }
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(*best / 2);
+}
+
 vulkan_native_handles vulkan_device::native() const noexcept {
   const vulkan_device_objects& o = *objects_;
   return {o.instance->handle(), o.physical.handle, o.device, o.queue, o.physical.queue_family, o.timeline};
@@ -189,11 +262,21 @@ result<std::unique_ptr<device>> create_vulkan_device(const vulkan_device_options
   info.pNext = &features12;
   info.queueCreateInfoCount = 1;
   info.pQueueCreateInfos = &queue_info;
+  // Calibrated timestamps put GPU times on steady_clock without a
+  // calibration submission, where the device offers them.
+  const bool calibrated = options.calibration == vulkan_device_options::timestamp_calibration::automatic &&
+                          calibrates_monotonic(objects->instance->handle(), objects->physical.handle);
+  const std::array<const char*, 1> extensions{calibrated_timestamps_extension};
+  if (calibrated) {
+    info.enabledExtensionCount = static_cast<std::uint32_t>(extensions.size());
+    info.ppEnabledExtensionNames = extensions.data();
+  }
   if (VkResult r = vkCreateDevice(objects->physical.handle, &info, nullptr, &objects->device); r != VK_SUCCESS) {
     objects->device = VK_NULL_HANDLE;
     return make_vk_error(r, "vkCreateDevice on " + quote_text(objects->physical.name));
   }
   objects->owns_device = true;
+  objects->calibrated_timestamps = calibrated;
   vkGetDeviceQueue(objects->device, objects->physical.queue_family, 0, &objects->queue);
   return vulkan_device::start(std::move(objects));
 }
@@ -216,6 +299,7 @@ result<std::unique_ptr<device>> adopt_vulkan_device(const vulkan_adopt_info& inf
   objects->owns_device = false;
   objects->queue = info.queue;
   objects->queue_mutex = info.queue_mutex;
+  objects->calibrated_timestamps = info.calibrated_timestamps;
   return vulkan_device::start(std::move(objects));
 }
 

@@ -15,6 +15,7 @@
 #include "vulkan/vulkan_instance.hpp"
 #include "vulkan/vulkan_physical_device.hpp"
 #include "vulkan/vulkan_queue.hpp"
+#include "vulkan/vulkan_timestamp_clock.hpp"
 
 #include <vulkan/vulkan_core.h>
 
@@ -38,6 +39,8 @@ struct vulkan_device_objects {
   bool owns_device = false;
   VkQueue queue = VK_NULL_HANDLE;
   std::mutex* queue_mutex = nullptr;
+  // VK_EXT_calibrated_timestamps is enabled on `device`.
+  bool calibrated_timestamps = false;
   // What submissions signal; made by ferrum on an engine's device too, so
   // that its values are ferrum's alone.
   VkSemaphore timeline = VK_NULL_HANDLE;
@@ -69,6 +72,8 @@ class vulkan_device final : public device {
   result<std::unique_ptr<arena>> do_create_arena(std::size_t bytes) override;
   result<std::unique_ptr<kernel>> do_create_kernel(const kernel_source& source) override;
   result<std::unique_ptr<command_list>> do_create_command_list() override;
+  result<std::unique_ptr<timestamp_pool>> do_create_timestamp_pool(std::uint32_t slots,
+                                                                   timestamp_clock& clock) override;
 
  private:
   explicit vulkan_device(std::unique_ptr<vulkan_device_objects> objects);
@@ -76,6 +81,9 @@ class vulkan_device final : public device {
   // Returns once the GPU can no longer touch memory of this device's
   // submissions.
   void drain() noexcept;
+  // Anchors clock_ once from a submission of one timestamp, bracketed by
+  // steady_clock (the best of a few tries); returns its uncertainty.
+  [[nodiscard]] result<std::chrono::nanoseconds> calibrate_once();
 
   std::unique_ptr<vulkan_device_objects> objects_;
   vulkan_timeline timeline_;
@@ -83,6 +91,11 @@ class vulkan_device final : public device {
   // constructor has finished.
   vulkan_queue queue_;
   fence_waiter waiter_;
+  vulkan_timestamp_clock clock_;
+  bool clock_anchored_ = false;  // under the base class's timestamp lock
+  // The one-time calibration's query, kept until the device goes (the GPU
+  // may still write it if the calibration's wait gave up).
+  std::unique_ptr<timestamp_pool> calibration_stamp_;
 };
 
 }  // namespace ferrum::gpu

@@ -91,6 +91,8 @@ inspection inspect(VkPhysicalDevice handle, std::optional<std::uint32_t> family)
   largest -= largest % 4;
   out.device.limits.max_arena_bytes = static_cast<std::size_t>(largest);
   out.device.limits.max_workgroups = properties.properties.limits.maxComputeWorkGroupCount[0];
+  out.device.timestamp_valid_bits = families[out.device.queue_family].timestampValidBits;
+  out.device.timestamp_period = properties.properties.limits.timestampPeriod;
   return out;
 }
 

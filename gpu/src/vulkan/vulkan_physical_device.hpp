@@ -26,6 +26,10 @@ struct vulkan_physical_device {
   std::uint32_t queue_family = 0;
   VkPhysicalDeviceMemoryProperties memory{};
   device_limits limits;
+  // The queue family's timestampValidBits (0: it writes no timestamps) and
+  // the device's timestampPeriod (nanoseconds per tick).
+  std::uint32_t timestamp_valid_bits = 0;
+  float timestamp_period = 0;
 };
 
 // The suitable physical device whose name contains `name` (any suitable one

@@ -10,4 +10,6 @@ set(ferrum_gpu_vulkan_sources
   src/vulkan/vulkan_kernel.cpp
   src/vulkan/vulkan_physical_device.cpp
   src/vulkan/vulkan_queue.cpp
-  src/vulkan/vulkan_semaphore.cpp)
+  src/vulkan/vulkan_semaphore.cpp
+  src/vulkan/vulkan_timestamp_clock.cpp
+  src/vulkan/vulkan_timestamp_pool.cpp)

@@ -93,8 +93,15 @@ struct session {
   std::unique_ptr<ferrum::gpu::device> device;
 
   // Creates the device; false when the test must end (skipped or failed).
-  [[nodiscard]] bool open() {
-    auto created = ferrum::gpu::create_vulkan_device(validating(log));
+  [[nodiscard]] bool open() { return open(ferrum::gpu::vulkan_device_options{}); }
+
+  // The same with `options`, validation added.
+  [[nodiscard]] bool open(ferrum::gpu::vulkan_device_options options) {
+    const ferrum::gpu::vulkan_device_options checked = validating(log);
+    options.validation = checked.validation;
+    options.sink = checked.sink;
+    options.sink_context = checked.sink_context;
+    auto created = ferrum::gpu::create_vulkan_device(options);
     if (!created) return skip_or_fail(created.error());
     device = std::move(*created);
     return true;

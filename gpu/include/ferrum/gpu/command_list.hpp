@@ -22,6 +22,7 @@
 #include "ferrum/error.hpp"
 #include "ferrum/gpu/arena.hpp"
 #include "ferrum/gpu/kernel.hpp"
+#include "ferrum/gpu/timestamp_pool.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -76,6 +77,14 @@ class command_list {
   // others): tests and the checking encoders of `ferrum run` use it.
   [[nodiscard]] result<void> host(host_function function);
 
+  // Writes the GPU's clock into `slot` of `pool` once every command before
+  // it in submission order (this list's, earlier lists' and earlier
+  // submissions') has completed; read it back once the submission's value is
+  // reached (timestamp_pool::read). Not counted in size(): it is a
+  // measurement, not work. Errors: command_list_state, foreign_object,
+  // range_out_of_bounds (no such slot).
+  [[nodiscard]] result<void> timestamp(const timestamp_pool& pool, std::uint32_t slot);
+
   // Ends the recording; the list can then be submitted. Errors:
   // command_list_state, or the device's error closing the recording.
   [[nodiscard]] result<void> end();
@@ -108,6 +117,7 @@ class command_list {
   virtual result<void> do_fill(arena_range target, std::uint32_t value) = 0;
   virtual result<void> do_copy(arena_range source, arena_range destination) = 0;
   virtual result<void> do_host(host_function function) = 0;
+  virtual result<void> do_timestamp(const timestamp_pool& pool, std::uint32_t slot) = 0;
   virtual result<void> do_end() = 0;
 
  private:

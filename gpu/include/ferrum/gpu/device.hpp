@@ -1,5 +1,5 @@
 // ferrum/gpu/device.hpp — what the scheduler needs from a GPU: arenas, kernels,
-// command lists and one queue with its timeline.
+// command lists, timestamp pools and one queue with its timeline.
 //
 // Two devices implement it: the null device (ferrum/gpu/null_device.hpp), a
 // CPU thread playing the GPU with deterministic fault injection, and the
@@ -24,6 +24,7 @@
 #include "ferrum/gpu/command_list.hpp"
 #include "ferrum/gpu/kernel.hpp"
 #include "ferrum/gpu/queue.hpp"
+#include "ferrum/gpu/timestamp_pool.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -67,18 +68,30 @@ class device {
   // the device's allocation errors.
   [[nodiscard]] result<std::unique_ptr<command_list>> create_command_list();
 
+  // Whether and how the device times its queue's commands
+  // (ferrum/gpu/timestamp_pool.hpp).
+  [[nodiscard]] timestamp_clock timestamps() const;
+
+  // A pool of `slots` timestamp slots (the first pool may calibrate the
+  // device's clock: a submission on the Vulkan device without
+  // VK_EXT_calibrated_timestamps). Errors: timestamps_unsupported (saying
+  // why), invalid_device_option (zero slots, or more than 2^32 - 1),
+  // device_lost, the device's allocation errors.
+  [[nodiscard]] result<std::unique_ptr<timestamp_pool>> create_timestamp_pool(std::size_t slots);
+
   [[nodiscard]] gpu::queue& queue() noexcept { return queue_; }
   [[nodiscard]] const gpu::queue& queue() const noexcept { return queue_; }
 
   // Whether the device was lost.
   [[nodiscard]] bool lost() const noexcept;
 
-  // Keeps `a` (or `list`) alive until the queue's timeline reaches `value`,
+  // Keeps `a` (or `list`, or `stamps`) alive until the queue's timeline reaches `value`,
   // then destroys it; whatever is left goes when the device has drained its
   // work. For owners that must go while the GPU may still use their memory
   // (a scheduler destroyed with a lane in quarantine).
   void retire(std::unique_ptr<arena> a, std::uint64_t value);
   void retire(std::unique_ptr<command_list> list, std::uint64_t value);
+  void retire(std::unique_ptr<timestamp_pool> stamps, std::uint64_t value);
 
  protected:
   device(std::string name, std::string_view kind, device_limits limits, gpu::queue& q)
@@ -92,6 +105,14 @@ class device {
   virtual result<std::unique_ptr<arena>> do_create_arena(std::size_t bytes) = 0;
   virtual result<std::unique_ptr<kernel>> do_create_kernel(const kernel_source& source) = 0;
   virtual result<std::unique_ptr<command_list>> do_create_command_list() = 0;
+  // Called under the device's timestamp lock, with the timestamps supported;
+  // may refine `clock` (a calibration's uncertainty).
+  virtual result<std::unique_ptr<timestamp_pool>> do_create_timestamp_pool(std::uint32_t slots,
+                                                                           timestamp_clock& clock) = 0;
+
+  // What timestamps() says until a pool refines it; set by the device's
+  // constructor.
+  void set_timestamp_clock(const timestamp_clock& clock) noexcept { timestamps_ = clock; }
 
  private:
   [[nodiscard]] result<void> check_usable() const;
@@ -100,6 +121,7 @@ class device {
     std::uint64_t value;
     std::unique_ptr<gpu::arena> memory;
     std::unique_ptr<command_list> list;
+    std::unique_ptr<timestamp_pool> stamps;
   };
   void retire(retired_object object);
 
@@ -107,6 +129,8 @@ class device {
   std::string_view kind_;
   device_limits limits_;
   gpu::queue& queue_;
+  mutable std::mutex timestamps_mutex_;
+  timestamp_clock timestamps_;
   std::mutex retired_mutex_;
   std::vector<retired_object> retired_;
 };

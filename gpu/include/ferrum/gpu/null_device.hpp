@@ -2,7 +2,7 @@
 //
 // A worker thread plays the GPU: it runs submitted command lists in order
 // (kernels as their CPU form over the arena bytes, fills, copies, host
-// functions), waits the configured latency, then advances the timeline. Most
+// functions, timestamps from its steady_clock), waits the configured latency, then advances the timeline. Most
 // tests and benchmarks run on it. With `inline_completion` there is no
 // worker: the submitting thread runs each submission inside queue::submit.
 //
@@ -74,6 +74,11 @@ struct null_device_options {
   // as when the worker reaches it. Host functions run under the queue's lock
   // and must not submit.
   bool inline_completion = false;
+  // Whether the queue writes timestamps (with the worker's steady_clock, or
+  // the submitting thread's with inline_completion). Off: a device that has
+  // none, as some GPUs' queues: create_timestamp_pool fails with
+  // timestamps_unsupported.
+  bool timestamps = true;
 };
 
 class null_device : public device {

@@ -47,6 +47,13 @@ struct vulkan_device_options {
   bool validation = false;
   vulkan_message_sink sink = nullptr;
   void* sink_context = nullptr;
+  // How GPU timestamps are put on steady_clock (ferrum/gpu/timestamp_pool.hpp):
+  // `automatic` enables VK_EXT_calibrated_timestamps where the device offers
+  // it with CLOCK_MONOTONIC, else calibrates once; `one_time` always
+  // calibrates once (around a submission of one timestamp, when the first
+  // timestamp pool is made).
+  enum class timestamp_calibration { automatic, one_time };
+  timestamp_calibration calibration = timestamp_calibration::automatic;
 };
 
 // An engine's Vulkan objects. The device must have been created with Vulkan
@@ -61,6 +68,10 @@ struct vulkan_adopt_info {
   VkQueue queue = VK_NULL_HANDLE;
   std::uint32_t queue_family = 0;
   std::mutex* queue_mutex = nullptr;
+  // Set when the engine enabled VK_EXT_calibrated_timestamps on `device`
+  // (with the device and CLOCK_MONOTONIC time domains); otherwise GPU
+  // timestamps are calibrated once.
+  bool calibrated_timestamps = false;
 };
 
 // Creates a device with its own instance. Errors: vulkan_unavailable (no

@@ -78,6 +78,9 @@ struct lane {
   // path.
   std::vector<std::unique_ptr<gpu::command_list>> lists;
   std::vector<gpu::command_list*> submit_lists;
+  // With GPU timestamps (scheduler_options::gpu_timestamps): slots 2n and
+  // 2n + 1 are node n's begin and end on the GPU, written by its list.
+  std::unique_ptr<gpu::timestamp_pool> stamps;
   // The submitted value of the last submission into this lane (0: none), as
   // waves and leases record it; release() also reads the lists' own.
   std::uint64_t submitted_value = 0;
@@ -130,12 +133,14 @@ class lane_pool {
 
   // Makes the pool's lanes (cold path): per lane an arena of the bucket's
   // lane_bytes(), the backing evidence recorded from `p`, each node's
-  // resources resolved, and one command list per node. Errors:
-  // no_binding_layout, missing_domain_layout, those of the device, of
-  // record_backing_slices and of execution_binding::bind.
+  // resources resolved, one command list per node and, with
+  // `gpu_timestamps`, a timestamp pool of two slots per node. Errors:
+  // no_binding_layout, missing_domain_layout, those of the device
+  // (timestamps_unsupported among them), of record_backing_slices and of
+  // execution_binding::bind.
   [[nodiscard]] static result<std::unique_ptr<lane_pool>> create(
       const plan& p, const compiled_program& program, const compiled_bucket& bucket, gpu::device& device,
-      executor_type executor = executor_type(boost::asio::system_executor()));
+      executor_type executor = executor_type(boost::asio::system_executor()), bool gpu_timestamps = false);
 
   lane_pool(const lane_pool&) = delete;
   lane_pool& operator=(const lane_pool&) = delete;

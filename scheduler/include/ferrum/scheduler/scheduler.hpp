@@ -68,6 +68,13 @@ struct scheduler_options {
   // the commands it records. Any failure before submit makes the lane's next
   // wave record afresh.
   bool replay = false;
+  // GPU time per node: each lane gets a timestamp pool (two slots per node,
+  // made once) and each node's list a timestamp before and after its
+  // commands, read back after the wave's fence into wave_report::gpu_nodes
+  // and the trace's GPU track. Off: one branch per node. A device without
+  // timestamps fails create with timestamps_unsupported. Waves only: lanes
+  // driven through async_acquire are not timed.
+  bool gpu_timestamps = false;
   // Where the waves' spans go (ferrum/scheduler/trace.hpp); none when null.
   // Must outlive the scheduler.
   trace_recorder* trace = nullptr;
@@ -159,8 +166,9 @@ class scheduler {
   // Makes a lane pool per bucket of `program` (compiled from `p`) on
   // `device`, waves running on `executor`. Errors: program_plan_mismatch
   // (`program` was compiled from another plan), invalid_scheduler_option
-  // (no program, encoder_tasks 0, a fence timeout not above 0), and the
-  // device's allocation errors.
+  // (no program, encoder_tasks 0, a fence timeout not above 0),
+  // timestamps_unsupported (gpu_timestamps on a device without them), and
+  // the device's allocation errors.
   [[nodiscard]] static result<std::unique_ptr<scheduler>> create(const plan& p,
                                                                  std::shared_ptr<const compiled_program> program,
                                                                  gpu::device& device, executor_type executor,

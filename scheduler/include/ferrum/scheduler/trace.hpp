@@ -11,7 +11,8 @@
 //   std::ofstream svg("timeline.svg");
 //   ferrum::write_timeline_svg(svg, trace, plan);
 //
-// A wave's spans (its phases and its nodes') are recorded together just
+// A wave's spans (its phases, its nodes' encoders and, with GPU timestamps,
+// its nodes' GPU times) are recorded together just
 // before its completion is posted, so they are in the recorder by the time
 // its handler runs — except for a wave cancelled after submit, which
 // completes at once and records its spans when its fence is reached. Node
@@ -39,9 +40,12 @@ struct trace_span {
   static constexpr std::uint32_t no_node = 0xFFFFFFFFu;
 
   // A phase of a wave, on its lane (node == no_node); or, with phase
-  // `encode` and a node, that node's encoder on worker thread `thread`.
+  // `encode` and a node, that node's encoder on worker thread `thread`; or,
+  // with `gpu` (phase `fence`: what the wave awaits), that node's commands
+  // on the device's queue (scheduler_options::gpu_timestamps).
   wave_phase phase = wave_phase::acquire;
   std::uint32_t node = no_node;
+  bool gpu = false;
   std::uint64_t wave = 0;
   // The wave's bucket (owned by the compiled program).
   const bucket_id* bucket = nullptr;
@@ -89,14 +93,17 @@ class trace_recorder {
 
 // Chrome trace-event JSON ({"traceEvents": [...]}, complete events "X" in
 // microseconds): one track per lane (process "lanes", thread "<bucket> lane
-// <n>") and one per worker thread (process "encoders"); spans named
-// `acquire`, `bind`, `encode`, `submit`, `fence`, `release` and
-// `encode <node>`, with args {"wave", "bucket", "lane"} (and "node").
-// Node names come from `p`, the plan the scheduler runs.
+// <n>"), one per worker thread (process "encoder threads") and, with GPU
+// timestamps, one per device queue (process "gpu", thread "queue"); spans
+// named `acquire`, `bind`, `encode`, `submit`, `fence`, `release`,
+// `encode <node>` and, on the GPU track (category "gpu"), `<node>`, with
+// args {"wave", "bucket", "lane"} (and "node"). Node names come from `p`,
+// the plan the scheduler runs.
 void write_chrome_trace(std::ostream& out, const trace_recorder& trace, const plan& p);
 
 // The same as a standalone SVG: one row per lane, each wave's phases as
-// coloured bars, a time axis in milliseconds and a legend.
+// coloured bars, rows for the encoder threads and the GPU queue, a time
+// axis in milliseconds and a legend.
 void write_timeline_svg(std::ostream& out, const trace_recorder& trace, const plan& p);
 
 }  // namespace ferrum

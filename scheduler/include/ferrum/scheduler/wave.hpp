@@ -113,6 +113,12 @@ enum class wave_phase : std::uint8_t { acquire, bind, encode, submit, fence, rel
 inline constexpr std::size_t wave_phase_count = 6;
 [[nodiscard]] std::string_view to_string(wave_phase phase) noexcept;
 
+// When something ran on the GPU, on steady_clock.
+struct gpu_interval {
+  std::chrono::steady_clock::time_point begin;
+  std::chrono::steady_clock::time_point end;
+};
+
 struct wave_report {
   // The wave's id in its scheduler, from 1.
   std::uint64_t wave = 0;
@@ -129,6 +135,16 @@ struct wave_report {
   // For encoder_failed: the node whose encoder threw, and its message.
   std::optional<std::size_t> failed_node;
   std::string message;
+  // With scheduler_options::gpu_timestamps, once the wave's fence was
+  // reached: per node (node n at [n]), when its commands began on the GPU
+  // (the work before them had ended) and when they ended; `gpu`, from the
+  // first node's begin to the last node's end. Empty and unset when the
+  // wave did not run to its fence (a wave cancelled after submit completes
+  // before the GPU is done). `gpu_nodes` points into the wave's own memory:
+  // it is valid until the completion handler returns (with use_awaitable,
+  // until the coroutine next suspends), so copy what you keep.
+  std::span<const gpu_interval> gpu_nodes;
+  std::optional<gpu_interval> gpu;
 };
 
 }  // namespace ferrum

@@ -1,0 +1,72 @@
+#!/bin/sh
+# One command for a machine with a real GPU (never run by CI): installs what
+# it needs, refuses when the only Vulkan devices are software ones (Mesa's
+# lavapipe), builds release, runs the Vulkan tests, the frame_loop example at
+# 1920x1080 for 600 frames with GPU timestamps, and the fence latency,
+# pipelining and replay benchmarks, then prints one summary: the device, its
+# driver and each figure. Full outputs go to build/gpu-check/.
+#
+#   ./scripts/gpu-check.sh          # as root; about 5 minutes on 16 cores
+#
+# Exit status: 0 every step passed; 1 a step failed (named); 2 no real GPU.
+set -eu
+cd "$(dirname "$0")/.."
+out=build/gpu-check
+log() { echo "gpu-check: $*"; }
+fail() {
+  log "FAILED: $*"
+  exit 1
+}
+
+./scripts/install-deps.sh || fail "installing packages (scripts/install-deps.sh); is Debian's archive reachable?"
+
+# The first device whose type is not a CPU is a real GPU; vulkaninfo lists
+# every device the loader finds, lavapipe among them.
+summary=$(vulkaninfo --summary 2>/dev/null) || fail "vulkaninfo --summary: no Vulkan loader or driver"
+gpu=$(printf '%s\n' "$summary" | awk '
+  /deviceType/ { type = $3 }
+  /deviceName/ { sub(/^[^=]*= /, ""); name = $0 }
+  /driverInfo/ { sub(/^[^=]*= /, ""); if (type != "PHYSICAL_DEVICE_TYPE_CPU" && found == "") found = name " | " $0 }
+  END { print found }')
+if [ -z "$gpu" ]; then
+  software=$(printf '%s\n' "$summary" | sed -n 's/^[[:space:]]*deviceName[[:space:]]*= //p' | paste -sd, -)
+  log "no real GPU: the only Vulkan devices are software ones (${software:-none}); nothing to check here"
+  exit 2
+fi
+device=${gpu%% | *}
+driver=${gpu#* | }
+log "device: $device (driver $driver)"
+
+mkdir -p "$out"
+jobs=$(nproc)
+started=$(date +%s)
+cmake --preset release >"$out/configure.log" 2>&1 || fail "cmake --preset release (see $out/configure.log)"
+cmake --build --preset release -j "$jobs" >"$out/build.log" 2>&1 || fail "build (see $out/build.log)"
+log "built release in $(($(date +%s) - started)) s"
+
+export FERRUM_REQUIRE_VULKAN=1
+ctest --preset release -L vulkan -j "$jobs" >"$out/ctest.log" 2>&1 || fail "ctest -L vulkan (see $out/ctest.log)"
+tests=$(grep -E "tests passed" "$out/ctest.log" || true)
+
+release=build/release
+"$release/examples/frame_loop/ferrum_frame_loop" --device vulkan --frames 600 --width 1920 --height 1080 \
+  --out "$out/frame_loop" >"$out/frame_loop.log" 2>&1 || fail "frame_loop (see $out/frame_loop.log)"
+"$release/bench/ferrum_bench_fence_latency" 2000 >"$out/fence_latency.log" 2>&1 ||
+  fail "fence latency bench (see $out/fence_latency.log)"
+"$release/bench/ferrum_bench_pipelining" 300 3 >"$out/pipelining.log" 2>&1 ||
+  fail "pipelining bench (see $out/pipelining.log)"
+"$release/bench/ferrum_bench_replay" 2000 5 >"$out/replay.log" 2>&1 || fail "replay bench (see $out/replay.log)"
+
+echo
+echo "== ferrum gpu-check: $device"
+echo "driver:        $driver"
+echo "vulkan tests:  $tests"
+echo "-- frame_loop 1920x1080, 600 frames, GPU timestamps on"
+grep -E "^(device|frames/s|frame time|gpu time|check):" "$out/frame_loop.log"
+echo "-- fence latency (timeline reached -> coroutine resumed)"
+grep -E "p50|vulkan|baseline|null" "$out/fence_latency.log" | head -n 12
+echo "-- pipelining (lanes against one)"
+cat "$out/pipelining.log"
+echo "-- replay against recording"
+cat "$out/replay.log"
+echo "== gpu-check took $(($(date +%s) - started)) s; outputs in $out/"
