@@ -348,19 +348,23 @@ plan read_plan(const cursor<View>& root) {
 }
 
 template <class View>
-result<plan> read_and_validate(View root) {
+result<plan> read_and_validate(View root, plan_checks checks) {
   plan p = read_plan(cursor<View>(root));
+  if (checks == plan_checks::schema_only) return p;
   if (auto valid = validate_plan(p); !valid) return valid.error();
   return p;
 }
 
 }  // namespace
 
-result<plan> parse_plan(std::string_view text) {
+result<plan> parse_plan(std::string_view text) { return parse_plan(text, plan_checks::validated); }
+
+result<plan> parse_plan(std::string_view text, plan_checks checks) {
   try {
     simdjson::dom::parser parser;
-    if (const auto root = detail::parse_fast_dom(parser, text)) return read_and_validate(detail::fast_view(*root));
-    return detail::parse_plan_reference(text);
+    if (const auto root = detail::parse_fast_dom(parser, text))
+      return read_and_validate(detail::fast_view(*root), checks);
+    return detail::parse_plan_reference(text, checks);
   } catch (const detail::rejection& r) {
     return r.error;
   }
@@ -368,10 +372,12 @@ result<plan> parse_plan(std::string_view text) {
 
 namespace detail {
 
-result<plan> parse_plan_reference(std::string_view text) {
+result<plan> parse_plan_reference(std::string_view text) { return parse_plan_reference(text, plan_checks::validated); }
+
+result<plan> parse_plan_reference(std::string_view text, plan_checks checks) {
   try {
     const nlohmann::json document = parse_reference_dom(text);
-    return read_and_validate(reference_view(document));
+    return read_and_validate(reference_view(document), checks);
   } catch (const rejection& r) {
     return r.error;
   }

@@ -599,6 +599,31 @@ TEST_CASE("plan_json: validate_plan's errors come back unchanged", "[binding][pl
   CHECK(e.path == "/resources/0/node");
 }
 
+TEST_CASE("plan_json: schema_only leaves validate_plan to compile, which reports the same error",
+          "[binding][plan_json]") {
+  for (const std::string& text :
+       {with("/resources/1/id", R"("resource/first")"), with("/nodes/0/resources/0", R"("resource/missing")"),
+        with("/nodes/1/resources", R"(["resource/second"])")}) {
+    const ferrum::error validated = rejection_of(text);
+    INFO(validated.what());
+    // Both parses: the fast one and the reference one.
+    for (const auto& parsed : {ferrum::parse_plan(text, ferrum::plan_checks::schema_only),
+                               ferrum::detail::parse_plan_reference(text, ferrum::plan_checks::schema_only)}) {
+      REQUIRE(parsed.has_value());
+      const auto program = ferrum::compile(*parsed);
+      REQUIRE_FALSE(program.has_value());
+      CHECK(program.error().code == validated.code);
+      CHECK(program.error().path == validated.path);
+      CHECK(program.error().detail == validated.detail);
+    }
+  }
+  // The schema's own checks stay.
+  const auto unknown = ferrum::parse_plan(with("/nodes/0/colour", R"("red")"), ferrum::plan_checks::schema_only);
+  REQUIRE_FALSE(unknown.has_value());
+  CHECK(unknown.error() == errc::unknown_field);
+  CHECK(ferrum::parse_plan(std::string(example_text), ferrum::plan_checks::schema_only).value().nodes.size() == 2);
+}
+
 // parse_plan reads a text with simdjson where simdjson accepts it and with the
 // reference parser (nlohmann) otherwise; the two must not differ in what a
 // text means. `differs` says how they do, or is empty.

@@ -26,10 +26,26 @@ inline constexpr std::size_t max_plan_json_depth = 32;
 // parser, which names the error by its byte.
 [[nodiscard]] result<plan> parse_plan(std::string_view text);
 
+// Which checks parse_plan makes after the schema's.
+enum class plan_checks {
+  validated,    // validate_plan as well: parse_plan(text)
+  schema_only,  // none: for a caller that compiles the plan next, as compile
+                // runs validate_plan itself (same errors); on a 1M-node plan
+                // the second index and validation cost ~10% of
+                // `ferrum compile`
+};
+
+// parse_plan, with validate_plan left to the caller when `checks` is
+// schema_only: a plan returned may then hold dangling references or
+// duplicate ids, so pass it to compile (or validate_plan) before anything
+// else.
+[[nodiscard]] result<plan> parse_plan(std::string_view text, plan_checks checks);
+
 namespace detail {
 // parse_plan through the reference parser (nlohmann) only: for tests and the
 // fuzzer, which check that both parses give the same plan or the same error.
 [[nodiscard]] result<plan> parse_plan_reference(std::string_view text);
+[[nodiscard]] result<plan> parse_plan_reference(std::string_view text, plan_checks checks);
 }  // namespace detail
 
 }  // namespace ferrum
