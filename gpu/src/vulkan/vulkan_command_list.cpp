@@ -158,7 +158,8 @@ result<void> vulkan_command_list::do_host(host_function function) {
 result<void> vulkan_command_list::do_timestamp(const timestamp_pool& pool, std::uint32_t slot) {
   // The base class checked that the pool is this device's: a
   // vulkan_timestamp_pool.
-  const VkQueryPool queries = static_cast<const vulkan_timestamp_pool&>(pool).handle();
+  const auto& stamps = static_cast<const vulkan_timestamp_pool&>(pool);
+  const VkQueryPool queries = stamps.handle();
   // A query must be reset before each write; resetting it here keeps the
   // recording valid when it is submitted again (replay). A reset and later
   // query commands on the same query execute in submission order.
@@ -167,6 +168,12 @@ result<void> vulkan_command_list::do_timestamp(const timestamp_pool& pool, std::
   // node's first stamp is when the work before it ended and its last when
   // its own ended.
   vkCmdWriteTimestamp(buffer_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, slot);
+  // Into the pool's buffer on the queue (WAIT: once the write is available),
+  // with its availability word; a transfer write, made visible to the host
+  // by the barrier that closes the list.
+  vkCmdCopyQueryPoolResults(buffer_, queries, slot, 1, arena_of({&stamps.results(), 0, 0}).buffer(),
+                            std::size_t{slot} * vulkan_timestamp_pool::slot_bytes, vulkan_timestamp_pool::slot_bytes,
+                            VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
   return {};
 }
 

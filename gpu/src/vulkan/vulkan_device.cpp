@@ -180,12 +180,18 @@ result<std::unique_ptr<timestamp_pool>> vulkan_device::do_create_timestamp_pool(
     clock.uncertainty = *uncertainty;
     clock_anchored_ = true;
   }
-  return vulkan_timestamp_pool::create(*this, objects_->device, clock_, slots);
+  return make_timestamp_pool(slots);
+}
+
+result<std::unique_ptr<timestamp_pool>> vulkan_device::make_timestamp_pool(std::uint32_t slots) {
+  auto results = do_create_arena(std::size_t{slots} * vulkan_timestamp_pool::slot_bytes);
+  if (!results) return results.error();
+  return vulkan_timestamp_pool::create(*this, objects_->device, clock_, std::move(*results), slots);
 }
 
 result<std::chrono::nanoseconds> vulkan_device::calibrate_once() {
   using clock_type = std::chrono::steady_clock;
-  auto stamp = vulkan_timestamp_pool::create(*this, objects_->device, clock_, 1);
+  auto stamp = make_timestamp_pool(1);
   if (!stamp) return stamp.error();
   calibration_stamp_ = std::move(*stamp);
   std::optional<clock_type::duration> best;
@@ -213,16 +219,13 @@ result<std::chrono::nanoseconds> vulkan_device::calibrate_once() {
       if (waited == VK_TIMEOUT) return make_error(errc::vulkan_error, what + ": not reached in 5 s");
       return make_vk_error(waited, what);
     }
-    std::uint64_t ticks = 0;
-    const VkResult r =
-        vkGetQueryPoolResults(objects_->device, static_cast<const vulkan_timestamp_pool&>(*calibration_stamp_).handle(),
-                              0, 1, sizeof ticks, &ticks, sizeof ticks, VK_QUERY_RESULT_64_BIT);
-    if (r != VK_SUCCESS) return make_vk_error(r, "timestamp calibration: vkGetQueryPoolResults");
+    const std::optional<std::uint64_t> ticks = static_cast<const vulkan_timestamp_pool&>(*calibration_stamp_).ticks(0);
+    if (!ticks) return make_error(errc::timestamp_unavailable, "timestamp calibration: the stamp was not copied");
     // The GPU wrote the stamp somewhere between the two CPU readings: the
     // middle is off by at most half the round trip.
     if (!best || after - before < *best) {
       best = after - before;
-      clock_.anchor(ticks, before + (after - before) / 2);
+      clock_.anchor(*ticks, before + (after - before) / 2);
     }
   }
   return std::chrono::duration_cast<std::chrono::nanoseconds>(*best / 2);

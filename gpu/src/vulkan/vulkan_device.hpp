@@ -84,6 +84,8 @@ class vulkan_device final : public device {
   // Anchors clock_ once from a submission of one timestamp, bracketed by
   // steady_clock (the best of a few tries); returns its uncertainty.
   [[nodiscard]] result<std::chrono::nanoseconds> calibrate_once();
+  // A timestamp pool with its results buffer.
+  [[nodiscard]] result<std::unique_ptr<timestamp_pool>> make_timestamp_pool(std::uint32_t slots);
 
   std::unique_ptr<vulkan_device_objects> objects_;
   vulkan_timeline timeline_;
