@@ -59,6 +59,8 @@ inline std::vector<timed_wave> run_waves(ferrum::scheduler& s, Encoder& encode, 
   }
   if (drive) drive();
   REQUIRE(within_seconds([&] { return done.load() == count; }));
+  // Taken once more: the last handler may still be releasing it.
+  const std::lock_guard lock(mutex);
   return waves;
 }
 
