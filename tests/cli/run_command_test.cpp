@@ -185,6 +185,24 @@ bool skipped_without_vulkan(const command_result& r) {
   return true;
 }
 
+// Runs `ferrum run PLAN --device vulkan --json` plus `extra` and requires
+// exit `status` and a JSON report, which it returns parsed; none when the run
+// was skipped for want of a driver.
+std::optional<nlohmann::ordered_json> vulkan_run_json(const std::string& plan, const std::vector<std::string>& extra,
+                                                      int status = 0,
+                                                      std::vector<std::pair<std::string, std::string>> env = {}) {
+  std::vector<std::string> args{"run", plan, "--device", "vulkan", "--json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const auto vulkan_env = vulkan_environment();
+  env.insert(env.end(), vulkan_env.begin(), vulkan_env.end());
+  const command_result r = run_ferrum(args, env);
+  if (skipped_without_vulkan(r)) return std::nullopt;
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.status == status);
+  REQUIRE(nlohmann::json::accept(r.out));
+  return nlohmann::ordered_json::parse(r.out);
+}
+
 }  // namespace
 
 TEST_CASE("ferrum run: a healthy run on the null device completes every wave without violations", "[cli]") {
@@ -558,14 +576,10 @@ TEST_CASE("ferrum run: help run describes the options and the fault kinds", "[cl
 TEST_CASE("ferrum run: --device vulkan runs the checking encoders on the GPU", "[cli][vulkan]") {
   // lavapipe shares the CPU with the other tests: a long fence timeout, so
   // that only injected faults fail waves.
-  const command_result r = run_ferrum({"run", example_plan("multi_bucket.json"), "--device", "vulkan", "--waves", "30",
-                                       "--fault", "encoder:0.1,cancel:0.1", "--fence-timeout", "60000", "--json"},
-                                      vulkan_environment());
-  if (skipped_without_vulkan(r)) return;
-  INFO("stdout: " << r.out << "\nstderr: " << r.err);
-  CHECK(r.status == 0);
-  REQUIRE(nlohmann::json::accept(r.out));
-  const nlohmann::ordered_json report = nlohmann::ordered_json::parse(r.out);
+  const auto run = vulkan_run_json(example_plan("multi_bucket.json"),
+                                   {"--waves", "30", "--fault", "encoder:0.1,cancel:0.1", "--fence-timeout", "60000"});
+  if (!run) return;
+  const nlohmann::ordered_json& report = *run;
   check_report(report, 30, "vulkan");
   CHECK(u64(report["violations"]) == 0);
   CHECK(u64(report["faults"]["surfaced"]) == u64(report["faults"]["injected"]));
@@ -577,14 +591,9 @@ TEST_CASE("ferrum run: --device vulkan runs the checking encoders on the GPU", "
 TEST_CASE("ferrum run: on Vulkan, workspace and persistent resources hold what the layout says", "[cli][vulkan]") {
   for (const char* name : {"interval_liveness.json", "history.json"}) {
     INFO(name);
-    const command_result r = run_ferrum(
-        {"run", example_plan(name), "--device", "vulkan", "--waves", "12", "--fence-timeout", "60000", "--json"},
-        vulkan_environment());
-    if (skipped_without_vulkan(r)) return;
-    INFO("stdout: " << r.out << "\nstderr: " << r.err);
-    CHECK(r.status == 0);
-    REQUIRE(nlohmann::json::accept(r.out));
-    const nlohmann::ordered_json report = nlohmann::ordered_json::parse(r.out);
+    const auto run = vulkan_run_json(example_plan(name), {"--waves", "12", "--fence-timeout", "60000"});
+    if (!run) return;
+    const nlohmann::ordered_json& report = *run;
     check_report(report, 12, "vulkan");
     CHECK(u64(report["violations"]) == 0);
     CHECK(u64(report["waves"]["completed"]) == 12);
@@ -592,14 +601,10 @@ TEST_CASE("ferrum run: on Vulkan, workspace and persistent resources hold what t
 }
 
 TEST_CASE("ferrum run: --gpu-timestamps on Vulkan times the checking encoders' dispatches", "[cli][vulkan]") {
-  const command_result r = run_ferrum({"run", example_plan("multi_bucket.json"), "--device", "vulkan", "--waves", "8",
-                                       "--gpu-timestamps", "--fence-timeout", "60000", "--json"},
-                                      vulkan_environment());
-  if (skipped_without_vulkan(r)) return;
-  INFO("stdout: " << r.out << "\nstderr: " << r.err);
-  CHECK(r.status == 0);
-  REQUIRE(nlohmann::json::accept(r.out));
-  const nlohmann::ordered_json report = nlohmann::ordered_json::parse(r.out);
+  const auto run = vulkan_run_json(example_plan("multi_bucket.json"),
+                                   {"--waves", "8", "--gpu-timestamps", "--fence-timeout", "60000"});
+  if (!run) return;
+  const nlohmann::ordered_json& report = *run;
   CHECK(u64(report["violations"]) == 0);
   CHECK(u64(report["waves"]["completed"]) == 8);
   CHECK(report["gpu_us"]["p50"].get<double>() > 0);
@@ -607,15 +612,8 @@ TEST_CASE("ferrum run: --gpu-timestamps on Vulkan times the checking encoders' d
 }
 
 TEST_CASE("ferrum run: the Vulkan checks see a stale slot too", "[cli][vulkan]") {
-  const command_result r =
-      run_ferrum({"run", example_plan("two_nodes.json"), "--device", "vulkan", "--waves", "6", "--json"}, [] {
-        auto env = vulkan_environment();
-        env.emplace_back("FERRUM_RUN_CORRUPT_WAVE", "4");
-        return env;
-      }());
-  if (skipped_without_vulkan(r)) return;
-  INFO("stdout: " << r.out << "\nstderr: " << r.err);
-  CHECK(r.status == 3);
-  REQUIRE(nlohmann::json::accept(r.out));
-  CHECK(u64(nlohmann::ordered_json::parse(r.out)["violations"]) > 0);
+  const auto run =
+      vulkan_run_json(example_plan("two_nodes.json"), {"--waves", "6"}, 3, {{"FERRUM_RUN_CORRUPT_WAVE", "4"}});
+  if (!run) return;
+  CHECK(u64((*run)["violations"]) > 0);
 }

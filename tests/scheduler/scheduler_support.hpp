@@ -2,6 +2,7 @@
 // buckets, a null device, and a scheduler whose waves run on a thread pool.
 #pragma once
 
+#include "eventually.hpp"
 #include "null_device_support.hpp"
 #include "plan_builder.hpp"
 
@@ -95,16 +96,8 @@ inline ferrum::gpu::null_device_options hanging(std::chrono::milliseconds durati
   return options;
 }
 
-// Polls `condition` for up to ten seconds; whether it came true.
-template <class Condition>
-bool eventually(Condition condition) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
+// Polls a condition for up to ten seconds (tests/support/eventually.hpp).
+using test_support::eventually;
 
 inline outcome get(std::future<outcome>& f, std::chrono::seconds limit = std::chrono::seconds(20)) {
   REQUIRE(f.wait_for(limit) == std::future_status::ready);

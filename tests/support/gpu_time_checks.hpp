@@ -6,6 +6,8 @@
 //   gpu_time::check_gpu_times(waves, nodes, device.timestamps().uncertainty);
 #pragma once
 
+#include "eventually.hpp"
+
 #include "ferrum/scheduler/scheduler.hpp"
 
 #include <catch2/catch.hpp>
@@ -15,24 +17,12 @@
 #include <chrono>
 #include <functional>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 namespace gpu_time {
 
 using ferrum::gpu_interval;
 using ferrum::wave_phase;
-
-// Polls `condition` for up to twenty seconds; whether it came true.
-template <class Condition>
-bool within_seconds(Condition condition) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
 
 // A wave's outcome with its GPU times copied out inside the handler: the
 // report's span is the wave's memory, valid only until the handler returns.
@@ -58,7 +48,7 @@ inline std::vector<timed_wave> run_waves(ferrum::scheduler& s, Encoder& encode, 
     });
   }
   if (drive) drive();
-  REQUIRE(within_seconds([&] { return done.load() == count; }));
+  REQUIRE(test_support::eventually([&] { return done.load() == count; }, std::chrono::seconds(20)));
   // Taken once more: the last handler may still be releasing it.
   const std::lock_guard lock(mutex);
   return waves;
