@@ -120,9 +120,11 @@ class byte_reader {
     return true;
   }
   std::uint64_t get(int size) {
-    if (!take(static_cast<std::size_t>(size))) return 0;
+    const auto bytes = static_cast<std::size_t>(size);
+    if (!take(bytes)) return 0;
+    // Little-endian: the last byte is the most significant.
     std::uint64_t v = 0;
-    for (int i = size - 1; i >= 0; --i) v = (v << 8) | std::to_integer<std::uint64_t>(bytes_[at_ - size + i]);
+    for (std::size_t i = bytes; i-- > 0;) v = (v << 8) | std::to_integer<std::uint64_t>(bytes_[at_ - bytes + i]);
     return v;
   }
 
