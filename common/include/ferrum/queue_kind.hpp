@@ -1,0 +1,50 @@
+// ferrum/queue_kind.hpp — the kinds of GPU queue a node may run on.
+//
+// A plan's node names one (`"queue": "transfer"` in a ferrum.plan.v2 file;
+// compute when absent), and a device maps each kind onto one of the queues it
+// has: the null device gives each kind its own worker, a Vulkan device with a
+// single queue runs both kinds on it. Shared by binding/ (the plan) and gpu/
+// (the device), which do not know each other.
+//
+//   ferrum::queue_kind kind = ferrum::queue_kind::transfer;
+//   std::string_view name = ferrum::to_string(kind);  // "transfer"
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace ferrum {
+
+enum class queue_kind : std::uint8_t { compute, transfer };
+
+// Every kind, in enum order.
+inline constexpr std::array<queue_kind, 2> queue_kinds{queue_kind::compute, queue_kind::transfer};
+
+// The number of kinds: arrays indexed by kind have this many entries.
+inline constexpr std::size_t queue_kind_count = queue_kinds.size();
+
+// "compute" or "transfer".
+[[nodiscard]] constexpr std::string_view to_string(queue_kind kind) noexcept {
+  switch (kind) {
+    case queue_kind::compute:
+      return "compute";
+    case queue_kind::transfer:
+      return "transfer";
+  }
+  return "unknown";
+}
+
+// The kind a name of to_string names; nullopt for any other string.
+[[nodiscard]] constexpr std::optional<queue_kind> queue_kind_from_string(std::string_view name) noexcept {
+  for (queue_kind kind : queue_kinds)
+    if (to_string(kind) == name) return kind;
+  return std::nullopt;
+}
+
+// The kind's position in queue_kinds (an index for per-kind arrays).
+[[nodiscard]] constexpr std::size_t index_of(queue_kind kind) noexcept { return static_cast<std::size_t>(kind); }
+
+}  // namespace ferrum
