@@ -22,6 +22,7 @@ ENUMS = {
     "allocator": ["linear-arena"],
     "view": ["contiguous", "strided"],
     "liveness": ["conservative", "interval"],
+    "queue": ["compute", "transfer"],
 }
 
 
@@ -60,7 +61,8 @@ def key(s):
 
 def plan_hash(plan):
     w = Writer()
-    w.str("ferrum.plan.v1")
+    v2 = plan["format"] == "ferrum.plan.v2"
+    w.str(plan["format"])
     w.u64(len(plan["nodes"]))
     for node in plan["nodes"]:
         w.str(node["id"])
@@ -69,6 +71,12 @@ def plan_hash(plan):
         for r in uses:
             w.str(r)
         w.opt_str(node.get("binding"))
+        if v2:
+            w.u8(ENUMS["queue"].index(node.get("queue", "compute")))
+            after = sorted(node.get("after", []), key=key)
+            w.u64(len(after))
+            for d in after:
+                w.str(d)
     resources = sorted(plan["resources"], key=lambda r: key(r["id"]))
     w.u64(len(resources))
     for r in resources:

@@ -3,6 +3,7 @@
 #include "ferrum/binding/admission.hpp"
 #include "ferrum/binding/demand.hpp"
 
+#include "dependency_graph_build.hpp"
 #include "lane_placement.hpp"
 #include "plan_index.hpp"
 
@@ -20,7 +21,8 @@ const compiled_bucket* compiled_program::find(const bucket_id& id) const noexcep
 
 result<compiled_program> compile(const plan& p) {
   const detail::plan_index index(p);
-  if (auto valid = detail::validate_plan(p, index); !valid) return valid.error();
+  dependency_graph dependencies;
+  if (auto valid = detail::validate_plan(p, index, &dependencies); !valid) return valid.error();
   // The plan hash reads the whole plan and nothing needs it until the program
   // binding layouts: compute it on a second thread meanwhile (the plan and
   // the index are not modified). The future joins on every return path.
@@ -33,8 +35,10 @@ result<compiled_program> compile(const plan& p) {
   // Live intervals matter to interval pools only.
   std::vector<live_interval> intervals;
   if (std::any_of(domains->begin(), domains->end(),
-                  [](const auto& d) { return d.liveness == liveness_mode::interval; }))
+                  [](const auto& d) { return d.liveness == liveness_mode::interval; })) {
     intervals = detail::live_intervals(p, index);
+    detail::extend_for_dependencies(intervals, dependencies);
+  }
   std::vector<std::optional<wave_domain_layout>> layouts;
   layouts.reserve(domains->size());
   for (const pool_domain& domain : *domains) {
@@ -80,6 +84,7 @@ result<compiled_program> compile(const plan& p) {
   compiled_program program;
   program.hash = *hash;
   program.node_count = p.nodes.size();
+  program.dependencies = std::move(dependencies);
   program.lanes = p.lanes;
   program.budget_bytes = p.budget_bytes;
   program.admitted_bytes = *admitted;

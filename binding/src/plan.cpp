@@ -1,5 +1,6 @@
 #include "ferrum/binding/plan.hpp"
 
+#include "dependency_graph_build.hpp"
 #include "json_pointer.hpp"
 #include "plan_encoding.hpp"
 #include "plan_index.hpp"
@@ -102,6 +103,9 @@ std::string_view to_string(element_type v) noexcept { return name_of(element_nam
 std::string_view to_string(storage_allocator v) noexcept { return name_of(allocator_names, v); }
 std::string_view to_string(storage_view v) noexcept { return name_of(view_names, v); }
 std::string_view to_string(liveness_mode v) noexcept { return name_of(liveness_names, v); }
+std::string_view to_string(plan_format v) noexcept {
+  return v == plan_format::v1 ? "ferrum.plan.v1" : v == plan_format::v2 ? "ferrum.plan.v2" : "unknown";
+}
 
 template <>
 std::optional<allocation_kind> enum_from_string(std::string_view t) noexcept {
@@ -144,7 +148,7 @@ std::string sha256_digest::str() const {
 
 result<plan_hash> hash_plan(const plan& p) { return detail::hash_plan(p, detail::plan_index(p)); }
 
-result<void> validate_plan(const plan& p) { return detail::validate_plan(p, detail::plan_index(p)); }
+result<void> validate_plan(const plan& p) { return detail::validate_plan(p, detail::plan_index(p), nullptr); }
 
 namespace detail {
 
@@ -152,7 +156,8 @@ result<plan_hash> hash_plan(const plan& p, const plan_index& index) { return has
 
 result<plan_hash> hash_plan(const plan& p, std::span<const std::size_t> resources_by_id) {
   sha256_writer w;
-  w.str("ferrum.plan.v1");
+  const bool v2 = p.format == plan_format::v2;
+  w.str(to_string(p.format));
 
   w.u64(p.nodes.size());
   std::vector<const resource_id*> uses;
@@ -165,6 +170,13 @@ result<plan_hash> hash_plan(const plan& p, std::span<const std::size_t> resource
     for (const resource_id* r : uses) w.str(r->view());
     w.u8(node.binding.has_value());
     if (node.binding) w.str(node.binding->view());
+    if (!v2) continue;
+    w.enumeration(node.queue);
+    std::vector<std::string_view> after;
+    for (const node_id& d : node.after) after.push_back(d.view());
+    std::sort(after.begin(), after.end());
+    w.u64(after.size());
+    for (std::string_view d : after) w.str(d);
   }
 
   w.u64(p.resources.size());
@@ -223,7 +235,7 @@ result<plan_hash> hash_plan(const plan& p, std::span<const std::size_t> resource
   return w.finish();
 }
 
-result<void> validate_plan(const plan& p, const plan_index& index) {
+result<void> validate_plan(const plan& p, const plan_index& index, dependency_graph* graph) {
   if (p.nodes.empty()) return make_error(errc::empty_plan, "the plan has no nodes", "/nodes");
   if (p.buckets.empty()) return make_error(errc::empty_plan, "the plan has no buckets", "/buckets");
   if (p.lanes < 1) return make_error(errc::number_out_of_range, "lanes must be at least 1", "/lanes");
@@ -370,6 +382,10 @@ result<void> validate_plan(const plan& p, const plan_index& index) {
     return make_error(errc::duplicate_id,
                       "bucket " + p.buckets[second].id().value().str() + " is also bucket " + std::to_string(first),
                       at("buckets", second));
+
+  auto dependencies = compile_dependency_graph(p, [&index](std::string_view id) { return index.node(id); });
+  if (!dependencies) return dependencies.error();
+  if (graph != nullptr) *graph = std::move(*dependencies);
   return {};
 }
 

@@ -7,6 +7,7 @@
 // budget: touching strings scattered over the plan is cache-miss bound.
 #pragma once
 
+#include "ferrum/binding/dependency_graph.hpp"
 #include "ferrum/binding/program_binding.hpp"
 
 #include <cstddef>
@@ -132,7 +133,9 @@ class plan_index {
 
 // The stages of compile, sharing one index; the public functions of the same
 // names build their own.
-[[nodiscard]] result<void> validate_plan(const plan& p, const plan_index& index);
+// validate_plan also hands over the dependency graph it compiled, where
+// `graph` is not null.
+[[nodiscard]] result<void> validate_plan(const plan& p, const plan_index& index, dependency_graph* graph);
 [[nodiscard]] result<plan_hash> hash_plan(const plan& p, const plan_index& index);
 [[nodiscard]] result<std::vector<pool_domain>> derive_pool_domains(const plan& p, const plan_index& index);
 [[nodiscard]] std::vector<live_interval> live_intervals(const plan& p, const plan_index& index);

@@ -1,4 +1,5 @@
-// Reads `ferrum.plan.v1` documents (plan_json.hpp) in two passes.
+// Reads `ferrum.plan.v1` and `ferrum.plan.v2` documents (plan_json.hpp) in
+// two passes.
 //
 // 1. A parse into a DOM: the fast one (json_fast_dom.hpp, simdjson) where it
 //    accepts the text, otherwise the reference one (json_reference_dom.hpp,
@@ -37,7 +38,6 @@ namespace {
 using detail::json_kind;
 using detail::reject;
 
-constexpr std::string_view plan_format = "ferrum.plan.v1";
 constexpr std::uint64_t u64_max = std::numeric_limits<std::uint64_t>::max();
 constexpr std::string_view id_rules = " (1 to 128 of a-z 0-9 / - . _ @)";
 
@@ -236,14 +236,27 @@ class known_members {
   std::size_t count_ = 0;
 };
 
+// A v2 node may also name its queue and the nodes it runs after; in a v1
+// document those fields are unknown.
 template <class View>
-plan_node read_node(const cursor<View>& c) {
-  const known_members<View> m = c.require_object({"id", "resources", "binding"});
+plan_node read_node(const cursor<View>& c, plan_format format) {
+  const known_members<View> m = format == plan_format::v1
+                                    ? c.require_object({"id", "resources", "binding"})
+                                    : c.require_object({"id", "resources", "binding", "queue", "after"});
   plan_node node;
   node.id = m["id"].template id<node_id>();
   m["resources"].for_each_element(
       [&](const cursor<View>& r) { node.resources.push_back(r.template id<resource_id>()); });
   if (auto binding = m.optional("binding")) node.binding = binding->template id<resource_id>();
+  if (format == plan_format::v1) return node;
+  if (auto queue = m.optional("queue")) {
+    const std::string_view name = queue->str();
+    const std::optional<queue_kind> kind = queue_kind_from_string(name);
+    if (!kind) reject(errc::unknown_queue, quote_text(name) + " is not one of 'compute', 'transfer'", queue->path());
+    node.queue = *kind;
+  }
+  if (auto after = m.optional("after"))
+    after->for_each_element([&](const cursor<View>& d) { node.after.push_back(d.template id<node_id>()); });
   return node;
 }
 
@@ -320,15 +333,18 @@ plan read_plan(const cursor<View>& root) {
   // The format first: another document type should say so, not list its
   // fields as unknown.
   const cursor<View> format = root["format"];
-  if (format.str() != plan_format)
-    reject(errc::unsupported_format, quote_text(format.str()) + " is not 'ferrum.plan.v1'", format.path());
+  plan p;
+  if (format.str() == to_string(plan_format::v2))
+    p.format = plan_format::v2;
+  else if (format.str() != to_string(plan_format::v1))
+    reject(errc::unsupported_format, quote_text(format.str()) + " is not 'ferrum.plan.v1' or 'ferrum.plan.v2'",
+           format.path());
   const known_members<View> m =
       root.require_object({"format", "nodes", "resources", "buckets", "pools", "lanes", "budget_bytes"});
 
-  plan p;
   const cursor<View> nodes = m["nodes"];
   p.nodes.reserve(nodes.size());
-  nodes.for_each_element([&](const cursor<View>& c) { p.nodes.push_back(read_node(c)); });
+  nodes.for_each_element([&](const cursor<View>& c) { p.nodes.push_back(read_node(c, p.format)); });
   const cursor<View> resources = m["resources"];
   p.resources.reserve(resources.size());
   resources.for_each_element([&](const cursor<View>& c) { p.resources.push_back(read_resource(c)); });

@@ -3,6 +3,7 @@
 // time: the file says where things are (ids in order, every use resolved,
 // every projection's offset) and the checks confirm it by comparing ids and
 // numbers, instead of hashing and sorting ids as a compile does.
+#include "dependency_graph_build.hpp"
 #include "ferrum/binding/admission.hpp"
 #include "ferrum/binding/demand.hpp"
 #include "huge_pages.hpp"
@@ -363,6 +364,18 @@ result<compiled_program> rebuild_program(const program_tables& t, const plan& p)
                           at("resources", r));
   }
 
+  // The dependency graph, its node ids found through the checked id order;
+  // it moves live intervals' ends as compile does.
+  auto dependencies = compile_dependency_graph(p, [&](std::string_view id) -> std::optional<std::size_t> {
+    const auto found =
+        std::lower_bound(t.node_order.begin(), t.node_order.end(), id,
+                         [&](std::uint32_t n, std::string_view key) { return p.nodes[n].id.view() < key; });
+    if (found == t.node_order.end() || p.nodes[*found].id.view() != id) return std::nullopt;
+    return *found;
+  });
+  if (!dependencies) return dependencies.error();
+  extend_for_dependencies(intervals, *dependencies);
+
   std::vector<std::optional<wave_domain_layout>> wave_layouts;
   for (const pool_domain& domain : domains) {
     auto layout = compile_wave_domain_layout(p, domain, intervals);
@@ -564,6 +577,7 @@ result<compiled_program> rebuild_program(const program_tables& t, const plan& p)
 
   program.hash = *hash;
   program.node_count = node_count;
+  program.dependencies = std::move(*dependencies);
   program.lanes = p.lanes;
   program.budget_bytes = p.budget_bytes;
   program.admitted_bytes = *admitted;

@@ -1,5 +1,6 @@
 #include "ferrum/binding/wave_layout.hpp"
 
+#include "dependency_graph_build.hpp"
 #include "huge_pages.hpp"
 #include "plan_index.hpp"
 #include "sha256_writer.hpp"
@@ -26,7 +27,14 @@ const std::vector<resource_id>& claim_identity::ids() const noexcept {
   return ids_ ? *ids_ : none;
 }
 
-std::vector<live_interval> live_intervals(const plan& p) { return detail::live_intervals(p, detail::plan_index(p)); }
+std::vector<live_interval> live_intervals(const plan& p) {
+  const detail::plan_index index(p);
+  std::vector<live_interval> intervals = detail::live_intervals(p, index);
+  if (p.format == plan_format::v2)
+    if (auto graph = detail::compile_dependency_graph(p, [&index](std::string_view id) { return index.node(id); }))
+      detail::extend_for_dependencies(intervals, *graph);
+  return intervals;
+}
 
 std::vector<live_interval> detail::live_intervals(const plan& p, const plan_index& index) {
   constexpr std::size_t unset = plan_index::none;

@@ -76,6 +76,7 @@ bytes_t save_ok(const compiled_program& program, const plan& p) {
 void check_equal(const compiled_program& a, const compiled_program& b) {
   CHECK(a.hash == b.hash);
   CHECK(a.node_count == b.node_count);
+  CHECK(a.dependencies == b.dependencies);
   CHECK(a.lanes == b.lanes);
   CHECK(a.budget_bytes == b.budget_bytes);
   CHECK(a.admitted_bytes == b.admitted_bytes);
@@ -180,7 +181,8 @@ errc code(const error& e) { return static_cast<errc>(e.code.value()); }
 }  // namespace
 
 TEST_CASE("compiled_program_file: every example plan loads back equal to a fresh compile", "[binding][program_file]") {
-  for (const char* name : {"two_nodes.json", "multi_bucket.json", "interval_liveness.json", "history.json"}) {
+  for (const char* name :
+       {"two_nodes.json", "multi_bucket.json", "interval_liveness.json", "history.json", "two_queues.json"}) {
     INFO(name);
     check_round_trip(example_plan(name));
   }

@@ -326,7 +326,7 @@ TEST_CASE("plan_json: nesting beyond the limit is rejected before it is built", 
 }
 
 TEST_CASE("plan_json: a document of another format is unsupported", "[binding][plan_json]") {
-  const ferrum::error other = rejection_of(with("/format", R"("ferrum.plan.v2")"));
+  const ferrum::error other = rejection_of(with("/format", R"("ferrum.plan.v3")"));
   CHECK(other == errc::unsupported_format);
   CHECK(other.path == "/format");
 

@@ -28,7 +28,7 @@ namespace ferrum {
   X(json_syntax, "the plan is not well-formed JSON")                                                                 \
   X(json_too_deep, "the plan nests JSON deeper than allowed")                                                        \
   X(duplicate_key, "a JSON object repeats a key")                                                                    \
-  X(unsupported_format, "the document is not a ferrum.plan.v1 plan")                                                 \
+  X(unsupported_format, "the document is not a ferrum.plan.v1 or ferrum.plan.v2 plan")                               \
   X(unknown_field, "the plan has a field that the format does not define")                                           \
   X(missing_field, "the plan lacks a required field")                                                                \
   X(wrong_type, "a plan value has the wrong JSON type")                                                              \
@@ -122,7 +122,13 @@ namespace ferrum {
   X(program_inconsistent, "the compiled program file's content disagrees with its plan or with itself")              \
   /* GPU timestamps */                                                                                               \
   X(timestamps_unsupported, "the device cannot write GPU timestamps on its queue")                                   \
-  X(timestamp_unavailable, "a timestamp slot is read that no reached submission wrote")
+  X(timestamp_unavailable, "a timestamp slot is read that no reached submission wrote")                              \
+  /* plan dependencies and queues (ferrum.plan.v2) */                                                                \
+  X(unknown_queue, "a node names a queue that is not 'compute' or 'transfer'")                                       \
+  X(dangling_dependency, "a node depends on a node that the plan does not define")                                   \
+  X(duplicate_dependency, "a node lists the same dependency twice")                                                  \
+  X(dependency_cycle, "nodes depend on each other in a cycle")                                                       \
+  X(dependency_not_earlier, "a node depends on a node listed after it; ferrum.plan.v2 lists dependencies first")
 
 enum class errc : int {
 // 0 is reserved for success, as error_code requires.

@@ -16,6 +16,7 @@
 // number of threads may compile at once.
 #pragma once
 
+#include "ferrum/binding/dependency_graph.hpp"
 #include "ferrum/binding/program_binding.hpp"
 
 #include <cstdint>
@@ -54,6 +55,8 @@ struct compiled_bucket {
 struct compiled_program {
   plan_hash hash;
   std::size_t node_count = 0;
+  // Per node its queue and the nodes it runs after (a chain for a v1 plan).
+  dependency_graph dependencies;
   std::uint32_t lanes = 1;
   std::uint64_t budget_bytes = 0;
   // What lanes x buckets of arenas take; <= budget_bytes.

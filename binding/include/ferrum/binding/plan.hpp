@@ -3,8 +3,14 @@
 //
 // A plan is plain data; `validate_plan` checks its structure and `compile`
 // (compiled_program.hpp) turns it into layouts. The fields mirror the
-// `ferrum.plan.v1` file, so an error's path (`/resources/3/alignment`) points
-// into the plan whether it came from a file or was built in code.
+// `ferrum.plan.v1` and `ferrum.plan.v2` files, so an error's path
+// (`/resources/3/alignment`) points into the plan whether it came from a file
+// or was built in code.
+//
+// The format decides how nodes are ordered: in a v1 plan every node runs
+// after the one before it, on the compute queue; in a v2 plan a node names its
+// queue and the nodes it runs after (`plan_node::after`, each listed earlier),
+// and nodes that do not depend on each other may run at once.
 //
 //   ferrum::plan p;
 //   p.nodes.push_back({node, {res}, res});
@@ -14,6 +20,7 @@
 #pragma once
 
 #include "ferrum/binding/ids.hpp"
+#include "ferrum/queue_kind.hpp"
 
 #include <array>
 #include <cstdint>
@@ -37,6 +44,9 @@ enum class storage_view : std::uint8_t { contiguous, strided };
 // may share bytes).
 enum class liveness_mode : std::uint8_t { conservative, interval };
 
+// A plan's format version: how its nodes are ordered (see above).
+enum class plan_format : std::uint8_t { v1, v2 };
+
 // The names used in plan files and reports ("linear-arena", "u8", ...).
 [[nodiscard]] std::string_view to_string(allocation_kind v) noexcept;
 [[nodiscard]] std::string_view to_string(allocation_lifetime v) noexcept;
@@ -45,6 +55,8 @@ enum class liveness_mode : std::uint8_t { conservative, interval };
 [[nodiscard]] std::string_view to_string(storage_allocator v) noexcept;
 [[nodiscard]] std::string_view to_string(storage_view v) noexcept;
 [[nodiscard]] std::string_view to_string(liveness_mode v) noexcept;
+// "ferrum.plan.v1" or "ferrum.plan.v2".
+[[nodiscard]] std::string_view to_string(plan_format v) noexcept;
 
 // Parses a name of `to_string` back; nullopt for any other string.
 template <class Enum>
@@ -93,6 +105,10 @@ struct plan_node {
   node_id id;
   std::vector<resource_id> resources;  // every resource the node uses
   std::optional<resource_id> binding;  // the binding resource it owns, if any
+  // v2 only (a v1 plan keeps the defaults): the queue it runs on, and the
+  // nodes whose work must be done before it starts, each listed earlier.
+  queue_kind queue = queue_kind::compute;
+  std::vector<node_id> after{};
 };
 
 // Per bucket and pool: the bytes the pool's arena may take.
@@ -118,6 +134,7 @@ struct pool_option {
 };
 
 struct plan {
+  plan_format format = plan_format::v1;
   std::vector<plan_node> nodes;
   std::vector<resource_descriptor> resources;
   std::vector<bucket_spec> buckets;
@@ -137,14 +154,19 @@ struct sha256_digest {
 // The identity of a plan: SHA-256 over its canonical encoding (docs/canonical-encoding.md).
 using plan_hash = sha256_digest;
 
-// Hashes a plan. Resources, buckets, pool options and each node's resource
-// list are encoded in id order, nodes in plan order: reordering the file's
-// resources does not change the hash, reordering its nodes does.
+// Hashes a plan. Resources, buckets, pool options, each node's resource list
+// and its dependencies are encoded in id order, nodes in plan order:
+// reordering the file's resources does not change the hash, reordering its
+// nodes does. A v1 plan hashes as it always has; a v2 plan's encoding adds
+// each node's queue and dependencies (docs/canonical-encoding.md).
 [[nodiscard]] result<plan_hash> hash_plan(const plan& p);
 
 // Checks a plan's structure: at least one node and one bucket, unique ids,
 // references that resolve, contract digests, budgets, lanes >= 1, every
-// resource used by a node. Errors carry the JSON path of the offending element.
+// resource used by a node; in a v2 plan, dependencies that name nodes, once
+// each, without a cycle, each listed before its dependant (a v1 plan may not
+// set `queue` or `after`: unknown_field). Errors carry the JSON path of the
+// offending element.
 [[nodiscard]] result<void> validate_plan(const plan& p);
 
 }  // namespace ferrum

@@ -37,7 +37,9 @@ class claim_identity {
 };
 
 // The nodes during which a resource is live: from the first to the last node
-// (plan indices, inclusive) that uses it.
+// (plan indices, inclusive) that uses it. In a v2 plan, whose nodes may run
+// at once, the end is later where needed: the node before the first from
+// which every node runs after all of the resource's users.
 struct live_interval {
   std::size_t first = 0;
   std::size_t last = 0;
@@ -53,7 +55,8 @@ struct wave_domain_layout {
 };
 
 // The live interval of every resource of the plan (index = plan::resources
-// index); computed once for all pools. Expects a validated plan.
+// index), its end extended for a v2 plan's dependencies; computed once for
+// all pools. Expects a validated plan.
 [[nodiscard]] std::vector<live_interval> live_intervals(const plan& p);
 
 // Compiles the wave layout of one pool of a validated plan; `intervals` is

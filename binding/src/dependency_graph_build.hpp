@@ -1,0 +1,30 @@
+// dependency_graph_build — the dependency graph's compile for callers that
+// resolve node ids their own way (compile through its plan index, the program
+// file loader through its checked node order), and what the graph does to
+// live intervals.
+#pragma once
+
+#include "ferrum/binding/dependency_graph.hpp"
+#include "ferrum/binding/wave_layout.hpp"
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace ferrum::detail {
+
+// The plan index of the node with this id, or nullopt.
+using node_lookup = std::function<std::optional<std::size_t>(std::string_view)>;
+
+[[nodiscard]] result<dependency_graph> compile_dependency_graph(const plan& p, const node_lookup& lookup);
+
+// Extends each interval's end (intervals in plan indices, as live_intervals
+// computes them) to the node before the first node from which every later
+// node runs after all of the resource's users: with nodes that may run at
+// once, bytes are free for another resource only then. Unchanged for a
+// sequential graph.
+void extend_for_dependencies(std::vector<live_interval>& intervals, const dependency_graph& graph);
+
+}  // namespace ferrum::detail
