@@ -195,7 +195,7 @@ bool share_bytes(const compiled_program& program, std::string_view a, std::strin
 
 }  // namespace
 
-TEST_CASE("dependency_graph: resources of independent nodes never share bytes; of ordered nodes they may",
+TEST_CASE("dependency_graph: resources of independent nodes never share bytes, those of ordered nodes may",
           "[binding][dependencies]") {
   // n1 and n2 both run after n0 but not after each other: their resources'
   // plan-index intervals are disjoint, yet the nodes may run at once.

@@ -658,7 +658,8 @@ TEST_CASE("plan_json: the fast and the reference parse agree on every corrupted 
 
 TEST_CASE("plan_json: the fast and the reference parse agree on the example plans and on edge cases",
           "[binding][plan_json]") {
-  for (const char* name : {"two_nodes.json", "multi_bucket.json", "interval_liveness.json", "history.json"}) {
+  for (const char* name :
+       {"two_nodes.json", "multi_bucket.json", "interval_liveness.json", "history.json", "two_queues.json"}) {
     INFO(name);
     const std::string text = read_example(name);
     CHECK(ferrum::parse_plan(text).has_value());

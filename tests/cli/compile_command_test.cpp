@@ -23,7 +23,8 @@ using cli_test::read_file;
 using cli_test::run_ferrum;
 using cli_test::temp_file;
 
-const std::vector<std::string> example_plans = {"two_nodes.json", "multi_bucket.json", "interval_liveness.json"};
+const std::vector<std::string> example_plans = {"two_nodes.json", "multi_bucket.json", "interval_liveness.json",
+                                                "two_queues.json"};
 
 nlohmann::json example_plan_json(std::string_view name) { return nlohmann::json::parse(read_file(example_plan(name))); }
 
@@ -247,6 +248,14 @@ TEST_CASE("ferrum compile: a dangling reference is rejected with dangling_refere
   plan = example_plan_json("two_nodes.json");
   plan["nodes"][0]["resources"][0] = "resource/missing";
   check_rejected(compile_plan(plan), "dangling_reference", "/nodes/0/resources/0");
+}
+
+TEST_CASE("ferrum compile: a v2 plan's dependency cycle exits 2 naming the cycle and the edge", "[cli]") {
+  nlohmann::json plan = example_plan_json("two_queues.json");
+  plan["nodes"][1]["after"].push_back("node/compose");
+  const command_result result = compile_plan(plan);
+  check_rejected(result, "dependency_cycle", "/nodes/2/after/0");
+  CHECK(result.err.find("node 'node/simulate' runs after node 'node/compose'") != std::string::npos);
 }
 
 TEST_CASE("ferrum compile: --json on a rejected plan also prints the error object on stdout", "[cli]") {

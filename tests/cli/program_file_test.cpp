@@ -43,7 +43,8 @@ void check_rejected_program(const command_result& r, const std::string& code) {
 }  // namespace
 
 TEST_CASE("ferrum compile --out writes a program that ferrum run --program runs without violations", "[cli]") {
-  for (const char* name : {"two_nodes.json", "multi_bucket.json", "interval_liveness.json", "history.json"}) {
+  for (const char* name :
+       {"two_nodes.json", "multi_bucket.json", "interval_liveness.json", "history.json", "two_queues.json"}) {
     INFO(name);
     const temp_file program("");
     compile_to(example_plan(name), program.path());

@@ -1,4 +1,4 @@
-// ferrum/binding/plan_json.hpp — reads `ferrum.plan.v1` plan files.
+// ferrum/binding/plan_json.hpp — reads `ferrum.plan.v1` and `ferrum.plan.v2` plan files.
 //
 // Strict: malformed or truncated JSON, duplicate keys, unknown or missing
 // fields, wrong types, numbers that are negative, fractional or beyond their
