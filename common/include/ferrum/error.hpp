@@ -122,7 +122,10 @@ namespace ferrum {
   X(program_inconsistent, "the compiled program file's content disagrees with its plan or with itself")              \
   /* GPU timestamps */                                                                                               \
   X(timestamps_unsupported, "the device cannot write GPU timestamps on its queue")                                   \
-  X(timestamp_unavailable, "a timestamp slot is read that no reached submission wrote")
+  X(timestamp_unavailable, "a timestamp slot is read that no reached submission wrote")                              \
+  /* queues */                                                                                                       \
+  X(wait_not_submitted, "a submission waits for a queue's timeline value that was never submitted")                  \
+  X(queue_mismatch, "a command list is submitted to a queue other than the one of the kind it was made for")
 
 enum class errc : int {
 // 0 is reserved for success, as error_code requires.
