@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ferrum/gpu/device.hpp"
+#include "ferrum/gpu/queue.hpp"
 
 #include <array>
 #include <string>
@@ -21,13 +22,16 @@ bool overlap(arena_range a, arena_range b) noexcept {
 
 }  // namespace
 
+bool command_list::last_submission_reached() const noexcept {
+  return submitted_on_ == nullptr || submitted_on_->timeline().reached(submitted_value_);
+}
+
 bool command_list::executable() const noexcept {
-  return state_ == state::executable ||
-         (state_ == state::submitted && device_->queue().timeline().reached(submitted_value_));
+  return state_ == state::executable || (state_ == state::submitted && last_submission_reached());
 }
 
 result<void> command_list::begin() {
-  if (state_ == state::submitted && !device_->queue().timeline().reached(submitted_value_))
+  if (state_ == state::submitted && !last_submission_reached())
     return make_error(errc::command_list_in_flight,
                       "begin while timeline value " + std::to_string(submitted_value_) + " is not reached");
   if (device_->lost()) return make_error(errc::device_lost, "begin");
@@ -76,6 +80,11 @@ result<void> command_list::dispatch(const kernel& k, arena_range primary, arena_
   if (auto r = check_recording("dispatch"); !r) return r;
   if (&k.device() != device_)
     return make_error(errc::foreign_object, "dispatch of kernel " + quote_text(k.name()) + " made by another device");
+  // A transfer-only queue family runs no compute pipeline, so a list for the
+  // transfer queue records none on any device.
+  if (kind_ == queue_kind::transfer)
+    return make_error(errc::unsupported_command,
+                      "dispatch of kernel " + quote_text(k.name()) + " on a list made for the transfer queue");
   if (push.size() > k.push_words())
     return make_error(errc::push_constants_too_large, "kernel " + quote_text(k.name()) + " takes " +
                                                           std::to_string(k.push_words()) + " words, given " +

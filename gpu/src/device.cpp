@@ -7,7 +7,17 @@
 
 namespace ferrum::gpu {
 
-bool device::lost() const noexcept { return queue_.timeline().failure() == make_error_code(errc::device_lost); }
+void device::set_queues(const std::array<gpu::queue*, queue_kind_count>& by_kind) {
+  by_kind_ = by_kind;
+  queues_.clear();
+  for (gpu::queue* q : by_kind)
+    if (std::find(queues_.begin(), queues_.end(), q) == queues_.end()) queues_.push_back(q);
+}
+
+bool device::lost() const noexcept {
+  return std::any_of(queues_.begin(), queues_.end(),
+                     [](const gpu::queue* q) { return q->timeline().failure() == make_error_code(errc::device_lost); });
+}
 
 result<void> device::check_usable() const {
   if (lost()) return make_error(errc::device_lost, "device " + quote_text(name_));
@@ -34,9 +44,9 @@ result<std::unique_ptr<kernel>> device::create_kernel(const kernel_source& sourc
   return do_create_kernel(source);
 }
 
-result<std::unique_ptr<command_list>> device::create_command_list() {
+result<std::unique_ptr<command_list>> device::create_command_list(queue_kind kind) {
   if (auto r = check_usable(); !r) return r.error();
-  return do_create_command_list();
+  return do_create_command_list(kind);
 }
 
 timestamp_clock device::timestamps() const {
@@ -69,14 +79,41 @@ result<void> timestamp_pool::read(std::uint32_t first, std::span<time_point> out
 
 namespace ferrum::gpu {
 
-void device::retire(std::unique_ptr<arena> a, std::uint64_t value) { retire({value, std::move(a), nullptr, nullptr}); }
+void device::retire(std::unique_ptr<arena> a, std::span<const queue_wait> until) {
+  retire({{until.begin(), until.end()}, std::move(a), nullptr, nullptr});
+}
+
+void device::retire(std::unique_ptr<command_list> list, std::span<const queue_wait> until) {
+  retire({{until.begin(), until.end()}, nullptr, std::move(list), nullptr});
+}
+
+void device::retire(std::unique_ptr<timestamp_pool> stamps, std::span<const queue_wait> until) {
+  retire({{until.begin(), until.end()}, nullptr, nullptr, std::move(stamps)});
+}
+
+void device::retire(std::unique_ptr<arena> a, const gpu::queue& q, std::uint64_t value) {
+  const queue_wait until{&q, value};
+  retire(std::move(a), std::span(&until, 1));
+}
+
+void device::retire(std::unique_ptr<command_list> list, const gpu::queue& q, std::uint64_t value) {
+  const queue_wait until{&q, value};
+  retire(std::move(list), std::span(&until, 1));
+}
+
+void device::retire(std::unique_ptr<timestamp_pool> stamps, const gpu::queue& q, std::uint64_t value) {
+  const queue_wait until{&q, value};
+  retire(std::move(stamps), std::span(&until, 1));
+}
+
+void device::retire(std::unique_ptr<arena> a, std::uint64_t value) { retire(std::move(a), queue(), value); }
 
 void device::retire(std::unique_ptr<command_list> list, std::uint64_t value) {
-  retire({value, nullptr, std::move(list), nullptr});
+  retire(std::move(list), queue(), value);
 }
 
 void device::retire(std::unique_ptr<timestamp_pool> stamps, std::uint64_t value) {
-  retire({value, nullptr, nullptr, std::move(stamps)});
+  retire(std::move(stamps), queue(), value);
 }
 
 void device::retire(retired_object object) {
@@ -86,9 +123,13 @@ void device::retire(retired_object object) {
     retired_.push_back(std::move(object));
     // Each retirement also frees what has become safe, so the list stays as
     // short as the work in flight.
-    const std::uint64_t completed = queue_.timeline().completed();
-    auto safe = std::stable_partition(retired_.begin(), retired_.end(),
-                                      [&](const retired_object& r) { return r.value > completed; });
+    const auto safe_now = [&](const retired_object& r) {
+      return std::all_of(r.until.begin(), r.until.end(), [&](const queue_wait& w) {
+        return w.value == 0 || (w.on != nullptr && &w.on->device() == this && w.on->timeline().reached(w.value));
+      });
+    };
+    auto safe =
+        std::stable_partition(retired_.begin(), retired_.end(), [&](const retired_object& r) { return !safe_now(r); });
     std::move(safe, retired_.end(), std::back_inserter(reached));
     retired_.erase(safe, retired_.end());
   }

@@ -24,7 +24,10 @@ class stub_queue final : public ferrum::gpu::queue {
   stub_queue(const ferrum::gpu::device& owner, ferrum::gpu::timeline& t) noexcept : queue(owner, t) {}
 
  protected:
-  ferrum::result<void> do_submit(std::span<command_list* const>, std::uint64_t) override { return {}; }
+  ferrum::result<void> do_submit(std::span<command_list* const>, std::uint64_t,
+                                 std::span<const ferrum::gpu::queue_wait>) override {
+    return {};
+  }
 };
 
 struct fixture {

@@ -12,6 +12,7 @@
 #include <future>
 #include <memory>
 #include <optional>
+#include <span>
 
 namespace test {
 
@@ -61,6 +62,18 @@ std::uint64_t submit(ferrum::gpu::device& device, ferrum::gpu::command_list& lis
   commands(list);
   require(list.end());
   return resubmit(device, list);
+}
+
+// Records `commands` into `list` and submits it to `q` with the queue's next
+// value, after `waits`; returns that value.
+template <class Record>
+std::uint64_t submit_on(ferrum::gpu::queue& q, ferrum::gpu::command_list& list, Record commands,
+                        std::span<const ferrum::gpu::queue_wait> waits = {}) {
+  require(list.begin());
+  commands(list);
+  require(list.end());
+  ferrum::gpu::command_list* lists[] = {&list};
+  return require(q.submit_next(lists, waits));
 }
 
 inline std::uint32_t word_at(const ferrum::gpu::arena& a, std::size_t word) {

@@ -128,7 +128,10 @@ namespace ferrum {
   X(dangling_dependency, "a node depends on a node that the plan does not define")                                   \
   X(duplicate_dependency, "a node lists the same dependency twice")                                                  \
   X(dependency_cycle, "nodes depend on each other in a cycle")                                                       \
-  X(dependency_not_earlier, "a node depends on a node listed after it; ferrum.plan.v2 lists dependencies first")
+  X(dependency_not_earlier, "a node depends on a node listed after it; ferrum.plan.v2 lists dependencies first")     \
+  /* queues */                                                                                                       \
+  X(wait_not_submitted, "a submission waits for a queue's timeline value that was never submitted")                  \
+  X(queue_mismatch, "a command list is submitted to a queue other than the one of the kind it was made for")
 
 enum class errc : int {
 // 0 is reserved for success, as error_code requires.

@@ -2,7 +2,6 @@
 
 #include "vulkan/vk_result.hpp"
 
-#include <array>
 #include <chrono>
 
 namespace ferrum::gpu {
@@ -17,6 +16,11 @@ constexpr auto out_of_memory_pause = std::chrono::milliseconds(10);
 
 }  // namespace
 
+std::size_t fence_waiter::watch(VkSemaphore timeline_semaphore, vulkan_timeline& target) {
+  watched_.push_back({timeline_semaphore, &target, 0, std::nullopt});
+  return watched_.size() - 1;
+}
+
 void fence_waiter::start() {
   thread_ = std::thread([this] { run(); });
 }
@@ -26,21 +30,41 @@ void fence_waiter::stop() noexcept {
     const std::lock_guard lock(mutex_);
     stopping_ = true;
     ++generation_;
-    if (waiting_for_) interrupt_locked();
+    if (blocked_) interrupt_locked();
   }
   changed_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
 
-void fence_waiter::wake(std::uint64_t value) noexcept {
+void fence_waiter::wake(std::size_t which, std::uint64_t value) noexcept {
   {
     const std::lock_guard lock(mutex_);
     ++generation_;
-    // Only a thread blocked on a higher value needs interrupting; one that
-    // is computing its target reads the new wait under this mutex.
-    if (waiting_for_ && value < *waiting_for_) interrupt_locked();
+    // Only a thread blocked on a higher value of this timeline, or not on it
+    // at all, needs interrupting; one that is computing its targets reads the
+    // new wait under this mutex.
+    const std::optional<std::uint64_t>& target = watched_[which].waiting_for;
+    if (blocked_ && (!target || value < *target)) interrupt_locked();
   }
   changed_.notify_one();
+}
+
+void fence_waiter::submitted(std::size_t which, std::uint64_t value) noexcept {
+  {
+    const std::lock_guard lock(mutex_);
+    watched& w = watched_[which];
+    w.submitted = value;
+    ++generation_;
+    // A thread blocked on other queues only would learn of this queue's
+    // completions up to a timeout late: make it watch this one too. Once it
+    // does, further submissions here need no signal.
+    if (blocked_ && !w.waiting_for) interrupt_locked();
+  }
+  changed_.notify_one();
+}
+
+void fence_waiter::fail_all(boost::system::error_code ec) noexcept {
+  for (const watched& w : watched_) w.timeline->fail(ec);
 }
 
 void fence_waiter::interrupt_locked() noexcept {
@@ -55,45 +79,49 @@ void fence_waiter::interrupt_locked() noexcept {
   (void)vkSignalSemaphore(device_, &signal);
 }
 
-void fence_waiter::submitted(std::uint64_t value) noexcept {
-  {
-    const std::lock_guard lock(mutex_);
-    submitted_ = value;
-    ++generation_;
-  }
-  changed_.notify_one();
-}
-
-std::optional<std::uint64_t> fence_waiter::next_target() const noexcept {
+std::optional<std::uint64_t> fence_waiter::next_target(const watched& w) const noexcept {
   // Lock order: mutex_ (held) before the timeline's; the timeline calls
   // wake() only outside its lock.
-  if (timeline_.failure()) return std::nullopt;
-  if (std::optional<std::uint64_t> lowest = timeline_.lowest_pending()) return lowest;
-  const std::uint64_t completed = timeline_.completed();
-  if (submitted_ > completed) return completed + 1;
+  if (w.timeline->failure()) return std::nullopt;
+  if (std::optional<std::uint64_t> lowest = w.timeline->lowest_pending()) return lowest;
+  const std::uint64_t completed = w.timeline->completed();
+  if (w.submitted > completed) return completed + 1;
   return std::nullopt;
 }
 
 void fence_waiter::run() noexcept {
+  // Reused by every wait: at most one entry per queue plus the wake-up.
+  std::vector<VkSemaphore> semaphores;
+  std::vector<std::uint64_t> values;
+  semaphores.reserve(watched_.size() + 1);
+  values.reserve(watched_.size() + 1);
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     const std::uint64_t generation = generation_;
-    const std::optional<std::uint64_t> target = next_target();
-    if (!target) {
+    semaphores.clear();
+    values.clear();
+    // Targets set under the same lock as they are read: a wake() or
+    // submitted() after this point sees them and signals; one before it was
+    // seen here.
+    for (watched& w : watched_) {
+      w.waiting_for = next_target(w);
+      if (!w.waiting_for) continue;
+      semaphores.push_back(w.semaphore);
+      values.push_back(*w.waiting_for);
+    }
+    if (semaphores.empty()) {
       changed_.wait(lock, [&] { return stopping_ || generation_ != generation; });
       continue;
     }
-    // Set under the same lock as the target was read: a wake() after this
-    // point sees it and signals; one before it was seen by next_target().
-    waiting_for_ = target;
-    const std::array<VkSemaphore, 2> semaphores{timeline_semaphore_, wake_semaphore_};
-    const std::array<std::uint64_t, 2> values{*target, wake_value_ + 1};
+    semaphores.push_back(wake_semaphore_);
+    values.push_back(wake_value_ + 1);
+    blocked_ = true;
     lock.unlock();
 
     VkSemaphoreWaitInfo info{};
     info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO;
-    // ANY: return when the GPU reaches the target or the host signals a
-    // retarget, whichever comes first.
+    // ANY: return when the GPU reaches any queue's target or the host
+    // signals a retarget, whichever comes first.
     info.flags = VK_SEMAPHORE_WAIT_ANY_BIT;
     info.semaphoreCount = static_cast<std::uint32_t>(semaphores.size());
     info.pSemaphores = semaphores.data();
@@ -101,22 +129,24 @@ void fence_waiter::run() noexcept {
     observe(vkWaitSemaphores(device_, &info, wait_timeout_ns));
 
     lock.lock();
-    waiting_for_.reset();
+    blocked_ = false;
+    for (watched& w : watched_) w.waiting_for.reset();
   }
 }
 
 void fence_waiter::observe(VkResult wait_result) noexcept {
   VkResult r = wait_result;
   if (r == VK_SUCCESS || r == VK_TIMEOUT) {
-    // Whatever woke the thread (the target, a retarget, the timeout), the
-    // counter says how far the GPU got: values may skip, and submissions
-    // below the target complete waits on them too.
-    std::uint64_t value = 0;
-    r = vkGetSemaphoreCounterValue(device_, timeline_semaphore_, &value);
-    if (r == VK_SUCCESS) {
-      timeline_.advance(value);
-      return;
+    // Whatever woke the thread (a target, a retarget, the timeout), the
+    // counters say how far the GPU got on each queue: values may skip, and
+    // submissions below a target complete waits on them too.
+    for (const watched& w : watched_) {
+      std::uint64_t value = 0;
+      r = vkGetSemaphoreCounterValue(device_, w.semaphore, &value);
+      if (r != VK_SUCCESS) break;
+      w.timeline->advance(value);
     }
+    if (r == VK_SUCCESS) return;
   }
   errc code = errc_from_vk(r);
   if (code == errc::out_of_host_memory || code == errc::out_of_device_memory) {
@@ -125,9 +155,9 @@ void fence_waiter::observe(VkResult wait_result) noexcept {
     return;
   }
   if (code == errc::ok) code = errc::vulkan_error;
-  // VK_ERROR_DEVICE_LOST: every pending and later wait completes with
-  // device_lost, and nothing runs on the device any more.
-  timeline_.fail(make_error_code(code));
+  // VK_ERROR_DEVICE_LOST: every pending and later wait on every queue
+  // completes with device_lost, and nothing runs on the device any more.
+  fail_all(make_error_code(code));
 }
 
 }  // namespace ferrum::gpu

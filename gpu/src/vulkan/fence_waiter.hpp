@@ -1,28 +1,30 @@
 // fence_waiter.hpp — the one thread per Vulkan device that watches the
-// device's timeline semaphore and advances ferrum's timeline, completing the
-// waits whose values the GPU reached.
+// timeline semaphores of the device's queues and advances ferrum's timelines,
+// completing the waits whose values the GPU reached.
 //
 // Why a wake-up semaphore rather than polling: the thread blocks in
-// vkWaitSemaphores on the lowest value a wait is pending on, so a completion
+// vkWaitSemaphores, with VK_SEMAPHORE_WAIT_ANY_BIT, on the lowest value a
+// wait is pending on of each queue's timeline, so a completion on any queue
 // wakes it as soon as the driver signals it (no polling latency, no CPU burnt
 // while the GPU works). A wait registered later on a *lower* value must not
 // sit behind the thread's current, higher target, and a host thread cannot
 // interrupt vkWaitSemaphores except by signalling one of the semaphores it
-// waits on — so the thread waits with VK_SEMAPHORE_WAIT_ANY_BIT on the
-// timeline *and* a second, host-signalled timeline semaphore, which
-// on_new_lowest() signals (vkSignalSemaphore) to make it pick the new target.
-// Each wait is still bounded (100 ms), so device loss and shutdown never
-// depend on a signal that may not come.
+// waits on — so the thread also waits on a host-signalled timeline semaphore,
+// which wake() and submitted() signal (vkSignalSemaphore) to make it pick new
+// targets. Each wait is still bounded (100 ms), so device loss and shutdown
+// never depend on a signal that may not come.
 //
-// While no wait is pending the thread watches the next value of outstanding
-// submissions, so that timeline::completed() (which command_list::begin
-// consults before reusing a list) keeps up even when nobody awaits; with
-// nothing submitted and nothing awaited it sleeps on a condition variable.
+// While no wait is pending on a queue, the thread watches the next value of
+// that queue's outstanding submissions, so that timeline::completed() (which
+// command_list::begin consults before reusing a list) keeps up even when
+// nobody awaits; with nothing submitted and nothing awaited it sleeps on a
+// condition variable.
 //
-//   fence_waiter waiter(device, timeline_semaphore, wake_semaphore, timeline);
+//   fence_waiter waiter(device, wake_semaphore);
+//   std::size_t q = waiter.watch(timeline_semaphore, timeline);  // per queue
 //   waiter.start();
-//   waiter.submitted(value);   // after each vkQueueSubmit
-//   waiter.stop();             // before the semaphores are destroyed
+//   waiter.submitted(q, value);   // after each vkQueueSubmit to queue q
+//   waiter.stop();                // before the semaphores are destroyed
 #pragma once
 
 #include "ferrum/gpu/timeline.hpp"
@@ -31,10 +33,12 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <vector>
 
 namespace ferrum::gpu {
 
@@ -42,15 +46,18 @@ class vulkan_timeline;
 
 class fence_waiter {
  public:
-  // `timeline_semaphore` is what submissions signal; `wake_semaphore` a
-  // timeline semaphore only this object signals; `target` ferrum's timeline.
-  fence_waiter(VkDevice device, VkSemaphore timeline_semaphore, VkSemaphore wake_semaphore,
-               vulkan_timeline& target) noexcept
-      : device_(device), timeline_semaphore_(timeline_semaphore), wake_semaphore_(wake_semaphore), timeline_(target) {}
+  // `wake_semaphore`: a timeline semaphore only this object signals.
+  fence_waiter(VkDevice device, VkSemaphore wake_semaphore) noexcept
+      : device_(device), wake_semaphore_(wake_semaphore) {}
   fence_waiter(const fence_waiter&) = delete;
   fence_waiter& operator=(const fence_waiter&) = delete;
   // Stops the thread if it still runs.
   ~fence_waiter() { stop(); }
+
+  // Watches `timeline_semaphore` (what one queue's submissions signal) for
+  // `target` (ferrum's timeline of that queue); returns its index for
+  // wake() and submitted(). Before start() only.
+  std::size_t watch(VkSemaphore timeline_semaphore, vulkan_timeline& target);
 
   // Starts the thread. Throws std::system_error when it cannot.
   void start();
@@ -58,45 +65,60 @@ class fence_waiter {
   // Stops and joins the thread; it completes no wait afterwards.
   void stop() noexcept;
 
-  // A new wait became the lowest pending one, on `value`: retarget the thread
-  // if it watches a higher value or sleeps. Any thread.
-  void wake(std::uint64_t value) noexcept;
+  // A new wait became the lowest pending one of timeline `which`, on
+  // `value`: retarget the thread if it watches a higher value there, or none.
+  // Any thread.
+  void wake(std::size_t which, std::uint64_t value) noexcept;
 
-  // A submission signalling `value` was made. Any thread.
-  void submitted(std::uint64_t value) noexcept;
+  // A submission signalling `value` was made on the queue of timeline
+  // `which`. Any thread.
+  void submitted(std::size_t which, std::uint64_t value) noexcept;
+
+  // Fails every watched timeline with `ec` (a device loss). Any thread.
+  void fail_all(boost::system::error_code ec) noexcept;
 
  private:
-  // The value to watch next, or none when nothing is pending or outstanding.
-  [[nodiscard]] std::optional<std::uint64_t> next_target() const noexcept;
+  struct watched {
+    VkSemaphore semaphore;
+    vulkan_timeline* timeline;
+    // Under mutex_: the last value submitted, and the value the thread's
+    // current vkWaitSemaphores waits for on this semaphore (none: it does
+    // not wait on it).
+    std::uint64_t submitted = 0;
+    std::optional<std::uint64_t> waiting_for;
+  };
+
+  // The value of timeline `w` to watch next, or none when nothing is pending
+  // or outstanding there. mutex_ must be held.
+  [[nodiscard]] std::optional<std::uint64_t> next_target(const watched& w) const noexcept;
   void run() noexcept;
   // Ends the thread's current vkWaitSemaphores by host-signalling the wake-up
   // semaphore. mutex_ must be held.
   void interrupt_locked() noexcept;
-  // After a wait returned `wait_result`: reads the semaphore's counter into
-  // the timeline, or fails the timeline on a device loss.
+  // After a wait returned `wait_result`: reads every semaphore's counter into
+  // its timeline, or fails them all on a device loss.
   void observe(VkResult wait_result) noexcept;
 
   VkDevice device_;
-  VkSemaphore timeline_semaphore_;
   VkSemaphore wake_semaphore_;
-  vulkan_timeline& timeline_;
+  // Fixed once the thread starts (watch() comes before start()).
+  std::vector<watched> watched_;
 
   std::mutex mutex_;
   std::condition_variable changed_;
   // Bumped under mutex_ by every event the sleeping thread must see, so a
   // notification between its check and its sleep is not lost.
   std::uint64_t generation_ = 0;
-  std::uint64_t submitted_ = 0;
   // The last value host-signalled on wake_semaphore_ (host signals must
   // increase strictly); the thread waits for wake_value_ + 1.
   std::uint64_t wake_value_ = 0;
-  // The value the thread is blocked on in vkWaitSemaphores, if it is.
-  std::optional<std::uint64_t> waiting_for_;
+  // Whether the thread is blocked in vkWaitSemaphores.
+  bool blocked_ = false;
   bool stopping_ = false;
   std::thread thread_;
 };
 
-// The Vulkan device's timeline: ferrum's timeline, whose new lowest waits
+// A Vulkan queue's timeline: ferrum's timeline, whose new lowest waits
 // retarget the device's fence waiter. Only the device moves it: the fence
 // waiter and the device's shutdown advance it, a device loss fails it.
 class vulkan_timeline final : public timeline {
@@ -104,16 +126,21 @@ class vulkan_timeline final : public timeline {
   using timeline::advance;
   using timeline::fail;
 
-  // Sets the waiter to notify (nullptr: none).
-  void attach(fence_waiter* waiter) noexcept { waiter_.store(waiter, std::memory_order_release); }
+  // Sets the waiter to notify (nullptr: none) and this timeline's index there.
+  void attach(fence_waiter* waiter, std::size_t index = 0) noexcept {
+    index_.store(index, std::memory_order_relaxed);
+    waiter_.store(waiter, std::memory_order_release);
+  }
 
  protected:
   void on_new_lowest(std::uint64_t value) noexcept override {
-    if (fence_waiter* w = waiter_.load(std::memory_order_acquire)) w->wake(value);
+    if (fence_waiter* w = waiter_.load(std::memory_order_acquire))
+      w->wake(index_.load(std::memory_order_relaxed), value);
   }
 
  private:
   std::atomic<fence_waiter*> waiter_{nullptr};
+  std::atomic<std::size_t> index_{0};
 };
 
 }  // namespace ferrum::gpu

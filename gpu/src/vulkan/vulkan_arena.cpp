@@ -36,8 +36,22 @@ result<std::unique_ptr<arena>> vulkan_arena::create(const gpu::device& owner, co
   // needs TRANSFER_DST).
   buffer_info.usage =
       VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-  // One queue family uses it: exclusive ownership needs no transfers.
-  buffer_info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  if (c.family_count > 1) {
+    // Compute and transfer queues of different families both use every
+    // arena (a node's output is the next node's input, on either queue):
+    // CONCURRENT sharing lets each family access it without queue family
+    // ownership transfers, which would need a release and an acquire barrier
+    // around every cross-queue handoff. The semaphore waits between the
+    // queues order the accesses.
+    buffer_info.sharingMode = VK_SHARING_MODE_CONCURRENT;
+    buffer_info.queueFamilyIndexCount = c.family_count;
+    buffer_info.pQueueFamilyIndices = c.families.data();
+  } else {
+    // One queue family uses it (one queue, or two queues of one family:
+    // ownership belongs to families, not queues): exclusive ownership needs
+    // no transfers.
+    buffer_info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  }
   if (VkResult r = vkCreateBuffer(c.device, &buffer_info, nullptr, &made.buffer); r != VK_SUCCESS) {
     made.buffer = VK_NULL_HANDLE;
     return make_vk_error(r, what + "vkCreateBuffer");

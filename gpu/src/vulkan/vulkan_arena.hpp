@@ -14,7 +14,9 @@
 
 #include <vulkan/vulkan_core.h>
 
+#include <array>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 namespace ferrum::gpu {
@@ -26,6 +28,10 @@ class vulkan_arena final : public arena {
     VkDevice device = VK_NULL_HANDLE;
     const VkPhysicalDeviceMemoryProperties* memory = nullptr;
     vulkan_descriptor_pool* descriptors = nullptr;
+    // The distinct queue families of the device's queues (1 or 2): with two,
+    // the buffer is shared between them.
+    std::array<std::uint32_t, 2> families{};
+    std::uint32_t family_count = 1;
   };
 
   // A zero-filled arena of `bytes` bytes. Errors: out_of_device_memory,

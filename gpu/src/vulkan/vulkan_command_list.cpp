@@ -7,14 +7,21 @@
 
 #include <algorithm>
 #include <array>
+#include <string>
 
 namespace ferrum::gpu {
 namespace {
 
-constexpr VkPipelineStageFlags device_stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
-constexpr VkAccessFlags device_writes = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-constexpr VkAccessFlags device_accesses =
+constexpr VkPipelineStageFlags compute_stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+constexpr VkAccessFlags compute_writes = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+constexpr VkAccessFlags compute_accesses =
     VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+// A barrier's stage masks may only name stages the queue family supports
+// (vkCmdPipelineBarrier valid usage): a transfer-only family has no compute
+// shader stage, and its commands make transfer accesses only.
+constexpr VkPipelineStageFlags transfer_stages = VK_PIPELINE_STAGE_TRANSFER_BIT;
+constexpr VkAccessFlags transfer_writes = VK_ACCESS_TRANSFER_WRITE_BIT;
+constexpr VkAccessFlags transfer_accesses = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
 
 // A global memory barrier: arenas are whole buffers shared by many commands,
 // and a global barrier costs drivers no more than a buffer barrier.
@@ -35,7 +42,20 @@ const vulkan_arena& arena_of(arena_range range) noexcept {
 
 }  // namespace
 
-result<std::unique_ptr<command_list>> vulkan_command_list::create(const gpu::device& owner, const context& c) {
+VkPipelineStageFlags vulkan_command_list::device_stages() const noexcept {
+  return context_.transfer_only ? transfer_stages : compute_stages;
+}
+
+VkAccessFlags vulkan_command_list::device_accesses() const noexcept {
+  return context_.transfer_only ? transfer_accesses : compute_accesses;
+}
+
+VkAccessFlags vulkan_command_list::device_writes() const noexcept {
+  return context_.transfer_only ? transfer_writes : compute_writes;
+}
+
+result<std::unique_ptr<command_list>> vulkan_command_list::create(const gpu::device& owner, queue_kind kind,
+                                                                  const context& c) {
   VkCommandPoolCreateInfo pool_info{};
   pool_info.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
   // TRANSIENT: the buffer is re-recorded for every submission (reset with the
@@ -56,7 +76,7 @@ result<std::unique_ptr<command_list>> vulkan_command_list::create(const gpu::dev
     vkDestroyCommandPool(c.device, pool, nullptr);
     return make_vk_error(r, "command list: vkAllocateCommandBuffers");
   }
-  return std::unique_ptr<command_list>(new vulkan_command_list(owner, c, pool, buffer));
+  return std::unique_ptr<command_list>(new vulkan_command_list(owner, kind, c, pool, buffer));
 }
 
 vulkan_command_list::~vulkan_command_list() {
@@ -81,13 +101,13 @@ result<void> vulkan_command_list::do_begin() {
   // A pipeline barrier's first scope covers every command earlier in
   // submission order, including earlier submissions on the queue, so this
   // orders the list after the device writes of those.
-  memory_barrier(buffer_, device_stages, device_writes, device_stages, device_accesses);
+  memory_barrier(buffer_, device_stages(), device_writes(), device_stages(), device_accesses());
   unseparated_ = false;
   return {};
 }
 
 void vulkan_command_list::separate() noexcept {
-  if (unseparated_) memory_barrier(buffer_, device_stages, device_writes, device_stages, device_accesses);
+  if (unseparated_) memory_barrier(buffer_, device_stages(), device_writes(), device_stages(), device_accesses());
   unseparated_ = true;
 }
 
@@ -158,6 +178,11 @@ result<void> vulkan_command_list::do_host(host_function function) {
 result<void> vulkan_command_list::do_timestamp(const timestamp_pool& pool, std::uint32_t slot) {
   // The base class checked that the pool is this device's: a
   // vulkan_timestamp_pool.
+  // vkCmdResetQueryPool and vkCmdCopyQueryPoolResults run on graphics or
+  // compute queues only, and a family with timestampValidBits 0 writes none.
+  if (context_.no_timestamps != nullptr)
+    return make_error(errc::timestamps_unsupported,
+                      std::string("timestamp on this list's queue: ") + context_.no_timestamps);
   const auto& stamps = static_cast<const vulkan_timestamp_pool&>(pool);
   const VkQueryPool queries = stamps.handle();
   // A query must be reset before each write; resetting it here keeps the
@@ -180,7 +205,8 @@ result<void> vulkan_command_list::do_timestamp(const timestamp_pool& pool, std::
 result<void> vulkan_command_list::do_end() {
   // A semaphore signal does not make device writes visible to the host; this
   // barrier does, so waiting for the timeline value is enough to read them.
-  memory_barrier(buffer_, device_stages, device_writes, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+  // HOST is a stage every queue family supports.
+  memory_barrier(buffer_, device_stages(), device_writes(), VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
   if (VkResult r = vkEndCommandBuffer(buffer_); r != VK_SUCCESS)
     return make_vk_error(r, "command list: vkEndCommandBuffer");
   return {};

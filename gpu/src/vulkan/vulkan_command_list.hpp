@@ -1,6 +1,9 @@
 // vulkan_command_list.hpp — a command list on the Vulkan device: one primary
 // command buffer in a command pool of its own.
 //
+// A list belongs to the queue family of the queue it was made for (a command
+// buffer may only be submitted to queues of its pool's family).
+//
 // A pool per list because command pools are externally synchronized: the
 // buffers of one pool may not be recorded on two threads at once, and lists
 // are recorded concurrently, each from any thread. begin() resets the whole
@@ -34,12 +37,18 @@ class vulkan_command_list final : public command_list {
   struct context {
     VkDevice device = VK_NULL_HANDLE;
     std::uint32_t queue_family = 0;
+    // The family has neither graphics nor compute (a transfer queue's own):
+    // its barriers name transfer stages only.
+    bool transfer_only = false;
+    // Why the family cannot record timestamps (nullptr: it can).
+    const char* no_timestamps = nullptr;
     VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
     std::uint32_t max_workgroups = 1;
   };
 
   // Errors: out_of_device_memory, out_of_host_memory, vulkan_error.
-  [[nodiscard]] static result<std::unique_ptr<command_list>> create(const gpu::device& owner, const context& c);
+  [[nodiscard]] static result<std::unique_ptr<command_list>> create(const gpu::device& owner, queue_kind kind,
+                                                                    const context& c);
 
   // Destroys the pool and its buffer; the GPU must be done with them.
   ~vulkan_command_list() override;
@@ -57,8 +66,14 @@ class vulkan_command_list final : public command_list {
   result<void> do_end() override;
 
  private:
-  vulkan_command_list(const gpu::device& owner, const context& c, VkCommandPool pool, VkCommandBuffer buffer) noexcept
-      : command_list(owner), context_(c), pool_(pool), buffer_(buffer) {}
+  vulkan_command_list(const gpu::device& owner, queue_kind kind, const context& c, VkCommandPool pool,
+                      VkCommandBuffer buffer) noexcept
+      : command_list(owner, kind), context_(c), pool_(pool), buffer_(buffer) {}
+
+  // The stages and accesses of the family's device work.
+  [[nodiscard]] VkPipelineStageFlags device_stages() const noexcept;
+  [[nodiscard]] VkAccessFlags device_accesses() const noexcept;
+  [[nodiscard]] VkAccessFlags device_writes() const noexcept;
 
   // Orders the command about to be recorded after the one before it.
   void separate() noexcept;

@@ -39,7 +39,8 @@ vulkan_device_objects::~vulkan_device_objects() {
     if (pipeline_layout != VK_NULL_HANDLE) vkDestroyPipelineLayout(device, pipeline_layout, nullptr);
     if (set_layout != VK_NULL_HANDLE) vkDestroyDescriptorSetLayout(device, set_layout, nullptr);
     if (wake != VK_NULL_HANDLE) vkDestroySemaphore(device, wake, nullptr);
-    if (timeline != VK_NULL_HANDLE) vkDestroySemaphore(device, timeline, nullptr);
+    for (const queue_objects& q : queues)
+      if (q.timeline != VK_NULL_HANDLE) vkDestroySemaphore(device, q.timeline, nullptr);
     // An engine's device (adopt mode) is the engine's to destroy.
     if (owns_device) vkDestroyDevice(device, nullptr);
   }
@@ -49,9 +50,11 @@ vulkan_device_objects::~vulkan_device_objects() {
 
 result<std::unique_ptr<device>> vulkan_device::start(std::unique_ptr<vulkan_device_objects> objects) {
   vulkan_device_objects& o = *objects;
-  auto timeline = create_timeline_semaphore(o.device, "timeline");
-  if (!timeline) return timeline.error();
-  o.timeline = *timeline;
+  for (vulkan_device_objects::queue_objects& q : o.queues) {
+    auto timeline = create_timeline_semaphore(o.device, "timeline");
+    if (!timeline) return timeline.error();
+    q.timeline = *timeline;
+  }
   auto wake = create_timeline_semaphore(o.device, "wake-up");
   if (!wake) return wake.error();
   o.wake = *wake;
@@ -97,10 +100,9 @@ result<std::unique_ptr<device>> vulkan_device::start(std::unique_ptr<vulkan_devi
 }
 
 vulkan_device::vulkan_device(std::unique_ptr<vulkan_device_objects> objects)
-    : device(objects->physical.name, "vulkan", objects->physical.limits, queue_),
+    : device(objects->physical.name, "vulkan", objects->physical.limits),
       objects_(std::move(objects)),
-      queue_(*this, timeline_, {objects_->queue, objects_->timeline, objects_->queue_mutex, &waiter_}),
-      waiter_(objects_->device, objects_->timeline, objects_->wake, timeline_),
+      waiter_(objects_->device, objects_->wake),
       clock_(objects_->device, objects_->physical.timestamp_valid_bits, objects_->physical.timestamp_period,
              objects_->calibrated_timestamps) {
   const vulkan_physical_device& physical = objects_->physical;
@@ -110,7 +112,20 @@ vulkan_device::vulkan_device(std::unique_ptr<vulkan_device_objects> objects)
     set_timestamp_clock({true, clock_.calibrated() ? "VK_EXT_calibrated_timestamps" : "one-time calibration",
                          std::chrono::nanoseconds(0)});
   }
-  timeline_.attach(&waiter_);
+  const std::vector<vulkan_device_objects::queue_objects>& queues = objects_->queues;
+  for (std::size_t i = 0; i < queues.size(); ++i) {
+    auto& t = *timelines_.emplace_back(std::make_unique<vulkan_timeline>());
+    const std::size_t watched = waiter_.watch(queues[i].timeline, t);
+    // Adopt mode has one queue, the engine's, whose lock guards it.
+    std::mutex* engine_lock = i == 0 ? objects_->queue_mutex : nullptr;
+    const queue_kind kind = i == 0 ? queue_kind::compute : queue_kind::transfer;
+    queues_.push_back(std::make_unique<vulkan_queue>(
+        *this, t,
+        vulkan_queue::context{queues[i].queue, queues[i].family, queues[i].timeline, engine_lock, &waiter_, watched}, i,
+        kind));
+    t.attach(&waiter_, watched);
+  }
+  set_queues({queues_.front().get(), queues_[objects_->transfer_queue].get()});
   waiter_.start();
 }
 
@@ -118,7 +133,7 @@ vulkan_device::~vulkan_device() {
   // The fence waiter goes first, so that from here on this thread is the only
   // one of ferrum's inside a Vulkan call on this device; the waits it would
   // have completed are completed below.
-  timeline_.attach(nullptr);
+  for (const auto& t : timelines_) t->attach(nullptr);
   waiter_.stop();
   drain();
   // The GPU is idle: what owners retired while it might still run goes now,
@@ -128,20 +143,28 @@ vulkan_device::~vulkan_device() {
   // Everything submitted is done (or the device is lost): complete the waits
   // on those values with success, then fail the rest, on values never
   // submitted, so that no waiter is left hanging.
-  std::uint64_t reached = 0;
-  if (vkGetSemaphoreCounterValue(objects_->device, objects_->timeline, &reached) == VK_SUCCESS)
-    timeline_.advance(reached);
-  timeline_.fail(make_error_code(errc::device_shut_down));
-  // The members go in reverse order: the waiter (stopped), the queue, the
-  // timeline (no wait pending), then the Vulkan objects.
+  for (std::size_t i = 0; i < timelines_.size(); ++i) {
+    std::uint64_t reached = 0;
+    if (vkGetSemaphoreCounterValue(objects_->device, objects_->queues[i].timeline, &reached) == VK_SUCCESS)
+      timelines_[i]->advance(reached);
+    timelines_[i]->fail(make_error_code(errc::device_shut_down));
+  }
+  // The members go in reverse order: the queues, the timelines (no wait
+  // pending), the waiter (stopped), then the Vulkan objects.
 }
 
 void vulkan_device::drain() noexcept {
-  const std::uint64_t last = queue_.last_submitted();
-  if (last == 0) return;
-  VkResult r = VK_TIMEOUT;
-  for (int attempt = 0; attempt < drain_attempts && r == VK_TIMEOUT; ++attempt)
-    r = wait_timeline_semaphore(objects_->device, objects_->timeline, last, drain_wait_ns);
+  VkResult r = VK_SUCCESS;
+  // Queue by queue, all sharing one bound: a queue waiting on another
+  // finishes once that one has.
+  int attempt = 0;
+  for (std::size_t i = 0; i < queues_.size() && r == VK_SUCCESS; ++i) {
+    const std::uint64_t last = queues_[i]->last_submitted();
+    if (last == 0) continue;
+    r = VK_TIMEOUT;
+    for (; attempt < drain_attempts && r == VK_TIMEOUT; ++attempt)
+      r = wait_timeline_semaphore(objects_->device, objects_->queues[i].timeline, last, drain_wait_ns);
+  }
   // After a loss the device runs nothing more and objects may be destroyed.
   if (r == VK_SUCCESS || r == VK_ERROR_DEVICE_LOST) return;
   // Still running (a hung submission) or the wait itself failed: memory the
@@ -155,21 +178,43 @@ void vulkan_device::drain() noexcept {
   }
   std::optional<std::lock_guard<std::mutex>> engine_lock;
   if (objects_->queue_mutex != nullptr) engine_lock.emplace(*objects_->queue_mutex);
-  (void)vkQueueWaitIdle(objects_->queue);  // VK_SUCCESS or a loss: done either way
+  // Adopt mode has the engine's one queue.
+  (void)vkQueueWaitIdle(objects_->queues.front().queue);  // VK_SUCCESS or a loss: done either way
 }
 
 result<std::unique_ptr<arena>> vulkan_device::do_create_arena(std::size_t bytes) {
-  return vulkan_arena::create(*this, {objects_->device, &objects_->physical.memory, objects_->descriptors.get()},
-                              bytes);
+  vulkan_arena::context c{objects_->device, &objects_->physical.memory, objects_->descriptors.get()};
+  c.families[0] = objects_->queues.front().family;
+  for (const vulkan_device_objects::queue_objects& q : objects_->queues) {
+    if (q.family != c.families[0]) {
+      c.families[1] = q.family;
+      c.family_count = 2;
+    }
+  }
+  return vulkan_arena::create(*this, c, bytes);
 }
 
 result<std::unique_ptr<kernel>> vulkan_device::do_create_kernel(const kernel_source& source) {
   return vulkan_kernel::create(*this, objects_->device, objects_->pipeline_layout, source);
 }
 
-result<std::unique_ptr<command_list>> vulkan_device::do_create_command_list() {
-  return vulkan_command_list::create(
-      *this, {objects_->device, objects_->physical.queue_family, objects_->pipeline_layout, limits().max_workgroups});
+result<std::unique_ptr<command_list>> vulkan_device::do_create_command_list(queue_kind kind) {
+  const vulkan_physical_device& physical = objects_->physical;
+  const auto& q = static_cast<const vulkan_queue&>(queue(kind));
+  vulkan_command_list::context c;
+  c.device = objects_->device;
+  // The pool's family is the queue's: its buffers may be submitted only to
+  // queues of that family.
+  c.queue_family = q.family();
+  c.pipeline_layout = objects_->pipeline_layout;
+  c.max_workgroups = limits().max_workgroups;
+  if (q.index() != 0 && physical.transfer_only_family) {
+    c.transfer_only = true;
+    c.no_timestamps = "the transfer queue's family has neither graphics nor compute, which copying query results needs";
+  } else if ((q.index() == 0 ? physical.timestamp_valid_bits : physical.transfer_timestamp_valid_bits) == 0) {
+    c.no_timestamps = "its queue family reports no valid timestamp bits";
+  }
+  return vulkan_command_list::create(*this, kind, c);
 }
 
 result<std::unique_ptr<timestamp_pool>> vulkan_device::do_create_timestamp_pool(std::uint32_t slots,
@@ -200,7 +245,7 @@ result<std::chrono::nanoseconds> vulkan_device::calibrate_once() {
     // the GPU is done with it (so it may go), but the device's timeline
     // learns it later, from the fence waiter, and begin() would wait for
     // that.
-    auto list = do_create_command_list();
+    auto list = do_create_command_list(queue_kind::compute);
     if (!list) return list.error();
     command_list& l = **list;
     if (auto r = l.begin(); !r) return r.error();
@@ -208,9 +253,10 @@ result<std::chrono::nanoseconds> vulkan_device::calibrate_once() {
     if (auto r = l.end(); !r) return r.error();
     command_list* const lists[] = {&l};
     const clock_type::time_point before = clock_type::now();
-    auto value = queue_.submit_next(lists);
+    auto value = queue().submit_next(lists);
     if (!value) return value.error();
-    const VkResult waited = wait_timeline_semaphore(objects_->device, objects_->timeline, *value, calibration_wait_ns);
+    const VkResult waited =
+        wait_timeline_semaphore(objects_->device, objects_->queues.front().timeline, *value, calibration_wait_ns);
     const clock_type::time_point after = clock_type::now();
     if (waited != VK_SUCCESS) {
       // The GPU may still run the list: it goes once its value is reached.
@@ -233,7 +279,10 @@ result<std::chrono::nanoseconds> vulkan_device::calibrate_once() {
 
 vulkan_native_handles vulkan_device::native() const noexcept {
   const vulkan_device_objects& o = *objects_;
-  return {o.instance->handle(), o.physical.handle, o.device, o.queue, o.physical.queue_family, o.timeline};
+  const vulkan_device_objects::queue_objects& compute = o.queues.front();
+  const vulkan_device_objects::queue_objects& transfer = o.queues[o.transfer_queue];
+  return {o.instance->handle(), o.physical.handle, o.device,        compute.queue,    compute.family,
+          compute.timeline,     transfer.queue,    transfer.family, transfer.timeline};
 }
 
 std::optional<vulkan_native_handles> native_handles(const device& d) noexcept {
@@ -250,12 +299,23 @@ result<std::unique_ptr<device>> create_vulkan_device(const vulkan_device_options
   if (!physical) return physical.error();
   objects->physical = std::move(*physical);
 
-  const float priority = 1.0f;
-  VkDeviceQueueCreateInfo queue_info{};
-  queue_info.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
-  queue_info.queueFamilyIndex = objects->physical.queue_family;
-  queue_info.queueCount = 1;
-  queue_info.pQueuePriorities = &priority;
+  // One VkDeviceQueueCreateInfo per family (queueFamilyIndex must be unique
+  // among them): the compute family's with one queue, or two when transfer
+  // takes its second, and the transfer family's when it has its own.
+  const vulkan_physical_device& chosen = objects->physical;
+  const std::array<float, 2> priorities{1.0f, 1.0f};
+  std::array<VkDeviceQueueCreateInfo, 2> queue_infos{};
+  std::uint32_t queue_info_count = 1;
+  queue_infos[0].sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+  queue_infos[0].queueFamilyIndex = chosen.queue_family;
+  queue_infos[0].queueCount = chosen.transfer_family == chosen.queue_family ? chosen.transfer_queue_index + 1 : 1;
+  queue_infos[0].pQueuePriorities = priorities.data();
+  if (chosen.transfer_family != chosen.queue_family) {
+    queue_infos[1] = queue_infos[0];
+    queue_infos[1].queueFamilyIndex = chosen.transfer_family;
+    queue_infos[1].queueCount = 1;
+    queue_info_count = 2;
+  }
   // Timeline semaphores are core in 1.2 but still a feature to enable.
   VkPhysicalDeviceVulkan12Features features12{};
   features12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
@@ -263,8 +323,8 @@ result<std::unique_ptr<device>> create_vulkan_device(const vulkan_device_options
   VkDeviceCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
   info.pNext = &features12;
-  info.queueCreateInfoCount = 1;
-  info.pQueueCreateInfos = &queue_info;
+  info.queueCreateInfoCount = queue_info_count;
+  info.pQueueCreateInfos = queue_infos.data();
   // Calibrated timestamps put GPU times on steady_clock without a
   // calibration submission, where the device offers them.
   const bool calibrated = options.calibration == vulkan_device_options::timestamp_calibration::automatic &&
@@ -280,7 +340,19 @@ result<std::unique_ptr<device>> create_vulkan_device(const vulkan_device_options
   }
   objects->owns_device = true;
   objects->calibrated_timestamps = calibrated;
-  vkGetDeviceQueue(objects->device, objects->physical.queue_family, 0, &objects->queue);
+  vulkan_device_objects::queue_objects compute;
+  compute.family = chosen.queue_family;
+  vkGetDeviceQueue(objects->device, compute.family, 0, &compute.queue);
+  objects->queues.push_back(compute);
+  if (chosen.separate_transfer_queue()) {
+    // Untested on lavapipe (one queue): the path of GPUs with a copy engine
+    // or a second compute queue.
+    vulkan_device_objects::queue_objects transfer;
+    transfer.family = chosen.transfer_family;
+    vkGetDeviceQueue(objects->device, transfer.family, chosen.transfer_queue_index, &transfer.queue);
+    objects->queues.push_back(transfer);
+    objects->transfer_queue = 1;
+  }
   return vulkan_device::start(std::move(objects));
 }
 
@@ -300,7 +372,11 @@ result<std::unique_ptr<device>> adopt_vulkan_device(const vulkan_adopt_info& inf
   objects->physical = std::move(*physical);
   objects->device = info.device;
   objects->owns_device = false;
-  objects->queue = info.queue;
+  // The engine's one queue runs both kinds.
+  vulkan_device_objects::queue_objects engine_queue;
+  engine_queue.queue = info.queue;
+  engine_queue.family = info.queue_family;
+  objects->queues.push_back(engine_queue);
   objects->queue_mutex = info.queue_mutex;
   objects->calibrated_timestamps = info.calibrated_timestamps;
   return vulkan_device::start(std::move(objects));

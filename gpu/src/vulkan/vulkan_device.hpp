@@ -1,5 +1,5 @@
 // vulkan_device.hpp (private) — the Vulkan device: the objects it owns or
-// borrows, its queue, timeline and fence waiter. The public entry points are
+// borrows, its queues with their timelines, and its fence waiter. The public entry points are
 // create_vulkan_device and adopt_vulkan_device (ferrum/gpu/vulkan_device.hpp).
 //
 //   auto objects = std::make_unique<vulkan_device_objects>();
@@ -19,8 +19,10 @@
 
 #include <vulkan/vulkan_core.h>
 
+#include <cstddef>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 namespace ferrum::gpu {
 
@@ -37,13 +39,21 @@ struct vulkan_device_objects {
   vulkan_physical_device physical;
   VkDevice device = VK_NULL_HANDLE;
   bool owns_device = false;
-  VkQueue queue = VK_NULL_HANDLE;
+  // One distinct queue: queues[0] runs compute, queues[transfer_queue]
+  // transfer (the same one when the device has no transfer queue of its own).
+  struct queue_objects {
+    VkQueue queue = VK_NULL_HANDLE;
+    std::uint32_t family = 0;
+    // What its submissions signal; made by ferrum on an engine's device too,
+    // so that its values are ferrum's alone.
+    VkSemaphore timeline = VK_NULL_HANDLE;
+  };
+  std::vector<queue_objects> queues;
+  std::size_t transfer_queue = 0;
+  // The engine's lock around its submissions to queues[0] (adopt mode).
   std::mutex* queue_mutex = nullptr;
   // VK_EXT_calibrated_timestamps is enabled on `device`.
   bool calibrated_timestamps = false;
-  // What submissions signal; made by ferrum on an engine's device too, so
-  // that its values are ferrum's alone.
-  VkSemaphore timeline = VK_NULL_HANDLE;
   // Host-signalled only, to interrupt the fence waiter (fence_waiter.hpp).
   VkSemaphore wake = VK_NULL_HANDLE;
   // One storage buffer at binding 0, compute stage: every arena's set.
@@ -71,7 +81,7 @@ class vulkan_device final : public device {
  protected:
   result<std::unique_ptr<arena>> do_create_arena(std::size_t bytes) override;
   result<std::unique_ptr<kernel>> do_create_kernel(const kernel_source& source) override;
-  result<std::unique_ptr<command_list>> do_create_command_list() override;
+  result<std::unique_ptr<command_list>> do_create_command_list(queue_kind kind) override;
   result<std::unique_ptr<timestamp_pool>> do_create_timestamp_pool(std::uint32_t slots,
                                                                    timestamp_clock& clock) override;
 
@@ -88,11 +98,10 @@ class vulkan_device final : public device {
   [[nodiscard]] result<std::unique_ptr<timestamp_pool>> make_timestamp_pool(std::uint32_t slots);
 
   std::unique_ptr<vulkan_device_objects> objects_;
-  vulkan_timeline timeline_;
-  // The base class keeps a reference to queue_; it is only used once the
-  // constructor has finished.
-  vulkan_queue queue_;
   fence_waiter waiter_;
+  // One per distinct queue, [0] the compute queue's.
+  std::vector<std::unique_ptr<vulkan_timeline>> timelines_;
+  std::vector<std::unique_ptr<vulkan_queue>> queues_;
   vulkan_timestamp_clock clock_;
   bool clock_anchored_ = false;  // under the base class's timestamp lock
   // The one-time calibration's query, kept until the device goes (the GPU

@@ -70,11 +70,30 @@ inspection inspect(VkPhysicalDevice handle, std::optional<std::uint32_t> family)
       return lacks(errc::invalid_device_option, "has no compute queue family " + std::to_string(*family) + " (it has " +
                                                     std::to_string(family_count) + " families)");
     out.device.queue_family = *family;
+    out.device.transfer_family = *family;
   } else {
     std::uint32_t i = 0;
     while (i < family_count && !computes(i)) ++i;
     if (i == family_count) return lacks(errc::vulkan_feature_missing, "has no queue family with compute");
     out.device.queue_family = i;
+    out.device.transfer_family = i;
+    // A family of its own for transfer work: the spec lets families with
+    // graphics or compute leave TRANSFER unreported (they run transfers
+    // anyway), so a family that reports TRANSFER without either is the
+    // dedicated copy engine.
+    constexpr VkQueueFlags general = VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT;
+    std::uint32_t t = 0;
+    while (t < family_count && !((families[t].queueFlags & VK_QUEUE_TRANSFER_BIT) != 0 &&
+                                 (families[t].queueFlags & general) == 0 && families[t].queueCount > 0))
+      ++t;
+    if (t < family_count) {
+      out.device.transfer_family = t;
+      out.device.transfer_queue_index = 0;
+      out.device.transfer_only_family = true;
+    } else if (families[i].queueCount >= 2) {
+      out.device.transfer_family = i;
+      out.device.transfer_queue_index = 1;
+    }
   }
 
   vkGetPhysicalDeviceMemoryProperties(handle, &out.device.memory);
@@ -92,6 +111,7 @@ inspection inspect(VkPhysicalDevice handle, std::optional<std::uint32_t> family)
   out.device.limits.max_arena_bytes = static_cast<std::size_t>(largest);
   out.device.limits.max_workgroups = properties.properties.limits.maxComputeWorkGroupCount[0];
   out.device.timestamp_valid_bits = families[out.device.queue_family].timestampValidBits;
+  out.device.transfer_timestamp_valid_bits = families[out.device.transfer_family].timestampValidBits;
   out.device.timestamp_period = properties.properties.limits.timestampPeriod;
   return out;
 }

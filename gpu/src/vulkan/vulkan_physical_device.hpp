@@ -5,6 +5,11 @@
 // feature, has a queue family with compute, and a HOST_VISIBLE|HOST_COHERENT
 // memory type (arenas are mapped for their whole life).
 //
+// Transfer work gets a queue of its own where the device offers one: the
+// first queue of a family with TRANSFER and neither GRAPHICS nor COMPUTE (a
+// DMA engine), else the compute family's second queue; otherwise it shares
+// the compute queue (Mesa's lavapipe has one queue).
+//
 //   auto gpu = pick_physical_device(instance, "llvmpipe");
 //   if (gpu) use(gpu->handle, gpu->queue_family);
 #pragma once
@@ -23,13 +28,26 @@ namespace ferrum::gpu {
 struct vulkan_physical_device {
   VkPhysicalDevice handle = VK_NULL_HANDLE;
   std::string name;
+  // The compute queue: queue 0 of this family.
   std::uint32_t queue_family = 0;
+  // The transfer queue: queue `transfer_queue_index` of `transfer_family`;
+  // (queue_family, 0) when it is the compute queue.
+  std::uint32_t transfer_family = 0;
+  std::uint32_t transfer_queue_index = 0;
+  // transfer_family has neither graphics nor compute.
+  bool transfer_only_family = false;
+  std::uint32_t transfer_timestamp_valid_bits = 0;
   VkPhysicalDeviceMemoryProperties memory{};
   device_limits limits;
-  // The queue family's timestampValidBits (0: it writes no timestamps) and
-  // the device's timestampPeriod (nanoseconds per tick).
+  // The compute queue family's timestampValidBits (0: it writes no
+  // timestamps) and the device's timestampPeriod (nanoseconds per tick).
   std::uint32_t timestamp_valid_bits = 0;
   float timestamp_period = 0;
+
+  // Whether transfer work has a queue of its own.
+  [[nodiscard]] bool separate_transfer_queue() const noexcept {
+    return transfer_family != queue_family || transfer_queue_index != 0;
+  }
 };
 
 // The suitable physical device whose name contains `name` (any suitable one
@@ -41,7 +59,7 @@ struct vulkan_physical_device {
 [[nodiscard]] result<vulkan_physical_device> pick_physical_device(VkInstance instance, std::string_view name);
 
 // Describes an engine's physical device, checking it as pick_physical_device
-// does, with the engine's queue family. The instance must have been created
+// does, with the engine's queue family (which runs both kinds of work). The instance must have been created
 // for Vulkan 1.1 or later. Errors: invalid_device_option (the queue family
 // does not exist or lacks compute), vulkan_feature_missing.
 [[nodiscard]] result<vulkan_physical_device> describe_physical_device(VkPhysicalDevice handle,

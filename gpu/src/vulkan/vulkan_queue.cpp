@@ -8,19 +8,45 @@
 
 namespace ferrum::gpu {
 
-result<void> vulkan_queue::do_submit(std::span<command_list* const> lists, std::uint64_t signal_value) {
+result<void> vulkan_queue::do_submit(std::span<command_list* const> lists, std::uint64_t signal_value,
+                                     std::span<const queue_wait> waits) {
   buffers_.clear();
   // The base class checked that every list is this device's, hence a
-  // vulkan_command_list, ended and not in flight.
+  // vulkan_command_list, made for this queue's family, ended and not in
+  // flight.
   for (command_list* list : lists) buffers_.push_back(static_cast<vulkan_command_list*>(list)->command_buffer());
+
+  wait_semaphores_.clear();
+  wait_values_.clear();
+  wait_stages_.clear();
+  for (const queue_wait& w : waits) {
+    // The base class checked that each waited queue is this device's (a
+    // vulkan_queue), at most once, on a value already submitted there: a
+    // timeline wait needs its signal submitted for the batch to make
+    // progress, and it is.
+    wait_semaphores_.push_back(static_cast<const vulkan_queue*>(w.on)->semaphore());
+    wait_values_.push_back(w.value);
+    // ALL_COMMANDS: no command of the batch starts before the value is
+    // reached. The wait's memory dependency makes every device write before
+    // the other queue's signal visible to the batch's commands (the signal's
+    // first access scope is all device accesses, the wait's second one too).
+    // The stage is supported on every queue family, transfer-only ones too.
+    wait_stages_.push_back(VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
+  }
 
   VkTimelineSemaphoreSubmitInfo values{};
   values.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
+  // One value per wait semaphore, all timeline semaphores.
+  values.waitSemaphoreValueCount = static_cast<std::uint32_t>(wait_values_.size());
+  values.pWaitSemaphoreValues = wait_values_.data();
   values.signalSemaphoreValueCount = 1;
   values.pSignalSemaphoreValues = &signal_value;
   VkSubmitInfo submit{};
   submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
   submit.pNext = &values;
+  submit.waitSemaphoreCount = static_cast<std::uint32_t>(wait_semaphores_.size());
+  submit.pWaitSemaphores = wait_semaphores_.data();
+  submit.pWaitDstStageMask = wait_stages_.data();
   // Command buffers of one batch start in order; the barriers recorded in
   // each list order their memory accesses.
   submit.commandBufferCount = static_cast<std::uint32_t>(buffers_.size());
@@ -39,11 +65,12 @@ result<void> vulkan_queue::do_submit(std::span<command_list* const> lists, std::
     r = vkQueueSubmit(context_.queue, 1, &submit, VK_NULL_HANDLE);
   }
   if (r != VK_SUCCESS) {
-    // On loss nothing more will run: every pending and later wait fails.
-    if (r == VK_ERROR_DEVICE_LOST) timeline_.fail(make_error_code(errc::device_lost));
+    // On loss nothing more will run on any queue: every pending and later
+    // wait fails.
+    if (r == VK_ERROR_DEVICE_LOST) context_.waiter->fail_all(make_error_code(errc::device_lost));
     return make_vk_error(r, "vkQueueSubmit of value " + std::to_string(signal_value));
   }
-  context_.waiter->submitted(signal_value);
+  context_.waiter->submitted(context_.waiter_index, signal_value);
   return {};
 }
 

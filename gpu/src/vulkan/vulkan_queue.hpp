@@ -1,8 +1,9 @@
-// vulkan_queue.hpp — the Vulkan device's queue: each submission is one
-// vkQueueSubmit whose command buffers run in order and which then signals the
-// device's timeline semaphore with the submission's value.
+// vulkan_queue.hpp — one of the Vulkan device's queues: each submission is
+// one vkQueueSubmit that first waits on the timeline semaphores of the queues
+// it waits for, then runs its command buffers in order and signals this
+// queue's timeline semaphore with the submission's value.
 //
-//   vulkan_queue q(owner, timeline, {vk_queue, semaphore, nullptr, &waiter});
+//   vulkan_queue q(owner, timeline, {vk_queue, family, semaphore, nullptr, &waiter, 0}, 0, queue_kind::compute);
 //   q.submit(std::array{&list}, q.last_submitted() + 1);
 #pragma once
 
@@ -12,6 +13,8 @@
 
 #include <vulkan/vulkan_core.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <vector>
 
@@ -21,28 +24,36 @@ class vulkan_queue final : public queue {
  public:
   struct context {
     VkQueue queue = VK_NULL_HANDLE;
+    std::uint32_t family = 0;
     // The timeline semaphore each submission signals.
     VkSemaphore timeline_semaphore = VK_NULL_HANDLE;
     // An engine's lock around its own submissions to `queue` (adopt mode).
     std::mutex* queue_mutex = nullptr;
-    // Told of each submission.
+    // Told of each submission, as timeline `waiter_index`.
     fence_waiter* waiter = nullptr;
+    std::size_t waiter_index = 0;
   };
 
-  vulkan_queue(const gpu::device& owner, vulkan_timeline& t, const context& c) noexcept
-      : queue(owner, t), timeline_(t), context_(c) {}
+  vulkan_queue(const gpu::device& owner, vulkan_timeline& t, const context& c, std::size_t index,
+               queue_kind kind) noexcept
+      : queue(owner, t, index, kind), context_(c) {}
+
+  [[nodiscard]] VkQueue handle() const noexcept { return context_.queue; }
+  [[nodiscard]] std::uint32_t family() const noexcept { return context_.family; }
+  [[nodiscard]] VkSemaphore semaphore() const noexcept { return context_.timeline_semaphore; }
 
  protected:
-  result<void> do_submit(std::span<command_list* const> lists, std::uint64_t signal_value) override;
+  result<void> do_submit(std::span<command_list* const> lists, std::uint64_t signal_value,
+                         std::span<const queue_wait> waits) override;
 
  private:
-  // The base class's timeline, as the device's own type: a loss at submit
-  // fails it.
-  vulkan_timeline& timeline_;
   context context_;
   // Reused under the base class's lock, so steady-state submissions do not
   // allocate.
   std::vector<VkCommandBuffer> buffers_;
+  std::vector<VkSemaphore> wait_semaphores_;
+  std::vector<std::uint64_t> wait_values_;
+  std::vector<VkPipelineStageFlags> wait_stages_;
 };
 
 }  // namespace ferrum::gpu

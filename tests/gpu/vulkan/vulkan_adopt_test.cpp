@@ -171,6 +171,11 @@ TEST_CASE("vulkan: an adopted engine device runs a kernel and leaves the engine'
       REQUIRE(native.has_value());
       CHECK(native->device == e.device);
       CHECK(native->queue == e.queue);
+      // The engine's one queue runs both kinds of work.
+      CHECK(device->queue_count() == 1);
+      CHECK(&device->queue(ferrum::queue_kind::transfer) == &device->queue());
+      CHECK(native->transfer_queue == e.queue);
+      CHECK(native->transfer_timeline == native->timeline);
       CHECK(native->instance == e.adopt_info().instance);
       std::uint64_t counter = 0;
       CHECK(vkGetSemaphoreCounterValue(e.device, native->timeline, &counter) == VK_SUCCESS);

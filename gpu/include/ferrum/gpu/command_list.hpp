@@ -15,6 +15,12 @@
 // Commands of one list, and lists of successive submissions on one queue, run
 // in order, each seeing the memory writes of the ones before it.
 //
+// A list is made for a kind of queue (compute unless asked otherwise) and is
+// submitted to the device's queue of that kind: on a GPU with a transfer queue
+// family of its own, its command buffer belongs to that family. A list for
+// the transfer queue records fills, copies, host functions and timestamps, no
+// dispatch.
+//
 // Thread safety: one thread at a time records a list (any thread; lists are not
 // tied to threads); different lists may be recorded concurrently.
 #pragma once
@@ -23,6 +29,7 @@
 #include "ferrum/gpu/arena.hpp"
 #include "ferrum/gpu/kernel.hpp"
 #include "ferrum/gpu/timestamp_pool.hpp"
+#include "ferrum/queue_kind.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -61,7 +68,8 @@ class command_list {
 
   // Runs `k` over `primary` (and `secondary`, when not empty) with `push` as the
   // kernel's own push-constant words. Errors: foreign_object, range_out_of_bounds,
-  // misaligned_range, push_constants_too_large, command_list_state.
+  // misaligned_range, push_constants_too_large, command_list_state,
+  // unsupported_command (a list made for the transfer queue).
   [[nodiscard]] result<void> dispatch(const kernel& k, arena_range primary, arena_range secondary,
                                       std::span<const std::uint32_t> push);
 
@@ -82,7 +90,10 @@ class command_list {
   // submissions') has completed; read it back once the submission's value is
   // reached (timestamp_pool::read). Not counted in size(): it is a
   // measurement, not work. Errors: command_list_state, foreign_object,
-  // range_out_of_bounds (no such slot).
+  // range_out_of_bounds (no such slot), timestamps_unsupported (a list for
+  // a Vulkan transfer queue whose family has neither graphics nor compute,
+  // or writes no timestamps). Timestamps of every queue share the device's
+  // clock.
   [[nodiscard]] result<void> timestamp(const timestamp_pool& pool, std::uint32_t slot);
 
   // Ends the recording; the list can then be submitted. Errors:
@@ -105,10 +116,16 @@ class command_list {
   [[nodiscard]] bool executable() const noexcept;
   // The timeline value its last submission signals (0: never submitted).
   [[nodiscard]] std::uint64_t submitted_value() const noexcept { return submitted_value_; }
+  // The queue of its last submission (nullptr: never submitted), whose
+  // timeline submitted_value() is on.
+  [[nodiscard]] const gpu::queue* submitted_queue() const noexcept { return submitted_on_; }
+  // The kind of queue it was made for.
+  [[nodiscard]] queue_kind kind() const noexcept { return kind_; }
   [[nodiscard]] const gpu::device& device() const noexcept { return *device_; }
 
  protected:
-  explicit command_list(const gpu::device& owner) noexcept : device_(&owner) {}
+  explicit command_list(const gpu::device& owner, queue_kind kind = queue_kind::compute) noexcept
+      : device_(&owner), kind_(kind) {}
 
   // Device parts, called after the checks above passed.
   virtual result<void> do_begin() = 0;
@@ -134,11 +151,17 @@ class command_list {
   [[nodiscard]] bool granted(arena_range range, access mode) const noexcept;
   [[nodiscard]] result<void> recorded(result<void> r);
 
+  // Whether the last submission's value is reached (true when never submitted).
+  [[nodiscard]] bool last_submission_reached() const noexcept;
+
   const gpu::device* device_;
+  queue_kind kind_;
   state state_ = state::initial;
   std::size_t commands_ = 0;
   std::uint64_t submitted_value_ = 0;
+  const gpu::queue* submitted_on_ = nullptr;
   std::uint64_t previous_value_ = 0;  // restored when a submission fails
+  const gpu::queue* previous_on_ = nullptr;
   std::span<const arena_range> granted_;
 };
 

@@ -1,5 +1,5 @@
 // ferrum/gpu/device.hpp — what the scheduler needs from a GPU: arenas, kernels,
-// command lists, timestamp pools and one queue with its timeline.
+// command lists, timestamp pools and its queues, each with its timeline.
 //
 // Two devices implement it: the null device (ferrum/gpu/null_device.hpp), a
 // CPU thread playing the GPU with deterministic fault injection, and the
@@ -9,6 +9,14 @@
 //   auto dev = ferrum::gpu::null_device::create({});
 //   auto arena = (*dev)->create_arena(1 << 20);
 //   auto list = (*dev)->create_command_list();
+//   auto copy = (*dev)->create_command_list(ferrum::queue_kind::transfer);
+//   ferrum::gpu::queue& transfer = (*dev)->queue(ferrum::queue_kind::transfer);
+//
+// Each kind of queue (ferrum/queue_kind.hpp) maps onto one of the device's
+// distinct queues: the null device gives each kind a queue of its own (or
+// one for both), a Vulkan device uses a transfer queue where the GPU offers
+// one and runs both kinds on one queue where it does not. Arenas, kernels and
+// timestamp pools serve every queue.
 //
 // A device can be *lost* (Vulkan's VK_ERROR_DEVICE_LOST, or an injected fault):
 // from then on every operation fails with device_lost and every pending wait
@@ -25,11 +33,14 @@
 #include "ferrum/gpu/kernel.hpp"
 #include "ferrum/gpu/queue.hpp"
 #include "ferrum/gpu/timestamp_pool.hpp"
+#include "ferrum/queue_kind.hpp"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,9 +75,10 @@ class device {
   // push_constants_too_large, device_lost.
   [[nodiscard]] result<std::unique_ptr<kernel>> create_kernel(const kernel_source& source);
 
-  // A command list, to be reused across submissions. Errors: device_lost and
-  // the device's allocation errors.
-  [[nodiscard]] result<std::unique_ptr<command_list>> create_command_list();
+  // A command list for the queue that runs `kind`, to be reused across
+  // submissions to that queue. Errors: device_lost and the device's
+  // allocation errors.
+  [[nodiscard]] result<std::unique_ptr<command_list>> create_command_list(queue_kind kind = queue_kind::compute);
 
   // Whether and how the device times its queue's commands
   // (ferrum/gpu/timestamp_pool.hpp).
@@ -79,23 +91,55 @@ class device {
   // device_lost, the device's allocation errors.
   [[nodiscard]] result<std::unique_ptr<timestamp_pool>> create_timestamp_pool(std::size_t slots);
 
-  [[nodiscard]] gpu::queue& queue() noexcept { return queue_; }
-  [[nodiscard]] const gpu::queue& queue() const noexcept { return queue_; }
+  // The compute queue: queue(queue_kind::compute).
+  [[nodiscard]] gpu::queue& queue() noexcept { return *by_kind_[0]; }
+  [[nodiscard]] const gpu::queue& queue() const noexcept { return *by_kind_[0]; }
 
-  // Whether the device was lost.
+  // The queue that runs `kind` (possibly the same for both kinds).
+  [[nodiscard]] gpu::queue& queue(queue_kind kind) noexcept { return *by_kind_[index_of(kind)]; }
+  [[nodiscard]] const gpu::queue& queue(queue_kind kind) const noexcept { return *by_kind_[index_of(kind)]; }
+
+  // How many distinct queues the device has (1 or more).
+  [[nodiscard]] std::size_t queue_count() const noexcept { return queues_.size(); }
+  // Distinct queue `i` (below queue_count()); queue_at(0) is the compute queue.
+  [[nodiscard]] gpu::queue& queue_at(std::size_t i) noexcept { return *queues_[i]; }
+  [[nodiscard]] const gpu::queue& queue_at(std::size_t i) const noexcept { return *queues_[i]; }
+
+  // Whether the device was lost (any queue's timeline failed with
+  // device_lost; a loss fails every queue's).
   [[nodiscard]] bool lost() const noexcept;
 
-  // Keeps `a` (or `list`, or `stamps`) alive until the queue's timeline reaches `value`,
-  // then destroys it; whatever is left goes when the device has drained its
-  // work. For owners that must go while the GPU may still use their memory
-  // (a scheduler destroyed with a lane in quarantine).
+  // Keeps `a` (or `list`, or `stamps`) alive until every wait of `until` is
+  // reached (a wait on a queue of another device never is), then destroys
+  // it; whatever is left goes when the device has drained its work. For
+  // owners that must go while the GPU may still use their memory (a
+  // scheduler destroyed with a lane in quarantine).
+  void retire(std::unique_ptr<arena> a, std::span<const queue_wait> until);
+  void retire(std::unique_ptr<command_list> list, std::span<const queue_wait> until);
+  void retire(std::unique_ptr<timestamp_pool> stamps, std::span<const queue_wait> until);
+  // The same, until `q`'s timeline reaches `value`.
+  void retire(std::unique_ptr<arena> a, const gpu::queue& q, std::uint64_t value);
+  void retire(std::unique_ptr<command_list> list, const gpu::queue& q, std::uint64_t value);
+  void retire(std::unique_ptr<timestamp_pool> stamps, const gpu::queue& q, std::uint64_t value);
+  // The same, until the compute queue's timeline reaches `value`.
   void retire(std::unique_ptr<arena> a, std::uint64_t value);
   void retire(std::unique_ptr<command_list> list, std::uint64_t value);
   void retire(std::unique_ptr<timestamp_pool> stamps, std::uint64_t value);
 
  protected:
+  // A device with one queue running every kind.
   device(std::string name, std::string_view kind, device_limits limits, gpu::queue& q)
-      : name_(std::move(name)), kind_(kind), limits_(limits), queue_(q) {}
+      : device(std::move(name), kind, limits) {
+    set_queues({&q, &q});
+  }
+  // A device whose queues the subclass's constructor names with set_queues.
+  device(std::string name, std::string_view kind, device_limits limits)
+      : name_(std::move(name)), kind_(kind), limits_(limits) {}
+
+  // The queue of each kind (indexed by index_of(kind)); the distinct ones, in
+  // order of first appearance, are queue_at(0), queue_at(1), ... and each's
+  // index() must be its position there. Called once, by the constructor.
+  void set_queues(const std::array<gpu::queue*, queue_kind_count>& by_kind);
 
   // Destroys everything retired. Each device's destructor calls it once the
   // GPU is idle, before destroying what the retired objects were made from.
@@ -104,7 +148,7 @@ class device {
   // Device parts, called after the checks above passed.
   virtual result<std::unique_ptr<arena>> do_create_arena(std::size_t bytes) = 0;
   virtual result<std::unique_ptr<kernel>> do_create_kernel(const kernel_source& source) = 0;
-  virtual result<std::unique_ptr<command_list>> do_create_command_list() = 0;
+  virtual result<std::unique_ptr<command_list>> do_create_command_list(queue_kind kind) = 0;
   // Called under the device's timestamp lock, with the timestamps supported;
   // may refine `clock` (a calibration's uncertainty).
   virtual result<std::unique_ptr<timestamp_pool>> do_create_timestamp_pool(std::uint32_t slots,
@@ -118,7 +162,7 @@ class device {
   [[nodiscard]] result<void> check_usable() const;
 
   struct retired_object {
-    std::uint64_t value;
+    std::vector<queue_wait> until;
     std::unique_ptr<gpu::arena> memory;
     std::unique_ptr<command_list> list;
     std::unique_ptr<timestamp_pool> stamps;
@@ -128,7 +172,8 @@ class device {
   std::string name_;
   std::string_view kind_;
   device_limits limits_;
-  gpu::queue& queue_;
+  std::array<gpu::queue*, queue_kind_count> by_kind_{};
+  std::vector<gpu::queue*> queues_;
   mutable std::mutex timestamps_mutex_;
   timestamp_clock timestamps_;
   std::mutex retired_mutex_;

@@ -1,20 +1,26 @@
 // ferrum/gpu/null_device.hpp — a device whose GPU is a CPU thread.
 //
-// A worker thread plays the GPU: it runs submitted command lists in order
-// (kernels as their CPU form over the arena bytes, fills, copies, host
-// functions, timestamps from its steady_clock), waits the configured latency, then advances the timeline. Most
-// tests and benchmarks run on it. With `inline_completion` there is no
-// worker: the submitting thread runs each submission inside queue::submit.
+// A worker thread per queue plays the GPU: it runs its queue's submissions in
+// order (kernels as their CPU form over the arena bytes, fills, copies, host
+// functions, timestamps from its steady_clock), waits the configured latency,
+// then advances the queue's timeline. A submission that waits on another
+// queue's value blocks its worker (and no other) until that value is reached.
+// By default compute and transfer have a queue each (`queues = 2`); with
+// `queues = 1` both kinds run on one. Most tests and benchmarks run on it.
+// With `inline_completion` there are no workers: the submitting thread runs
+// each submission inside queue::submit.
 //
-// Faults are injected per submission, decided by a hash of (seed, submission
-// number) alone, so the same options give the same faults on every run
-// whatever the timing:
+// Faults are injected per submission, decided by a hash of (seed, queue
+// index, submission number on that queue) alone, so the same options give the
+// same faults on every run whatever the timing; queue 0 (compute) gets the
+// decisions decide_fault(options, submission) gives:
 // * delay: the submission takes up to `max_delay` longer (uniform jitter);
 // * hang: its value is not signalled for `hang_duration` (forever when zero,
 //   until the device shuts down) — and, as on a real queue, neither is any
 //   value submitted after it;
-// * lost: the device is lost when the worker reaches the submission; its work
-//   does not run, and every pending and later wait completes with device_lost.
+// * lost: the device (every queue) is lost when the worker reaches the
+//   submission; its work does not run, and every pending and later wait
+//   completes with device_lost.
 //
 //   ferrum::gpu::null_device_options options;
 //   options.faults = {.seed = 7, .hang = 0.01, .hang_duration = std::chrono::milliseconds(50)};
@@ -52,6 +58,10 @@ struct fault_decision {
 };
 [[nodiscard]] std::optional<fault_decision> decide_fault(const null_fault_options& options,
                                                          std::uint64_t submission) noexcept;
+// The same for submission `submission` on the queue of index `queue_index`;
+// for queue 0 the decision above.
+[[nodiscard]] std::optional<fault_decision> decide_fault(const null_fault_options& options, std::size_t queue_index,
+                                                         std::uint64_t submission) noexcept;
 
 struct fault_counts {
   std::uint64_t delay = 0;
@@ -60,13 +70,18 @@ struct fault_counts {
 };
 
 struct null_device_options {
-  // Time the worker takes per submission, on top of running its commands.
+  // Time a queue's worker takes per submission, on top of running its
+  // commands.
   std::chrono::microseconds latency{0};
+  // 2: compute and transfer each have a queue (a worker and a timeline);
+  // 1: both kinds run on one queue.
+  std::size_t queues = 2;
   null_fault_options faults;
   std::size_t max_arena_bytes = std::size_t{1} << 32;
   // Runs each submission inside queue::submit / submit_next, on the submitting
   // thread under the queue's lock, and reaches its value before submit
-  // returns: no worker thread, no hand-off, so a benchmark measures the
+  // returns (so every submitted value a submission waits on is reached
+  // already): no worker thread, no hand-off, so a benchmark measures the
   // scheduler's own machinery. Anything that would make the submitter sleep
   // is refused at create (invalid_device_option naming the fields): latency,
   // faults.delay and faults.hang. A lost fault still applies: submit succeeds,
@@ -83,16 +98,17 @@ struct null_device_options {
 
 class null_device : public device {
  public:
-  // Starts the worker thread (none with inline_completion). Errors:
+  // Starts a worker thread per queue (none with inline_completion). Errors:
   // invalid_device_option (a probability outside [0, 1], a negative duration,
-  // inline_completion with a latency, delay or hang).
+  // queues other than 1 or 2, inline_completion with a latency, delay or
+  // hang).
   [[nodiscard]] static result<std::unique_ptr<null_device>> create(const null_device_options& options);
 
-  // Faults injected so far (counted when the worker, or submit with
-  // inline_completion, reaches the submission).
+  // Faults injected so far on every queue (counted when a worker, or submit
+  // with inline_completion, reaches the submission).
   [[nodiscard]] virtual fault_counts injected_faults() const noexcept = 0;
 
-  // Loses the device now, as an injected `lost` fault would.
+  // Loses the device (every queue) now, as an injected `lost` fault would.
   virtual void lose() noexcept = 0;
 
  protected:

@@ -58,9 +58,9 @@ struct vulkan_device_options {
 
 // An engine's Vulkan objects. The device must have been created with Vulkan
 // 1.2's `timelineSemaphore` feature enabled and `queue_family` must support
-// compute. When the engine also submits to `queue`, it passes the mutex it
-// holds around its own vkQueueSubmit calls, as Vulkan requires submissions to
-// one queue to be externally synchronized.
+// compute. ferrum runs both kinds of work (compute and transfer) on `queue`. When the engine also submits to `queue`,
+// it passes the mutex it holds around its own vkQueueSubmit calls, as Vulkan requires submissions to one queue to be
+// externally synchronized.
 struct vulkan_adopt_info {
   VkInstance instance = VK_NULL_HANDLE;
   VkPhysicalDevice physical_device = VK_NULL_HANDLE;
@@ -86,8 +86,11 @@ struct vulkan_adopt_info {
 
 // The Vulkan objects behind a ferrum Vulkan device, for an engine that
 // synchronizes with ferrum's work itself: its own submissions may wait on
-// `timeline` for a value ferrum's queue signals (vkGetSemaphoreCounterValue
-// reads it too). The handles stay ferrum's (or the engine's, when adopted).
+// `timeline` for a value ferrum's compute queue signals, on
+// `transfer_timeline` for one of its transfer queue
+// (vkGetSemaphoreCounterValue reads them too). The transfer fields equal the
+// compute ones when both kinds share a queue. The handles stay ferrum's (or
+// the engine's, when adopted).
 struct vulkan_native_handles {
   VkInstance instance = VK_NULL_HANDLE;
   VkPhysicalDevice physical_device = VK_NULL_HANDLE;
@@ -95,6 +98,9 @@ struct vulkan_native_handles {
   VkQueue queue = VK_NULL_HANDLE;
   std::uint32_t queue_family = 0;
   VkSemaphore timeline = VK_NULL_HANDLE;
+  VkQueue transfer_queue = VK_NULL_HANDLE;
+  std::uint32_t transfer_queue_family = 0;
+  VkSemaphore transfer_timeline = VK_NULL_HANDLE;
 };
 
 // The handles of `d`, or none when `d` is not a Vulkan device.
