@@ -509,10 +509,10 @@ TEST_CASE("queues: two threads submitting to two queues that wait on each other 
   test::require_reached(transfer.timeline(), rounds);
 }
 
-TEST_CASE("errc: the queue codes come last after the timestamp codes", "[gpu][errc]") {
+TEST_CASE("errc: the queue codes come last after the plan dependency codes", "[gpu][errc]") {
   CHECK(ferrum::errc_name(errc::wait_not_submitted) == "wait_not_submitted");
   CHECK(ferrum::errc_name(errc::queue_mismatch) == "queue_mismatch");
-  CHECK(static_cast<int>(errc::wait_not_submitted) == static_cast<int>(errc::timestamp_unavailable) + 1);
+  CHECK(static_cast<int>(errc::wait_not_submitted) == static_cast<int>(errc::dependency_not_earlier) + 1);
   CHECK(static_cast<int>(errc::queue_mismatch) == static_cast<int>(errc::wait_not_submitted) + 1);
   CHECK(ferrum::errc_name(static_cast<errc>(static_cast<int>(errc::queue_mismatch) + 1)) == "unknown");
 }
