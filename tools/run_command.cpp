@@ -167,6 +167,10 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
   scheduler_settings.fence_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(options.fence_timeout_ms));
   scheduler_settings.encoder_tasks = options.threads;
   scheduler_settings.gpu_timestamps = options.gpu_timestamps;
+  // The checks dispatch kernels in every node, which a transfer queue does
+  // not run, and take each resource's previous user in plan order as what it
+  // holds: every node runs on the compute queue, in plan order.
+  scheduler_settings.queues = queue_placement::compute_only;
   auto made = scheduler::create(*parsed, program, *r.device, r.pool->get_executor(), scheduler_settings);
   if (!made)
     return fail(command_error::from(made.error()),

@@ -70,7 +70,8 @@ result<std::vector<resolved_resource>> resolve_node_resources(const plan& p, con
 
 result<std::unique_ptr<lane_pool>> lane_pool::create(const plan& p, const compiled_program& program,
                                                      const compiled_bucket& bucket, gpu::device& device,
-                                                     executor_type executor, bool gpu_timestamps) {
+                                                     executor_type executor, bool gpu_timestamps,
+                                                     queue_placement queues) {
   if (!bucket.binding) return make_error(errc::no_binding_layout, "bucket " + quote_text(bucket.id.str()));
   const program_binding_layout& layout = *bucket.binding;
   // The binding domain is the pool whose claim the layout covers.
@@ -127,7 +128,8 @@ result<std::unique_ptr<lane_pool>> lane_pool::create(const plan& p, const compil
       l->slots.push_back(handle ? l->arena->range(binding_offset + static_cast<std::size_t>(handle->slot().offset),
                                                   static_cast<std::size_t>(handle->slot().capacity))
                                 : gpu::arena_range{});
-      auto list = device.create_command_list();
+      auto list = device.create_command_list(queues == queue_placement::plan ? program.dependencies.queue(node)
+                                                                             : queue_kind::compute);
       if (!list) return list.error();
       (*list)->grant(std::span<const gpu::arena_range>(l->granted)
                          .subspan(resource_begin[node], resource_begin[node + 1] - resource_begin[node]));
@@ -264,9 +266,13 @@ void lane_pool::fail_all(waiter* list, boost::system::error_code ec) noexcept {
 
 std::uint64_t lane_pool::last_submitted(const lane& l) noexcept {
   // The lists know their own last value, so a holder that submitted them
-  // without recording `fence` cannot have the lane reused too early.
+  // without recording `fence` cannot have the lane reused too early. Values
+  // are the compute queue's: a wave whose lists also ran on another queue
+  // joined them there, and its submitted value is the join's
+  // (submission_plan.hpp).
   std::uint64_t last = l.submitted_value;
-  for (const gpu::command_list* list : l.submit_lists) last = std::max(last, list->submitted_value());
+  for (const gpu::command_list* list : l.submit_lists)
+    if (list->submitted_queue() == &list->device().queue()) last = std::max(last, list->submitted_value());
   return last;
 }
 

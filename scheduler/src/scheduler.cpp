@@ -226,7 +226,7 @@ result<std::unique_ptr<scheduler>> scheduler::create(const plan& p, std::shared_
                       "program compiled from plan " + program->hash.str() + ", given plan " + given->str());
   auto impl = std::make_unique<detail::scheduler_impl>(program, device, std::move(executor), options);
   for (const compiled_bucket& bucket : program->buckets) {
-    auto pool = lane_pool::create(p, *program, bucket, device, impl->executor_, options.gpu_timestamps);
+    auto pool = lane_pool::create(p, *program, bucket, device, impl->executor_, options.gpu_timestamps, options.queues);
     if (!pool) return pool.error();
     (*pool)->on_watch(&detail::scheduler_impl::watch_changed, impl.get());
     impl->pools_.push_back(std::move(*pool));

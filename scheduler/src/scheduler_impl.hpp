@@ -27,6 +27,7 @@ class scheduler_impl {
         device_(device),
         executor_(std::move(executor)),
         options_(options),
+        submissions_(program_->dependencies, device, options.queues),
         watchdog_(device.queue().timeline(), options.fence_timeout) {}
 
   // Makes `count` waves (and frames, at the first wave) ahead: cold.
@@ -65,6 +66,8 @@ class scheduler_impl {
   gpu::device& device_;
   boost::asio::any_io_executor executor_;
   scheduler_options options_;
+  // How a wave's nodes go to the device's queues.
+  submission_plan submissions_;
   std::vector<std::unique_ptr<lane_pool>> pools_;
   frame_pool frames_;
   // Declared after the waves: it reads their entries until it stops.

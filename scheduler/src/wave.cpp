@@ -174,8 +174,9 @@ wave::task wave::run(scheduler_impl& s, wave& w) {
     ec = w.submit();
   }
   if (ec) {
-    // Nothing of this wave reached the GPU: the lane goes back at once.
-    w.give_back(lane_return::unsubmitted);
+    // Nothing of this wave reached the GPU: the lane goes back at once. Part
+    // of it did when a later segment failed: quarantined until it is done.
+    w.give_back(w.partly_submitted_ ? lane_return::quarantined : lane_return::unsubmitted);
     w.conclude(ec);
     co_return;
   }
@@ -283,15 +284,23 @@ void wave::encoder_threw(std::size_t node, std::exception_ptr thrown) noexcept {
 
 error_code wave::submit() noexcept {
   lane& l = *held_;
-  auto value = owner_.device_.queue().submit_next(l.submit_lists);
-  if (!value) {
-    message_ = value.error().what();
-    return value.error().code;
+  const submission_plan::outcome submitted = owner_.submissions_.submit(l.submit_lists, submissions_);
+  if (!submitted.value) {
+    message_ = submitted.value.error().what();
+    if (submitted.submitted_any) {
+      // Some segments run: the lane waits for them (their join, when it
+      // could be submitted) and records afresh next time.
+      partly_submitted_ = true;
+      l.submitted_value = std::max(l.submitted_value, submitted.covered);
+      l.recorded = false;
+    }
+    return submitted.value.error().code;
   }
-  l.submitted_value = *value;
+  const std::uint64_t value = *submitted.value;
+  l.submitted_value = value;
   l.last_wave = id_;
   l.recorded = owner_.options_.replay;
-  submitted_value_ = *value;
+  submitted_value_ = value;
   return {};
 }
 
@@ -399,6 +408,7 @@ void wave::read_gpu_times() noexcept {
 
 wave::wave(scheduler_impl& owner, std::size_t nodes, bool traced, bool timed)
     : owner_(owner),
+      submissions_(owner.submissions_.make_values()),
       buffer_(owner.options_.encoder_tasks + 2),
       contexts_(nodes),
       node_spans_(traced ? nodes : 0),
@@ -425,6 +435,7 @@ void wave::prepare(std::uint64_t id, lane_pool* pool, encoder_ref encode, error_
   started_ = clock_type::now();
   for (auto& ended : ended_) ended.store(0, std::memory_order_relaxed);
   submitted_value_ = 0;
+  partly_submitted_ = false;
   failed_node_.reset();
   message_.clear();
   continuation_ = {};

@@ -14,6 +14,7 @@
 #include "ferrum/scheduler/lane_pool.hpp"
 #include "ferrum/scheduler/scheduler.hpp"
 #include "ferrum/scheduler/trace.hpp"
+#include "submission_plan.hpp"
 #include "wave_trace.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
@@ -130,6 +131,11 @@ class wave {
   std::chrono::steady_clock::time_point started_;
   std::array<std::atomic<std::chrono::steady_clock::rep>, wave_phase_count> ended_{};
   std::uint64_t submitted_value_ = 0;
+  // Each segment's value and the waits of the one being submitted
+  // (submission_plan.hpp), reserved when the wave is made.
+  submission_plan::values submissions_;
+  // A segment failed after earlier ones were submitted.
+  bool partly_submitted_ = false;
   std::optional<std::size_t> failed_node_;
   std::string message_;
 

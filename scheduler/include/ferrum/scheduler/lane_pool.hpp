@@ -44,6 +44,12 @@
 
 namespace ferrum {
 
+// Where a scheduler runs each node: on the queue the plan names (a v2 plan's
+// `queue`; the device maps it onto one of its queues), or every node on the
+// compute queue in plan order, as for a v1 plan (for encoders that record
+// compute work in every node, such as `ferrum run`'s checks).
+enum class queue_placement : std::uint8_t { plan, compute_only };
+
 class lane_pool;
 namespace detail {
 class wave;
@@ -134,13 +140,15 @@ class lane_pool {
   // Makes the pool's lanes (cold path): per lane an arena of the bucket's
   // lane_bytes(), the backing evidence recorded from `p`, each node's
   // resources resolved, one command list per node and, with
-  // `gpu_timestamps`, a timestamp pool of two slots per node. Errors:
+  // `gpu_timestamps`, a timestamp pool of two slots per node; each node's
+  // list is made for the queue `queues` places it on. Errors:
   // no_binding_layout, missing_domain_layout, those of the device
   // (timestamps_unsupported among them), of record_backing_slices and of
   // execution_binding::bind.
   [[nodiscard]] static result<std::unique_ptr<lane_pool>> create(
       const plan& p, const compiled_program& program, const compiled_bucket& bucket, gpu::device& device,
-      executor_type executor = executor_type(boost::asio::system_executor()), bool gpu_timestamps = false);
+      executor_type executor = executor_type(boost::asio::system_executor()), bool gpu_timestamps = false,
+      queue_placement queues = queue_placement::plan);
 
   lane_pool(const lane_pool&) = delete;
   lane_pool& operator=(const lane_pool&) = delete;

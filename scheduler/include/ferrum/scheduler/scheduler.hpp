@@ -75,6 +75,12 @@ struct scheduler_options {
   // timestamps fails create with timestamps_unsupported. Waves only: lanes
   // driven through async_acquire are not timed.
   bool gpu_timestamps = false;
+  // Where nodes run (queue_placement, lane_pool.hpp). With `plan`, a wave's
+  // nodes go to their queues' in segments that wait for each other's
+  // timeline values where the plan's dependencies cross queues, and a wave
+  // that used another queue than compute ends with a join on the compute
+  // queue: its submitted value, which the lane's release waits for.
+  queue_placement queues = queue_placement::plan;
   // Where the waves' spans go (ferrum/scheduler/trace.hpp); none when null.
   // Must outlive the scheduler.
   trace_recorder* trace = nullptr;

@@ -1,0 +1,79 @@
+#include "submission_plan.hpp"
+
+#include <algorithm>
+
+namespace ferrum::detail {
+
+submission_plan::submission_plan(const dependency_graph& graph, gpu::device& device, queue_placement placement)
+    : device_(&device) {
+  const std::size_t queues = device.queue_count();
+  last_segments_.assign(queues, none);
+  std::vector<std::size_t> segment_of(graph.size());
+  for (std::size_t n = 0; n < graph.size(); ++n) {
+    gpu::queue* q = &device.queue(placement == queue_placement::plan ? graph.queue(n) : queue_kind::compute);
+    if (segments_.empty() || segments_.back().queue != q) segments_.push_back({q, n, n, std::vector(queues, none)});
+    segment& s = segments_.back();
+    s.end = n + 1;
+    segment_of[n] = segments_.size() - 1;
+    last_segments_[q->index()] = segments_.size() - 1;
+    for (std::size_t d : graph.after(n)) {
+      const segment& on = segments_[segment_of[d]];
+      if (on.queue == q) continue;  // earlier on the same queue: in order
+      std::size_t& wait = s.waits_on[on.queue->index()];
+      wait = wait == none ? segment_of[d] : std::max(wait, segment_of[d]);
+    }
+  }
+  // The compute queue's last submission must come after every other
+  // queue's: the last segment when it is a compute one waiting for each of
+  // them, else a join.
+  const segment& last = segments_.back();
+  const std::size_t compute = device.queue().index();
+  joins_ = last.queue->index() != compute;
+  for (std::size_t q = 0; q < queues; ++q)
+    if (q != compute && last_segments_[q] != none && last.waits_on[q] != last_segments_[q]) joins_ = true;
+}
+
+submission_plan::values submission_plan::make_values() const {
+  values v;
+  v.submitted.assign(segments_.size(), 0);
+  v.waits.reserve(device_->queue_count());
+  return v;
+}
+
+submission_plan::outcome submission_plan::submit(std::span<gpu::command_list* const> lists, values& v) const noexcept {
+  for (std::size_t i = 0; i < segments_.size(); ++i) {
+    const segment& s = segments_[i];
+    v.waits.clear();
+    for (std::size_t q = 0; q < s.waits_on.size(); ++q)
+      if (s.waits_on[q] != none) v.waits.push_back({&device_->queue_at(q), v.submitted[s.waits_on[q]]});
+    auto value = s.queue->submit_next(lists.subspan(s.begin, s.end - s.begin), v.waits);
+    if (!value) {
+      // Earlier segments are on the GPU: join them, so that one value on the
+      // compute queue still says when the lane is free.
+      outcome failed{value.error(), i > 0, 0};
+      if (i > 0)
+        if (auto joined = join(v, i)) failed.covered = *joined;
+      return failed;
+    }
+    v.submitted[i] = *value;
+  }
+  if (!joins_) return {v.submitted.back()};
+  return {join(v, segments_.size())};
+}
+
+result<std::uint64_t> submission_plan::join(values& v, std::size_t submitted) const noexcept {
+  gpu::queue& compute = device_->queue();
+  v.waits.clear();
+  for (std::size_t q = 0; q < device_->queue_count(); ++q) {
+    if (q == compute.index()) continue;  // in order with the join
+    // The last submitted segment of each queue: waits are per queue, and a
+    // queue's later value implies its earlier ones.
+    std::size_t latest = none;
+    for (std::size_t i = 0; i < submitted; ++i)
+      if (segments_[i].queue->index() == q) latest = i;
+    if (latest != none) v.waits.push_back({&device_->queue_at(q), v.submitted[latest]});
+  }
+  return compute.submit_next({}, v.waits);
+}
+
+}  // namespace ferrum::detail

@@ -1,0 +1,84 @@
+// submission_plan (private) — how a wave's nodes reach the device's queues.
+//
+// Nodes run on the queue of their kind (compute_dependency_graph's queue).
+// Consecutive nodes (plan order) on one device queue form a *segment*,
+// submitted as one; a queue runs its segments in order. A segment waits,
+// through the other queues' timelines, for the latest segment of each other
+// queue holding one of its nodes' dependencies — plan order is topological,
+// so that segment was submitted before it. A wave that used a queue other
+// than the compute queue ends with a *join*: an empty submission on the
+// compute queue waiting for every other queue's last segment, whose value is
+// the wave's submitted value. The lane is released only once it is reached,
+// so lane pools, quarantine and fence timeouts keep watching one timeline.
+// On a device with one queue (lavapipe) the whole wave is one segment, as
+// for a v1 plan.
+//
+// Made once per scheduler on the cold path; a wave keeps its segment values
+// and waits in memory reserved when the wave is made.
+#pragma once
+
+#include "ferrum/binding/dependency_graph.hpp"
+#include "ferrum/gpu/device.hpp"
+#include "ferrum/scheduler/lane_pool.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+namespace ferrum::detail {
+
+class submission_plan {
+ public:
+  static constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+
+  struct segment {
+    gpu::queue* queue;
+    std::size_t begin;  // plan indices [begin, end)
+    std::size_t end;
+    // Per distinct queue of the device (queue::index()): the segment of that
+    // queue this one waits for, or none.
+    std::vector<std::size_t> waits_on;
+  };
+
+  submission_plan(const dependency_graph& graph, gpu::device& device, queue_placement placement);
+
+  [[nodiscard]] std::span<const segment> segments() const noexcept { return segments_; }
+  // Whether a wave ends with a join on the compute queue.
+  [[nodiscard]] bool joins() const noexcept { return joins_; }
+  // Per distinct queue: its last segment, or none.
+  [[nodiscard]] std::span<const std::size_t> last_segments() const noexcept { return last_segments_; }
+  [[nodiscard]] gpu::device& device() const noexcept { return *device_; }
+
+  // What a wave keeps per submission: each segment's value, and the waits of
+  // the one being submitted (at most one per queue).
+  struct values {
+    std::vector<std::uint64_t> submitted;
+    std::vector<gpu::queue_wait> waits;
+  };
+  [[nodiscard]] values make_values() const;
+
+  // Submits `lists` (node order, one per node) segment by segment, then the
+  // join, recording each value in `v`. Returns the wave's submitted value on
+  // the compute queue. On an error, `submitted_any` says whether some
+  // segment had been submitted before it (the join is then still attempted,
+  // and `covered` holds its value, else 0), so the caller keeps the lane
+  // until that value.
+  struct outcome {
+    result<std::uint64_t> value;
+    bool submitted_any = false;
+    std::uint64_t covered = 0;
+  };
+  [[nodiscard]] outcome submit(std::span<gpu::command_list* const> lists, values& v) const noexcept;
+
+ private:
+  [[nodiscard]] result<std::uint64_t> join(values& v, std::size_t submitted) const noexcept;
+
+  gpu::device* device_;
+  std::vector<segment> segments_;
+  std::vector<std::size_t> last_segments_;
+  bool joins_ = false;
+};
+
+}  // namespace ferrum::detail

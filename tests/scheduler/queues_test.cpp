@@ -1,0 +1,262 @@
+// Tests of waves over several queues (ferrum.plan.v2's `queue` and `after`):
+// a transfer node copies what a compute node of the same wave wrote, a
+// compute node reads what a transfer node uploaded — proven by data, with
+// the producer held back on the null device so that a missing wait would be
+// seen — and the lane comes back only once every queue is done with it.
+#include "scheduler_support.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+
+using namespace ferrum;
+using ferrum::test::id;
+
+namespace {
+
+constexpr std::size_t words = 64;
+
+// produce (compute) -> copy (transfer) -> keep (compute); upload (transfer)
+// -> consume (compute, also after keep). Every resource is 256 bytes of one
+// conservative pool; `kept` and `consumed` persist, and produce lists them
+// too, so that its encoder reads what the lane's previous wave left there.
+plan two_queue_plan() {
+  ferrum::test::plan_builder b;
+  for (const char* n : {"produce", "copy", "keep", "upload", "consume"})
+    b.binding_node(std::string("node/") + n, std::string("resource/") + n + ".args", 64);
+  for (const char* r : {"produced", "copied", "uploaded", "kept", "consumed"}) {
+    resource_descriptor d =
+        ferrum::test::workspace_resource(std::string("resource/") + r, "pool/data", resource_demand::fixed(words * 4));
+    if (std::strcmp(r, "kept") == 0 || std::strcmp(r, "consumed") == 0) d.lifetime = allocation_lifetime::persistent;
+    b.resource(d);
+  }
+  b.use(0, "resource/produced")
+      .use(0, "resource/kept")
+      .use(0, "resource/consumed")
+      .use(1, "resource/produced")
+      .use(1, "resource/copied");
+  b.use(2, "resource/copied").use(2, "resource/kept").use(3, "resource/uploaded");
+  b.use(4, "resource/uploaded").use(4, "resource/consumed");
+  b.bucket("step", {1, 1, 1}, {{"pool/bindings", 0, 1 << 20}, {"pool/data", 0, 1 << 20}});
+  plan p = b.lanes(1).budget(std::uint64_t{1} << 30).build();
+  p.format = plan_format::v2;
+  p.nodes[1].queue = queue_kind::transfer;
+  p.nodes[1].after = {id<node_id>("node/produce")};
+  p.nodes[2].after = {id<node_id>("node/copy")};
+  p.nodes[3].queue = queue_kind::transfer;
+  p.nodes[4].after = {id<node_id>("node/upload"), id<node_id>("node/keep")};
+  return p;
+}
+
+std::uint32_t produced_value(std::uint64_t wave) { return static_cast<std::uint32_t>(1000 + wave); }
+std::uint32_t uploaded_value(std::uint64_t wave) { return static_cast<std::uint32_t>(2000000 + wave); }
+
+std::size_t words_not(std::span<const std::byte> bytes, std::uint32_t value) {
+  std::size_t wrong = 0;
+  for (std::size_t w = 0; w < bytes.size() / 4; ++w) {
+    std::uint32_t word = 0;
+    std::memcpy(&word, bytes.data() + 4 * w, 4);
+    if (word != value) ++wrong;
+  }
+  return wrong;
+}
+
+// The encoder: produce and upload fill their resource with the wave's values
+// (after `hold` on the device, where it runs host functions), copy, keep and
+// consume copy; produce also checks what the lane's previous wave kept and
+// consumed.
+struct two_queue_encoder {
+  std::chrono::milliseconds hold_for{3};
+  std::atomic<std::size_t> wrong_words{0};
+  std::atomic<std::size_t> checked_waves{0};
+
+  void operator()(const encode_context& c) {
+    auto range = [&](const char* r) { return c.resource(std::string("resource/") + r)->range; };
+    auto ok = [](result<void> r) {
+      if (!r) throw std::runtime_error(r.error().what());
+    };
+    // Runs on the device before the producer's fill: a consumer that does
+    // not wait for it copies the lane's previous values.
+    gpu::host_function held = gpu::host_call(hold_);
+    switch (c.node_index) {
+      case 0:
+        if (c.lane_previous_wave != 0) {
+          wrong_words += words_not(c.resource("resource/kept")->bytes, produced_value(c.lane_previous_wave));
+          wrong_words += words_not(c.resource("resource/consumed")->bytes, uploaded_value(c.lane_previous_wave));
+          ++checked_waves;
+        }
+        ok(c.commands.host(held));
+        ok(c.commands.fill(range("produced"), produced_value(c.wave)));
+        break;
+      case 1:
+        ok(c.commands.copy(range("produced"), range("copied")));
+        break;
+      case 2:
+        ok(c.commands.copy(range("copied"), range("kept")));
+        break;
+      case 3:
+        ok(c.commands.host(held));
+        ok(c.commands.fill(range("uploaded"), uploaded_value(c.wave)));
+        break;
+      case 4:
+        ok(c.commands.copy(range("uploaded"), range("consumed")));
+        break;
+      default:
+        break;
+    }
+  }
+
+  struct hold {
+    const std::chrono::milliseconds* length;
+    void operator()() const noexcept { std::this_thread::sleep_for(*length); }
+  };
+  hold hold_{&hold_for};
+};
+
+struct two_queue_fixture {
+  explicit two_queue_fixture(scheduler_options options = {}, gpu::null_device_options device_options = {})
+      : plan(two_queue_plan()),
+        program(std::make_shared<const compiled_program>(ferrum::test::compile_ok(plan))),
+        device(::test::null_device(device_options)),
+        pool(2) {
+    options.encoder_tasks = 2;
+    auto made = scheduler::create(plan, program, *device, pool.get_executor(), options);
+    if (!made) FAIL(made.error().what());
+    s = std::move(*made);
+  }
+  ~two_queue_fixture() {
+    s.reset();
+    pool.join();
+  }
+
+  // Runs `count` waves one after another; each handler checks that every
+  // queue reached what the wave submitted to it.
+  void run(two_queue_encoder& encode, int count) {
+    for (int i = 0; i < count; ++i) {
+      auto done = std::make_shared<std::promise<bool>>();
+      auto finished = done->get_future();
+      s->async_submit({"step", {1, 1, 1}}, encode, [this, done](boost::system::error_code ec, wave_report r) {
+        const gpu::queue& transfer = device->queue(queue_kind::transfer);
+        const bool all_done = !ec && device->queue().timeline().reached(r.submitted_value) &&
+                              transfer.timeline().reached(transfer.last_submitted());
+        done->set_value(all_done);
+      });
+      REQUIRE(finished.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+      CHECK(finished.get());
+    }
+  }
+
+  ferrum::plan plan;
+  std::shared_ptr<const compiled_program> program;
+  std::unique_ptr<gpu::null_device> device;
+  boost::asio::thread_pool pool;
+  std::unique_ptr<scheduler> s;
+};
+
+}  // namespace
+
+TEST_CASE("queues: a transfer node copies what a compute node wrote, and a compute node reads an upload",
+          "[scheduler][queues]") {
+  two_queue_fixture f;
+  REQUIRE(f.device->queue_count() == 2);
+  two_queue_encoder encode;
+  f.run(encode, 12);
+  CHECK(encode.checked_waves == 11);
+  CHECK(encode.wrong_words == 0);
+  // Per wave: the compute queue took produce, keep and consume (consume
+  // waited for the last transfer segment, so no join); the transfer queue
+  // took copy and upload.
+  CHECK(f.device->queue(queue_kind::compute).last_submitted() == 3 * 12);
+  CHECK(f.device->queue(queue_kind::transfer).last_submitted() == 2 * 12);
+}
+
+TEST_CASE("queues: without dependencies the held producers are overtaken (the data can show a missing wait)",
+          "[scheduler][queues]") {
+  // The same nodes and encoder, but no node runs after another: the copy and
+  // the consumer start while their producers are still held.
+  two_queue_fixture f;
+  plan p = two_queue_plan();
+  for (plan_node& node : p.nodes) node.after.clear();
+  auto program = std::make_shared<const compiled_program>(ferrum::test::compile_ok(p));
+  auto s = scheduler::create(p, program, *f.device, f.pool.get_executor(), {.encoder_tasks = 2}).value();
+  two_queue_encoder encode;
+  encode.hold_for = std::chrono::milliseconds(20);
+  for (int i = 0; i < 6; ++i) {
+    auto done = sched_test::submit(*s, encode);
+    REQUIRE_FALSE(sched_test::get(done).ec);
+  }
+  CHECK(encode.checked_waves == 5);
+  CHECK(encode.wrong_words > 0);
+}
+
+TEST_CASE("queues: a wave ending on the transfer queue joins it on the compute queue before its lane comes back",
+          "[scheduler][queues]") {
+  // Only produce and copy: the last node is a transfer one.
+  plan p = two_queue_plan();
+  p.nodes.resize(2);
+  p.nodes[0].resources.resize(2);  // produce.args, produced
+  p.resources.erase(std::remove_if(p.resources.begin(), p.resources.end(),
+                                   [](const resource_descriptor& r) {
+                                     const std::string id = r.id.str();
+                                     return id != "resource/produce.args" && id != "resource/copy.args" &&
+                                            id != "resource/produced" && id != "resource/copied";
+                                   }),
+                    p.resources.end());
+  auto program = std::make_shared<const compiled_program>(ferrum::test::compile_ok(p));
+  auto device = ::test::null_device({});
+  boost::asio::thread_pool pool(2);
+  auto s = scheduler::create(p, program, *device, pool.get_executor(), {}).value();
+  struct hold_copy {
+    void operator()(const encode_context& c) const {
+      if (c.node_index != 1) return;
+      gpu::host_function held{[](void*) noexcept { std::this_thread::sleep_for(std::chrono::milliseconds(20)); },
+                              nullptr};
+      if (!c.commands.host(held)) throw std::runtime_error("host refused");
+    }
+  } encoder;
+  for (int i = 0; i < 3; ++i) {
+    auto done = sched_test::submit(*s, encoder);
+    const sched_test::outcome o = sched_test::get(done);
+    REQUIRE_FALSE(o.ec);
+    // The wave's value is the join's: the transfer queue is done with it.
+    CHECK(device->queue(queue_kind::transfer).timeline().reached(device->queue(queue_kind::transfer).last_submitted()));
+  }
+  // Per wave: produce and the join on compute, copy on transfer.
+  CHECK(device->queue().last_submitted() == 6);
+  CHECK(device->queue(queue_kind::transfer).last_submitted() == 3);
+  s.reset();
+  pool.join();
+}
+
+TEST_CASE("queues: compute_only placement runs a v2 plan's nodes on the compute queue alone", "[scheduler][queues]") {
+  two_queue_fixture f({.queues = queue_placement::compute_only});
+  two_queue_encoder encode;
+  f.run(encode, 6);
+  CHECK(encode.wrong_words == 0);
+  CHECK(encode.checked_waves == 5);
+  CHECK(f.device->queue().last_submitted() == 6);
+  CHECK(f.device->queue(queue_kind::transfer).last_submitted() == 0);
+}
+
+TEST_CASE("queues: on a device with one queue both kinds share it and a wave is one submission",
+          "[scheduler][queues]") {
+  gpu::null_device_options one;
+  one.queues = 1;
+  two_queue_fixture f({}, one);
+  two_queue_encoder encode;
+  f.run(encode, 6);
+  CHECK(encode.wrong_words == 0);
+  CHECK(f.device->queue().last_submitted() == 6);
+  CHECK(&f.device->queue(queue_kind::transfer) == &f.device->queue());
+}
+
+TEST_CASE("queues: a lost device fails waves over both queues and quarantines the lane for good",
+          "[scheduler][queues]") {
+  two_queue_fixture f({.fence_timeout = std::chrono::seconds(5)});
+  two_queue_encoder encode;
+  f.run(encode, 2);
+  f.device->lose();
+  auto done = sched_test::submit(*f.s, encode);
+  const sched_test::outcome o = sched_test::get(done);
+  CHECK(o.ec == errc::device_lost);
+}
