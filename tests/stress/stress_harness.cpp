@@ -32,7 +32,7 @@ using ferrum::errc;
 // Nodes own one binding resource each whose size grows with the bucket's
 // second dimension, so that the two "step" buckets have arenas of different
 // sizes.
-ferrum::plan make_plan(std::size_t nodes, std::uint32_t lanes) {
+ferrum::plan make_plan(std::size_t nodes, std::uint32_t lanes, bool two_queues) {
   ferrum::test::plan_builder b;
   for (std::size_t i = 0; i < nodes; ++i)
     b.binding_node("node/n" + std::to_string(i), "resource/r" + std::to_string(i), 64);
@@ -44,6 +44,14 @@ ferrum::plan make_plan(std::size_t nodes, std::uint32_t lanes) {
   }
   ferrum::plan p = b.lanes(lanes).budget(std::uint64_t{1} << 30).build();
   for (ferrum::resource_descriptor& r : p.resources) r.demand = ferrum::resource_demand::scaled(64, 16, 1);
+  if (!two_queues) return p;
+  p.format = ferrum::plan_format::v2;
+  for (std::size_t i = 0; i < nodes; ++i) {
+    ferrum::plan_node& node = p.nodes[i];
+    if (i % 2 == 1) node.queue = ferrum::queue_kind::transfer;
+    if (i >= 2) node.after.push_back(p.nodes[i - 2].id);
+    if (i % 3 == 0 && i >= 1) node.after.push_back(p.nodes[i - 1].id);
+  }
   return p;
 }
 
@@ -178,7 +186,7 @@ asio::awaitable<void> wave_record::co_encode(ferrum::encode_context c) {
 
 stress_run::stress_run(scenario s)
     : scenario_(std::move(s)),
-      plan_(make_plan(scenario_.nodes, scenario_.lanes)),
+      plan_(make_plan(scenario_.nodes, scenario_.lanes, scenario_.two_queues)),
       program_(std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(plan_))),
       device_(::test::null_device(scenario_.device)),
       pool_(scenario_.threads),

@@ -93,6 +93,10 @@ struct scenario {
   std::chrono::milliseconds drain_limit{30000};
 
   std::size_t nodes = 8;
+  // A ferrum.plan.v2 plan whose odd nodes run on the transfer queue, each
+  // node after the one two before it and every third after the one before
+  // it too (segments on both queues, cross-queue waits, joins).
+  bool two_queues = false;
   std::uint32_t lanes = 2;  // per bucket
   std::size_t threads = 4;
   std::size_t submitters = 3;
