@@ -1,11 +1,16 @@
 // Lane memory on the Vulkan device, validation (synchronization included)
 // on: interval aliasing and persistent resources proven by data
-// (workspace_probe.hpp), as the scheduler tests do on the null device. Where
+// (workspace_probe.hpp), as the scheduler tests do on the null device; and a
+// v2 plan's nodes of both queue kinds (two_queue_waves.hpp). Where
 // two resources share bytes, the device must order the later node's writes
 // after the earlier node's reads: the probe's snapshots and checks see it.
+#include "two_queue_waves.hpp"
 #include "vulkan_test_support.hpp"
 #include "workspace_probe.hpp"
 
+#include <boost/asio/thread_pool.hpp>
+
+#include <future>
 #include <random>
 
 TEST_CASE("vulkan: lane memory aliasing and persistence hold by data (generated plans)", "[vulkan][workspace]") {
@@ -21,5 +26,39 @@ TEST_CASE("vulkan: lane memory aliasing and persistence hold by data (generated 
   }
   CHECK(total.aliased_words > 0);
   CHECK(total.persistent_first_uses_checked > 0);
+  s.finish();
+}
+
+TEST_CASE("vulkan: a v2 plan's transfer nodes copy what compute nodes wrote, and compute nodes read uploads",
+          "[vulkan][queues]") {
+  // Lavapipe has one queue: both kinds run on it, a wave is one submission,
+  // and the order is the queue's (a barrier before every command).
+  vulkan_test::session s;
+  if (!s.open()) return;
+  const ferrum::plan p = two_queue_waves::two_queue_plan();
+  auto program = std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(p));
+  two_queue_waves::two_queue_encoder encode;
+  encode.hold_for = std::chrono::milliseconds(0);
+  {
+    boost::asio::thread_pool pool(2);
+    auto made = ferrum::scheduler::create(p, program, *s.device, pool.get_executor(),
+                                          {.fence_timeout = std::chrono::seconds(60), .encoder_tasks = 2});
+    REQUIRE(made.has_value());
+    std::unique_ptr<ferrum::scheduler> scheduler = std::move(*made);
+    for (int i = 0; i < 6; ++i) {
+      std::promise<boost::system::error_code> done;
+      scheduler->async_submit(
+          {"step", {1, 1, 1}}, encode,
+          [&done](boost::system::error_code ec, const ferrum::wave_report&) { done.set_value(ec); });
+      auto finished = done.get_future();
+      REQUIRE(finished.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
+      CHECK_FALSE(finished.get());
+    }
+    scheduler.reset();
+    pool.join();
+  }
+  CHECK(encode.checked_waves == 5);
+  CHECK(encode.wrong_words == 0);
+  CHECK(s.device->queue_count() == 1);
   s.finish();
 }
