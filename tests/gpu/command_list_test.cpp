@@ -218,31 +218,15 @@ TEST_CASE("queue: submit_next gives concurrent submitters distinct, increasing v
   test::require_reached(device->queue().timeline(), threads * each);
 }
 
-namespace {
-
-// An arena that records when it is destroyed.
-class observed_arena final : public ferrum::gpu::arena {
- public:
-  observed_arena(const ferrum::gpu::device& owner, bool& destroyed) noexcept
-      : arena(owner, storage_, 0), destroyed_(destroyed) {}
-  ~observed_arena() override { destroyed_ = true; }
-
- private:
-  std::byte storage_[16]{};
-  bool& destroyed_;
-};
-
-}  // namespace
-
 TEST_CASE("device: a retired object lives until its value is reached or the device is drained", "[gpu]") {
   ferrum::gpu::null_device_options options;
   options.faults = {.hang = 1.0};  // nothing submitted completes until shutdown
   auto device = test::null_device(options);
   bool early = false;
   bool stuck = false;
-  device->retire(std::make_unique<observed_arena>(*device, early), 0);
+  device->retire(std::make_unique<test::observed_arena>(*device, early), 0);
   const std::uint64_t value = device->queue().submit_next({}).value();
-  device->retire(std::make_unique<observed_arena>(*device, stuck), value);
+  device->retire(std::make_unique<test::observed_arena>(*device, stuck), value);
   CHECK(early);  // value 0 is reached already: freed at once
   CHECK_FALSE(stuck);
   device->retire(std::unique_ptr<ferrum::gpu::command_list>(test::require(device->create_command_list())), value);

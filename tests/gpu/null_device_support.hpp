@@ -21,4 +21,16 @@ inline std::unique_ptr<ferrum::gpu::null_device> null_device(const ferrum::gpu::
   return std::move(*device);
 }
 
+// An arena that records when it is destroyed.
+class observed_arena final : public ferrum::gpu::arena {
+ public:
+  observed_arena(const ferrum::gpu::device& owner, bool& destroyed) noexcept
+      : arena(owner, storage_, 0), destroyed_(destroyed) {}
+  ~observed_arena() override { destroyed_ = true; }
+
+ private:
+  std::byte storage_[16]{};
+  bool& destroyed_;
+};
+
 }  // namespace test

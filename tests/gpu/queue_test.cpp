@@ -47,18 +47,6 @@ class gate {
   bool open_ = false;
 };
 
-// An arena that records when it is destroyed.
-class observed_arena final : public ferrum::gpu::arena {
- public:
-  observed_arena(const ferrum::gpu::device& owner, bool& destroyed) noexcept
-      : arena(owner, storage_, 0), destroyed_(destroyed) {}
-  ~observed_arena() override { destroyed_ = true; }
-
- private:
-  std::byte storage_[16]{};
-  bool& destroyed_;
-};
-
 bool all_words(const ferrum::gpu::arena& a, std::size_t first, std::size_t count, std::uint32_t seed) {
   for (std::size_t i = 0; i < count; ++i)
     if (test::word_at(a, first + i) != builtin::pattern_word(seed, static_cast<std::uint32_t>(i))) return false;
@@ -464,9 +452,9 @@ TEST_CASE("queues: a retired object lives until every queue it waits for reaches
   // Retired on the transfer queue: the compute timeline being past the value
   // does not free it.
   bool on_transfer = false;
-  device->retire(std::make_unique<observed_arena>(*device, on_transfer), transfer, value);
+  device->retire(std::make_unique<test::observed_arena>(*device, on_transfer), transfer, value);
   bool old_form = false;  // retire(object, value) waits for the compute queue
-  device->retire(std::make_unique<observed_arena>(*device, old_form), beyond);
+  device->retire(std::make_unique<test::observed_arena>(*device, old_form), beyond);
   CHECK(old_form);
   CHECK_FALSE(on_transfer);
 
@@ -474,19 +462,19 @@ TEST_CASE("queues: a retired object lives until every queue it waits for reaches
       transfer, *second, [&](command_list& l) { test::require(l.host(ferrum::gpu::host_call(hold_second))); });
   bool on_both = false;
   const std::array both{queue_wait{&compute, beyond}, queue_wait{&transfer, later}};
-  device->retire(std::make_unique<observed_arena>(*device, on_both), both);
+  device->retire(std::make_unique<test::observed_arena>(*device, on_both), both);
 
   held_first.open();
   test::require_reached(transfer.timeline(), value);
   bool trigger = false;  // each retirement frees what has become safe
-  device->retire(std::make_unique<observed_arena>(*device, trigger), 0);
+  device->retire(std::make_unique<test::observed_arena>(*device, trigger), 0);
   CHECK(trigger);
   CHECK(on_transfer);
   CHECK_FALSE(on_both);
 
   held_second.open();
   test::require_reached(transfer.timeline(), later);
-  device->retire(std::make_unique<observed_arena>(*device, trigger), 0);
+  device->retire(std::make_unique<test::observed_arena>(*device, trigger), 0);
   CHECK(on_both);
 }
 
