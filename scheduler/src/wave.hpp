@@ -105,6 +105,8 @@ class wave {
   // With GPU timestamps, once the fence was reached: the nodes' GPU times
   // from the lane's timestamp pool.
   void read_gpu_times() noexcept;
+  // With GPU times read: from the first node's begin to the last one's end.
+  [[nodiscard]] gpu_interval gpu_span() const noexcept;
 
   struct awaiting_lane;
   struct encoding_nodes;
