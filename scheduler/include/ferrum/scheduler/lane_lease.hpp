@@ -55,8 +55,12 @@ class lane_lease {
 
   // Submits `lists` — each one of this lane's — on the pool's device with the
   // queue's next timeline value, records that value as the lane's submitted value and
-  // returns it. Errors: lane_not_held (an empty lease), foreign_object (a list
-  // that is not this lane's), and those of queue::submit_next.
+  // returns it. Every list goes to the device's compute queue: the list of a
+  // transfer node (a v2 plan under queue_placement::plan) on a device whose
+  // transfer queue is its own is refused with queue_mismatch; waves submit
+  // such lists to their queue. Errors: lane_not_held (an empty lease),
+  // foreign_object (a list that is not this lane's), and those of
+  // queue::submit_next.
   [[nodiscard]] result<std::uint64_t> submit(std::span<gpu::command_list* const> lists);
   // Submits every list of the lane.
   [[nodiscard]] result<std::uint64_t> submit() { return submit(lane_ != nullptr ? lane_->submit_lists : empty_); }
