@@ -15,6 +15,7 @@ submission_plan::submission_plan(const dependency_graph& graph, gpu::device& dev
     segment& s = segments_.back();
     s.end = n + 1;
     segment_of[n] = segments_.size() - 1;
+    node_queues_.push_back(q->kind());
     last_segments_[q->index()] = segments_.size() - 1;
     for (std::size_t d : graph.after(n)) {
       const segment& on = segments_[segment_of[d]];

@@ -50,6 +50,8 @@ class submission_plan {
   // Per distinct queue: its last segment, or none.
   [[nodiscard]] std::span<const std::size_t> last_segments() const noexcept { return last_segments_; }
   [[nodiscard]] gpu::device& device() const noexcept { return *device_; }
+  // Per node: the kind its device queue is named by (queue::kind()).
+  [[nodiscard]] std::span<const queue_kind> node_queues() const noexcept { return node_queues_; }
 
   // What a wave keeps per submission: each segment's value, and the waits of
   // the one being submitted (at most one per queue).
@@ -78,6 +80,7 @@ class submission_plan {
   gpu::device* device_;
   std::vector<segment> segments_;
   std::vector<std::size_t> last_segments_;
+  std::vector<queue_kind> node_queues_;
   bool joins_ = false;
 };
 

@@ -42,7 +42,7 @@ void write_timeline_svg(std::ostream& out, const trace_recorder& trace, const pl
   const detail::trace_layout layout = detail::lay_out(trace);
   const double total_us = std::max(detail::micros(layout.first, layout.last), 1.0);
   const double scale = plot_width / total_us;  // pixels per microsecond
-  const std::size_t rows = layout.lanes.size() + layout.threads.size() + (layout.gpu.empty() ? 0 : 1);
+  const std::size_t rows = layout.lanes.size() + layout.threads.size() + layout.gpu.size();
   const double axis_y = top + static_cast<double>(rows) * row_height + 6;
   const double height = axis_y + 64;
   const double width = label_width + plot_width + 20;
@@ -79,7 +79,10 @@ void write_timeline_svg(std::ostream& out, const trace_recorder& trace, const pl
   std::size_t index = 0;
   for (const auto& lane : layout.lanes) row(index++, lane.name, lane.spans);
   for (const auto& thread : layout.threads) row(index++, "thread " + std::to_string(thread.thread), thread.spans);
-  if (!layout.gpu.empty()) row(index++, "gpu queue", layout.gpu);
+  for (const auto& track : layout.gpu)
+    row(index++,
+        track.queue == queue_kind::compute ? "gpu queue" : "gpu " + std::string(to_string(track.queue)) + " queue",
+        track.spans);
 
   // The time axis, in milliseconds from the first span.
   out << R"(<line x1=")" << fixed(label_width) << R"(" y1=")" << fixed(axis_y) << R"(" x2=")"

@@ -13,10 +13,10 @@ trace_layout lay_out(const trace_recorder& trace) {
   trace_layout layout;
   std::map<std::tuple<std::string, std::uint32_t>, std::vector<trace_span>> by_lane;
   std::map<std::uint32_t, std::vector<trace_span>> by_thread;
-  std::vector<trace_span> gpu;
+  std::map<queue_kind, std::vector<trace_span>> gpu;
   for (const trace_span& s : trace.spans()) {
     if (s.gpu) {
-      gpu.push_back(s);
+      gpu[s.queue].push_back(s);
     } else if (s.node != trace_span::no_node) {
       by_thread[s.thread].push_back(s);
     } else {
@@ -53,7 +53,7 @@ trace_layout lay_out(const trace_recorder& trace) {
     }
   };
   for (auto& [thread, spans] : by_thread) by_begin(spans, layout.threads.emplace_back(thread_track{thread, {}}).spans);
-  by_begin(gpu, layout.gpu);
+  for (auto& [queue, spans] : gpu) by_begin(spans, layout.gpu.emplace_back(gpu_track{queue, {}}).spans);
   if (layout.first > layout.last) layout.first = layout.last = trace.epoch();
   return layout;
 }

@@ -30,11 +30,17 @@ struct thread_track {
   std::vector<shown_span> spans;  // node spans, by begin
 };
 
+struct gpu_track {
+  queue_kind queue = queue_kind::compute;
+  std::vector<shown_span> spans;  // by begin
+};
+
 struct trace_layout {
   std::vector<lane_track> lanes;
   std::vector<thread_track> threads;
-  // The nodes' GPU spans, by begin (empty without GPU timestamps).
-  std::vector<shown_span> gpu;
+  // The nodes' GPU spans, one track per device queue in kind order (none
+  // without GPU timestamps).
+  std::vector<gpu_track> gpu;
   // The earliest shown begin and latest end (both the recorder's epoch when
   // there is no span).
   std::chrono::steady_clock::time_point first;

@@ -62,7 +62,8 @@ std::uint32_t trace_recorder::this_thread_number() noexcept {
 
 namespace ferrum::detail {
 
-void record_wave(trace_recorder& trace, const wave_report& report, std::span<const trace_span> nodes) noexcept {
+void record_wave(trace_recorder& trace, const wave_report& report, std::span<const trace_span> nodes,
+                 std::span<const queue_kind> queues) noexcept {
   std::array<trace_span, wave_phase_count> phases;
   std::size_t reached = 0;
   std::chrono::steady_clock::time_point begin = report.started;
@@ -92,6 +93,7 @@ void record_wave(trace_recorder& trace, const wave_report& report, std::span<con
       span.phase = wave_phase::fence;
       span.node = static_cast<std::uint32_t>(first + i);
       span.gpu = true;
+      span.queue = queues[first + i];
       span.wave = report.wave;
       span.bucket = report.bucket;
       span.lane = report.lane;

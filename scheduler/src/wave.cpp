@@ -366,7 +366,8 @@ void wave::finish(error_code ec) noexcept {
 }
 
 void wave::conclude(error_code ec) noexcept {
-  if (trace_recorder* trace = owner_.options_.trace) record_wave(*trace, report_now(), node_spans_);
+  if (trace_recorder* trace = owner_.options_.trace)
+    record_wave(*trace, report_now(), node_spans_, owner_.submissions_.node_queues());
   finish(ec);
 }
 

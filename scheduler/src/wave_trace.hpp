@@ -25,7 +25,9 @@ struct trace_clock {
 // Records a finished wave: its phases on its lane, each from the end of the
 // one before (none when it never held a lane); then `nodes`, in runs of
 // consecutive spans of this wave (an entry of another wave id is a node the
-// wave did not run); then one GPU span per node of report.gpu_nodes.
-void record_wave(trace_recorder& trace, const wave_report& report, std::span<const trace_span> nodes) noexcept;
+// wave did not run); then one GPU span per node of report.gpu_nodes, on
+// the queue `queues[node]` names.
+void record_wave(trace_recorder& trace, const wave_report& report, std::span<const trace_span> nodes,
+                 std::span<const queue_kind> queues) noexcept;
 
 }  // namespace ferrum::detail

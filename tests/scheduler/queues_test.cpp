@@ -6,9 +6,16 @@
 #include "scheduler_support.hpp"
 #include "two_queue_waves.hpp"
 
+#include "ferrum/scheduler/trace.hpp"
+
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <map>
+#include <set>
+#include <sstream>
 
 using namespace ferrum;
 using ferrum::test::id;
@@ -144,4 +151,32 @@ TEST_CASE("queues: once the device is lost, the next wave over both queues fails
   auto done = sched_test::submit(*f.s, encode);
   const sched_test::outcome o = sched_test::get(done);
   CHECK(o.ec == errc::device_lost);
+}
+
+TEST_CASE("queues: a traced wave shows each node's GPU span on its own queue's track", "[scheduler][queues]") {
+  trace_recorder recorder(1 << 12);
+  {
+    two_queue_fixture f({.gpu_timestamps = true, .trace = &recorder});
+    two_queue_encoder encode;
+    f.run(encode, 3);
+    std::ostringstream svg;
+    write_timeline_svg(svg, recorder, f.plan);
+    CHECK(svg.str().find(">gpu queue</text>") != std::string::npos);
+    CHECK(svg.str().find(">gpu transfer queue</text>") != std::string::npos);
+
+    std::ostringstream out;
+    write_chrome_trace(out, recorder, f.plan);
+    const auto trace = nlohmann::json::parse(out.str());
+    std::map<int, std::string> track_names;  // the gpu process's threads
+    std::map<int, std::set<std::uint32_t>> nodes_on;
+    for (const auto& e : trace.at("traceEvents")) {
+      if (e.at("pid") != 3) continue;
+      if (e.at("name") == "thread_name") track_names[e.at("tid")] = e.at("args").at("name");
+      if (e.value("cat", "") == "gpu") nodes_on[e.at("tid")].insert(e.at("args").at("node").get<std::uint32_t>());
+    }
+    CHECK(track_names == std::map<int, std::string>{{1, "queue"}, {2, "transfer queue"}});
+    // produce, keep, consume on compute; copy and upload on transfer.
+    CHECK(nodes_on[1] == std::set<std::uint32_t>{0, 2, 4});
+    CHECK(nodes_on[2] == std::set<std::uint32_t>{1, 3});
+  }
 }

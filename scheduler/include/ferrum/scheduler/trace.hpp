@@ -24,6 +24,7 @@
 
 #include "ferrum/binding/ids.hpp"
 #include "ferrum/binding/plan.hpp"
+#include "ferrum/queue_kind.hpp"
 #include "ferrum/scheduler/wave.hpp"
 
 #include <chrono>
@@ -46,6 +47,9 @@ struct trace_span {
   wave_phase phase = wave_phase::acquire;
   std::uint32_t node = no_node;
   bool gpu = false;
+  // A GPU span's device queue, named by the first kind it runs (compute on a
+  // device whose one queue runs both kinds).
+  queue_kind queue = queue_kind::compute;
   std::uint64_t wave = 0;
   // The wave's bucket (owned by the compiled program).
   const bucket_id* bucket = nullptr;
