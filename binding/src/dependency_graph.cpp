@@ -51,7 +51,6 @@ class dependency_graph_builder {
   }
 
   result<void> add_declared() {
-    std::vector<std::size_t> sorted;
     for (std::size_t i = 0; i < plan_.nodes.size(); ++i) {
       const plan_node& node = plan_.nodes[i];
       if (index_of(node.queue) >= queue_kind_count)

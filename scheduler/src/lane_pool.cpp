@@ -1,5 +1,7 @@
 #include "ferrum/scheduler/lane_pool.hpp"
 
+#include "submission_plan.hpp"
+
 #include <boost/asio/error.hpp>
 
 #include <algorithm>
@@ -128,8 +130,7 @@ result<std::unique_ptr<lane_pool>> lane_pool::create(const plan& p, const compil
       l->slots.push_back(handle ? l->arena->range(binding_offset + static_cast<std::size_t>(handle->slot().offset),
                                                   static_cast<std::size_t>(handle->slot().capacity))
                                 : gpu::arena_range{});
-      auto list = device.create_command_list(queues == queue_placement::plan ? program.dependencies.queue(node)
-                                                                             : queue_kind::compute);
+      auto list = device.create_command_list(detail::placed_queue(program.dependencies, node, queues));
       if (!list) return list.error();
       (*list)->grant(std::span<const gpu::arena_range>(l->granted)
                          .subspan(resource_begin[node], resource_begin[node + 1] - resource_begin[node]));

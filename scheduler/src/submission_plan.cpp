@@ -7,16 +7,18 @@ namespace ferrum::detail {
 submission_plan::submission_plan(const dependency_graph& graph, gpu::device& device, queue_placement placement)
     : device_(&device) {
   const std::size_t queues = device.queue_count();
-  last_segments_.assign(queues, none);
   std::vector<std::size_t> segment_of(graph.size());
   for (std::size_t n = 0; n < graph.size(); ++n) {
-    gpu::queue* q = &device.queue(placement == queue_placement::plan ? graph.queue(n) : queue_kind::compute);
-    if (segments_.empty() || segments_.back().queue != q) segments_.push_back({q, n, n, std::vector(queues, none)});
+    gpu::queue* q = &device.queue(placed_queue(graph, n, placement));
+    if (segments_.empty() || segments_.back().queue != q) {
+      std::vector<std::size_t> latest = segments_.empty() ? std::vector(queues, none) : segments_.back().latest;
+      latest[q->index()] = segments_.size();
+      segments_.push_back({q, n, n, std::vector(queues, none), std::move(latest)});
+    }
     segment& s = segments_.back();
     s.end = n + 1;
     segment_of[n] = segments_.size() - 1;
     node_queues_.push_back(q->kind());
-    last_segments_[q->index()] = segments_.size() - 1;
     for (std::size_t d : graph.after(n)) {
       const segment& on = segments_[segment_of[d]];
       if (on.queue == q) continue;  // earlier on the same queue: in order
@@ -31,7 +33,7 @@ submission_plan::submission_plan(const dependency_graph& graph, gpu::device& dev
   const std::size_t compute = device.queue().index();
   joins_ = last.queue->index() != compute;
   for (std::size_t q = 0; q < queues; ++q)
-    if (q != compute && last_segments_[q] != none && last.waits_on[q] != last_segments_[q]) joins_ = true;
+    if (q != compute && last.latest[q] != none && last.waits_on[q] != last.latest[q]) joins_ = true;
 }
 
 submission_plan::values submission_plan::make_values() const {
@@ -53,27 +55,22 @@ submission_plan::outcome submission_plan::submit(std::span<gpu::command_list* co
       // compute queue still says when the lane is free.
       outcome failed{value.error(), i > 0, 0};
       if (i > 0)
-        if (auto joined = join(v, i)) failed.covered = *joined;
+        if (auto joined = join(v, segments_[i - 1])) failed.covered = *joined;
       return failed;
     }
     v.submitted[i] = *value;
   }
   if (!joins_) return {v.submitted.back()};
-  return {join(v, segments_.size())};
+  return {join(v, segments_.back())};
 }
 
-result<std::uint64_t> submission_plan::join(values& v, std::size_t submitted) const noexcept {
+result<std::uint64_t> submission_plan::join(values& v, const segment& last) const noexcept {
   gpu::queue& compute = device_->queue();
   v.waits.clear();
-  for (std::size_t q = 0; q < device_->queue_count(); ++q) {
-    if (q == compute.index()) continue;  // in order with the join
-    // The last submitted segment of each queue: waits are per queue, and a
-    // queue's later value implies its earlier ones.
-    std::size_t latest = none;
-    for (std::size_t i = 0; i < submitted; ++i)
-      if (segments_[i].queue->index() == q) latest = i;
-    if (latest != none) v.waits.push_back({&device_->queue_at(q), v.submitted[latest]});
-  }
+  // A queue's later value implies its earlier ones: its latest segment is enough.
+  for (std::size_t q = 0; q < last.latest.size(); ++q)
+    if (q != compute.index() && last.latest[q] != none)
+      v.waits.push_back({&device_->queue_at(q), v.submitted[last.latest[q]]});
   return compute.submit_next({}, v.waits);
 }
 

@@ -29,6 +29,13 @@
 
 namespace ferrum::detail {
 
+// The kind of queue node `n` runs on under `placement`; its command lists are
+// made for it (lane_pool) and submitted to it (submission_plan).
+[[nodiscard]] inline queue_kind placed_queue(const dependency_graph& graph, std::size_t n,
+                                             queue_placement placement) noexcept {
+  return placement == queue_placement::plan ? graph.queue(n) : queue_kind::compute;
+}
+
 class submission_plan {
  public:
   static constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
@@ -40,16 +47,13 @@ class submission_plan {
     // Per distinct queue of the device (queue::index()): the segment of that
     // queue this one waits for, or none.
     std::vector<std::size_t> waits_on;
+    // Per distinct queue: its last segment up to this one, or none (what a
+    // join after this segment waits for).
+    std::vector<std::size_t> latest;
   };
 
   submission_plan(const dependency_graph& graph, gpu::device& device, queue_placement placement);
 
-  [[nodiscard]] std::span<const segment> segments() const noexcept { return segments_; }
-  // Whether a wave ends with a join on the compute queue.
-  [[nodiscard]] bool joins() const noexcept { return joins_; }
-  // Per distinct queue: its last segment, or none.
-  [[nodiscard]] std::span<const std::size_t> last_segments() const noexcept { return last_segments_; }
-  [[nodiscard]] gpu::device& device() const noexcept { return *device_; }
   // Per node: the kind its device queue is named by (queue::kind()).
   [[nodiscard]] std::span<const queue_kind> node_queues() const noexcept { return node_queues_; }
 
@@ -75,11 +79,12 @@ class submission_plan {
   [[nodiscard]] outcome submit(std::span<gpu::command_list* const> lists, values& v) const noexcept;
 
  private:
-  [[nodiscard]] result<std::uint64_t> join(values& v, std::size_t submitted) const noexcept;
+  // The join after segment `last`: an empty compute submission waiting for
+  // each other queue's latest segment up to it.
+  [[nodiscard]] result<std::uint64_t> join(values& v, const segment& last) const noexcept;
 
   gpu::device* device_;
   std::vector<segment> segments_;
-  std::vector<std::size_t> last_segments_;
   std::vector<queue_kind> node_queues_;
   bool joins_ = false;
 };
