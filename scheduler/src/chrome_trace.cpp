@@ -56,12 +56,10 @@ void write_chrome_trace(std::ostream& out, const trace_recorder& trace, const pl
     for (const auto& s : track.spans) span_event(s, threads_pid, track.thread);
   }
   for (const auto& track : layout.gpu) {
-    // The compute queue keeps the name and thread id it had before there
-    // were other queues.
-    const auto tid = static_cast<std::uint32_t>(1 + index_of(track.queue));
-    const std::string name =
-        track.queue == queue_kind::compute ? "queue" : std::string(to_string(track.queue)) + " queue";
-    name_event(out, "thread_name", gpu_pid, tid, name, first);
+    // The first device's compute queue keeps the name and thread id it had
+    // before there were other queues and devices.
+    const auto tid = static_cast<std::uint32_t>(1 + index_of(track.queue) + track.device * queue_kind_count);
+    name_event(out, "thread_name", gpu_pid, tid, track.name, first);
     for (const auto& s : track.spans) span_event(s, gpu_pid, tid);
   }
   out << "\n]}\n";

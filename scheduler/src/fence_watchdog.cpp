@@ -17,8 +17,7 @@ std::uint64_t now_ms() noexcept {
 
 }  // namespace
 
-fence_watchdog::fence_watchdog(gpu::timeline& timeline, std::chrono::milliseconds timeout)
-    : timeline_(timeline), timeout_(timeout), thread_([this] { run(); }) {}
+fence_watchdog::fence_watchdog(std::chrono::milliseconds timeout) : timeout_(timeout), thread_([this] { run(); }) {}
 
 fence_watchdog::~fence_watchdog() {
   {
@@ -34,7 +33,8 @@ void fence_watchdog::add(entry& e) {
   entries_.push_back(&e);
 }
 
-void fence_watchdog::start(entry& e) noexcept {
+void fence_watchdog::start(entry& e, gpu::timeline& timeline) noexcept {
+  e.timeline.store(&timeline, std::memory_order_relaxed);
   // Rounded up: a wait never expires before its full timeout.
   const std::uint64_t deadline = now_ms() + static_cast<std::uint64_t>(timeout_.count()) + 1;
   ++e.uses;
@@ -46,7 +46,7 @@ void fence_watchdog::start(entry& e) noexcept {
     wake_.notify_one();
   }
   // May complete at once (and disarm) when the value is reached already.
-  timeline_.start_wait(e.wait);
+  timeline.start_wait(e.wait);
 }
 
 void fence_watchdog::disarm(entry& e) noexcept {
@@ -64,12 +64,14 @@ std::uint64_t fence_watchdog::expire_locked(std::uint64_t now) {
       next = next == 0 ? deadline : std::min(next, deadline);
       continue;
     }
-    // Off the timeline, or completing right now (then left alone).
-    if (!timeline_.cancel_wait(e->wait)) continue;
+    // Off the timeline, or completing right now (then left alone). A wait
+    // re-armed meanwhile on another timeline is not on this one: left alone.
+    gpu::timeline& timeline = *e->timeline.load(std::memory_order_relaxed);
+    if (!timeline.cancel_wait(e->wait)) continue;
     if (e->armed.load(std::memory_order_acquire) != armed) {
       // The expired wait completed meanwhile and its wave awaits a later
       // fence with the same record: that wait was taken off by mistake.
-      timeline_.start_wait(e->wait);
+      timeline.start_wait(e->wait);
       continue;
     }
     disarm(*e);

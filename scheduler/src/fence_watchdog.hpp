@@ -1,7 +1,7 @@
 // fence_watchdog.hpp (private) — the fence timeout of every wave of one
 // scheduler, kept by one thread instead of a timer per wave.
 //
-// A wave that awaits its fence arms its entry (one atomic store; the first
+// A wave that awaits its fence arms its entry for its lane's timeline (one atomic store; the first
 // armed entry wakes the thread) and starts its timeline wait. The thread
 // sleeps until the earliest deadline; a wait still pending then is taken off
 // the timeline (timeline::cancel_wait) and its entry's `expired` called. The
@@ -28,6 +28,9 @@ class fence_watchdog {
     entry(gpu::timeline_wait& w, void (*on_expired)(entry& e) noexcept) noexcept : wait(&w), expired(on_expired) {}
 
     gpu::timeline_wait* wait;
+    // The timeline the wait is on for its current use (a scheduler over
+    // several devices watches several); written before `armed`.
+    std::atomic<gpu::timeline*> timeline{nullptr};
     // Called on the watchdog's thread once the wait is off the timeline.
     void (*expired)(entry& e) noexcept;
     // Deadline in milliseconds << use_bits | the use's number; 0 when not
@@ -37,7 +40,7 @@ class fence_watchdog {
     std::uint64_t uses = 0;
   };
 
-  fence_watchdog(gpu::timeline& timeline, std::chrono::milliseconds timeout);
+  explicit fence_watchdog(std::chrono::milliseconds timeout);
   fence_watchdog(const fence_watchdog&) = delete;
   fence_watchdog& operator=(const fence_watchdog&) = delete;
   // Stops the thread. No entry may be armed.
@@ -45,8 +48,9 @@ class fence_watchdog {
 
   // Watches `e` from now on (cold: when its wave is made).
   void add(entry& e);
-  // Arms `e` for the wait's value (set by the caller) and starts the wait.
-  void start(entry& e) noexcept;
+  // Arms `e` for the wait's value (set by the caller) and starts the wait on
+  // `timeline`.
+  void start(entry& e, gpu::timeline& timeline) noexcept;
   // From the wait's completion by the timeline: `e` is no longer armed.
   void disarm(entry& e) noexcept;
 
@@ -57,7 +61,6 @@ class fence_watchdog {
   // earliest deadline still ahead (ms), or 0 when none is armed.
   std::uint64_t expire_locked(std::uint64_t now_ms);
 
-  gpu::timeline& timeline_;
   std::chrono::milliseconds timeout_;
   std::atomic<std::size_t> armed_count_{0};
   std::mutex mutex_;

@@ -1,5 +1,6 @@
 #include "ferrum/scheduler/lane_pool.hpp"
 
+#include "lane_group.hpp"
 #include "submission_plan.hpp"
 
 #include <boost/asio/error.hpp>
@@ -96,6 +97,7 @@ result<std::unique_ptr<lane_pool>> lane_pool::create(const plan& p, const compil
   for (std::uint32_t index = 0; index < program.lanes; ++index) {
     auto l = std::make_unique<lane>();
     l->index = index;
+    l->pool = pool.get();
     // Every pool of the bucket, as the compiler placed them.
     auto arena = device.create_arena(static_cast<std::size_t>(bucket.lane_bytes()));
     if (!arena) return arena.error();
@@ -172,7 +174,7 @@ lane_pool::~lane_pool() {
 }
 
 lane_counts lane_pool::counts() const {
-  const std::lock_guard lock(mutex_);
+  const std::lock_guard lock(*mutex_);
   lane_counts c;
   c.lanes = static_cast<std::uint32_t>(lanes_.size());
   for (const lane_state s : state_) {
@@ -180,12 +182,12 @@ lane_counts lane_pool::counts() const {
     c.in_flight += s == lane_state::in_flight ? 1 : 0;
     c.quarantined += s == lane_state::quarantined ? 1 : 0;
   }
-  c.waiting = waiting_;
+  c.waiting = waiters_.size() + (group_ != nullptr ? group_->waiting_locked() : 0);
   return c;
 }
 
 lane* lane_pool::acquire(waiter& w, boost::system::error_code& ec, const std::atomic<bool>* cancelled) {
-  const std::lock_guard lock(mutex_);
+  const std::lock_guard lock(*mutex_);
   if (closed_) {
     ec = closed_;
     return nullptr;
@@ -204,57 +206,54 @@ lane* lane_pool::acquire(waiter& w, boost::system::error_code& ec, const std::at
     state_[l->index] = lane_state::in_flight;
     return l;
   }
-  if (std::all_of(state_.begin(), state_.end(), [](lane_state s) { return s == lane_state::quarantined; })) {
+  if (hopeless_locked()) {
     ec = make_error_code(errc::all_lanes_quarantined);
     return nullptr;
   }
-  w.next = nullptr;
-  if (tail_ != nullptr) {
-    tail_->next = &w;
-  } else {
-    head_ = &w;
-  }
-  tail_ = &w;
-  ++waiting_;
+  waiters_.push(w);
   return nullptr;
 }
 
 bool lane_pool::cancel(waiter& w) noexcept {
-  const std::lock_guard lock(mutex_);
-  waiter* previous = nullptr;
-  for (waiter* at = head_; at != nullptr; previous = at, at = at->next) {
-    if (at != &w) continue;
-    (previous != nullptr ? previous->next : head_) = at->next;
-    if (tail_ == at) tail_ = previous;
-    --waiting_;
-    return true;
-  }
-  return false;
+  const std::lock_guard lock(*mutex_);
+  return waiters_.remove(w);
 }
 
 lane_pool::waiter* lane_pool::hand_over_locked(lane& l) noexcept {
-  if (head_ == nullptr) {
+  waiter* first = waiters_.pop();
+  // A lost device's lanes serve no more of its group's waves: they run on
+  // the other devices.
+  if (first == nullptr && group_ != nullptr && !device_->lost()) first = group_->pop_locked();
+  if (first == nullptr) {
     state_[l.index] = lane_state::free;
+    if (group_ != nullptr) freed_at_[l.index] = group_->tick_locked();
     free_.push_back(&l);
     return nullptr;
   }
-  waiter* first = head_;
-  head_ = first->next;
-  if (head_ == nullptr) tail_ = nullptr;
-  --waiting_;
   state_[l.index] = lane_state::in_flight;
   return first;
 }
 
-lane_pool::waiter* lane_pool::detach_if_hopeless_locked(boost::system::error_code& ec) noexcept {
-  if (head_ == nullptr) return nullptr;
-  if (!closed_ && !std::all_of(state_.begin(), state_.end(), [](lane_state s) { return s == lane_state::quarantined; }))
-    return nullptr;
-  ec = closed_ ? closed_ : make_error_code(errc::all_lanes_quarantined);
-  waiter* all = head_;
-  head_ = tail_ = nullptr;
-  waiting_ = 0;
-  return all;
+bool lane_pool::hopeless_locked() const noexcept {
+  return closed_ ||
+         std::all_of(state_.begin(), state_.end(), [](lane_state s) { return s == lane_state::quarantined; });
+}
+
+bool lane_pool::serves_group_locked() const noexcept { return !device_->lost() && !hopeless_locked(); }
+
+lane_pool::hopeless_waiters lane_pool::detach_if_hopeless_locked() noexcept {
+  hopeless_waiters hopeless;
+  if (!waiters_.empty() && hopeless_locked()) {
+    hopeless.own_ec = closed_ ? closed_ : make_error_code(errc::all_lanes_quarantined);
+    hopeless.own = waiters_.take_all();
+  }
+  if (group_ != nullptr) hopeless.group = group_->detach_if_hopeless_locked(hopeless.group_ec);
+  return hopeless;
+}
+
+void lane_pool::fail_hopeless(const hopeless_waiters& hopeless) noexcept {
+  fail_all(hopeless.own, hopeless.own_ec);
+  fail_all(hopeless.group, hopeless.group_ec);
 }
 
 void lane_pool::fail_all(waiter* list, boost::system::error_code ec) noexcept {
@@ -292,26 +291,34 @@ result<void> lane_pool::release(lane& l) {
   // The proof that the GPU is done with the lane: its last value is reached.
   const std::uint64_t last = last_submitted(l);
   waiter* next = nullptr;
+  hopeless_waiters hopeless;
   {
-    const std::lock_guard lock(mutex_);
+    const std::lock_guard lock(*mutex_);
     if (auto held = check_held_locked(l, "releasing"); !held) return held;
     if (!device_->queue().timeline().reached(last))
       return make_error(errc::fence_not_reached, "lane " + std::to_string(l.index) + " of bucket " +
                                                      quote_text(bucket_->id.str()) + ": value " + std::to_string(last) +
                                                      " is not reached");
     next = hand_over_locked(l);
+    // A lost device's lane that comes back serves its group no more: the
+    // group's waiters may have nothing left to wait for.
+    if (group_ != nullptr && device_->lost()) hopeless = detach_if_hopeless_locked();
   }
   if (next != nullptr) next->granted(next, {}, &l);
+  fail_hopeless(hopeless);
   return {};
 }
 
 void lane_pool::release_reached(lane& l) noexcept {
   waiter* next = nullptr;
+  hopeless_waiters hopeless;
   {
-    const std::lock_guard lock(mutex_);
+    const std::lock_guard lock(*mutex_);
     next = hand_over_locked(l);
+    if (group_ != nullptr && device_->lost()) hopeless = detach_if_hopeless_locked();
   }
   if (next != nullptr) next->granted(next, {}, &l);
+  fail_hopeless(hopeless);
 }
 
 result<void> lane_pool::quarantine(lane& l) { return watch(l, lane_state::quarantined, "quarantining"); }
@@ -322,18 +329,17 @@ result<void> lane_pool::release_when_reached(lane& l) {
 }
 
 result<void> lane_pool::watch(lane& l, lane_state state, const char* action) {
-  waiter* hopeless = nullptr;
-  boost::system::error_code ec;
+  hopeless_waiters hopeless;
   {
-    const std::lock_guard lock(mutex_);
+    const std::lock_guard lock(*mutex_);
     if (auto held = check_held_locked(l, action); !held) return held;
     state_[l.index] = state;
-    hopeless = detach_if_hopeless_locked(ec);
+    hopeless = detach_if_hopeless_locked();
     // Counted before the lane leaves its holder's hands, so that no shutdown
     // completes in between (lock order: this pool's, then the owner's).
     if (watch_changed_ != nullptr) watch_changed_(watch_context_, +1);
   }
-  fail_all(hopeless, ec);
+  fail_hopeless(hopeless);
   l.submitted_value = last_submitted(l);
   l.watch->value = l.submitted_value;
   l.watch->active.store(true, std::memory_order_release);
@@ -346,34 +352,70 @@ void lane_pool::watched(gpu::timeline_wait* wait, boost::system::error_code ec) 
   auto* watch = static_cast<lane::fence_watch*>(wait);
   lane_pool& pool = *watch->pool;
   waiter* next = nullptr;
-  waiter* hopeless = nullptr;
-  boost::system::error_code hopeless_ec;
+  hopeless_waiters hopeless;
   {
-    const std::lock_guard lock(pool.mutex_);
+    const std::lock_guard lock(*pool.mutex_);
     if (!ec) {
       // The GPU is done with the lane after all: back to service.
       next = pool.hand_over_locked(*watch->target);
     } else {
       // A device failure leaves the lane in quarantine for good.
       pool.state_[watch->target->index] = lane_state::quarantined;
-      hopeless = pool.detach_if_hopeless_locked(hopeless_ec);
+      hopeless = pool.detach_if_hopeless_locked();
     }
   }
   if (next != nullptr) next->granted(next, {}, watch->target);
-  fail_all(hopeless, hopeless_ec);
+  fail_hopeless(hopeless);
   if (pool.watch_changed_ != nullptr) pool.watch_changed_(pool.watch_context_, -1);
   // Last: once clear, the pool's destructor may go ahead.
   watch->active.store(false, std::memory_order_release);
 }
 
 void lane_pool::close(boost::system::error_code ec) {
-  waiter* all = nullptr;
+  hopeless_waiters hopeless;
   {
-    const std::lock_guard lock(mutex_);
+    const std::lock_guard lock(*mutex_);
     if (!closed_) closed_ = ec;
-    all = detach_if_hopeless_locked(ec);
+    hopeless = detach_if_hopeless_locked();
   }
-  fail_all(all, ec);
+  fail_hopeless(hopeless);
+}
+
+// --- waiter_queue -------------------------------------------------------------------
+
+void lane_pool::waiter_queue::push(waiter& w) noexcept {
+  w.next = nullptr;
+  (tail_ != nullptr ? tail_->next : head_) = &w;
+  tail_ = &w;
+  ++size_;
+}
+
+bool lane_pool::waiter_queue::remove(waiter& w) noexcept {
+  waiter* previous = nullptr;
+  for (waiter* at = head_; at != nullptr; previous = at, at = at->next) {
+    if (at != &w) continue;
+    (previous != nullptr ? previous->next : head_) = at->next;
+    if (tail_ == at) tail_ = previous;
+    --size_;
+    return true;
+  }
+  return false;
+}
+
+lane_pool::waiter* lane_pool::waiter_queue::pop() noexcept {
+  waiter* first = head_;
+  if (first == nullptr) return nullptr;
+  head_ = first->next;
+  if (head_ == nullptr) tail_ = nullptr;
+  --size_;
+  return first;
+}
+
+lane_pool::waiter* lane_pool::waiter_queue::take_all() noexcept {
+  waiter* all = head_;
+  head_ = tail_ = nullptr;
+  size_ = 0;
+  return all;
 }
 
 }  // namespace ferrum

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 #include <thread>
 
 namespace ferrum {
@@ -27,15 +28,15 @@ using boost::system::error_code;
 wave_admission scheduler_impl::admit(const wave_request& request) const noexcept {
   for (const auto d : request.extent)
     if (d == 0) return {nullptr, errc::invalid_wave_request};
-  if (lane_pool* pool = pick(request)) return {pool, errc::ok};
+  if (lane_group* group = pick(request)) return {group, errc::ok};
   return {nullptr, errc::no_bucket_fits};
 }
 
-lane_pool* scheduler_impl::pick(const wave_request& request) const noexcept {
-  lane_pool* best = nullptr;
+lane_group* scheduler_impl::pick(const wave_request& request) const noexcept {
+  lane_group* best = nullptr;
   std::uint64_t best_volume = std::numeric_limits<std::uint64_t>::max();
-  for (const auto& pool : pools_) {
-    const bucket_spec& spec = pool->bucket().spec;
+  for (const auto& group : groups_) {
+    const bucket_spec& spec = group->bucket().spec;
     if (spec.cls.str() != request.bucket_class) continue;
     bool covers = true;
     std::uint64_t volume = 1;
@@ -45,9 +46,9 @@ lane_pool* scheduler_impl::pick(const wave_request& request) const noexcept {
                    ? std::numeric_limits<std::uint64_t>::max()
                    : volume * spec.dims[d];
     }
-    // Pools are in bucket id order, so on equal volume the first id wins.
+    // Groups are in bucket id order, so on equal volume the first id wins.
     if (covers && volume < best_volume) {
-      best = pool.get();
+      best = group.get();
       best_volume = volume;
     }
   }
@@ -98,7 +99,7 @@ void scheduler_impl::submit(wave_admission admission, encoder_ref encode, const 
   } else if (!accepting_.load()) {
     early_error = make_error_code(errc::scheduler_shut_down);
   }
-  w->prepare(next_id_.fetch_add(1, std::memory_order_relaxed), early_error ? nullptr : admission.pool, encode,
+  w->prepare(next_id_.fetch_add(1, std::memory_order_relaxed), early_error ? nullptr : admission.group, encode,
              early_error);
   try {
     install.install(install.handler, w->completion, executor_);
@@ -169,6 +170,26 @@ void scheduler_impl::lane_taken() noexcept {
   }
 }
 
+const scheduler_device& scheduler_impl::device_of(const lane_pool& pool) const noexcept {
+  for (const scheduler_device& d : devices_)
+    if (d.device == &pool.device()) return d;
+  return devices_.front();  // unreachable: every pool is on one of them
+}
+
+bool scheduler_impl::every_device_lost() const noexcept {
+  return std::all_of(devices_.begin(), devices_.end(), [](const scheduler_device& d) { return d.device->lost(); });
+}
+
+submission_plan::values scheduler_impl::make_submission_values() const {
+  submission_plan::values most = devices_.front().submissions.make_values();
+  for (const scheduler_device& d : devices_) {
+    submission_plan::values v = d.submissions.make_values();
+    if (v.submitted.size() > most.submitted.size()) most.submitted = std::move(v.submitted);
+    if (v.waits.capacity() > most.waits.capacity()) most.waits = std::move(v.waits);
+  }
+  return most;
+}
+
 scheduler_stats scheduler_impl::stats() const noexcept {
   scheduler_stats s;
   s.started = started_.load(std::memory_order_relaxed);
@@ -191,6 +212,7 @@ void scheduler_impl::shutdown(shutdown_waiter waiter) {
 
 void scheduler_impl::close_and_wait() noexcept {
   accepting_.store(false);
+  for (auto& group : groups_) group->close(make_error_code(errc::scheduler_shut_down));
   for (auto& pool : pools_) pool->close(make_error_code(errc::scheduler_shut_down));
   {
     std::unique_lock lock(state_mutex_);
@@ -212,10 +234,26 @@ void scheduler_impl::close_and_wait() noexcept {
 result<std::unique_ptr<scheduler>> scheduler::create(const plan& p, std::shared_ptr<const compiled_program> program,
                                                      gpu::device& device, boost::asio::any_io_executor executor,
                                                      const scheduler_options& options) {
+  gpu::device* const devices[] = {&device};
+  return create(p, std::move(program), devices, std::move(executor), options);
+}
+
+result<std::unique_ptr<scheduler>> scheduler::create(const plan& p, std::shared_ptr<const compiled_program> program,
+                                                     std::span<gpu::device* const> devices,
+                                                     boost::asio::any_io_executor executor,
+                                                     const scheduler_options& options) {
   if (!program) return make_error(errc::invalid_scheduler_option, "no compiled program");
   if (options.encoder_tasks == 0) return make_error(errc::invalid_scheduler_option, "encoder_tasks must be at least 1");
   if (options.fence_timeout.count() <= 0)
     return make_error(errc::invalid_scheduler_option, "fence_timeout must be positive");
+  if (devices.empty()) return make_error(errc::invalid_scheduler_option, "no device");
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    if (devices[d] == nullptr)
+      return make_error(errc::invalid_scheduler_option, "device " + std::to_string(d) + " is null");
+    if (std::find(devices.begin(), devices.begin() + static_cast<std::ptrdiff_t>(d), devices[d]) !=
+        devices.begin() + static_cast<std::ptrdiff_t>(d))
+      return make_error(errc::invalid_scheduler_option, "device " + std::to_string(d) + " is given twice");
+  }
   // The lanes' evidence is recorded from `p`, so it must be the plan the
   // program was compiled from; hashing it once here, on the cold path, is
   // what compile did too (the plan keeps no hash of its own).
@@ -224,12 +262,21 @@ result<std::unique_ptr<scheduler>> scheduler::create(const plan& p, std::shared_
   if (*given != program->hash)
     return make_error(errc::program_plan_mismatch,
                       "program compiled from plan " + program->hash.str() + ", given plan " + given->str());
-  auto impl = std::make_unique<detail::scheduler_impl>(program, device, std::move(executor), options);
-  for (const compiled_bucket& bucket : program->buckets) {
-    auto pool = lane_pool::create(p, *program, bucket, device, impl->executor_, options.gpu_timestamps, options.queues);
-    if (!pool) return pool.error();
-    (*pool)->on_watch(&detail::scheduler_impl::watch_changed, impl.get());
-    impl->pools_.push_back(std::move(*pool));
+  auto impl = std::make_unique<detail::scheduler_impl>(program, devices, std::move(executor), options);
+  for (gpu::device* device : devices) {
+    for (const compiled_bucket& bucket : program->buckets) {
+      auto pool =
+          lane_pool::create(p, *program, bucket, *device, impl->executor_, options.gpu_timestamps, options.queues);
+      if (!pool) return pool.error();
+      (*pool)->on_watch(&detail::scheduler_impl::watch_changed, impl.get());
+      impl->pools_.push_back(std::move(*pool));
+    }
+  }
+  const std::size_t buckets = program->buckets.size();
+  for (std::size_t b = 0; b < buckets; ++b) {
+    std::vector<lane_pool*> members;
+    for (std::size_t d = 0; d < devices.size(); ++d) members.push_back(impl->pools_[d * buckets + b].get());
+    impl->groups_.push_back(std::make_unique<detail::lane_group>(std::move(members)));
   }
   // Waves beyond the lanes queue for one; twice the lanes covers a window of
   // waves submitted ahead, so that steady state starts with no allocation.
@@ -256,11 +303,18 @@ void scheduler::shutdown(detail::shutdown_waiter waiter) { impl_->shutdown(std::
 
 std::span<const std::unique_ptr<lane_pool>> scheduler::pools() const noexcept { return impl_->pools_; }
 
+std::span<const std::unique_ptr<lane_pool>> scheduler::pools(std::size_t device) const noexcept {
+  const std::size_t buckets = impl_->groups_.size();
+  return std::span<const std::unique_ptr<lane_pool>>(impl_->pools_).subspan(device * buckets, buckets);
+}
+
 scheduler_stats scheduler::stats() const noexcept { return impl_->stats(); }
 
 const compiled_program& scheduler::program() const noexcept { return *impl_->program_; }
 
-gpu::device& scheduler::device() const noexcept { return impl_->device_; }
+gpu::device& scheduler::device(std::size_t index) const noexcept { return *impl_->devices_[index].device; }
+
+std::size_t scheduler::device_count() const noexcept { return impl_->devices_.size(); }
 
 std::string_view to_string(wave_phase phase) noexcept {
   switch (phase) {

@@ -5,6 +5,7 @@
 
 #include "ferrum/scheduler/detail/shutdown_waiter.hpp"
 #include "ferrum/scheduler/scheduler.hpp"
+#include "lane_group.hpp"
 #include "recycling.hpp"
 #include "wave.hpp"
 
@@ -19,16 +20,25 @@
 
 namespace ferrum::detail {
 
+// One device of the scheduler: how a wave's nodes go to its queues.
+struct scheduler_device {
+  gpu::device* device;
+  std::size_t index;  // in the scheduler's devices
+  submission_plan submissions;
+};
+
 class scheduler_impl {
  public:
-  scheduler_impl(std::shared_ptr<const compiled_program> program, gpu::device& device,
+  scheduler_impl(std::shared_ptr<const compiled_program> program, std::span<gpu::device* const> devices,
                  boost::asio::any_io_executor executor, const scheduler_options& options)
       : program_(std::move(program)),
-        device_(device),
         executor_(std::move(executor)),
         options_(options),
-        submissions_(program_->dependencies, device, options.queues),
-        watchdog_(device.queue().timeline(), options.fence_timeout) {}
+        watchdog_(options.fence_timeout) {
+    devices_.reserve(devices.size());
+    for (gpu::device* d : devices)
+      devices_.push_back({d, devices_.size(), submission_plan(program_->dependencies, *d, options.queues)});
+  }
 
   // Makes `count` waves (and frames, at the first wave) ahead: cold.
   void reserve_waves(std::size_t count);
@@ -61,13 +71,20 @@ class scheduler_impl {
   void shutdown(shutdown_waiter waiter);
   void close_and_wait() noexcept;
   [[nodiscard]] scheduler_stats stats() const noexcept;
+  // The scheduler's entry for the device `pool` is on.
+  [[nodiscard]] const scheduler_device& device_of(const lane_pool& pool) const noexcept;
+  [[nodiscard]] bool every_device_lost() const noexcept;
+  // Room for any device's segment values and waits (a wave runs on any).
+  [[nodiscard]] submission_plan::values make_submission_values() const;
 
   std::shared_ptr<const compiled_program> program_;
-  gpu::device& device_;
   boost::asio::any_io_executor executor_;
   scheduler_options options_;
-  // How a wave's nodes go to the device's queues.
-  submission_plan submissions_;
+  std::vector<scheduler_device> devices_;
+  // Each bucket's pools on every device, joined (declared before the pools:
+  // it goes after them, as their lock and waiters live in it).
+  std::vector<std::unique_ptr<lane_group>> groups_;
+  // Device-major: device d's pool of bucket b at d * buckets + b.
   std::vector<std::unique_ptr<lane_pool>> pools_;
   frame_pool frames_;
   // Declared after the waves: it reads their entries until it stops.
@@ -75,7 +92,7 @@ class scheduler_impl {
   fence_watchdog watchdog_;
 
  private:
-  [[nodiscard]] lane_pool* pick(const wave_request& request) const noexcept;
+  [[nodiscard]] lane_group* pick(const wave_request& request) const noexcept;
   [[nodiscard]] wave* take_wave();
   // With state_mutex_ held: completes the shutdown waiters once no wave
   // lives and no quarantined lane waits for its fence.

@@ -79,10 +79,7 @@ void write_timeline_svg(std::ostream& out, const trace_recorder& trace, const pl
   std::size_t index = 0;
   for (const auto& lane : layout.lanes) row(index++, lane.name, lane.spans);
   for (const auto& thread : layout.threads) row(index++, "thread " + std::to_string(thread.thread), thread.spans);
-  for (const auto& track : layout.gpu)
-    row(index++,
-        track.queue == queue_kind::compute ? "gpu queue" : "gpu " + std::string(to_string(track.queue)) + " queue",
-        track.spans);
+  for (const auto& track : layout.gpu) row(index++, "gpu " + track.name, track.spans);
 
   // The time axis, in milliseconds from the first span.
   out << R"(<line x1=")" << fixed(label_width) << R"(" y1=")" << fixed(axis_y) << R"(" x2=")"

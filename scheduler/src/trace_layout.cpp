@@ -11,18 +11,23 @@ namespace ferrum::detail {
 trace_layout lay_out(const trace_recorder& trace) {
   using clock = std::chrono::steady_clock;
   trace_layout layout;
-  std::map<std::tuple<std::string, std::uint32_t>, std::vector<trace_span>> by_lane;
+  std::map<std::tuple<std::uint32_t, std::string, std::uint32_t>, std::vector<trace_span>> by_lane;
   std::map<std::uint32_t, std::vector<trace_span>> by_thread;
-  std::map<queue_kind, std::vector<trace_span>> gpu;
+  std::map<std::tuple<std::uint32_t, queue_kind>, std::vector<trace_span>> gpu;
+  bool several_devices = false;
   for (const trace_span& s : trace.spans()) {
+    several_devices = several_devices || s.device != 0;
     if (s.gpu) {
-      gpu[s.queue].push_back(s);
+      gpu[{s.device, s.queue}].push_back(s);
     } else if (s.node != trace_span::no_node) {
       by_thread[s.thread].push_back(s);
     } else {
-      by_lane[{s.bucket != nullptr ? s.bucket->str() : std::string("?"), s.lane}].push_back(s);
+      by_lane[{s.device, s.bucket != nullptr ? s.bucket->str() : std::string("?"), s.lane}].push_back(s);
     }
   }
+  const auto on_device = [&](std::uint32_t device) {
+    return several_devices ? "device " + std::to_string(device) + " " : std::string();
+  };
   layout.first = clock::time_point::max();
   layout.last = clock::time_point::min();
   const auto extend = [&](const shown_span& s) {
@@ -34,7 +39,7 @@ trace_layout lay_out(const trace_recorder& trace) {
     // end time, the spans of a lane follow each other.
     std::stable_sort(spans.begin(), spans.end(),
                      [](const trace_span& a, const trace_span& b) { return a.end < b.end; });
-    lane_track track{std::get<0>(key) + " lane " + std::to_string(std::get<1>(key)), {}};
+    lane_track track{on_device(std::get<0>(key)) + std::get<1>(key) + " lane " + std::to_string(std::get<2>(key)), {}};
     clock::time_point previous_end = clock::time_point::min();
     for (const trace_span& s : spans) {
       const clock::time_point begin = std::min(std::max(s.begin, previous_end), s.end);
@@ -53,7 +58,11 @@ trace_layout lay_out(const trace_recorder& trace) {
     }
   };
   for (auto& [thread, spans] : by_thread) by_begin(spans, layout.threads.emplace_back(thread_track{thread, {}}).spans);
-  for (auto& [queue, spans] : gpu) by_begin(spans, layout.gpu.emplace_back(gpu_track{queue, {}}).spans);
+  for (auto& [key, spans] : gpu) {
+    const auto [device, queue] = key;
+    const std::string name = queue == queue_kind::compute ? "queue" : std::string(to_string(queue)) + " queue";
+    by_begin(spans, layout.gpu.emplace_back(gpu_track{device, queue, on_device(device) + name, {}}).spans);
+  }
   if (layout.first > layout.last) layout.first = layout.last = trace.epoch();
   return layout;
 }

@@ -1,6 +1,6 @@
 // trace_layout.hpp (private) — how the trace writers lay spans out: one
-// track per lane (by bucket id, then lane), one per encoder thread and one
-// for the GPU queue.
+// track per lane (by device, bucket id, then lane), one per encoder thread
+// and one per device queue.
 #pragma once
 
 #include "ferrum/scheduler/trace.hpp"
@@ -21,7 +21,7 @@ struct shown_span {
 };
 
 struct lane_track {
-  std::string name;               // "<bucket id> lane <n>"
+  std::string name;               // "<bucket id> lane <n>", after "device <d> " with several
   std::vector<shown_span> spans;  // in time order, not overlapping
 };
 
@@ -31,15 +31,18 @@ struct thread_track {
 };
 
 struct gpu_track {
+  std::uint32_t device = 0;
   queue_kind queue = queue_kind::compute;
+  // "queue" (compute) or "transfer queue", after "device <d> " with several.
+  std::string name;
   std::vector<shown_span> spans;  // by begin
 };
 
 struct trace_layout {
   std::vector<lane_track> lanes;
   std::vector<thread_track> threads;
-  // The nodes' GPU spans, one track per device queue in kind order (none
-  // without GPU timestamps).
+  // The nodes' GPU spans, one track per device queue, by device and kind
+  // (none without GPU timestamps).
   std::vector<gpu_track> gpu;
   // The earliest shown begin and latest end (both the recorder's epoch when
   // there is no span).

@@ -72,6 +72,7 @@ void record_wave(trace_recorder& trace, const wave_report& report, std::span<con
     span.phase = static_cast<wave_phase>(reached);
     span.wave = report.wave;
     span.bucket = report.bucket;
+    span.device = static_cast<std::uint32_t>(report.device);
     span.lane = report.lane;
     span.begin = begin;
     span.end = *report.ended[reached];
@@ -96,6 +97,7 @@ void record_wave(trace_recorder& trace, const wave_report& report, std::span<con
       span.queue = queues[first + i];
       span.wave = report.wave;
       span.bucket = report.bucket;
+      span.device = static_cast<std::uint32_t>(report.device);
       span.lane = report.lane;
       span.begin = report.gpu_nodes[first + i].begin;
       span.end = report.gpu_nodes[first + i].end;

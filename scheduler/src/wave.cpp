@@ -72,8 +72,8 @@ struct wave::task {
 
 // --- what the coroutine awaits ------------------------------------------------------
 
-// A lane of the wave's pool: at once when one is free, else queued (first
-// come, first served) until a release hands one over.
+// A lane of the wave's bucket, on any device: at once when one is free, else
+// queued (first come, first served) until a release hands one over.
 struct wave::awaiting_lane {
   wave& w;
 
@@ -82,7 +82,7 @@ struct wave::awaiting_lane {
     w.continuation_ = h;
     w.step_.store(wave_step::acquiring);
     error_code ec;
-    if (lane* l = w.pool_->acquire(w.waiter_, ec, &w.cancel_queued_); l != nullptr || ec) {
+    if (lane* l = w.group_->acquire(w.waiter_, ec, &w.cancel_queued_); l != nullptr || ec) {
       w.held_ = l;
       w.grant_ec_ = ec;
       return false;
@@ -134,12 +134,12 @@ struct wave::awaiting_fence {
 
   bool await_ready() const noexcept {
     w.fence_ec_ = {};
-    return w.owner_.device_.queue().timeline().reached(w.submitted_value_);
+    return w.device_->device->queue().timeline().reached(w.submitted_value_);
   }
   void await_suspend(std::coroutine_handle<> h) noexcept {
     w.continuation_ = h;
     w.fence_.value = w.submitted_value_;
-    w.owner_.watchdog_.start(w.watch_);
+    w.owner_.watchdog_.start(w.watch_, w.device_->device->queue().timeline());
   }
   // Success once reached, the device's failure, or fence_timeout.
   error_code await_resume() const noexcept { return w.fence_ec_; }
@@ -149,16 +149,18 @@ struct wave::awaiting_fence {
 
 wave::task wave::run(scheduler_impl& s, wave& w) {
   error_code ec = w.early_error_;
-  if (!ec && s.device_.lost()) ec = make_error_code(errc::device_lost);
+  if (!ec && s.every_device_lost()) ec = make_error_code(errc::device_lost);
   if (!ec) {
     ec = co_await awaiting_lane{w};
-    // Lanes quarantined by a device loss: say why.
-    if (ec == errc::all_lanes_quarantined && s.device_.lost()) ec = make_error_code(errc::device_lost);
+    // No lane left because every device was lost: say why.
+    if (ec == errc::all_lanes_quarantined && s.every_device_lost()) ec = make_error_code(errc::device_lost);
   }
   if (ec) {
     w.conclude(ec);
     co_return;
   }
+  w.pool_ = w.held_->pool;
+  w.device_ = &s.device_of(*w.pool_);
   s.lane_taken();
   w.stamp(wave_phase::acquire);
   // Bind: the lane's binding, checked once when the lane was made (its arena
@@ -284,7 +286,7 @@ void wave::encoder_threw(std::size_t node, std::exception_ptr thrown) noexcept {
 
 error_code wave::submit() noexcept {
   lane& l = *held_;
-  const submission_plan::outcome submitted = owner_.submissions_.submit(l.submit_lists, submissions_);
+  const submission_plan::outcome submitted = device_->submissions.submit(l.submit_lists, submissions_);
   if (!submitted.value) {
     message_ = submitted.value.error().what();
     if (submitted.submitted_any) {
@@ -337,7 +339,8 @@ void wave::stamp(wave_phase phase) noexcept {
 wave_report wave::report_now() const {
   wave_report r;
   r.wave = id_;
-  r.bucket = pool_ != nullptr ? &pool_->bucket().id : nullptr;
+  r.bucket = group_ != nullptr ? &group_->bucket().id : nullptr;
+  r.device = device_ != nullptr ? device_->index : 0;
   r.lane = held_ != nullptr ? held_->index : 0;
   r.nodes = owner_.program_->node_count;
   r.submitted_value = submitted_value_;
@@ -367,7 +370,8 @@ void wave::finish(error_code ec) noexcept {
 
 void wave::conclude(error_code ec) noexcept {
   if (trace_recorder* trace = owner_.options_.trace)
-    record_wave(*trace, report_now(), node_spans_, owner_.submissions_.node_queues());
+    record_wave(*trace, report_now(), node_spans_,
+                (device_ != nullptr ? *device_ : owner_.devices_.front()).submissions.node_queues());
   finish(ec);
 }
 
@@ -388,7 +392,7 @@ void wave::trace_node(std::size_t node, const trace_clock& started) noexcept {
 
 wave::wave(scheduler_impl& owner, std::size_t nodes, bool traced, bool timed)
     : owner_(owner),
-      submissions_(owner.submissions_.make_values()),
+      submissions_(owner.make_submission_values()),
       buffer_(owner.options_.encoder_tasks + 2),
       contexts_(nodes),
       node_spans_(traced ? nodes : 0),
@@ -402,9 +406,11 @@ wave::wave(scheduler_impl& owner, std::size_t nodes, bool traced, bool timed)
   };
 }
 
-void wave::prepare(std::uint64_t id, lane_pool* pool, encoder_ref encode, error_code early_error) noexcept {
+void wave::prepare(std::uint64_t id, lane_group* group, encoder_ref encode, error_code early_error) noexcept {
   id_ = id;
-  pool_ = pool;
+  group_ = group;
+  pool_ = nullptr;
+  device_ = nullptr;
   encode_ = encode;
   early_error_ = early_error;
   refs_.store(2, std::memory_order_relaxed);
@@ -452,7 +458,7 @@ void wave::cancel(asio::cancellation_type_t type) noexcept {
   switch (step_.load()) {
     case wave_step::acquiring:
       // Still queued: leave the queue and resume with operation_aborted.
-      if (pool_->cancel(waiter_)) {
+      if (group_->cancel(waiter_)) {
         grant_ec_ = asio::error::operation_aborted;
         resume_later();
       }

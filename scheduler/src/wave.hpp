@@ -14,6 +14,7 @@
 #include "ferrum/scheduler/lane_pool.hpp"
 #include "ferrum/scheduler/scheduler.hpp"
 #include "ferrum/scheduler/trace.hpp"
+#include "lane_group.hpp"
 #include "submission_plan.hpp"
 #include "wave_trace.hpp"
 
@@ -34,6 +35,7 @@
 namespace ferrum::detail {
 
 class scheduler_impl;
+struct scheduler_device;
 
 // Where a wave is, as far as a cancellation needs to know.
 enum class wave_step : std::uint8_t { prepared, acquiring, encoding, submitted };
@@ -59,7 +61,7 @@ class wave {
   wave& operator=(const wave&) = delete;
 
   // Sets the wave up for a new use (by the scheduler, under no lock).
-  void prepare(std::uint64_t id, lane_pool* pool, encoder_ref encode, boost::system::error_code early_error) noexcept;
+  void prepare(std::uint64_t id, lane_group* group, encoder_ref encode, boost::system::error_code early_error) noexcept;
 
   // Starts the wave's coroutine on the scheduler's executor (never inline).
   void launch() noexcept;
@@ -114,7 +116,10 @@ class wave {
 
   scheduler_impl& owner_;
   std::uint64_t id_ = 0;
+  // The bucket's pools; once a lane is granted, its pool and device.
+  lane_group* group_ = nullptr;
   lane_pool* pool_ = nullptr;
+  const scheduler_device* device_ = nullptr;
   encoder_ref encode_{};
   // An error found before the wave started (no bucket fits, shut down).
   boost::system::error_code early_error_;

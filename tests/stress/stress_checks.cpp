@@ -21,7 +21,7 @@ std::string describe(const wave_record& w) {
   std::string s = "wave " + std::to_string(w.token) + " (plan " + std::string(plan_name(w.what)) +
                   (w.coroutine ? ", coroutine" : "") + ", request " + std::string(request_kinds[w.request].bucket) +
                   ", outcome " + outcome_name(w.ec) + ", fence " + std::to_string(w.report.submitted_value) +
-                  ", lane " + std::to_string(w.report.lane) + ")";
+                  ", device " + std::to_string(w.report.device) + ", lane " + std::to_string(w.report.lane) + ")";
   return s;
 }
 
@@ -48,18 +48,23 @@ std::string_view plan_name(disturbance d) noexcept {
 
 std::vector<ferrum::lane_counts> stress_run::settle(std::chrono::milliseconds limit) {
   const auto until = clock_type::now() + limit;
-  const ferrum::gpu::timeline& timeline = device_->queue().timeline();
-  const std::uint64_t last = device_->queue().last_submitted();
+  std::vector<std::uint64_t> last;
+  for (const auto& d : devices_) last.push_back(d->queue().last_submitted());
   std::vector<ferrum::lane_counts> counts;
   for (;;) {
     counts.clear();
-    std::uint32_t quarantined = 0;
-    for (const auto& pool : scheduler_->pools()) {
-      counts.push_back(pool->counts());
-      quarantined += counts.back().quarantined;
+    bool settled = true;
+    for (std::size_t d = 0; d < devices_.size(); ++d) {
+      std::uint32_t quarantined = 0;
+      for (const auto& pool : scheduler_->pools(d)) {
+        counts.push_back(pool->counts());
+        quarantined += counts.back().quarantined;
+      }
+      const ferrum::gpu::timeline& timeline = devices_[d]->queue().timeline();
+      const bool idle = timeline.reached(last[d]) || timeline.failure();
+      settled = settled && idle && (quarantined == 0 || devices_[d]->lost());
     }
-    const bool idle = timeline.reached(last) || timeline.failure();
-    if ((idle && (quarantined == 0 || device_->lost())) || clock_type::now() > until) return counts;
+    if (settled || clock_type::now() > until) return counts;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }
@@ -76,7 +81,13 @@ void stress_run::summarize() const {
     if (w->submitted) ++outcomes[outcome_name(w->ec)];
   std::string line;
   for (const auto& [name, count] : outcomes) line += " " + name + "=" + std::to_string(count);
-  const ferrum::gpu::fault_counts f = device_->injected_faults();
+  ferrum::gpu::fault_counts f;
+  for (const auto& d : devices_) {
+    const ferrum::gpu::fault_counts one = d->injected_faults();
+    f.delay += one.delay;
+    f.hang += one.hang;
+    f.lost += one.lost;
+  }
   std::printf("stress[%s]: %zu/%zu waves in %lld ms:%s; faults delay=%llu hang=%llu lost=%llu; max_in_flight=%u\n",
               scenario_.name.c_str(), submitted_.load(), records_.size(),
               static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(elapsed_).count()),
@@ -101,7 +112,8 @@ void stress_run::check_invariants() const {
   std::size_t submitted = 0;
   std::size_t ok = 0;
   std::size_t aborted = 0;
-  std::map<std::uint64_t, std::size_t> by_fence;  // fence value -> waves with it
+  // (device, fence value) -> waves with it
+  std::map<std::pair<std::size_t, std::uint64_t>, std::size_t> by_fence;
   const auto fence_timeout = scenario_.options.fence_timeout;
   for (const auto& record : records_) {
     const wave_record& w = *record;
@@ -118,7 +130,7 @@ void stress_run::check_invariants() const {
     aborted += w.ec == asio::error::operation_aborted ? 1 : 0;
     const ferrum::wave_report& r = w.report;
     const std::uint64_t f = r.submitted_value;
-    if (f != 0) ++by_fence[f];
+    if (f != 0) ++by_fence[{r.device, f}];
     if (r.wave == 0) problem(w, "its report has no wave id");
     if (r.nodes != scenario_.nodes) problem(w, "its report counts " + std::to_string(r.nodes) + " nodes");
     // Only a wave refused before it picked a bucket (shut down) has none.
@@ -126,6 +138,8 @@ void stress_run::check_invariants() const {
       problem(w, "ran in bucket " + (r.bucket != nullptr ? r.bucket->str() : std::string("none")));
     const int b = w.bucket.load();
     const int l = w.lane.load();
+    const int d = w.device.load();
+    if (d >= 0 && static_cast<std::size_t>(d) != r.device) problem(w, "encoded on device " + std::to_string(d));
     if (b >= 0 && (r.bucket == nullptr || program_->buckets[static_cast<std::size_t>(b)].id != *r.bucket))
       problem(w, "encoded in another bucket than its report names");
     if (l >= 0 && static_cast<std::uint32_t>(l) != r.lane) problem(w, "encoded on lane " + std::to_string(l));
@@ -133,7 +147,8 @@ void stress_run::check_invariants() const {
     for (std::size_t n = 0; n < scenario_.nodes; ++n) encoded += w.encoded[n].load() ? 1 : 0;
     if (f != 0 && encoded != scenario_.nodes)
       problem(w, "submitted with " + std::to_string(encoded) + " nodes encoded");
-    if (f != 0 && f > device_->queue().last_submitted()) problem(w, "its fence value was never submitted");
+    if (f != 0 && (r.device >= devices_.size() || f > devices_[r.device]->queue().last_submitted()))
+      problem(w, "its fence value was never submitted");
 
     if (!w.ec) {
       if (f == 0) problem(w, "succeeded without a fence value");
@@ -169,18 +184,19 @@ void stress_run::check_invariants() const {
     // before this one ran on the same lane, and if it submitted, its fence
     // was reached and its probe had run when this wave encoded.
     check_previous_writers(
-        w, records_, scenario_.nodes, b, l, [](const wave_record&) { return true; }, problem);
+        w, records_, scenario_.nodes, b, l, [&](const wave_record& p) { return p.device.load() == d; }, problem);
   }
   // Only the scheduler submits: every submitted value belongs to one wave.
   for (const auto& [value, count] : by_fence)
     if (count != 1)
-      problems.push_back("fence value " + std::to_string(value) + " claimed by " + std::to_string(count) + " waves");
+      problems.push_back("fence value " + std::to_string(value.second) + " of device " + std::to_string(value.first) +
+                         " claimed by " + std::to_string(count) + " waves");
   // With two queues a wave makes several compute submissions (its segments
   // and its join), of which the last is its fence.
-  if (scenario_.two_queues ? by_fence.size() > device_->queue().last_submitted()
-                           : by_fence.size() != device_->queue().last_submitted())
-    problems.push_back(std::to_string(by_fence.size()) + " waves carry fence values, " +
-                       std::to_string(device_->queue().last_submitted()) + " were submitted");
+  const std::uint64_t submissions = compute_submissions();
+  if (scenario_.two_queues ? by_fence.size() > submissions : by_fence.size() != submissions)
+    problems.push_back(std::to_string(by_fence.size()) + " waves carry fence values, " + std::to_string(submissions) +
+                       " were submitted");
   for (const std::string& p : problems) UNSCOPED_INFO(p);
   CHECK(problems.empty());
 
@@ -193,7 +209,7 @@ void stress_run::check_invariants() const {
   CHECK(s.in_flight == 0);
   CHECK(s.live == 0);
   CHECK(s.max_in_flight <= total_lanes());
-  REQUIRE(final_counts_.size() == request_kinds.size());
+  REQUIRE(final_counts_.size() == request_kinds.size() * devices_.size());
   for (const ferrum::lane_counts& c : final_counts_) {
     CHECK(c.lanes == scenario_.lanes);
     CHECK(c.in_flight == 0);

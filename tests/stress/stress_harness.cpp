@@ -103,20 +103,24 @@ std::optional<wave_record::lane_guard> wave_record::enter(const ferrum::encode_c
   }
   const int b = run.bucket_index(c.bucket);
   const int l = static_cast<int>(c.lane);
+  const int d = run.device_index(c.commands.device());
   int expected = -1;
   if (!bucket.compare_exchange_strong(expected, b) && expected != b)
     run.violation("wave " + std::to_string(token) + " encoded in two buckets");
   expected = -1;
   if (!lane.compare_exchange_strong(expected, l) && expected != l)
     run.violation("wave " + std::to_string(token) + " encoded on two lanes");
-  if (b < 0 || c.lane >= run.scenario_.lanes) {
+  expected = -1;
+  if (!device.compare_exchange_strong(expected, d) && expected != d)
+    run.violation("wave " + std::to_string(token) + " encoded on two devices");
+  if (b < 0 || d < 0 || c.lane >= run.scenario_.lanes) {
     run.violation("wave " + std::to_string(token) + " encoded on unknown bucket " + c.bucket.str() + " or lane " +
                   std::to_string(c.lane));
     return std::nullopt;
   }
 
   // Held: whoever else is inside an encoder of this lane now holds it too.
-  std::atomic<std::uint64_t>& owner = run.lane_owner(b, c.lane);
+  std::atomic<std::uint64_t>& owner = run.lane_owner(d, b, c.lane);
   const std::uint64_t other = owner.exchange(token, std::memory_order_acq_rel);
   if (other != 0 && other != token)
     run.violation("lane " + std::to_string(c.lane) + " of " + c.bucket.str() + " held by waves " +
@@ -134,7 +138,7 @@ std::optional<wave_record::lane_guard> wave_record::enter(const ferrum::encode_c
   }
 
   // The slot's previous writer: its fence must be reached by now.
-  take_slot(*this, n, c.binding->bytes().data(), run.device_->queue().timeline(), run.records_);
+  take_slot(*this, n, c.binding->bytes().data(), c.commands.device().queue().timeline(), run.records_);
   return guard;
 }
 
@@ -188,12 +192,16 @@ stress_run::stress_run(scenario s)
     : scenario_(std::move(s)),
       plan_(make_plan(scenario_.nodes, scenario_.lanes, scenario_.two_queues)),
       program_(std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(plan_))),
-      device_(::test::null_device(scenario_.device)),
       pool_(scenario_.threads),
-      lane_owners_(std::make_unique<std::atomic<std::uint64_t>[]>(request_kinds.size() * scenario_.lanes)),
+      lane_owners_(std::make_unique<std::atomic<std::uint64_t>[]>((1 + scenario_.more_devices.size()) *
+                                                                  request_kinds.size() * scenario_.lanes)),
       outstanding_(scenario_.submitters, 0) {
   REQUIRE(program_->buckets.size() == request_kinds.size());
-  auto made = ferrum::scheduler::create(plan_, program_, *device_, pool_.get_executor(), scenario_.options);
+  std::vector<ferrum::gpu::device*> devices;
+  devices_.push_back(::test::null_device(scenario_.device));
+  for (const ferrum::gpu::null_device_options& o : scenario_.more_devices) devices_.push_back(::test::null_device(o));
+  for (const auto& d : devices_) devices.push_back(d.get());
+  auto made = ferrum::scheduler::create(plan_, program_, devices, pool_.get_executor(), scenario_.options);
   if (!made) FAIL(made.error().what());
   scheduler_ = std::move(*made);
 
@@ -225,6 +233,18 @@ stress_run::~stress_run() {
 
 int stress_run::bucket_index(const ferrum::bucket_id& id) const noexcept { return stress::bucket_index(*program_, id); }
 
+int stress_run::device_index(const ferrum::gpu::device& d) const noexcept {
+  for (std::size_t i = 0; i < devices_.size(); ++i)
+    if (devices_[i].get() == &d) return static_cast<int>(i);
+  return -1;
+}
+
+std::uint64_t stress_run::compute_submissions() const noexcept {
+  std::uint64_t total = 0;
+  for (const auto& d : devices_) total += d->queue().last_submitted();
+  return total;
+}
+
 void stress_run::violation(std::string message) noexcept { violations_.add(std::move(message)); }
 
 void stress_run::completed(wave_record& w, error_code ec, ferrum::wave_report report) noexcept {
@@ -236,7 +256,7 @@ void stress_run::completed(wave_record& w, error_code ec, ferrum::wave_report re
   w.report = std::move(report);
   w.completed_at = clock_type::now();
   if (w.report.submitted_value != 0)
-    w.fence_reached_at_completion = device_->queue().timeline().reached(w.report.submitted_value);
+    w.fence_reached_at_completion = devices_[w.report.device]->queue().timeline().reached(w.report.submitted_value);
   for (std::size_t n = 0; n < scenario_.nodes; ++n) w.probes_at_completion += w.probed[n].load() ? 1 : 0;
   if (ec == errc::all_lanes_quarantined)
     backoff_until_.store((clock_type::now() + std::chrono::milliseconds(25)).time_since_epoch().count());

@@ -1,5 +1,5 @@
-// stress_harness.hpp — runs many concurrent waves against one scheduler on the
-// null device and records what every wave, encoder and GPU-side probe saw, so
+// stress_harness.hpp — runs many concurrent waves against one scheduler on
+// one or more null devices and records what every wave, encoder and GPU-side probe saw, so
 // that the stress scenarios (tests/stress/*_test.cpp) can check the hot-path
 // invariants of docs/design.md (8, 10, 12) after the fact.
 //
@@ -123,6 +123,9 @@ struct scenario {
   std::optional<std::size_t> destroy_after;
 
   ferrum::gpu::null_device_options device;
+  // Devices beyond the first, each with its options: the scheduler then
+  // runs over all of them.
+  std::vector<ferrum::gpu::null_device_options> more_devices;
   ferrum::scheduler_options options{.fence_timeout = std::chrono::milliseconds(2000), .encoder_tasks = 3};
 };
 
@@ -214,6 +217,7 @@ struct wave_record {
   // encoder call) and by probes.
   std::atomic<int> bucket{-1};
   std::atomic<int> lane{-1};
+  std::atomic<int> device{-1};                   // the scheduler's index of its lane's device
   std::unique_ptr<std::atomic<bool>[]> encoded;  // per node
   std::unique_ptr<std::atomic<bool>[]> probed;   // per node: its probe ran
   std::vector<probe> probes;
@@ -250,7 +254,8 @@ class stress_run {
 
   [[nodiscard]] const scenario& options() const noexcept { return scenario_; }
   [[nodiscard]] const std::vector<std::unique_ptr<wave_record>>& waves() const noexcept { return records_; }
-  [[nodiscard]] ferrum::gpu::null_device& device() const noexcept { return *device_; }
+  [[nodiscard]] ferrum::gpu::null_device& device(std::size_t index = 0) const noexcept { return *devices_[index]; }
+  [[nodiscard]] std::size_t device_count() const noexcept { return devices_.size(); }
   [[nodiscard]] const std::vector<ferrum::lane_counts>& final_counts() const noexcept { return final_counts_; }
   [[nodiscard]] const ferrum::scheduler_stats& final_stats() const noexcept { return final_stats_; }
   // The most quarantined lanes any sample of the pools' counts saw.
@@ -267,7 +272,7 @@ class stress_run {
   [[nodiscard]] bool destroyed() const noexcept { return scheduler_ == nullptr; }
   [[nodiscard]] std::chrono::steady_clock::duration destroy_time() const noexcept { return destroy_time_; }
   [[nodiscard]] std::uint32_t total_lanes() const noexcept {
-    return scenario_.lanes * static_cast<std::uint32_t>(request_kinds.size());
+    return scenario_.lanes * static_cast<std::uint32_t>(request_kinds.size() * devices_.size());
   }
 
  private:
@@ -296,14 +301,20 @@ class stress_run {
   // Records a broken invariant seen on another thread.
   void violation(std::string message) noexcept;
   [[nodiscard]] int bucket_index(const ferrum::bucket_id& id) const noexcept;
-  [[nodiscard]] std::atomic<std::uint64_t>& lane_owner(int bucket, std::uint32_t lane) noexcept {
-    return lane_owners_[static_cast<std::size_t>(bucket) * scenario_.lanes + lane];
+  // The index of `d` among the run's devices; -1 if none.
+  [[nodiscard]] int device_index(const ferrum::gpu::device& d) const noexcept;
+  [[nodiscard]] std::atomic<std::uint64_t>& lane_owner(int device, int bucket, std::uint32_t lane) noexcept {
+    return lane_owners_[(static_cast<std::size_t>(device) * request_kinds.size() + static_cast<std::size_t>(bucket)) *
+                            scenario_.lanes +
+                        lane];
   }
+  // Every device's compute submissions.
+  [[nodiscard]] std::uint64_t compute_submissions() const noexcept;
 
   scenario scenario_;
   ferrum::plan plan_;
   std::shared_ptr<const ferrum::compiled_program> program_;
-  std::unique_ptr<ferrum::gpu::null_device> device_;
+  std::vector<std::unique_ptr<ferrum::gpu::null_device>> devices_;
   boost::asio::thread_pool pool_;
   std::unique_ptr<ferrum::scheduler> scheduler_;
 

@@ -20,6 +20,11 @@
 // (never, after a loss). When every lane of the pool is quarantined, waiters
 // fail with all_lanes_quarantined instead of waiting forever.
 //
+// Pools of one bucket on several devices can be joined in a group (a
+// scheduler over several devices does that): they then share the group's
+// lock, and a lane that frees goes to the pool's own waiters first, then to
+// the group's (detail::lane_group, scheduler/src/lane_group.hpp).
+//
 // Thread safety: every member may be called from any thread.
 #pragma once
 
@@ -53,11 +58,14 @@ enum class queue_placement : std::uint8_t { plan, compute_only };
 class lane_pool;
 namespace detail {
 class wave;
-}
+class lane_group;
+}  // namespace detail
 
 // One lane of a bucket: its memory, its binding evidence, its command lists.
 struct lane {
   std::uint32_t index = 0;
+  // The pool the lane belongs to (and so its device: pool->device()).
+  lane_pool* pool = nullptr;
   // Every pool of the bucket, pool d at bucket().pool_offsets[d];
   // bucket().lane_bytes() bytes.
   std::unique_ptr<gpu::arena> arena;
@@ -134,6 +142,26 @@ class lane_pool {
     waiter* next = nullptr;
   };
 
+  // Waiters first come, first served (intrusive: allocates nothing). Not
+  // thread-safe: its owner's lock guards it.
+  class waiter_queue {
+   public:
+    void push(waiter& w) noexcept;
+    // Removes `w`; false when it is not queued.
+    [[nodiscard]] bool remove(waiter& w) noexcept;
+    // The first waiter, taken off; nullptr when none waits.
+    [[nodiscard]] waiter* pop() noexcept;
+    // Every waiter, taken off, as a list linked through `next`.
+    [[nodiscard]] waiter* take_all() noexcept;
+    [[nodiscard]] bool empty() const noexcept { return head_ == nullptr; }
+    [[nodiscard]] std::size_t size() const noexcept { return size_; }
+
+   private:
+    waiter* head_ = nullptr;
+    waiter* tail_ = nullptr;
+    std::size_t size_ = 0;
+  };
+
   // The executor async_acquire completes on for a handler without one.
   using executor_type = boost::asio::any_io_executor;
 
@@ -159,6 +187,8 @@ class lane_pool {
   [[nodiscard]] const compiled_bucket& bucket() const noexcept { return *bucket_; }
   [[nodiscard]] executor_type get_executor() const noexcept { return executor_; }
   [[nodiscard]] gpu::device& device() const noexcept { return *device_; }
+  // `waiting` counts the pool's own waiters and, in a group, the group's
+  // (who take a lane of whichever pool of the group frees one first).
   [[nodiscard]] lane_counts counts() const;
   // The lanes, for reading their arenas (a lane's bytes belong to the wave
   // holding it, and to nobody while the GPU may write them).
@@ -210,6 +240,7 @@ class lane_pool {
  private:
   friend struct lane::fence_watch;
   friend class detail::wave;
+  friend class detail::lane_group;
   enum class lane_state : std::uint8_t { free, in_flight, quarantined };
 
   lane_pool(const compiled_bucket& bucket, gpu::device& device, executor_type executor)
@@ -219,12 +250,27 @@ class lane_pool {
   // Puts a held lane in `state` (quarantined, or in_flight while it returns)
   // and watches its last submission's value. Errors: as check_held_locked.
   [[nodiscard]] result<void> watch(lane& l, lane_state state, const char* action);
-  // With mutex_ held: `l` is free again; hands it to the first waiter
-  // (returned, to be granted after unlocking) or marks it free.
+  // With mutex_ held: `l` is free again; hands it to the first waiter of
+  // the pool, else of its group (returned, to be granted after unlocking),
+  // or marks it free.
   [[nodiscard]] waiter* hand_over_locked(lane& l) noexcept;
+  // With mutex_ held: whether no lane can come any more (closed, or every
+  // lane quarantined).
+  [[nodiscard]] bool hopeless_locked() const noexcept;
+  // With mutex_ held: whether the pool may still serve its group's waves
+  // (its device is not lost, and a lane can come).
+  [[nodiscard]] bool serves_group_locked() const noexcept;
   // With mutex_ held: when no lane can come any more, detaches every waiter
-  // (returned, to be failed with `ec` after unlocking).
-  [[nodiscard]] waiter* detach_if_hopeless_locked(boost::system::error_code& ec) noexcept;
+  // of the pool and, when that is so for its group too, of the group
+  // (returned, to be failed after unlocking: fail_hopeless).
+  struct hopeless_waiters {
+    waiter* own = nullptr;
+    boost::system::error_code own_ec;
+    waiter* group = nullptr;
+    boost::system::error_code group_ec;
+  };
+  [[nodiscard]] hopeless_waiters detach_if_hopeless_locked() noexcept;
+  static void fail_hopeless(const hopeless_waiters& hopeless) noexcept;
   static void fail_all(waiter* list, boost::system::error_code ec) noexcept;
   // The watch's completion: the fence was reached (or the device failed).
   static void watched(gpu::timeline_wait* wait, boost::system::error_code ec) noexcept;
@@ -237,12 +283,16 @@ class lane_pool {
   executor_type executor_;
   std::vector<std::unique_ptr<lane>> lanes_;
 
-  mutable std::mutex mutex_;
+  // The pool's own lock, or its group's once it joins one (cold, before use).
+  mutable std::mutex own_mutex_;
+  std::mutex* mutex_ = &own_mutex_;
+  detail::lane_group* group_ = nullptr;
   std::vector<lane_state> state_;
   std::vector<lane*> free_;  // capacity reserved for every lane: pushing never allocates
-  waiter* head_ = nullptr;
-  waiter* tail_ = nullptr;
-  std::size_t waiting_ = 0;
+  // In a group: per lane, the group's count of frees when it last freed
+  // (the group hands out the lane free longest, on any device).
+  std::vector<std::uint64_t> freed_at_;
+  waiter_queue waiters_;
   boost::system::error_code closed_;
   void (*watch_changed_)(void* context, int delta) noexcept = nullptr;
   void* watch_context_ = nullptr;

@@ -24,6 +24,16 @@
 // wave with fence_timeout and quarantines the lane until the fence is
 // reached; a lost device fails every wave in flight and later with
 // device_lost. In steady state a wave allocates nothing.
+//
+// Several devices: made over K devices, the scheduler has a lane pool per
+// (device, bucket), and the pools of a bucket serve one queue of waves: a
+// wave takes the lane free longest, on any device, or waits for the first
+// lane of its bucket that frees on any of them. Each wave runs on one device
+// (wave_report::device); encoders that need device objects (kernels) pick
+// them by the list's device (encode_context::commands.device()). A lost
+// device fails the waves on it with device_lost and takes its lanes out of
+// service for good; later waves run on the others, and fail with
+// device_lost only once every device is lost.
 #pragma once
 
 #include "ferrum/binding/compiled_program.hpp"
@@ -100,6 +110,7 @@ struct scheduler_stats {
 namespace detail {
 class scheduler_impl;
 class wave;
+class lane_group;
 
 // An encoder by reference (or a function by pointer): the object and how to
 // call it. Copied by value into the wave; the object itself is not copied.
@@ -149,9 +160,9 @@ struct encoder_ref {
 
 // What async_submit resolves when it is called, so that nothing of the
 // request is read later (a lazy token may start the wave long after): the
-// bucket's pool, or why the request is refused.
+// bucket's pools, or why the request is refused.
 struct wave_admission {
-  lane_pool* pool = nullptr;
+  lane_group* group = nullptr;
   errc refused = errc::ok;
 };
 
@@ -178,6 +189,14 @@ class scheduler {
   [[nodiscard]] static result<std::unique_ptr<scheduler>> create(const plan& p,
                                                                  std::shared_ptr<const compiled_program> program,
                                                                  gpu::device& device, executor_type executor,
+                                                                 const scheduler_options& options = {});
+  // The same over several devices (see the top of this file): a lane pool
+  // per (device, bucket). More errors: invalid_scheduler_option (no device,
+  // a null one, one given twice).
+  [[nodiscard]] static result<std::unique_ptr<scheduler>> create(const plan& p,
+                                                                 std::shared_ptr<const compiled_program> program,
+                                                                 std::span<gpu::device* const> devices,
+                                                                 executor_type executor,
                                                                  const scheduler_options& options = {});
 
   scheduler(const scheduler&) = delete;
@@ -256,10 +275,16 @@ class scheduler {
                                                                                          token);
   }
 
+  // Every lane pool, device-major: device d's pool of bucket b (the
+  // program's bucket order) is pools()[d * buckets + b]; pools(d) is device
+  // d's alone.
   [[nodiscard]] std::span<const std::unique_ptr<lane_pool>> pools() const noexcept;
+  [[nodiscard]] std::span<const std::unique_ptr<lane_pool>> pools(std::size_t device) const noexcept;
   [[nodiscard]] scheduler_stats stats() const noexcept;
   [[nodiscard]] const compiled_program& program() const noexcept;
-  [[nodiscard]] gpu::device& device() const noexcept;
+  // The first device, and device `index` (below device_count()).
+  [[nodiscard]] gpu::device& device(std::size_t index = 0) const noexcept;
+  [[nodiscard]] std::size_t device_count() const noexcept;
 
  private:
   // The initiations carry the scheduler's executor, as Asio's do (tokens

@@ -51,8 +51,10 @@ struct trace_span {
   // device whose one queue runs both kinds).
   queue_kind queue = queue_kind::compute;
   std::uint64_t wave = 0;
-  // The wave's bucket (owned by the compiled program).
+  // The wave's bucket (owned by the compiled program), device (its index in
+  // the scheduler's devices) and lane there.
   const bucket_id* bucket = nullptr;
+  std::uint32_t device = 0;
   std::uint32_t lane = 0;
   // A small number per thread of the process, from 1 (node spans only).
   std::uint32_t thread = 0;
@@ -98,7 +100,9 @@ class trace_recorder {
 // Chrome trace-event JSON ({"traceEvents": [...]}, complete events "X" in
 // microseconds): one track per lane (process "lanes", thread "<bucket> lane
 // <n>"), one per worker thread (process "encoder threads") and, with GPU
-// timestamps, one per device queue (process "gpu", thread "queue"); spans
+// timestamps, one per device queue (process "gpu", thread "queue" and
+// "transfer queue"); with several devices, lane and queue names begin with
+// "device <d> "; spans
 // named `acquire`, `bind`, `encode`, `submit`, `fence`, `release`,
 // `encode <node>` and, on the GPU track (category "gpu"), `<node>`, with
 // args {"wave", "bucket", "lane"} (and "node"). Node names come from `p`,

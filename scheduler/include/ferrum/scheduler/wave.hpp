@@ -125,6 +125,9 @@ struct wave_report {
   // The bucket it ran in (owned by the compiled program), or null when none
   // was picked.
   const bucket_id* bucket = nullptr;
+  // The device it ran on (its index in the scheduler's devices; 0 when no
+  // lane was granted) and its lane there.
+  std::size_t device = 0;
   std::uint32_t lane = 0;
   std::size_t nodes = 0;
   // The timeline value its submission signals; 0 when nothing was submitted.
