@@ -8,7 +8,6 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 
 namespace ferrum::tools {
@@ -36,6 +35,8 @@ result<std::unique_ptr<wave_checks>> wave_checks::create(gpu::device& device, co
   checks->lanes_ = program.lanes;
   checks->stamps_ = stamps;
   for (const plan_node& node : p.nodes) checks->max_listed_ = std::max(checks->max_listed_, node.resources.size());
+  for (std::size_t n = 0; n < program.node_count; ++n)
+    checks->transfer_nodes_.push_back(program.dependencies.queue(n) == queue_kind::transfer);
 
   auto writer = device.create_kernel(gpu::builtin::write_pattern());
   if (!writer) return writer.error();
@@ -48,14 +49,33 @@ result<std::unique_ptr<wave_checks>> wave_checks::create(gpu::device& device, co
   auto counters = device.create_arena(std::max<std::size_t>(pools.size() * checks->lanes_, 1) * 4);
   if (!counters) return counters.error();
   checks->counters_ = std::move(*counters);
-  for (const std::unique_ptr<lane_pool>& pool : pools) checks->buckets_.push_back(plan_checks(p, program, *pool, test));
+
+  const std::vector<listing_check> listings = plan_listing_checks(p, program.dependencies);
+  for (const listing_check& l : listings)
+    if (l.unchecked != listing_check::unchecked_reason::checked) checks->unchecked_.push_back(describe_unchecked(p, l));
+  std::size_t transfer_bytes = 0;
+  for (const std::unique_ptr<lane_pool>& pool : pools) {
+    bucket_checks b = plan_checks(p, listings, *pool, checks->lanes_, test);
+    b.transfer_base = transfer_bytes;
+    transfer_bytes += b.transfer_block * checks->lanes_;
+    checks->buckets_.push_back(std::move(b));
+  }
+  if (transfer_bytes != 0) {
+    auto transfer = device.create_arena(transfer_bytes);
+    if (!transfer) return transfer.error();
+    checks->transfer_ = std::move(*transfer);
+  }
   return checks;
 }
 
-wave_checks::bucket_checks wave_checks::plan_checks(const plan& p, const compiled_program& program,
-                                                    const lane_pool& pool, checks_self_test test) {
+wave_checks::bucket_checks wave_checks::plan_checks(const plan& p, const std::vector<listing_check>& listings,
+                                                    const lane_pool& pool, std::size_t lanes, checks_self_test test) {
   const compiled_bucket& bucket = pool.bucket();
-  bucket_checks b{&bucket.id, {}, {0}, std::vector<const gpu::arena*>(program.lanes, nullptr)};
+  bucket_checks b;
+  b.id = &bucket.id;
+  b.begin.push_back(0);
+  b.snapshots.resize(p.nodes.size());
+  b.lane_arenas.assign(lanes, nullptr);
   // Every resource's compiled place in a lane (offset, size), by id, computed
   // here from the program, independently of what the lane pool resolved for
   // its encoders.
@@ -64,37 +84,44 @@ wave_checks::bucket_checks wave_checks::plan_checks(const plan& p, const compile
     for (const projection& at : bucket.capacity_layouts[d].projections)
       place[at.resource.view()] = {static_cast<std::size_t>(bucket.pool_offsets[d] + at.offset),
                                    static_cast<std::size_t>(at.capacity)};
-  // Each resource's last user in a wave (node, position).
-  std::unordered_map<std::string_view, std::array<std::size_t, 2>> last_user;
-  for (std::size_t n = 0; n < p.nodes.size(); ++n)
-    for (std::size_t position = 0; position < p.nodes[n].resources.size(); ++position)
-      last_user[p.nodes[n].resources[position].view()] = {n, position};
-  std::unordered_set<std::string_view> persistent;
-  for (const resource_descriptor& r : p.resources)
-    if (r.lifetime == allocation_lifetime::persistent) persistent.insert(r.id.view());
 
-  // Walking the nodes in order: each resource's previous user.
-  std::unordered_map<std::string_view, std::array<std::size_t, 2>> previous_user;
   bool slot_target = test.corrupt_slot_wave != 0;
   bool workspace_target = test.corrupt_workspace_wave != 0;
+  std::size_t at = 0;
   for (std::size_t n = 0; n < p.nodes.size(); ++n) {
-    for (std::size_t position = 0; position < p.nodes[n].resources.size(); ++position) {
+    for (std::size_t position = 0; position < p.nodes[n].resources.size(); ++position, ++at) {
+      const listing_check& l = listings[at];
       const std::string_view id = p.nodes[n].resources[position].view();
       const auto [offset, size] = word_interior(place.at(id)[0], place.at(id)[1]);
-      const auto previous = previous_user.find(id);
-      const bool first_use = previous == previous_user.end();
+      if (size == 0) continue;
+      const bool checked = l.unchecked == listing_check::unchecked_reason::checked;
+      ++(checked ? b.checked : b.unchecked);
       const bool binding = p.nodes[n].binding && p.nodes[n].binding->view() == id;
-      const bool used_later = last_user.at(id) != std::array{n, position};
-      if (size != 0) {
-        std::uint64_t self_test_wave = 0;
+      std::uint64_t self_test_wave = 0;
+      if (checked && l.writes) {
         if (binding && std::exchange(slot_target, false)) self_test_wave = test.corrupt_slot_wave;
-        if (!binding && used_later && std::exchange(workspace_target, false))
+        if (!binding && l.read_later && std::exchange(workspace_target, false))
           self_test_wave = test.corrupt_workspace_wave;
-        b.resources.push_back({position, offset, size, first_use ? std::nullopt : std::optional(previous->second),
-                               first_use && persistent.contains(id) ? std::optional(last_user.at(id)) : std::nullopt,
-                               self_test_wave});
       }
-      previous_user[id] = {n, position};
+      checked_resource r{position, offset, size, l.writes, std::nullopt, false, self_test_wave, none, none, none};
+      if (checked && l.before != listing_check::expectation::nothing) {
+        r.expected = l.writer;
+        r.expected_from_previous_wave = l.before == listing_check::expectation::previous_wave;
+      }
+      if (p.nodes[n].queue == queue_kind::transfer) {
+        // The lane's block: staging where it writes, snapshots where a
+        // compute node checks for it.
+        if (r.writes) r.staging = std::exchange(b.transfer_block, b.transfer_block + size);
+        if (checked && r.expected) {
+          r.before_snapshot = std::exchange(b.transfer_block, b.transfer_block + size);
+          b.snapshots[l.checker].push_back({r.before_snapshot, size, *r.expected, r.expected_from_previous_wave});
+        }
+        if (checked && r.writes) {
+          r.after_snapshot = std::exchange(b.transfer_block, b.transfer_block + size);
+          b.snapshots[l.checker].push_back({r.after_snapshot, size, {n, position}, false});
+        }
+      }
+      b.resources.push_back(r);
     }
     b.begin.push_back(b.resources.size());
   }
@@ -104,7 +131,11 @@ wave_checks::bucket_checks wave_checks::plan_checks(const plan& p, const compile
 }
 
 std::size_t wave_checks::checked_per_wave(std::size_t bucket_index) const noexcept {
-  return bucket_index < buckets_.size() ? buckets_[bucket_index].resources.size() : 0;
+  return bucket_index < buckets_.size() ? buckets_[bucket_index].checked : 0;
+}
+
+std::size_t wave_checks::unchecked_per_wave(std::size_t bucket_index) const noexcept {
+  return bucket_index < buckets_.size() ? buckets_[bucket_index].unchecked : 0;
 }
 
 std::uint32_t wave_checks::seed(std::uint64_t wave, std::size_t node, std::size_t position) const noexcept {
@@ -127,40 +158,90 @@ void wave_checks::record(const encode_context& c) const {
     throw std::runtime_error("wave " + std::to_string(c.wave) + " runs on lane " + std::to_string(c.lane) +
                              ", which its bucket does not have");
   const gpu::arena& lane_arena = *bucket.lane_arenas[c.lane];
-  const gpu::arena_range counter = counters_->range((bucket_index * lanes_ + c.lane) * 4, 4);
-  const auto check = [&](const checked_resource& r, std::uint32_t expected) {
-    const std::array<std::uint32_t, 1> push{expected};
-    if (auto done = c.commands.dispatch(*checker_, lane_arena.range(r.offset, r.size), counter, push); !done)
-      refused("check_pattern", done.error());
-  };
-
-  for (std::size_t at = bucket.begin[c.node_index]; at < bucket.begin[c.node_index + 1]; ++at) {
-    const checked_resource& r = bucket.resources[at];
-    if (r.position >= c.resources.size())
+  for (std::size_t at = bucket.begin[c.node_index]; at < bucket.begin[c.node_index + 1]; ++at)
+    if (bucket.resources[at].position >= c.resources.size())
       throw std::runtime_error("node " + std::to_string(c.node_index) + " was handed " +
                                std::to_string(c.resources.size()) + " resources; the plan lists more");
-    // 1. What it must still hold.
-    if (r.previous) {
-      check(r, seed(c.wave, (*r.previous)[0], (*r.previous)[1]));
-    } else if (r.persistent_last && c.lane_previous_wave != 0) {
-      check(r, seed(c.lane_previous_wave, (*r.persistent_last)[0], (*r.persistent_last)[1]));
+
+  if (transfer_nodes_[c.node_index]) {
+    record_transfer(c, bucket, lane_arena);
+  } else {
+    const gpu::arena_range counter = counters_->range((bucket_index * lanes_ + c.lane) * 4, 4);
+    const auto check = [&](gpu::arena_range range, std::uint32_t expected) {
+      const std::array<std::uint32_t, 1> push{expected};
+      if (auto done = c.commands.dispatch(*checker_, range, counter, push); !done)
+        refused("check_pattern", done.error());
+    };
+    // The transfer nodes' snapshots this node checks: it runs after them.
+    const std::size_t block = bucket.transfer_base + c.lane * bucket.transfer_block;
+    for (const snapshot_check& s : bucket.snapshots[c.node_index]) {
+      if (s.from_previous_wave && c.lane_previous_wave == 0) continue;  // the transfer node took none
+      check(transfer_->range(block + s.snapshot, s.size),
+            seed(s.from_previous_wave ? c.lane_previous_wave : c.wave, s.pattern[0], s.pattern[1]));
     }
-    // 2. The node's pattern, through the range handed out.
-    const gpu::arena_range handed = c.resources[r.position].range;
-    const auto [offset, size] = word_interior(handed.offset, handed.size);
-    if (size != 0) {
-      const std::uint64_t wave = c.wave == r.self_test_wave ? c.wave - 1 : c.wave;
-      const std::array<std::uint32_t, 1> push{seed(wave, c.node_index, r.position)};
-      if (auto done = c.commands.dispatch(*writer_, handed.arena->range(offset, size), {}, push); !done)
-        refused("write_pattern", done.error());
+    for (std::size_t at = bucket.begin[c.node_index]; at < bucket.begin[c.node_index + 1]; ++at) {
+      const checked_resource& r = bucket.resources[at];
+      const gpu::arena_range compiled = lane_arena.range(r.offset, r.size);
+      // 1. What it must still hold.
+      if (r.expected && !r.expected_from_previous_wave) {
+        check(compiled, seed(c.wave, (*r.expected)[0], (*r.expected)[1]));
+      } else if (r.expected && c.lane_previous_wave != 0) {
+        check(compiled, seed(c.lane_previous_wave, (*r.expected)[0], (*r.expected)[1]));
+      }
+      if (!r.writes) continue;
+      // 2. The node's pattern, through the range handed out.
+      const gpu::arena_range handed = c.resources[r.position].range;
+      const auto [offset, size] = word_interior(handed.offset, handed.size);
+      if (size != 0) {
+        const std::uint64_t wave = c.wave == r.self_test_wave ? c.wave - 1 : c.wave;
+        const std::array<std::uint32_t, 1> push{seed(wave, c.node_index, r.position)};
+        if (auto done = c.commands.dispatch(*writer_, handed.arena->range(offset, size), {}, push); !done)
+          refused("write_pattern", done.error());
+      }
+      // 3. The pattern, at the compiled offset.
+      check(compiled, seed(c.wave, c.node_index, r.position));
     }
-    // 3. The pattern, at the compiled offset.
-    check(r, seed(c.wave, c.node_index, r.position));
   }
 
   if (c.node_index + 1 != nodes_) return;
   if (stamps_ != nullptr) {
     if (auto done = c.commands.host(stamps_->arm(c.wave)); !done) refused("host function", done.error());
+  }
+}
+
+void wave_checks::record_transfer(const encode_context& c, const bucket_checks& bucket,
+                                  const gpu::arena& lane_arena) const {
+  const std::size_t block = bucket.transfer_base + c.lane * bucket.transfer_block;
+  const auto copy = [&](gpu::arena_range from, gpu::arena_range to) {
+    if (auto done = c.commands.copy(from, to); !done) refused("copy", done.error());
+  };
+  for (std::size_t at = bucket.begin[c.node_index]; at < bucket.begin[c.node_index + 1]; ++at) {
+    const checked_resource& r = bucket.resources[at];
+    const gpu::arena_range compiled = lane_arena.range(r.offset, r.size);
+    // 1. What it holds now, for its checker (which skips it when this does).
+    if (r.before_snapshot != none && (!r.expected_from_previous_wave || c.lane_previous_wave != 0))
+      copy(compiled, transfer_->range(block + r.before_snapshot, r.size));
+    if (!r.writes) continue;
+    // 2. The node's pattern, through the range handed out, from a staging
+    // area filled here: the lane is this wave's alone, and its last
+    // submission (the previous wave's copies from it) is done.
+    const gpu::arena_range handed = c.resources[r.position].range;
+    const auto [offset, handed_size] = word_interior(handed.offset, handed.size);
+    // A range handed out that is not the compiled size is copied as far as
+    // both go: the checks at the compiled offset show the difference.
+    const std::size_t size = std::min(handed_size, r.size);
+    if (size != 0) {
+      const std::uint64_t wave = c.wave == r.self_test_wave ? c.wave - 1 : c.wave;
+      const std::uint32_t pattern = seed(wave, c.node_index, r.position);
+      std::byte* staging = transfer_->bytes().data() + block + r.staging;
+      for (std::size_t word = 0; word < size / 4; ++word) {
+        const std::uint32_t value = gpu::builtin::pattern_word(pattern, static_cast<std::uint32_t>(word));
+        std::memcpy(staging + 4 * word, &value, 4);
+      }
+      copy(transfer_->range(block + r.staging, size), handed.arena->range(offset, size));
+    }
+    // 3. The pattern at the compiled offset, for its checker.
+    if (r.after_snapshot != none) copy(compiled, transfer_->range(block + r.after_snapshot, r.size));
   }
 }
 

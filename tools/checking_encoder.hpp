@@ -10,32 +10,42 @@
 //   ... after async_shutdown: (*checks)->violations()
 //
 // The same commands run on both devices (write_pattern and check_pattern,
-// ferrum/gpu/builtin_kernels.hpp): the verification is device-side, so on
-// Vulkan it reads what the GPU sees. For each resource a node lists, in its
-// list, in order:
-//   1. what it must still hold is checked: the pattern of its previous user
-//      in this wave (an invocation resource inside its live interval), or,
-//      for a persistent resource's first user, the pattern its last user
-//      wrote in the lane's previous wave (encode_context::lane_previous_wave);
-//      nothing for an invocation resource's first user, whose bytes may hold
-//      another resource's leftovers where the layout aliases them;
-//   2. the node's own pattern is written through the range the scheduler
-//      handed out;
-//   3. that pattern is checked at the compiled offset.
+// ferrum/gpu/builtin_kernels.hpp; copies on a transfer node): the
+// verification is device-side, so on Vulkan it reads what the GPU sees. Who
+// writes each resource and what each listing checks follow the plan's
+// dependency graph (listing_checks.hpp: users not ordered against every other
+// user only check). For each resource a compute node lists, in its list, in
+// order:
+//   1. what it must still hold is checked: the pattern of the last writer it
+//      runs after in this wave (an invocation resource inside its live
+//      interval), or, for a persistent resource with no writer before it, the
+//      pattern its last writer wrote in the lane's previous wave
+//      (encode_context::lane_previous_wave); nothing for an invocation
+//      resource's first users, whose bytes may hold another resource's
+//      leftovers where the layout aliases them;
+//   2. where it writes, the node's own pattern is written through the range
+//      the scheduler handed out;
+//   3. and that pattern is checked at the compiled offset.
+// A transfer node runs no kernel: it copies the compiled range into a
+// snapshot (for 1), copies its pattern from a staging area it fills on the
+// host for the wave (2; the lane, and so its staging, is the wave's alone),
+// and snapshots the compiled range again (for 3); the first compute node
+// that runs after it checks both snapshots, before its own resources.
 // A byte that is not what the layout says (an aliased resource written
 // inside another's interval, a lane reused before its fence, persistent bytes
-// lost, a wrong range handed out, a torn write) adds to a counter word of the
-// wave's (bucket, lane). Only one wave holds a lane at a time, so no two
-// submissions that may run at once add to one word. Checks read the lane at
-// offsets computed here from the compiled program, not from what the
-// scheduler handed the encoders, so a wrong range handed out shows as
-// violations.
+// lost, a wrong range handed out, a torn write, a node run before what it
+// depends on) adds to a counter word of the wave's (bucket, lane). Only one
+// wave holds a lane at a time, so no two submissions that may run at once
+// add to one word. Checks read the lane at offsets computed here from the
+// compiled program, not from what the scheduler handed the encoders, so a
+// wrong range handed out shows as violations.
 //
 // Word kernels check 4-byte words: a resource is written and checked over its
 // largest 4-byte-aligned interior (all of it for the usual aligned ones).
 #pragma once
 
 #include "fence_stamps.hpp"
+#include "listing_checks.hpp"
 #include "wave_faults.hpp"
 
 #include "ferrum/error.hpp"
@@ -48,9 +58,11 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace ferrum::tools {
@@ -62,13 +74,17 @@ class injected_encoder_fault : public std::runtime_error {
 };
 
 // What the checking encoders of one run share: the kernels, the counters,
-// each bucket's slots and each lane's arena. Immutable while waves run.
+// each bucket's slots, each lane's arena and the transfer nodes' staging and
+// snapshots. Immutable while waves run (but for the staging bytes, each
+// lane's written only by the wave holding the lane).
 // Self-tests of the checks: the wave (0: none) whose first binding slot gets
 // the previous wave's pattern, as if the slot had been reused before its
 // fence; and the wave whose first workspace resource with a later user gets
 // it, as if another resource had written it inside its interval. The run must
-// report every word of the slot (once) or of the resource (twice: its own
-// check and its next user's) as a violation.
+// report every word of the slot (once) or of the resource (once for its own
+// check and once for each later check of its pattern: twice in a v1 plan)
+// as a violation. Either may be a transfer node's, whose staging then holds
+// the stale pattern.
 struct checks_self_test {
   std::uint64_t corrupt_slot_wave = 0;
   std::uint64_t corrupt_workspace_wave = 0;
@@ -76,11 +92,12 @@ struct checks_self_test {
 
 class wave_checks {
  public:
-  // Makes the kernels and the counters arena on `device` and reads the
-  // resource layout and lane arenas of `s`'s pools; `p` is the plan `s`'s
+  // Makes the kernels, the counters arena and, for a plan with transfer
+  // nodes, the arena of their staging and snapshots on `device`, and reads
+  // the resource layout and lane arenas of `s`'s pools; `p` is the plan `s`'s
   // program was compiled from. `stamps` (null: none) gets a host function
   // per wave; only the null device runs those. Errors: the device's
-  // (kernels, arena).
+  // (kernels, arenas).
   [[nodiscard]] static result<std::unique_ptr<wave_checks>> create(gpu::device& device, const plan& p,
                                                                    const scheduler& s, fence_stamps* stamps,
                                                                    checks_self_test test = {});
@@ -90,43 +107,74 @@ class wave_checks {
   // not what the plan says (another bucket, lane or resource count).
   void record(const encode_context& c) const;
 
-  // The resources each wave of bucket `bucket_index` (the scheduler's
-  // pools() order) checks: resource listings with at least one whole word.
+  // The resource listings each wave of bucket `bucket_index` (the
+  // scheduler's pools() order) checks, and those it cannot check
+  // (listing_checks.hpp), among those with at least one whole word.
   [[nodiscard]] std::size_t checked_per_wave(std::size_t bucket_index) const noexcept;
+  [[nodiscard]] std::size_t unchecked_per_wave(std::size_t bucket_index) const noexcept;
+  // Why each listing of the plan that is never checked is not (in node
+  // order), whatever its size.
+  [[nodiscard]] const std::vector<std::string>& unchecked() const noexcept { return unchecked_; }
 
   // The sum of the counters: the run's violations. Only once no wave runs
   // (after async_shutdown): the GPU writes them until then.
   [[nodiscard]] std::uint64_t violations() const noexcept;
 
  private:
+  static constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
   // One resource a node lists (its `position` in the node's list).
   struct checked_resource {
     std::size_t position;
     std::size_t offset;  // in the lane's arena, compiled; 4-byte aligned
     std::size_t size;    // a multiple of 4, not 0
-    // The previous node of the wave listing it, and its position there.
-    std::optional<std::array<std::size_t, 2>> previous;
-    // A persistent resource's last user in a wave, and its position there.
-    std::optional<std::array<std::size_t, 2>> persistent_last;
+    bool writes;
+    // Whose pattern it holds before the node's commands, if it is checked:
+    // (node, position) of this wave or, persistent, of the lane's previous.
+    std::optional<std::array<std::size_t, 2>> expected;
+    bool expected_from_previous_wave;
     // The target of a self-test's stale pattern, if any: the first binding
     // slot, or the first workspace resource with a later user.
     std::uint64_t self_test_wave;
+    // A transfer node's: offsets in its lane's block of `transfer_` (none:
+    // not used): the staging it copies its pattern from, the snapshots of
+    // the compiled range before and after.
+    std::size_t staging;
+    std::size_t before_snapshot;
+    std::size_t after_snapshot;
+  };
+  // A check a compute node runs on a transfer node's snapshot.
+  struct snapshot_check {
+    std::size_t snapshot;  // in the lane's block of `transfer_`
+    std::size_t size;
+    std::array<std::size_t, 2> pattern;  // (node, position) whose pattern it holds
+    bool from_previous_wave;             // the lane's previous wave's pattern
   };
   struct bucket_checks {
-    const bucket_id* id;  // the compiled program's: encode_context::bucket refers to it
+    const bucket_id* id = nullptr;  // the compiled program's: encode_context::bucket refers to it
     // Node n's: [begin[n], begin[n + 1]) of `resources`.
     std::vector<checked_resource> resources;
     std::vector<std::size_t> begin;
+    // Per node: the snapshots it checks for transfer nodes.
+    std::vector<std::vector<snapshot_check>> snapshots;
     std::vector<const gpu::arena*> lane_arenas;  // by lane index
+    std::size_t checked = 0;
+    std::size_t unchecked = 0;
+    // Its lanes' blocks of `transfer_`: lane l's at base + l * block.
+    std::size_t transfer_base = 0;
+    std::size_t transfer_block = 0;
   };
 
   wave_checks() = default;
-  [[nodiscard]] static bucket_checks plan_checks(const plan& p, const compiled_program& program, const lane_pool& pool,
-                                                 checks_self_test test);
+  [[nodiscard]] static bucket_checks plan_checks(const plan& p, const std::vector<listing_check>& listings,
+                                                 const lane_pool& pool, std::size_t lanes, checks_self_test test);
   [[nodiscard]] const bucket_checks& bucket_of(const encode_context& c, std::size_t& index) const;
   [[nodiscard]] std::uint32_t seed(std::uint64_t wave, std::size_t node, std::size_t position) const noexcept;
+  // Node `c.node_index`'s copies, on the transfer queue.
+  void record_transfer(const encode_context& c, const bucket_checks& bucket, const gpu::arena& lane_arena) const;
 
   std::vector<bucket_checks> buckets_;
+  std::vector<bool> transfer_nodes_;  // by plan index
+  std::vector<std::string> unchecked_;
   std::size_t nodes_ = 0;
   std::size_t lanes_ = 0;
   std::size_t max_listed_ = 1;  // the most resources one node lists
@@ -134,6 +182,9 @@ class wave_checks {
   std::unique_ptr<gpu::kernel> checker_;
   // One u32 per (bucket, lane), bucket-major.
   std::unique_ptr<gpu::arena> counters_;
+  // The transfer nodes' staging and snapshots, one block per (bucket, lane);
+  // null when the plan has no transfer node.
+  std::unique_ptr<gpu::arena> transfer_;
   fence_stamps* stamps_ = nullptr;
 };
 

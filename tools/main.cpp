@@ -49,7 +49,7 @@ int run(int argc, char** argv) {
 
   ferrum::tools::compile_options compile_options;
   CLI::App* compile = app.add_subcommand("compile", "Compile a ferrum.plan.v1 plan and print its layouts.");
-  compile->add_option("PLAN", compile_options.plan_path, "The plan file (ferrum.plan.v1 JSON).")->required();
+  compile->add_option("PLAN", compile_options.plan_path, "The plan file (ferrum.plan.v1 or v2 JSON).")->required();
   compile->add_flag("--json", compile_options.json, "Print a ferrum.compiled.v1 document instead of a table.");
   compile->add_option("--out", compile_options.out_path,
                       "Also write the compiled program to FILE (ferrum.program.v1), for 'ferrum run --program'.");
@@ -58,7 +58,7 @@ int run(int argc, char** argv) {
   ferrum::tools::run_options run_options;
   CLI::App* run_command =
       app.add_subcommand("run", "Run waves of checking encoders through the scheduler on a device and report.");
-  run_command->add_option("PLAN", run_options.plan_path, "The plan file (ferrum.plan.v1 JSON).")->required();
+  run_command->add_option("PLAN", run_options.plan_path, "The plan file (ferrum.plan.v1 or v2 JSON).")->required();
   run_command->add_option("--program", run_options.program_path,
                           "Load the plan's compiled program from FILE (written by 'ferrum compile --out') instead of "
                           "compiling; it is checked against the plan.");
@@ -98,11 +98,13 @@ int run(int argc, char** argv) {
   run_command->add_flag("--gpu-timestamps", run_options.gpu_timestamps,
                         "Time every node on the GPU: GPU time per wave in the report, a GPU track in the trace.");
   run_command->footer(
-      "Waves go to the plan's buckets in turn, at most two per lane outstanding. For each resource a node lists\n"
-      "(its slot and its workspace resources), the device checks what it must still hold (its previous user's\n"
-      "pattern in the wave; for a persistent resource, the lane's previous wave's), then the node writes a\n"
-      "pattern unique to (wave, node, resource) and the device checks it. A word that is not what the layout\n"
-      "says is a violation.\n"
+      "Waves go to the plan's buckets in turn, at most two per lane outstanding; nodes run on their plan's\n"
+      "queue. For each resource a node lists (its slot and its workspace resources), the device checks what it\n"
+      "must still hold (the pattern of the last writer it runs after in the wave; for a persistent resource,\n"
+      "the lane's previous wave's), then, where the dependency graph orders the node against every other user\n"
+      "of the resource, the node writes a pattern unique to (wave, node, resource) and the device checks it.\n"
+      "Transfer nodes copy; a later compute node checks their snapshots. A word that is not what the layout\n"
+      "says is a violation; what cannot be checked is reported as unchecked.\n"
       "\n"
       "Faults (probabilities per wave, decided by --seed alone):\n"
       "  delay    null device: the submission finishes up to min(1 ms, half the fence timeout) late. It cannot\n"

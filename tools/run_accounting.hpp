@@ -30,7 +30,9 @@
 //   least that much after the wave finished encoding, or when its wave failed
 //   for an explained reason.
 // The device's faults are known per submission, and a wave's submission
-// number is its fence value (only the scheduler submits): decide_fault
+// number is its fence value (only the scheduler submits, once per wave:
+// with device faults, run_command runs a plan's transfer nodes on the
+// compute queue's device queue, so that no wave makes two): decide_fault
 // (ferrum/gpu/null_device.hpp) says which fault each wave got. Injected
 // counts are the device's own (null_device::injected_faults) plus the
 // encoders that threw and the cancellations emitted.

@@ -29,6 +29,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <vector>
 
 namespace ferrum::tools {
 namespace {
@@ -73,19 +74,32 @@ gpu::null_fault_options null_faults(const run_options& options) {
   return faults;
 }
 
-// Blocks until the device has run (or, lost, dropped) every submission. A
-// wave that timed out has completed, but its submission may still be
-// stalled behind a hang, with more queued behind it: only once they ran are
-// the counters final, the device's injected faults all counted, and the
-// quarantined lanes back.
+// Blocks until the device has run (or, lost, dropped) every submission, on
+// every queue. A wave that timed out has completed, but its submission may
+// still be stalled behind a hang, with more queued behind it: only once they
+// ran are the counters final, the device's injected faults all counted, and
+// the quarantined lanes back.
 void await_device_idle(gpu::device& device) {
-  std::future<void> idle =
-      gpu::async_wait(device.queue().timeline(), device.queue().last_submitted(), boost::asio::use_future);
-  try {
-    idle.get();
-  } catch (const boost::system::system_error&) {
-    // device_lost or device_shut_down: nothing more runs either way.
+  for (std::size_t q = 0; q < device.queue_count(); ++q) {
+    gpu::queue& queue = device.queue_at(q);
+    std::future<void> idle = gpu::async_wait(queue.timeline(), queue.last_submitted(), boost::asio::use_future);
+    try {
+      idle.get();
+    } catch (const boost::system::system_error&) {
+      // device_lost or device_shut_down: nothing more runs either way.
+    }
   }
+}
+
+// Each distinct queue of `device`: the kinds it runs and the nodes of
+// `graph` placed on it (queue_placement::plan); submissions are filled in
+// after the run.
+std::vector<queue_use> queue_uses(const gpu::device& device, const dependency_graph& graph) {
+  std::vector<queue_use> uses(device.queue_count());
+  for (std::size_t q = 0; q < uses.size(); ++q) uses[q].queue = q;
+  for (const queue_kind kind : queue_kinds) uses[device.queue(kind).index()].kinds.emplace_back(to_string(kind));
+  for (std::size_t n = 0; n < graph.size(); ++n) ++uses[device.queue(graph.queue(n)).index()].nodes;
+  return uses;
 }
 
 latency_figures latencies(run_tally& tally, bool stamped, bool gpu_timed) {
@@ -144,6 +158,13 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
   if (options.device == "null") {
     gpu::null_device_options device_options;
     device_options.faults = null_faults(options);
+    // The device's faults are decided per submission, and the accounting
+    // finds each wave's by its fence value: that takes one submission per
+    // wave. A wave on two queues makes several (run_accounting.hpp), so with
+    // device faults both kinds run on one queue, as on lavapipe; transfer
+    // nodes still record only copies, and `queues` in the report shows it.
+    const bool device_faults_asked = options.faults.delay > 0 || options.faults.hang > 0 || options.faults.lost > 0;
+    if (device_faults_asked && program->dependencies.uses_transfer()) device_options.queues = 1;
     auto made = gpu::null_device::create(device_options);
     if (!made) return fail(command_error::from(made.error()), exit_code::usage_or_io);
     r.null_device = made->get();
@@ -167,10 +188,9 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
   scheduler_settings.fence_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(options.fence_timeout_ms));
   scheduler_settings.encoder_tasks = options.threads;
   scheduler_settings.gpu_timestamps = options.gpu_timestamps;
-  // The checks dispatch kernels in every node, which a transfer queue does
-  // not run, and take each resource's previous user in plan order as what it
-  // holds: every node runs on the compute queue, in plan order.
-  scheduler_settings.queues = queue_placement::compute_only;
+  // Every node on its plan queue: the checks record no dispatch in a
+  // transfer node, and follow the dependency graph (checking_encoder.hpp).
+  scheduler_settings.queues = queue_placement::plan;
   auto made = scheduler::create(*parsed, program, *r.device, r.pool->get_executor(), scheduler_settings);
   if (!made)
     return fail(command_error::from(made.error()),
@@ -184,6 +204,9 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
 
   run_accounting accounting(*r.device, device_faults, stamps, options.waves, options.gpu_timestamps);
   wave_driver driver(*r.waves, *r.checks, accounting, {options.waves, window, options.faults, options.seed});
+  std::vector<queue_use> queues = queue_uses(*r.device, program->dependencies);
+  std::vector<std::uint64_t> submitted_before;
+  for (const queue_use& q : queues) submitted_before.push_back(r.device->queue_at(q.queue).last_submitted());
   const auto started = std::chrono::steady_clock::now();
   {
     progress_bar bar(options.waves);
@@ -215,7 +238,16 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
                                                                  static_cast<double>(summary.steady_waves);
   summary.violations = r.checks->violations();
   for (std::size_t b = 0; b < r.waves->pools().size(); ++b)
-    summary.memory.push_back(bucket_memory_of(*program, r.waves->pools()[b]->bucket(), r.checks->checked_per_wave(b)));
+    summary.memory.push_back(bucket_memory_of(*program, r.waves->pools()[b]->bucket(), r.checks->checked_per_wave(b),
+                                              r.checks->unchecked_per_wave(b)));
+  summary.v2 = parsed->format == plan_format::v2;
+  if (summary.v2) {
+    // Every submission takes its queue's next timeline value.
+    for (queue_use& q : queues)
+      q.submissions = r.device->queue_at(q.queue).last_submitted() - submitted_before[q.queue];
+    summary.queues = std::move(queues);
+  }
+  summary.unchecked = r.checks->unchecked();
   summary.tally = accounting.tally();
   summary.latency = latencies(summary.tally, stamps != nullptr, options.gpu_timestamps);
   if (r.trace) {

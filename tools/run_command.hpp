@@ -19,7 +19,8 @@ namespace ferrum::tools {
 // The environment variables of the checks' self-tests: `ferrum run` with
 // FERRUM_RUN_CORRUPT_WAVE=K writes a stale pattern into wave K's first slot,
 // with FERRUM_RUN_CORRUPT_WORKSPACE_WAVE=K into wave K's first workspace
-// resource that a later node uses; the device-side checks must count them as
+// resource that a later node checks (checks_self_test,
+// checking_encoder.hpp); the device-side checks must count them as
 // violations (exit 3). For tests of the checks themselves; not part of the
 // command's interface.
 inline constexpr const char* corrupt_wave_variable = "FERRUM_RUN_CORRUPT_WAVE";

@@ -20,9 +20,13 @@ std::string fault_line(const char* kind, const fault_tally& t) {
 }  // namespace
 
 bucket_memory bucket_memory_of(const compiled_program& program, const compiled_bucket& bucket,
-                               std::size_t resources_checked_per_wave) {
-  bucket_memory m{
-      bucket.id.str(), bucket.lane_bytes(), bucket.unaliased_lane_size_bytes, {}, resources_checked_per_wave};
+                               std::size_t resources_checked_per_wave, std::size_t resources_unchecked_per_wave) {
+  bucket_memory m{bucket.id.str(),
+                  bucket.lane_bytes(),
+                  bucket.unaliased_lane_size_bytes,
+                  {},
+                  resources_checked_per_wave,
+                  resources_unchecked_per_wave};
   for (std::size_t d = 0; d < bucket.capacity_layouts.size(); ++d) {
     const capacity_layout& layout = bucket.capacity_layouts[d];
     m.pools.push_back({program.domains[d].pool.str(), std::string(to_string(layout.liveness)), bucket.pool_offsets[d],
@@ -86,9 +90,22 @@ nlohmann::ordered_json run_json(const run_summary& s) {
     bucket["unaliased_lane_bytes"] = m.unaliased_lane_bytes;
     bucket["pools"] = std::move(pools);
     bucket["resources_checked_per_wave"] = m.resources_checked_per_wave;
+    if (s.v2) bucket["resources_unchecked_per_wave"] = m.resources_unchecked_per_wave;
     memory.push_back(std::move(bucket));
   }
   document["memory"] = std::move(memory);
+  if (s.v2) {
+    nlohmann::ordered_json queues = nlohmann::ordered_json::array();
+    for (const queue_use& q : s.queues) {
+      nlohmann::ordered_json queue;
+      queue["queue"] = q.queue;
+      queue["kinds"] = q.kinds;
+      queue["nodes"] = q.nodes;
+      queue["submissions"] = q.submissions;
+      queues.push_back(std::move(queue));
+    }
+    document["queues"] = std::move(queues);
+  }
   document["faults"] = std::move(faults);
   if (!s.trace_path.empty() || !s.timeline_path.empty()) {
     nlohmann::ordered_json trace;
@@ -119,8 +136,27 @@ void write_run_summary(std::ostream& out, const run_summary& s) {
       separator = ", ";
     }
     out << "; " << m.unaliased_lane_bytes << " unaliased), " << m.resources_checked_per_wave
-        << " resources checked per wave\n";
+        << " resources checked per wave";
+    if (s.v2) out << ", " << m.resources_unchecked_per_wave << " unchecked";
+    out << '\n';
   }
+  if (s.v2) {
+    out << "  queues      ";
+    const char* separator = " ";
+    for (const queue_use& q : s.queues) {
+      out << separator;
+      for (std::size_t k = 0; k < q.kinds.size(); ++k) out << (k == 0 ? "" : "+") << q.kinds[k];
+      out << ": " << q.nodes << " nodes per wave, " << q.submissions << " submissions";
+      separator = "; ";
+    }
+    out << '\n';
+  }
+  // Listings never checked, and why (checking_encoder.hpp): a few examples.
+  constexpr std::size_t unchecked_shown = 3;
+  for (std::size_t i = 0; i < s.unchecked.size() && i < unchecked_shown; ++i)
+    out << (i == 0 ? "  unchecked    " : "               ") << s.unchecked[i] << '\n';
+  if (s.unchecked.size() > unchecked_shown)
+    out << "               and " << s.unchecked.size() - unchecked_shown << " more\n";
   out << "  wave         p50 " << fixed(s.latency.wave_p50, 1) << " us, p99 " << fixed(s.latency.wave_p99, 1)
       << " us (start to release, completed waves)\n";
   if (s.latency.fence_wake_measured) {

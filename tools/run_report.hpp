@@ -55,11 +55,23 @@ struct bucket_memory {
   std::uint64_t unaliased_lane_bytes = 0;
   std::vector<pool_memory> pools;
   std::size_t resources_checked_per_wave = 0;
+  // Listings the checks cannot check (checking_encoder.hpp); reported for v2
+  // plans only.
+  std::size_t resources_unchecked_per_wave = 0;
 };
 
 // What `bucket` of `program` takes per lane, by pool.
 [[nodiscard]] bucket_memory bucket_memory_of(const compiled_program& program, const compiled_bucket& bucket,
-                                             std::size_t resources_checked_per_wave);
+                                             std::size_t resources_checked_per_wave,
+                                             std::size_t resources_unchecked_per_wave = 0);
+
+// One of the device's distinct queues, in a run of a v2 plan.
+struct queue_use {
+  std::size_t queue = 0;           // device::queue_at(queue); 0 is the compute queue
+  std::vector<std::string> kinds;  // the kinds the device runs on it
+  std::size_t nodes = 0;           // the plan's nodes placed on it: per wave
+  std::uint64_t submissions = 0;   // submitted to it during the run
+};
 
 struct run_summary {
   std::string plan_path;
@@ -80,6 +92,11 @@ struct run_summary {
   std::uint64_t steady_waves = 0;
   std::uint64_t violations = 0;
   std::vector<bucket_memory> memory;  // per bucket, in the scheduler's order
+  // A ferrum.plan.v2 plan: the report adds `queues` and each bucket's
+  // unchecked listings.
+  bool v2 = false;
+  std::vector<queue_use> queues;       // v2: per distinct device queue
+  std::vector<std::string> unchecked;  // why listings are not checked
   run_tally tally;
   // Where --trace and --timeline went ("" when not asked), and the spans
   // written and dropped (the recorder keeps the newest).

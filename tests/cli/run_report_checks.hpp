@@ -1,0 +1,220 @@
+// run_report_checks.hpp — helpers of the `ferrum run` CLI tests: run the
+// built binary with --json, parse its ferrum.run.v1 report, check the
+// report's documented shape, and run on Vulkan where a driver is found.
+//
+//   const cli_test::json_run run = cli_test::run_json(cli_test::example_plan("two_nodes.json"), {"--waves", "5"});
+//   cli_test::check_healthy(run, 5);
+#pragma once
+
+#include "ferrum_process.hpp"
+
+#include "ferrum/gpu/null_device.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace cli_test {
+
+// Runs `ferrum run PLAN --json` plus `extra`, and parses stdout.
+// Parsed in order: the report's key order is part of its format.
+struct json_run {
+  command_result result;
+  nlohmann::ordered_json report;
+};
+
+inline json_run run_json(const std::string& plan, const std::vector<std::string>& extra,
+                         const std::vector<std::pair<std::string, std::string>>& env = {}) {
+  std::vector<std::string> args{"run", plan, "--json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  json_run run{run_ferrum(args, env), {}};
+  INFO("stdout: " << run.result.out << "\nstderr: " << run.result.err);
+  REQUIRE(nlohmann::json::accept(run.result.out));
+  run.report = nlohmann::ordered_json::parse(run.result.out);
+  return run;
+}
+
+inline std::uint64_t u64(const nlohmann::ordered_json& j) { return j.get<std::uint64_t>(); }
+
+// What `ferrum compile PLAN --json` prints, parsed (requiring exit 0).
+inline nlohmann::ordered_json compiled_json(const std::string& plan) {
+  const command_result compiled = run_ferrum({"compile", plan, "--json"});
+  REQUIRE(compiled.status == 0);
+  return nlohmann::ordered_json::parse(compiled.out);
+}
+
+// The invariants of every report: the documented shape, and every wave
+// completed, failed or was cancelled.
+inline void check_report(const nlohmann::ordered_json& r, std::uint64_t waves, std::string_view device) {
+  INFO(r.dump(2));
+  REQUIRE(r.is_object());
+  std::vector<std::string> keys;
+  for (const auto& item : r.items()) keys.push_back(item.key());
+  // A v2 plan's report adds `queues` after `memory`, and each bucket its
+  // unchecked listings.
+  const bool v2 = r.contains("queues");
+  std::vector<std::string> expected{
+      "format",     "device", "plan_hash", "waves", "lanes", "latency_us", "allocations_per_wave",
+      "violations", "memory", "faults"};
+  if (v2) expected.insert(expected.end() - 1, "queues");
+  CHECK(keys == expected);
+  CHECK(r["format"] == "ferrum.run.v1");
+  CHECK(r["device"] == device);
+  CHECK(cli_test::starts_with(r["plan_hash"].get<std::string>(), "sha256/"));
+  CHECK(r["plan_hash"].get<std::string>().size() == 7 + 64);
+
+  const nlohmann::ordered_json& w = r["waves"];
+  keys.clear();
+  for (const auto& item : w.items()) keys.push_back(item.key());
+  CHECK(keys == std::vector<std::string>{"requested", "completed", "failed", "cancelled"});
+  CHECK(u64(w["requested"]) == waves);
+  CHECK(u64(w["completed"]) + u64(w["failed"]) + u64(w["cancelled"]) == waves);
+
+  const nlohmann::ordered_json& lanes = r["lanes"];
+  keys.clear();
+  for (const auto& item : lanes.items()) keys.push_back(item.key());
+  CHECK(keys == std::vector<std::string>{"per_bucket", "max_in_flight", "quarantined"});
+  CHECK(u64(lanes["max_in_flight"]) >= 1);
+
+  const nlohmann::ordered_json& latency = r["latency_us"];
+  keys.clear();
+  for (const auto& item : latency.items()) keys.push_back(item.key());
+  CHECK(keys == std::vector<std::string>{"wave_p50", "wave_p99", "fence_wake_p50", "fence_wake_p99"});
+  for (const auto& item : latency.items()) {
+    CHECK(item.value().is_number());
+    CHECK(item.value().get<double>() >= 0.0);
+  }
+  CHECK(latency["wave_p50"].get<double>() <= latency["wave_p99"].get<double>());
+  CHECK(latency["fence_wake_p50"].get<double>() <= latency["fence_wake_p99"].get<double>());
+  CHECK(r["allocations_per_wave"].is_number());
+  CHECK(r["allocations_per_wave"].get<double>() >= 0.0);
+  CHECK(r["violations"].is_number_unsigned());
+
+  REQUIRE(r["memory"].is_array());
+  for (const auto& bucket : r["memory"]) {
+    keys.clear();
+    for (const auto& item : bucket.items()) keys.push_back(item.key());
+    std::vector<std::string> expected_keys{"bucket", "lane_bytes", "unaliased_lane_bytes", "pools",
+                                           "resources_checked_per_wave"};
+    if (v2) expected_keys.push_back("resources_unchecked_per_wave");
+    CHECK(keys == expected_keys);
+    std::uint64_t end = 0;
+    for (const auto& pool : bucket["pools"]) {
+      keys.clear();
+      for (const auto& item : pool.items()) keys.push_back(item.key());
+      CHECK(keys == std::vector<std::string>{"pool", "liveness", "offset", "bytes", "unaliased_bytes"});
+      CHECK(u64(pool["bytes"]) <= u64(pool["unaliased_bytes"]));
+      end = std::max(end, u64(pool["offset"]) + u64(pool["bytes"]));
+    }
+    // The pools lie inside the lane, which aliasing made no larger.
+    CHECK(end <= u64(bucket["lane_bytes"]));
+    CHECK(u64(bucket["lane_bytes"]) <= u64(bucket["unaliased_lane_bytes"]));
+  }
+
+  if (v2) {
+    REQUIRE(r["queues"].is_array());
+    CHECK(!r["queues"].empty());
+    std::uint64_t index = 0;
+    for (const auto& queue : r["queues"]) {
+      keys.clear();
+      for (const auto& item : queue.items()) keys.push_back(item.key());
+      CHECK(keys == std::vector<std::string>{"queue", "kinds", "nodes", "submissions"});
+      CHECK(u64(queue["queue"]) == index++);
+      REQUIRE(queue["kinds"].is_array());
+      CHECK(!queue["kinds"].empty());
+      CHECK(queue["submissions"].is_number_unsigned());
+    }
+    // Queue 0 is the compute queue.
+    CHECK(r["queues"][0]["kinds"][0] == "compute");
+  }
+
+  const nlohmann::ordered_json& faults = r["faults"];
+  keys.clear();
+  for (const auto& item : faults.items()) keys.push_back(item.key());
+  CHECK(keys == std::vector<std::string>{"injected", "surfaced"});
+}
+
+// A healthy faulted run: exit 0, no violation, every fault surfaced.
+inline void check_healthy(const json_run& run, std::uint64_t waves) {
+  INFO("stdout: " << run.result.out << "\nstderr: " << run.result.err);
+  CHECK(run.result.status == 0);
+  CHECK(run.result.err.empty());
+  check_report(run.report, waves, "null");
+  CHECK(u64(run.report["violations"]) == 0);
+  CHECK(u64(run.report["faults"]["surfaced"]) == u64(run.report["faults"]["injected"]));
+}
+
+// The environment of a --device vulkan run: under AddressSanitizer without
+// leak checking (as the vulkan tests, tests/gpu/vulkan/CMakeLists.txt):
+// Mesa's lavapipe and the libraries it loads leak from one-time
+// initialization, which no suppression can name once they are unloaded.
+// Every other ASan check still applies.
+inline std::vector<std::pair<std::string, std::string>> vulkan_environment() {
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  return {{"ASAN_OPTIONS",
+           (asan != nullptr && *asan != '\0' ? std::string(asan) + ":" : std::string()) + "detect_leaks=0"}};
+}
+
+inline bool vulkan_required() {
+  const char* value = std::getenv("FERRUM_REQUIRE_VULKAN");
+  return value != nullptr && std::string_view(value) == "1";
+}
+
+// Whether a --device vulkan run found no driver (and may be skipped).
+inline bool skipped_without_vulkan(const command_result& r) {
+  if (r.status != 1 || r.err.find("vulkan_unavailable") == std::string::npos) return false;
+  if (vulkan_required()) {
+    FAIL("no Vulkan driver, and FERRUM_REQUIRE_VULKAN=1: " << r.err);
+  }
+  WARN("skipped: no usable Vulkan driver (" << r.err << "); set FERRUM_REQUIRE_VULKAN=1 to fail instead");
+  return true;
+}
+
+// Runs `ferrum run PLAN --device vulkan --json` plus `extra` and requires
+// exit `status` and a JSON report, which it returns parsed; none when the run
+// was skipped for want of a driver.
+inline std::optional<nlohmann::ordered_json> vulkan_run_json(
+    const std::string& plan, const std::vector<std::string>& extra, int status = 0,
+    std::vector<std::pair<std::string, std::string>> env = {}) {
+  std::vector<std::string> args{"run", plan, "--device", "vulkan", "--json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const auto vulkan_env = vulkan_environment();
+  env.insert(env.end(), vulkan_env.begin(), vulkan_env.end());
+  const command_result r = run_ferrum(args, env);
+  if (skipped_without_vulkan(r)) return std::nullopt;
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.status == status);
+  REQUIRE(nlohmann::json::accept(r.out));
+  return nlohmann::ordered_json::parse(r.out);
+}
+
+// A seed whose null-device decisions give `kind` to one of submissions 1..3
+// and to none of the others up to `waves`, so that the fault is certainly
+// reached (every wave submits until a hang or loss) and happens once.
+inline std::uint64_t seed_with_early(ferrum::gpu::fault_kind kind, double probability, std::uint64_t waves) {
+  ferrum::gpu::null_fault_options options;
+  (kind == ferrum::gpu::fault_kind::hang ? options.hang : options.lost) = probability;
+  for (std::uint64_t seed = 1; seed < 100000; ++seed) {
+    options.seed = seed;
+    std::uint64_t first = 0;
+    std::uint64_t count = 0;
+    for (std::uint64_t v = 1; v <= waves; ++v) {
+      if (const auto f = ferrum::gpu::decide_fault(options, v); f && f->kind == kind) {
+        if (first == 0) first = v;
+        ++count;
+      }
+    }
+    if (first != 0 && first <= 3 && count == 1) return seed;
+  }
+  FAIL("no seed gives an early fault");
+  return 0;
+}
+
+}  // namespace cli_test
