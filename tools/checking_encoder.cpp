@@ -27,9 +27,11 @@ std::array<std::size_t, 2> word_interior(std::size_t offset, std::size_t size) n
 
 }  // namespace
 
-result<std::unique_ptr<wave_checks>> wave_checks::create(gpu::device& device, const plan& p, const scheduler& s,
-                                                         fence_stamps* stamps, checks_self_test test) {
+result<std::unique_ptr<wave_checks>> wave_checks::create(gpu::device& device, std::size_t device_index, const plan& p,
+                                                         const scheduler& s, fence_stamps* stamps,
+                                                         checks_self_test test) {
   std::unique_ptr<wave_checks> checks(new wave_checks());
+  checks->device_ = &device;
   const compiled_program& program = s.program();
   checks->nodes_ = program.node_count;
   checks->lanes_ = program.lanes;
@@ -45,7 +47,7 @@ result<std::unique_ptr<wave_checks>> wave_checks::create(gpu::device& device, co
   if (!checker) return checker.error();
   checks->checker_ = std::move(*checker);
 
-  const std::span<const std::unique_ptr<lane_pool>> pools = s.pools();
+  const std::span<const std::unique_ptr<lane_pool>> pools = s.pools(device_index);
   auto counters = device.create_arena(std::max<std::size_t>(pools.size() * checks->lanes_, 1) * 4);
   if (!counters) return counters.error();
   checks->counters_ = std::move(*counters);
@@ -256,6 +258,12 @@ std::uint64_t wave_checks::violations() const noexcept {
   return sum;
 }
 
+std::uint64_t violations(const device_checks& checks) noexcept {
+  std::uint64_t sum = 0;
+  for (const auto& c : checks) sum += c->violations();
+  return sum;
+}
+
 void checking_encoder::arm(std::uint64_t wave, wave_fault fault, boost::asio::cancellation_signal* signal) noexcept {
   wave_ = wave;
   fault_ = fault;
@@ -283,7 +291,12 @@ void checking_encoder::operator()(const encode_context& c) {
       signal_->emit(boost::asio::cancellation_type::terminal);
     }
   }
-  checks_->record(c);
+  for (const auto& checks : *checks_) {
+    if (&checks->device() != &c.commands.device()) continue;
+    checks->record(c);
+    return;
+  }
+  throw std::runtime_error("wave " + std::to_string(c.wave) + " runs on a device the checks were not made for");
 }
 
 }  // namespace ferrum::tools

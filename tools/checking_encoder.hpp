@@ -3,8 +3,9 @@
 // lists, and has the device check what the layout says each of them holds
 // (docs/interfaces.md, "ferrum.run.v1", violations).
 //
-//   auto checks = ferrum::tools::wave_checks::create(device, plan, *scheduler, &stamps, 0);
-//   ferrum::tools::checking_encoder encode(**checks);
+//   ferrum::tools::device_checks checks;   // one per device of the scheduler
+//   checks.push_back(ferrum::tools::wave_checks::create(device, 0, plan, *scheduler, &stamps).value());
+//   ferrum::tools::checking_encoder encode(checks);
 //   encode.arm(wave, fault, &signal);
 //   scheduler->async_submit(request, encode, handler);
 //   ... after async_shutdown: (*checks)->violations()
@@ -93,14 +94,17 @@ struct checks_self_test {
 class wave_checks {
  public:
   // Makes the kernels, the counters arena and, for a plan with transfer
-  // nodes, the arena of their staging and snapshots on `device`, and reads
-  // the resource layout and lane arenas of `s`'s pools; `p` is the plan `s`'s
-  // program was compiled from. `stamps` (null: none) gets a host function
-  // per wave; only the null device runs those. Errors: the device's
-  // (kernels, arenas).
-  [[nodiscard]] static result<std::unique_ptr<wave_checks>> create(gpu::device& device, const plan& p,
-                                                                   const scheduler& s, fence_stamps* stamps,
-                                                                   checks_self_test test = {});
+  // nodes, the arena of their staging and snapshots on `device` (`s`'s
+  // device `device_index`), and reads the resource layout and lane arenas of
+  // its pools; `p` is the plan `s`'s program was compiled from. `stamps`
+  // (null: none) gets a host function per wave; only the null device runs
+  // those. Errors: the device's (kernels, arenas).
+  [[nodiscard]] static result<std::unique_ptr<wave_checks>> create(gpu::device& device, std::size_t device_index,
+                                                                   const plan& p, const scheduler& s,
+                                                                   fence_stamps* stamps, checks_self_test test = {});
+
+  // The device whose waves these checks record.
+  [[nodiscard]] const gpu::device& device() const noexcept { return *device_; }
 
   // Records node `c.node_index`'s commands for wave `c.wave`. Throws
   // std::runtime_error when the device refuses a command or the context is
@@ -186,13 +190,21 @@ class wave_checks {
   // null when the plan has no transfer node.
   std::unique_ptr<gpu::arena> transfer_;
   fence_stamps* stamps_ = nullptr;
+  const gpu::device* device_ = nullptr;
 };
+
+// The checks of each of a scheduler's devices, by its device index: a wave's
+// commands, kernels and counters are on its lane's device.
+using device_checks = std::vector<std::unique_ptr<wave_checks>>;
+
+// The run's violations: every device's counters.
+[[nodiscard]] std::uint64_t violations(const device_checks& checks) noexcept;
 
 // The encoder of one wave at a time (a driver keeps one per wave in
 // flight): wave_checks' commands, plus the wave's tool fault, if any.
 class checking_encoder {
  public:
-  explicit checking_encoder(const wave_checks& checks) noexcept : checks_(&checks) {}
+  explicit checking_encoder(const device_checks& checks) noexcept : checks_(&checks) {}
 
   // Prepares for wave `wave` (its id in the scheduler) with `fault`; `signal`
   // is the one bound to the wave's completion, emitted by a cancel fault at
@@ -208,7 +220,7 @@ class checking_encoder {
   [[nodiscard]] bool cancelled() const noexcept { return cancelled_.load(std::memory_order_relaxed); }
 
  private:
-  const wave_checks* checks_;
+  const device_checks* checks_;
   std::uint64_t wave_ = 0;
   wave_fault fault_;
   boost::asio::cancellation_signal* signal_ = nullptr;

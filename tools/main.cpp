@@ -81,6 +81,11 @@ int run(int argc, char** argv) {
           "--threads", run_options.threads,
           "Executor threads, also encoder tasks per wave (default " + std::to_string(run_options.threads) + " here).")
       ->check(whole_number);
+  run_command
+      ->add_option("--devices", run_options.devices,
+                   "Devices the scheduler runs over, 1.." + std::to_string(ferrum::tools::max_devices) +
+                       " (default 1): waves go to whichever device's lane frees first.")
+      ->check(whole_number);
   run_command->add_option("--seed", run_options.seed, "Seeds every fault decision (default 1).")->check(whole_number);
   run_command->add_option("--fault", run_options.fault_text,
                           "Faults to inject: comma-separated kind:probability, kinds delay, hang, lost, encoder, "

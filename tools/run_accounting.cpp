@@ -36,9 +36,15 @@ bool run_tally::all_surfaced() const noexcept {
   return true;
 }
 
-run_accounting::run_accounting(const gpu::device& device, std::optional<gpu::null_fault_options> device_faults,
-                               const fence_stamps* stamps, std::uint64_t waves, bool gpu_timed)
-    : device_(device), device_faults_(device_faults), stamps_(stamps) {
+run_accounting::run_accounting(std::vector<const gpu::device*> devices,
+                               std::vector<gpu::null_fault_options> device_faults, const fence_stamps* stamps,
+                               std::uint64_t waves, bool gpu_timed)
+    : stamps_(stamps) {
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    devices_.push_back({devices[d], std::nullopt, 0, std::nullopt, std::nullopt});
+    if (d < device_faults.size()) devices_.back().faults = device_faults[d];
+  }
+  tally_.devices.resize(devices.size());
   // Reserved up front: recording a successful wave allocates nothing, so
   // the run's allocation count is the scheduler's and the device's.
   tally_.wave_us.reserve(waves);
@@ -48,25 +54,27 @@ run_accounting::run_accounting(const gpu::device& device, std::optional<gpu::nul
   tally_.unexplained_examples.reserve(max_examples);
 }
 
-void run_accounting::scan(std::uint64_t value) noexcept {
-  if (!device_faults_) return;
-  for (; scanned_ < value; ++scanned_) {
-    const std::uint64_t submission = scanned_ + 1;
-    const auto fault = gpu::decide_fault(*device_faults_, submission);
+void run_accounting::device_state::scan(std::uint64_t value) noexcept {
+  if (!faults) return;
+  for (; scanned < value; ++scanned) {
+    const std::uint64_t submission = scanned + 1;
+    const auto fault = gpu::decide_fault(*faults, submission);
     if (!fault) continue;
-    if (fault->kind == gpu::fault_kind::hang && !first_hang_) first_hang_ = submission;
-    if (fault->kind == gpu::fault_kind::lost && !first_lost_) first_lost_ = submission;
+    if (fault->kind == gpu::fault_kind::hang && !first_hang) first_hang = submission;
+    if (fault->kind == gpu::fault_kind::lost && !first_lost) first_lost = submission;
   }
 }
 
-bool run_accounting::reached(std::uint64_t value) const noexcept { return !first_lost_ || value <= *first_lost_; }
-
-bool run_accounting::loss_injected() const noexcept {
-  return first_lost_ && *first_lost_ <= scanned_ && device_.lost();
+bool run_accounting::device_state::reached(std::uint64_t value) const noexcept {
+  return !first_lost || value <= *first_lost;
 }
 
-bool run_accounting::hang_injected_at_or_below(std::uint64_t value) const noexcept {
-  return first_hang_ && *first_hang_ <= value && reached(*first_hang_);
+bool run_accounting::device_state::loss_injected() const noexcept {
+  return first_lost && *first_lost <= scanned && device->lost();
+}
+
+bool run_accounting::device_state::hang_injected_at_or_below(std::uint64_t value) const noexcept {
+  return first_hang && *first_hang <= value && reached(*first_hang);
 }
 
 void run_accounting::count_outcome(const error_code& ec) {
@@ -104,15 +112,22 @@ void run_accounting::note_unexplained(const error_code& ec, const wave_report& r
 void run_accounting::record(error_code ec, const wave_report& report, const wave_facts& facts) {
   count_outcome(ec);
   const std::uint64_t value = report.submitted_value;
-  // Everything submitted so far: a loss or hang at any of those values may
-  // explain a wave that never reached the GPU (all_lanes_quarantined).
-  scan(std::max(value, device_.queue().last_submitted()));
+  // Everything submitted so far, on every device: a loss or hang at any of
+  // those values may explain a wave that never reached the GPU
+  // (all_lanes_quarantined).
+  for (device_state& d : devices_) d.scan(d.device->queue().last_submitted());
+  device_state& on = devices_[std::min(report.device, devices_.size() - 1)];
+  on.scan(value);
+  if (report.ended[static_cast<std::size_t>(wave_phase::acquire)] && report.device < tally_.devices.size()) {
+    device_tally& t = tally_.devices[report.device];
+    ++(!ec ? t.completed : ec == boost::asio::error::operation_aborted ? t.cancelled : t.failed);
+  }
   // The device's fault on the wave's submission, when the device ran it.
   // (Not an optional: g++ 12 at -O1 sees it as maybe uninitialized.)
   bool device_faulted = false;
   gpu::fault_decision device_fault{gpu::fault_kind::delay, {}};
-  if (device_faults_ && value != 0 && reached(value)) {
-    if (const auto decided = gpu::decide_fault(*device_faults_, value)) {
+  if (on.faults && value != 0 && on.reached(value)) {
+    if (const auto decided = gpu::decide_fault(*on.faults, value)) {
       device_faulted = true;
       device_fault = *decided;
     }
@@ -142,18 +157,27 @@ void run_accounting::record(error_code ec, const wave_report& report, const wave
   }
 
   const bool aborted = ec == boost::asio::error::operation_aborted;
-  const bool by_loss = (ec == errc::device_lost || ec == errc::all_lanes_quarantined) && loss_injected();
+  // A wave that got no lane fails for want of one: any device's loss or hang
+  // explains it.
+  const bool any_loss =
+      std::any_of(devices_.begin(), devices_.end(), [](const device_state& d) { return d.loss_injected(); });
+  const bool any_hang = std::any_of(devices_.begin(), devices_.end(),
+                                    [](const device_state& d) { return d.hang_injected_at_or_below(d.scanned); });
+  // A wave that held a lane failed with device_lost by its own device's loss.
+  const bool granted = report.ended[static_cast<std::size_t>(wave_phase::acquire)].has_value();
+  const bool by_loss = ec == errc::device_lost ? (granted ? on.loss_injected() : any_loss)
+                                               : ec == errc::all_lanes_quarantined && any_loss;
   bool explained = false;
   if (ec == errc::encoder_failed) {
     explained = facts.encoder_threw;
   } else if (aborted) {
     explained = facts.cancel_emitted;
   } else if (ec == errc::fence_timeout) {
-    explained = value != 0 && hang_injected_at_or_below(value);
+    explained = value != 0 && on.hang_injected_at_or_below(value);
   } else if (ec == errc::device_lost) {
     explained = by_loss;
   } else if (ec == errc::all_lanes_quarantined) {
-    explained = by_loss || hang_injected_at_or_below(scanned_);
+    explained = by_loss || any_hang;
   }
   explained = explained && id_ok;
 

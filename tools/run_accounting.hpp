@@ -2,7 +2,7 @@
 // by the faults injected into it, and counts which faults surfaced
 // (docs/interfaces.md, "ferrum.run.v1", faults).
 //
-//   ferrum::tools::run_accounting accounting(spec, seed, device, device_faults, waves);
+//   ferrum::tools::run_accounting accounting(devices, device_faults, &stamps, waves, gpu_timed);
 //   accounting.record(ec, report, {.wave = 7, .encoder_threw = true});  // per completion
 //   accounting.settle(null_device->injected_faults());                  // after shutdown
 //   const ferrum::tools::run_tally& t = accounting.tally();
@@ -29,8 +29,10 @@
 //   fail a wave by itself; it surfaced when its wave's fence was seen at
 //   least that much after the wave finished encoding, or when its wave failed
 //   for an explained reason.
-// The device's faults are known per submission, and a wave's submission
-// number is its fence value (only the scheduler submits, once per wave:
+// Over several devices, each device's faults are its own (its options, its
+// submissions) and a wave's are those of the device it ran on
+// (wave_report::device). The device's faults are known per submission, and a
+// wave's submission number is its fence value (only the scheduler submits, once per wave:
 // with device faults, run_command runs a plan's transfer nodes on the
 // compute queue's device queue, so that no wave makes two): decide_fault
 // (ferrum/gpu/null_device.hpp) says which fault each wave got. Injected
@@ -63,6 +65,13 @@ struct fault_tally {
   std::uint64_t surfaced = 0;
 };
 
+// The waves one device ran (those that were granted one of its lanes).
+struct device_tally {
+  std::uint64_t completed = 0;
+  std::uint64_t failed = 0;
+  std::uint64_t cancelled = 0;
+};
+
 // What the driver knows about a wave beyond its report.
 struct wave_facts {
   // The id the wave was armed for (the scheduler numbers waves from 1 in
@@ -77,6 +86,8 @@ struct run_tally {
   std::uint64_t completed = 0;
   std::uint64_t failed = 0;
   std::uint64_t cancelled = 0;
+  // Per device of the scheduler, by index.
+  std::vector<device_tally> devices;
   fault_tally delay, hang, lost, encoder, cancel;
   // Failures and cancellations by code name, in first-seen order.
   std::vector<std::pair<std::string, std::uint64_t>> outcomes;
@@ -102,40 +113,45 @@ struct run_tally {
 
 class run_accounting {
  public:
-  // For a run of `waves` waves on `device`; `device_faults` are the null
-  // device's fault options (none on other devices); `stamps` (or null) the
-  // null device's host stamps, for the fence wake latency; `gpu_timed`:
-  // waves report GPU times.
-  run_accounting(const gpu::device& device, std::optional<gpu::null_fault_options> device_faults,
+  // For a run of `waves` waves on `devices` (the scheduler's, by index);
+  // `device_faults` are each null device's fault options (empty on other
+  // devices); `stamps` (or null) the null devices' host stamps, for the
+  // fence wake latency; `gpu_timed`: waves report GPU times.
+  run_accounting(std::vector<const gpu::device*> devices, std::vector<gpu::null_fault_options> device_faults,
                  const fence_stamps* stamps, std::uint64_t waves, bool gpu_timed);
 
   // Records one completed wave. Allocates only for failures.
   void record(boost::system::error_code ec, const wave_report& report, const wave_facts& facts);
 
-  // Takes the device's injected counts, once every wave completed and the
-  // device ran or dropped all its work.
+  // Takes the devices' injected counts (summed), once every wave completed
+  // and the devices ran or dropped all their work.
   void settle(const gpu::fault_counts& device_injected) noexcept;
 
   [[nodiscard]] const run_tally& tally() const noexcept { return tally_; }
 
  private:
-  // Decides the device's faults of submissions up to `value`.
-  void scan(std::uint64_t value) noexcept;
-  // Whether the device ran submission `value` (or lost itself there):
-  // nothing after a loss runs.
-  [[nodiscard]] bool reached(std::uint64_t value) const noexcept;
-  [[nodiscard]] bool loss_injected() const noexcept;
-  [[nodiscard]] bool hang_injected_at_or_below(std::uint64_t value) const noexcept;
+  // One device: its faults, decided up to `scanned`.
+  struct device_state {
+    const gpu::device* device;
+    std::optional<gpu::null_fault_options> faults;
+    std::uint64_t scanned = 0;
+    std::optional<std::uint64_t> first_hang;
+    std::optional<std::uint64_t> first_lost;
+
+    // Decides the device's faults of submissions up to `value`.
+    void scan(std::uint64_t value) noexcept;
+    // Whether the device ran submission `value` (or lost itself there):
+    // nothing after a loss runs.
+    [[nodiscard]] bool reached(std::uint64_t value) const noexcept;
+    [[nodiscard]] bool loss_injected() const noexcept;
+    [[nodiscard]] bool hang_injected_at_or_below(std::uint64_t value) const noexcept;
+  };
   void count_outcome(const boost::system::error_code& ec);
   void note_unexplained(const boost::system::error_code& ec, const wave_report& report, const wave_facts& facts);
 
-  const gpu::device& device_;
-  std::optional<gpu::null_fault_options> device_faults_;
+  std::vector<device_state> devices_;
   const fence_stamps* stamps_;
   run_tally tally_;
-  std::uint64_t scanned_ = 0;
-  std::optional<std::uint64_t> first_hang_;
-  std::optional<std::uint64_t> first_lost_;
 };
 
 }  // namespace ferrum::tools

@@ -42,10 +42,11 @@ struct run_resources {
   // First: the scheduler records into it until it goes.
   std::unique_ptr<trace_output> trace;
   std::unique_ptr<fence_stamps> stamps;
-  std::unique_ptr<gpu::device> device;
-  gpu::null_device* null_device = nullptr;
+  // The scheduler's devices, by index; the null ones too, as such.
+  std::vector<std::unique_ptr<gpu::device>> devices;
+  std::vector<gpu::null_device*> null_devices;
   std::unique_ptr<boost::asio::thread_pool> pool;
-  std::unique_ptr<wave_checks> checks;
+  device_checks checks;
   std::unique_ptr<scheduler> waves;
 };
 
@@ -149,15 +150,23 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
   if (!compiled) return fail(command_error::from(compiled.error()), exit_code::plan_rejected);
   const auto program = std::make_shared<const compiled_program>(std::move(*compiled));
 
-  // Two waves per lane of every bucket: each lane has one running and one
-  // ready behind it.
-  const std::size_t window = std::max<std::size_t>(2 * program->buckets.size() * program->lanes, 1);
+  // Two waves per lane of every bucket of every device: each lane has one
+  // running and one ready behind it.
+  const std::size_t window = std::max<std::size_t>(2 * program->buckets.size() * program->lanes * options.devices, 1);
   run_resources r;
   r.stamps = std::make_unique<fence_stamps>(std::max<std::size_t>(4096, 8 * window));
-  std::optional<gpu::null_fault_options> device_faults;
-  if (options.device == "null") {
+  std::vector<gpu::null_fault_options> device_faults;
+  for (unsigned d = 0; d < options.devices; ++d) {
+    if (options.device != "null") {
+      auto made = gpu::create_vulkan_device({});
+      if (!made) return fail(command_error::from(made.error()), exit_code::usage_or_io);
+      r.devices.push_back(std::move(*made));
+      continue;
+    }
     gpu::null_device_options device_options;
     device_options.faults = null_faults(options);
+    // Each device fails in its own way.
+    device_options.faults.seed = options.seed + d;
     // The device's faults are decided per submission, and the accounting
     // finds each wave's by its fence value: that takes one submission per
     // wave. A wave on two queues makes several (run_accounting.hpp), so with
@@ -167,16 +176,19 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
     if (device_faults_asked && program->dependencies.uses_transfer()) device_options.queues = 1;
     auto made = gpu::null_device::create(device_options);
     if (!made) return fail(command_error::from(made.error()), exit_code::usage_or_io);
-    r.null_device = made->get();
-    r.device = std::move(*made);
-    device_faults = device_options.faults;
-  } else {
-    auto made = gpu::create_vulkan_device({});
-    if (!made) return fail(command_error::from(made.error()), exit_code::usage_or_io);
-    r.device = std::move(*made);
+    r.null_devices.push_back(made->get());
+    r.devices.push_back(std::move(*made));
+    device_faults.push_back(device_options.faults);
   }
+  std::vector<gpu::device*> devices;
+  std::vector<const gpu::device*> device_views;
+  for (const auto& d : r.devices) {
+    devices.push_back(d.get());
+    device_views.push_back(d.get());
+  }
+  gpu::device& first_device = *r.devices.front();
   // Only the null device runs host functions: the fence wake stamps.
-  fence_stamps* stamps = r.null_device != nullptr ? r.stamps.get() : nullptr;
+  fence_stamps* stamps = !r.null_devices.empty() ? r.stamps.get() : nullptr;
 
   auto trace = trace_output::open(options, trace_spans_for(options.waves, program->node_count, options.gpu_timestamps));
   if (!trace) return fail(command_error::io(trace.error()), exit_code::usage_or_io);
@@ -191,38 +203,57 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
   // Every node on its plan queue: the checks record no dispatch in a
   // transfer node, and follow the dependency graph (checking_encoder.hpp).
   scheduler_settings.queues = queue_placement::plan;
-  auto made = scheduler::create(*parsed, program, *r.device, r.pool->get_executor(), scheduler_settings);
+  auto made = scheduler::create(*parsed, program, devices, r.pool->get_executor(), scheduler_settings);
   if (!made)
     return fail(command_error::from(made.error()),
                 made.error() == errc::no_binding_layout ? exit_code::plan_rejected : exit_code::usage_or_io);
   r.waves = std::move(*made);
-  auto checks =
-      wave_checks::create(*r.device, *parsed, *r.waves, stamps,
-                          {self_test_wave(corrupt_wave_variable), self_test_wave(corrupt_workspace_wave_variable)});
-  if (!checks) return fail(command_error::from(checks.error()), exit_code::usage_or_io);
-  r.checks = std::move(*checks);
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    auto checks =
+        wave_checks::create(*devices[d], d, *parsed, *r.waves, stamps,
+                            {self_test_wave(corrupt_wave_variable), self_test_wave(corrupt_workspace_wave_variable)});
+    if (!checks) return fail(command_error::from(checks.error()), exit_code::usage_or_io);
+    r.checks.push_back(std::move(*checks));
+  }
 
-  run_accounting accounting(*r.device, device_faults, stamps, options.waves, options.gpu_timestamps);
-  wave_driver driver(*r.waves, *r.checks, accounting, {options.waves, window, options.faults, options.seed});
-  std::vector<queue_use> queues = queue_uses(*r.device, program->dependencies);
+  run_accounting accounting(device_views, device_faults, stamps, options.waves, options.gpu_timestamps);
+  wave_driver driver(*r.waves, r.checks, accounting, {options.waves, window, options.faults, options.seed});
+  // Queue use is the first device's: every device is of one kind.
+  std::vector<queue_use> queues = queue_uses(first_device, program->dependencies);
+  // Every device's submissions to queue q (each has the first one's queues).
+  const auto submitted_to = [&](std::size_t q) {
+    std::uint64_t total = 0;
+    for (gpu::device* d : devices) total += d->queue_at(q).last_submitted();
+    return total;
+  };
   std::vector<std::uint64_t> submitted_before;
-  for (const queue_use& q : queues) submitted_before.push_back(r.device->queue_at(q.queue).last_submitted());
+  for (const queue_use& q : queues) submitted_before.push_back(submitted_to(q.queue));
+  std::vector<std::uint64_t> device_submitted_before;
+  for (gpu::device* d : devices) device_submitted_before.push_back(d->queue().last_submitted());
   const auto started = std::chrono::steady_clock::now();
   {
     progress_bar bar(options.waves);
     driver.run([&bar](std::uint64_t completed) { bar.update(completed); });
   }
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - started;
-  await_device_idle(*r.device);
+  for (gpu::device* d : devices) await_device_idle(*d);
 
-  // Every wave completed, the scheduler shut down and the device is idle:
-  // the GPU wrote its last counter and the device injected its last fault.
-  accounting.settle(r.null_device != nullptr ? r.null_device->injected_faults() : gpu::fault_counts{});
+  // Every wave completed, the scheduler shut down and the devices are idle:
+  // the GPU wrote its last counter and the devices injected their last
+  // fault.
+  gpu::fault_counts injected;
+  for (const gpu::null_device* d : r.null_devices) {
+    const gpu::fault_counts one = d->injected_faults();
+    injected.delay += one.delay;
+    injected.hang += one.hang;
+    injected.lost += one.lost;
+  }
+  accounting.settle(injected);
   run_summary summary;
   summary.plan_path = options.plan_path;
   summary.plan_hash = program->hash.str();
-  summary.device_kind = std::string(r.device->kind());
-  summary.device_name = r.device->name();
+  summary.device_kind = std::string(first_device.kind());
+  summary.device_name = first_device.name();
   summary.requested = options.waves;
   summary.threads = options.threads;
   summary.seed = options.seed;
@@ -236,18 +267,30 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
   summary.allocations_per_wave = summary.steady_waves == 0 ? 0.0
                                                            : static_cast<double>(driver.steady_allocations()) /
                                                                  static_cast<double>(summary.steady_waves);
-  summary.violations = r.checks->violations();
-  for (std::size_t b = 0; b < r.waves->pools().size(); ++b)
-    summary.memory.push_back(bucket_memory_of(*program, r.waves->pools()[b]->bucket(), r.checks->checked_per_wave(b),
-                                              r.checks->unchecked_per_wave(b)));
+  summary.violations = violations(r.checks);
+  // Every device's buckets are the same: the first device's describe them.
+  const wave_checks& checks = *r.checks.front();
+  for (std::size_t b = 0; b < r.waves->pools(0).size(); ++b)
+    summary.memory.push_back(bucket_memory_of(*program, r.waves->pools(0)[b]->bucket(), checks.checked_per_wave(b),
+                                              checks.unchecked_per_wave(b)));
   summary.v2 = parsed->format == plan_format::v2;
   if (summary.v2) {
     // Every submission takes its queue's next timeline value.
-    for (queue_use& q : queues)
-      q.submissions = r.device->queue_at(q.queue).last_submitted() - submitted_before[q.queue];
+    for (queue_use& q : queues) q.submissions = submitted_to(q.queue) - submitted_before[q.queue];
     summary.queues = std::move(queues);
   }
-  summary.unchecked = r.checks->unchecked();
+  summary.unchecked = checks.unchecked();
+  if (devices.size() > 1) {
+    for (std::size_t d = 0; d < devices.size(); ++d) {
+      device_use u;
+      u.name = devices[d]->name();
+      u.waves = accounting.tally().devices[d];
+      u.submissions = devices[d]->queue().last_submitted() - device_submitted_before[d];
+      u.lost = devices[d]->lost();
+      for (const auto& pool : r.waves->pools(d)) u.quarantined += pool->counts().quarantined;
+      summary.devices.push_back(std::move(u));
+    }
+  }
   summary.tally = accounting.tally();
   summary.latency = latencies(summary.tally, stamps != nullptr, options.gpu_timestamps);
   if (r.trace) {

@@ -63,6 +63,8 @@ std::string check_run_options(run_options& options) {
     return "unknown device " + quoted(options.device) + " (devices: null, vulkan)";
   if (options.waves < 1 || options.waves > max_waves)
     return "--waves must lie in 1.." + std::to_string(max_waves) + ", got " + std::to_string(options.waves);
+  if (options.devices < 1 || options.devices > max_devices)
+    return "--devices must lie in 1.." + std::to_string(max_devices) + ", got " + std::to_string(options.devices);
   if (options.threads < 1 || options.threads > max_threads)
     return "--threads must lie in 1.." + std::to_string(max_threads) + ", got " + std::to_string(options.threads);
   if (options.fence_timeout_ms < 1 || options.fence_timeout_ms > max_fence_timeout_ms)

@@ -47,6 +47,10 @@ struct run_options {
   std::string program_path;
   // "null" or "vulkan".
   std::string device = "null";
+  // --devices K: one scheduler over K such devices (Vulkan: K logical
+  // devices of one physical device); device d's faults are seeded with
+  // seed + d.
+  unsigned devices = 1;
   std::uint64_t waves = 1000;
   // Executor threads, also the encoder tasks per wave.
   unsigned threads = default_threads();
@@ -71,6 +75,7 @@ struct run_options {
 // Bounds of the numeric options (checked by check_run_options).
 inline constexpr std::uint64_t max_waves = 10'000'000;  // latency samples are kept per wave
 inline constexpr unsigned max_threads = 256;
+inline constexpr unsigned max_devices = 8;
 // A hang lasts five fence timeouts; an hour keeps that far from overflow.
 inline constexpr std::uint64_t max_fence_timeout_ms = 3'600'000;
 

@@ -106,6 +106,23 @@ nlohmann::ordered_json run_json(const run_summary& s) {
     }
     document["queues"] = std::move(queues);
   }
+  if (!s.devices.empty()) {
+    nlohmann::ordered_json devices = nlohmann::ordered_json::array();
+    for (std::size_t d = 0; d < s.devices.size(); ++d) {
+      const device_use& u = s.devices[d];
+      nlohmann::ordered_json device;
+      device["device"] = d;
+      device["name"] = u.name;
+      device["completed"] = u.waves.completed;
+      device["failed"] = u.waves.failed;
+      device["cancelled"] = u.waves.cancelled;
+      device["submissions"] = u.submissions;
+      device["lost"] = u.lost;
+      device["quarantined"] = u.quarantined;
+      devices.push_back(std::move(device));
+    }
+    document["devices"] = std::move(devices);
+  }
   document["faults"] = std::move(faults);
   if (!s.trace_path.empty() || !s.timeline_path.empty()) {
     nlohmann::ordered_json trace;
@@ -150,6 +167,12 @@ void write_run_summary(std::ostream& out, const run_summary& s) {
       separator = "; ";
     }
     out << '\n';
+  }
+  for (std::size_t d = 0; d < s.devices.size(); ++d) {
+    const device_use& u = s.devices[d];
+    out << "  device " << d << (d < 10 ? "     " : "    ") << u.waves.completed << " completed, " << u.waves.failed
+        << " failed, " << u.waves.cancelled << " cancelled; " << u.submissions << " submissions; " << u.quarantined
+        << " lanes quarantined" << (u.lost ? "; lost" : "") << '\n';
   }
   // Listings never checked, and why (checking_encoder.hpp): a few examples.
   constexpr std::size_t unchecked_shown = 3;

@@ -73,6 +73,15 @@ struct queue_use {
   std::uint64_t submissions = 0;   // submitted to it during the run
 };
 
+// One device of a run over several (--devices K): what it ran.
+struct device_use {
+  std::string name;
+  device_tally waves;             // waves granted one of its lanes, by outcome
+  std::uint64_t submissions = 0;  // to its compute queue during the run
+  bool lost = false;
+  std::uint32_t quarantined = 0;  // its lanes quarantined at the end
+};
+
 struct run_summary {
   std::string plan_path;
   std::string plan_hash;
@@ -97,6 +106,8 @@ struct run_summary {
   bool v2 = false;
   std::vector<queue_use> queues;       // v2: per distinct device queue
   std::vector<std::string> unchecked;  // why listings are not checked
+  // --devices K above 1: per device, by index (the report adds `devices`).
+  std::vector<device_use> devices;
   run_tally tally;
   // Where --trace and --timeline went ("" when not asked), and the spans
   // written and dropped (the recorder keeps the newest).

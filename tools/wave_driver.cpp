@@ -15,7 +15,7 @@ namespace ferrum::tools {
 
 namespace asio = boost::asio;
 
-wave_driver::wave_driver(scheduler& s, const wave_checks& checks, run_accounting& accounting,
+wave_driver::wave_driver(scheduler& s, const device_checks& checks, run_accounting& accounting,
                          const driver_settings& settings)
     : scheduler_(s), accounting_(accounting), settings_(settings), ticker_(context_), nodes_(s.program().node_count) {
   const std::size_t window = static_cast<std::size_t>(

@@ -48,7 +48,7 @@ struct driver_settings {
 
 class wave_driver {
  public:
-  wave_driver(scheduler& s, const wave_checks& checks, run_accounting& accounting, const driver_settings& settings);
+  wave_driver(scheduler& s, const device_checks& checks, run_accounting& accounting, const driver_settings& settings);
   wave_driver(const wave_driver&) = delete;
   wave_driver& operator=(const wave_driver&) = delete;
 
@@ -65,7 +65,7 @@ class wave_driver {
 
  private:
   struct window_entry {
-    explicit window_entry(const wave_checks& checks) : encoder(checks) {}
+    explicit window_entry(const device_checks& checks) : encoder(checks) {}
     checking_encoder encoder;
     boost::asio::cancellation_signal signal;
     std::uint64_t wave = 0;

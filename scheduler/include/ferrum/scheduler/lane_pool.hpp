@@ -52,7 +52,7 @@ namespace ferrum {
 // Where a scheduler runs each node: on the queue the plan names (a v2 plan's
 // `queue`; the device maps it onto one of its queues), or every node on the
 // compute queue in plan order, as for a v1 plan (for encoders that record
-// compute work in every node, such as `ferrum run`'s checks).
+// compute work in every node).
 enum class queue_placement : std::uint8_t { plan, compute_only };
 
 class lane_pool;
