@@ -1,7 +1,8 @@
 // Lane memory on the Vulkan device, validation (synchronization included)
 // on: interval aliasing and persistent resources proven by data
 // (workspace_probe.hpp), as the scheduler tests do on the null device; and a
-// v2 plan's nodes of both queue kinds (two_queue_waves.hpp). Where
+// v2 plan's nodes of both queue kinds (two_queue_waves.hpp), also over two
+// logical devices under one scheduler. Where
 // two resources share bytes, the device must order the later node's writes
 // after the earlier node's reads: the probe's snapshots and checks see it.
 #include "two_queue_waves.hpp"
@@ -10,6 +11,7 @@
 
 #include <boost/asio/thread_pool.hpp>
 
+#include <array>
 #include <future>
 #include <random>
 
@@ -61,4 +63,53 @@ TEST_CASE("vulkan: a v2 plan's transfer nodes copy what compute nodes wrote, and
   CHECK(encode.wrong_words == 0);
   CHECK(s.device->queue_count() == 1);
   s.finish();
+}
+
+TEST_CASE("vulkan: a scheduler over two logical devices runs each wave's queues on its own device, data checked",
+          "[vulkan][queues][devices]") {
+  // Lavapipe allows several logical devices of its one physical device: a
+  // lane pool per (device, bucket), each lane's memory, lists and timeline on
+  // its device, and the lane's next wave checks what its last one left.
+  vulkan_test::session first;
+  vulkan_test::session second;
+  if (!first.open() || !second.open()) return;
+  const ferrum::plan p = two_queue_waves::two_queue_plan();
+  auto program = std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(p));
+  two_queue_waves::two_queue_encoder encode;
+  encode.hold_for = std::chrono::milliseconds(0);
+  std::array<int, 2> per_device{};
+  {
+    boost::asio::thread_pool pool(2);
+    ferrum::gpu::device* const devices[] = {first.device.get(), second.device.get()};
+    auto made = ferrum::scheduler::create(p, program, devices, pool.get_executor(),
+                                          {.fence_timeout = std::chrono::seconds(60), .encoder_tasks = 2});
+    REQUIRE(made.has_value());
+    std::unique_ptr<ferrum::scheduler> scheduler = std::move(*made);
+    std::vector<std::future<std::pair<boost::system::error_code, std::size_t>>> waves;
+    for (int i = 0; i < 8; ++i) {
+      auto done = std::make_shared<std::promise<std::pair<boost::system::error_code, std::size_t>>>();
+      waves.push_back(done->get_future());
+      scheduler->async_submit({"step", {1, 1, 1}}, encode,
+                              [done](boost::system::error_code ec, const ferrum::wave_report& r) {
+                                done->set_value({ec, r.device});
+                              });
+    }
+    for (auto& w : waves) {
+      REQUIRE(w.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
+      const auto [ec, device] = w.get();
+      CHECK_FALSE(ec);
+      REQUIRE(device < 2);
+      ++per_device[device];
+    }
+    scheduler.reset();
+    pool.join();
+  }
+  // One lane per device: every wave after each device's first checked its
+  // lane's previous one.
+  CHECK(per_device[0] > 0);
+  CHECK(per_device[1] > 0);
+  CHECK(encode.checked_waves == 6);
+  CHECK(encode.wrong_words == 0);
+  first.finish();
+  second.finish();
 }
