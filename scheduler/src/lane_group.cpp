@@ -1,7 +1,5 @@
 #include "lane_group.hpp"
 
-#include <boost/asio/error.hpp>
-
 #include <algorithm>
 
 namespace ferrum::detail {
@@ -16,14 +14,7 @@ lane_group::lane_group(std::vector<lane_pool*> pools) : pools_(std::move(pools))
 
 lane* lane_group::acquire(lane_pool::waiter& w, boost::system::error_code& ec, const std::atomic<bool>* cancelled) {
   const std::lock_guard lock(mutex_);
-  if (closed_) {
-    ec = closed_;
-    return nullptr;
-  }
-  if (cancelled != nullptr && cancelled->load()) {
-    ec = boost::asio::error::operation_aborted;
-    return nullptr;
-  }
+  if (lane_pool::refused(closed_, cancelled, ec)) return nullptr;
   // With a free lane nobody waits (frees hand lanes over directly): the
   // newcomer takes the lane free longest, whichever device it is on.
   lane_pool* from = nullptr;
@@ -32,12 +23,7 @@ lane* lane_group::acquire(lane_pool::waiter& w, boost::system::error_code& ec, c
     if (from == nullptr || pool->freed_at_[pool->free_.front()->index] < from->freed_at_[from->free_.front()->index])
       from = pool;
   }
-  if (from != nullptr) {
-    lane* l = from->free_.front();
-    from->free_.erase(from->free_.begin());
-    from->state_[l->index] = lane_pool::lane_state::in_flight;
-    return l;
-  }
+  if (from != nullptr) return from->take_free_locked();
   if (hopeless_locked()) {
     ec = make_error_code(errc::all_lanes_quarantined);
     return nullptr;

@@ -188,30 +188,35 @@ lane_counts lane_pool::counts() const {
 
 lane* lane_pool::acquire(waiter& w, boost::system::error_code& ec, const std::atomic<bool>* cancelled) {
   const std::lock_guard lock(*mutex_);
-  if (closed_) {
-    ec = closed_;
-    return nullptr;
-  }
-  if (cancelled != nullptr && cancelled->load()) {
-    ec = boost::asio::error::operation_aborted;
-    return nullptr;
-  }
+  if (refused(closed_, cancelled, ec)) return nullptr;
   // FIFO: a free lane goes to the newcomer only when nobody waits before it
   // (with a free lane nobody waits: releases hand lanes over directly).
   // Free lanes rotate, the longest free first: every lane is used in turn
   // (its fence the oldest), so that warm-up touches all of them.
-  if (!free_.empty()) {
-    lane* l = free_.front();
-    free_.erase(free_.begin());
-    state_[l->index] = lane_state::in_flight;
-    return l;
-  }
+  if (!free_.empty()) return take_free_locked();
   if (hopeless_locked()) {
     ec = make_error_code(errc::all_lanes_quarantined);
     return nullptr;
   }
   waiters_.push(w);
   return nullptr;
+}
+
+bool lane_pool::refused(const boost::system::error_code& closed, const std::atomic<bool>* cancelled,
+                        boost::system::error_code& ec) noexcept {
+  if (closed) {
+    ec = closed;
+  } else if (cancelled != nullptr && cancelled->load()) {
+    ec = boost::asio::error::operation_aborted;
+  }
+  return static_cast<bool>(ec);
+}
+
+lane* lane_pool::take_free_locked() noexcept {
+  lane* l = free_.front();
+  free_.erase(free_.begin());
+  state_[l->index] = lane_state::in_flight;
+  return l;
 }
 
 bool lane_pool::cancel(waiter& w) noexcept {

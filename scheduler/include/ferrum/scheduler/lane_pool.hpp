@@ -250,6 +250,12 @@ class lane_pool {
   // Puts a held lane in `state` (quarantined, or in_flight while it returns)
   // and watches its last submission's value. Errors: as check_held_locked.
   [[nodiscard]] result<void> watch(lane& l, lane_state state, const char* action);
+  // Whether an acquisition is refused at once, and why (`ec`): the pool or
+  // group was closed, or the waiter cancelled.
+  [[nodiscard]] static bool refused(const boost::system::error_code& closed, const std::atomic<bool>* cancelled,
+                                    boost::system::error_code& ec) noexcept;
+  // With mutex_ held: the free lane free longest, now in flight.
+  [[nodiscard]] lane* take_free_locked() noexcept;
   // With mutex_ held: `l` is free again; hands it to the first waiter of
   // the pool, else of its group (returned, to be granted after unlocking),
   // or marks it free.
