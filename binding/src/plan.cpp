@@ -89,11 +89,6 @@ std::optional<std::size_t> repeated_entry(const std::vector<resource_id>& ids) {
   return second;
 }
 
-bool is_contract_digest(std::string_view text) noexcept {
-  return text.size() == 64 &&
-         std::all_of(text.begin(), text.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
-}
-
 }  // namespace
 
 std::string_view to_string(allocation_kind v) noexcept { return name_of(kind_names, v); }

@@ -59,11 +59,6 @@ result<void> check_id_order(const std::vector<std::uint32_t>& order, std::size_t
   return {};
 }
 
-bool is_contract_digest(std::string_view text) noexcept {
-  return text.size() == 64 &&
-         std::all_of(text.begin(), text.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
-}
-
 // Orders domains and pool ids by pool id.
 struct pool_less {
   bool operator()(const pool_domain& a, const pool_id& b) const noexcept { return a.pool < b; }
