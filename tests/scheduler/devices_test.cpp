@@ -9,7 +9,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <boost/asio/post.hpp>
 #include <boost/asio/use_future.hpp>
 
 #include <array>
@@ -194,16 +193,20 @@ TEST_CASE("devices: once every device is lost, queued and later waves fail with 
 
 TEST_CASE("devices: a wave queued for any device's lane can be cancelled, and is never handed one",
           "[scheduler][devices]") {
-  devices_fixture f({with_latency(50ms), with_latency(50ms)}, 1);
+  // Each device holds its one lane for a second: the queued wave cannot get
+  // one before it is cancelled, however slow the machine.
+  devices_fixture f({with_latency(1000ms), with_latency(1000ms)}, 1);
   device_recorder encode;
   auto a = sched_test::submit(*f.s, encode);
   auto b = sched_test::submit(*f.s, encode);
+  REQUIRE(eventually(
+      [&] { return f.devices[0]->queue().last_submitted() == 1 && f.devices[1]->queue().last_submitted() == 1; }));
   boost::asio::cancellation_signal signal;
   auto queued = sched_test::submit_cancellable(*f.s, encode, signal);
   // Each pool counts the bucket's queued waves.
   REQUIRE(
       eventually([&] { return f.s->pools(0)[0]->counts().waiting == 1 && f.s->pools(1)[0]->counts().waiting == 1; }));
-  boost::asio::post(f.pool, [&] { signal.emit(boost::asio::cancellation_type::total); });
+  signal.emit(boost::asio::cancellation_type::total);
   CHECK(sched_test::get(queued).ec == boost::asio::error::operation_aborted);
   CHECK(f.s->pools(0)[0]->counts().waiting == 0);
   CHECK_FALSE(sched_test::get(a).ec);
