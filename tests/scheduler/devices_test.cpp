@@ -77,7 +77,8 @@ struct device_recorder {
 
 TEST_CASE("devices: waves spread over every device, each running wholly on the device it reports",
           "[scheduler][devices]") {
-  devices_fixture f({with_latency(5ms), with_latency(5ms)});
+  // Long enough that all four lanes are taken before the first comes back.
+  devices_fixture f({with_latency(50ms), with_latency(50ms)});
   REQUIRE(f.s->device_count() == 2);
   REQUIRE(f.s->pools().size() == 2);  // one bucket on each device
   CHECK(&f.s->pools(1)[0]->device() == f.devices[1].get());
@@ -134,7 +135,10 @@ TEST_CASE("devices: a queued wave goes to the device whose lane of its bucket fr
 
 TEST_CASE("devices: a lost device fails only its own waves and lanes, and later waves run on the others",
           "[scheduler][devices]") {
-  devices_fixture f({with_latency(30ms), with_latency(30ms)});
+  // Device 0 holds its waves for a second: they are in flight when it is
+  // lost, however slow the machine. The first two waves take device 0's lanes
+  // (free since creation, ties go to the first device), the next two device 1's.
+  devices_fixture f({with_latency(1000ms), with_latency(30ms)});
   device_recorder encode;
   std::vector<std::future<sched_test::outcome>> in_flight;
   for (int i = 0; i < 4; ++i) in_flight.push_back(sched_test::submit(*f.s, encode));
@@ -179,7 +183,8 @@ TEST_CASE("devices: a device lost while idle is passed over, its free lanes neve
 }
 
 TEST_CASE("devices: once every device is lost, queued and later waves fail with device_lost", "[scheduler][devices]") {
-  devices_fixture f({with_latency(30ms), with_latency(30ms)}, 1);
+  // Lanes held for a second: two waves in flight and two queued at the loss.
+  devices_fixture f({with_latency(1000ms), with_latency(1000ms)}, 1);
   device_recorder encode;
   std::vector<std::future<sched_test::outcome>> waves;
   for (int i = 0; i < 4; ++i) waves.push_back(sched_test::submit(*f.s, encode));
@@ -217,7 +222,8 @@ TEST_CASE("devices: a wave queued for any device's lane can be cancelled, and is
 
 TEST_CASE("devices: a lease awaited on one device's pool goes before the waves queued for the bucket",
           "[scheduler][devices]") {
-  devices_fixture f({with_latency(40ms), with_latency(40ms)}, 1);
+  // Lanes held for a second: the lease is queued before either comes back.
+  devices_fixture f({with_latency(1000ms), with_latency(1000ms)}, 1);
   device_recorder encode;
   auto a = sched_test::submit(*f.s, encode);
   auto b = sched_test::submit(*f.s, encode);
