@@ -224,19 +224,27 @@ bool lane_pool::cancel(waiter& w) noexcept {
   return waiters_.remove(w);
 }
 
-lane_pool::waiter* lane_pool::hand_over_locked(lane& l) noexcept {
-  waiter* first = waiters_.pop();
+lane_pool::handover lane_pool::hand_over_locked(lane& l) noexcept {
+  handover h;
+  h.next = waiters_.pop();
   // A lost device's lanes serve no more of its group's waves: they run on
   // the other devices.
-  if (first == nullptr && group_ != nullptr && !device_->lost()) first = group_->pop_locked();
-  if (first == nullptr) {
-    state_[l.index] = lane_state::free;
-    if (group_ != nullptr) freed_at_[l.index] = group_->tick_locked();
-    free_.push_back(&l);
-    return nullptr;
+  const bool lost_in_group = group_ != nullptr && device_->lost();
+  if (h.next == nullptr && group_ != nullptr && !lost_in_group) h.next = group_->pop_locked();
+  if (h.next != nullptr) {
+    state_[l.index] = lane_state::in_flight;
+    return h;
   }
-  state_[l.index] = lane_state::in_flight;
-  return first;
+  state_[l.index] = lane_state::free;
+  if (group_ != nullptr) freed_at_[l.index] = group_->tick_locked();
+  free_.push_back(&l);
+  if (lost_in_group) h.hopeless = detach_if_hopeless_locked();
+  return h;
+}
+
+void lane_pool::notify(const handover& h, lane& l) noexcept {
+  if (h.next != nullptr) h.next->granted(h.next, {}, &l);
+  fail_hopeless(h.hopeless);
 }
 
 bool lane_pool::hopeless_locked() const noexcept {
@@ -295,8 +303,7 @@ result<void> lane_pool::check_held_locked(const lane& l, const char* action) con
 result<void> lane_pool::release(lane& l) {
   // The proof that the GPU is done with the lane: its last value is reached.
   const std::uint64_t last = last_submitted(l);
-  waiter* next = nullptr;
-  hopeless_waiters hopeless;
+  handover h;
   {
     const std::lock_guard lock(*mutex_);
     if (auto held = check_held_locked(l, "releasing"); !held) return held;
@@ -304,26 +311,19 @@ result<void> lane_pool::release(lane& l) {
       return make_error(errc::fence_not_reached, "lane " + std::to_string(l.index) + " of bucket " +
                                                      quote_text(bucket_->id.str()) + ": value " + std::to_string(last) +
                                                      " is not reached");
-    next = hand_over_locked(l);
-    // A lost device's lane that comes back serves its group no more: the
-    // group's waiters may have nothing left to wait for.
-    if (group_ != nullptr && device_->lost()) hopeless = detach_if_hopeless_locked();
+    h = hand_over_locked(l);
   }
-  if (next != nullptr) next->granted(next, {}, &l);
-  fail_hopeless(hopeless);
+  notify(h, l);
   return {};
 }
 
 void lane_pool::release_reached(lane& l) noexcept {
-  waiter* next = nullptr;
-  hopeless_waiters hopeless;
+  handover h;
   {
     const std::lock_guard lock(*mutex_);
-    next = hand_over_locked(l);
-    if (group_ != nullptr && device_->lost()) hopeless = detach_if_hopeless_locked();
+    h = hand_over_locked(l);
   }
-  if (next != nullptr) next->granted(next, {}, &l);
-  fail_hopeless(hopeless);
+  notify(h, l);
 }
 
 result<void> lane_pool::quarantine(lane& l) { return watch(l, lane_state::quarantined, "quarantining"); }
@@ -356,21 +356,19 @@ result<void> lane_pool::watch(lane& l, lane_state state, const char* action) {
 void lane_pool::watched(gpu::timeline_wait* wait, boost::system::error_code ec) noexcept {
   auto* watch = static_cast<lane::fence_watch*>(wait);
   lane_pool& pool = *watch->pool;
-  waiter* next = nullptr;
-  hopeless_waiters hopeless;
+  handover h;
   {
     const std::lock_guard lock(*pool.mutex_);
     if (!ec) {
       // The GPU is done with the lane after all: back to service.
-      next = pool.hand_over_locked(*watch->target);
+      h = pool.hand_over_locked(*watch->target);
     } else {
       // A device failure leaves the lane in quarantine for good.
       pool.state_[watch->target->index] = lane_state::quarantined;
-      hopeless = pool.detach_if_hopeless_locked();
+      h.hopeless = pool.detach_if_hopeless_locked();
     }
   }
-  if (next != nullptr) next->granted(next, {}, watch->target);
-  fail_hopeless(hopeless);
+  notify(h, *watch->target);
   if (pool.watch_changed_ != nullptr) pool.watch_changed_(pool.watch_context_, -1);
   // Last: once clear, the pool's destructor may go ahead.
   watch->active.store(false, std::memory_order_release);

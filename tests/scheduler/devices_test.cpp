@@ -11,6 +11,7 @@
 
 #include <boost/asio/use_future.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <map>
@@ -40,6 +41,10 @@ struct devices_fixture {
     auto made = scheduler::create(plan, program, raw, pool.get_executor(), scheduler_settings);
     if (!made) FAIL(made.error().what());
     s = std::move(*made);
+  }
+  // Whether every device's compute queue has taken `n` submissions.
+  [[nodiscard]] bool each_submitted(std::uint64_t n) const {
+    return std::all_of(devices.begin(), devices.end(), [n](const auto& d) { return d->queue().last_submitted() == n; });
   }
   ~devices_fixture() {
     s.reset();
@@ -142,8 +147,7 @@ TEST_CASE("devices: a lost device fails only its own waves and lanes, and later 
   device_recorder encode;
   std::vector<std::future<sched_test::outcome>> in_flight;
   for (int i = 0; i < 4; ++i) in_flight.push_back(sched_test::submit(*f.s, encode));
-  REQUIRE(eventually(
-      [&] { return f.devices[0]->queue().last_submitted() == 2 && f.devices[1]->queue().last_submitted() == 2; }));
+  REQUIRE(eventually([&] { return f.each_submitted(2); }));
   f.devices[0]->lose();
   for (auto& w : in_flight) {
     const sched_test::outcome o = sched_test::get(w);
@@ -204,8 +208,7 @@ TEST_CASE("devices: a wave queued for any device's lane can be cancelled, and is
   device_recorder encode;
   auto a = sched_test::submit(*f.s, encode);
   auto b = sched_test::submit(*f.s, encode);
-  REQUIRE(eventually(
-      [&] { return f.devices[0]->queue().last_submitted() == 1 && f.devices[1]->queue().last_submitted() == 1; }));
+  REQUIRE(eventually([&] { return f.each_submitted(1); }));
   boost::asio::cancellation_signal signal;
   auto queued = sched_test::submit_cancellable(*f.s, encode, signal);
   // Each pool counts the bucket's queued waves.
@@ -227,8 +230,7 @@ TEST_CASE("devices: a lease awaited on one device's pool goes before the waves q
   device_recorder encode;
   auto a = sched_test::submit(*f.s, encode);
   auto b = sched_test::submit(*f.s, encode);
-  REQUIRE(eventually(
-      [&] { return f.devices[0]->queue().last_submitted() == 1 && f.devices[1]->queue().last_submitted() == 1; }));
+  REQUIRE(eventually([&] { return f.each_submitted(1); }));
   auto queued = sched_test::submit(*f.s, encode);
   REQUIRE(eventually([&] { return f.s->pools(1)[0]->counts().waiting == 1; }));
   lane_pool& pool = *f.s->pools(1)[0];

@@ -256,10 +256,6 @@ class lane_pool {
                                     boost::system::error_code& ec) noexcept;
   // With mutex_ held: the free lane free longest, now in flight.
   [[nodiscard]] lane* take_free_locked() noexcept;
-  // With mutex_ held: `l` is free again; hands it to the first waiter of
-  // the pool, else of its group (returned, to be granted after unlocking),
-  // or marks it free.
-  [[nodiscard]] waiter* hand_over_locked(lane& l) noexcept;
   // With mutex_ held: whether no lane can come any more (closed, or every
   // lane quarantined).
   [[nodiscard]] bool hopeless_locked() const noexcept;
@@ -277,6 +273,18 @@ class lane_pool {
   };
   [[nodiscard]] hopeless_waiters detach_if_hopeless_locked() noexcept;
   static void fail_hopeless(const hopeless_waiters& hopeless) noexcept;
+  // What a lane coming back sets off, done after unlocking (notify): the
+  // waiter it is handed to, and the waiters that can no longer get one.
+  struct handover {
+    waiter* next = nullptr;
+    hopeless_waiters hopeless;
+  };
+  // With mutex_ held: `l` is free again; hands it to the first waiter of
+  // the pool, else of its group, or marks it free. A lost device's lane
+  // serves its group no more, which may leave the group's waiters nothing
+  // to wait for: they are detached then.
+  [[nodiscard]] handover hand_over_locked(lane& l) noexcept;
+  static void notify(const handover& h, lane& l) noexcept;
   static void fail_all(waiter* list, boost::system::error_code ec) noexcept;
   // The watch's completion: the fence was reached (or the device failed).
   static void watched(gpu::timeline_wait* wait, boost::system::error_code ec) noexcept;
