@@ -9,7 +9,7 @@
 namespace ferrum::tools {
 namespace {
 
-std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
+std::string in_quotes(std::string_view text) { return "'" + std::string(text) + "'"; }
 
 // The probability in `text`, or an error naming `item`. from_chars takes no
 // sign, space or hex prefix, so "+0.5", " 0.5" and "0x1" are refused; "nan"
@@ -19,9 +19,9 @@ boost::system::result<double, std::string> parse_probability(std::string_view te
   const char* end = text.data() + text.size();
   const auto [stop, ec] = std::from_chars(text.data(), end, value, std::chars_format::fixed);
   if (text.empty() || ec != std::errc{} || stop != end)
-    return "fault " + quoted(item) + ": the probability must be a decimal number in [0, 1]";
+    return "fault " + in_quotes(item) + ": the probability must be a decimal number in [0, 1]";
   if (!std::isfinite(value) || value < 0.0 || value > 1.0)
-    return "fault " + quoted(item) + ": the probability must lie in [0, 1]";
+    return "fault " + in_quotes(item) + ": the probability must lie in [0, 1]";
   return value;
 }
 
@@ -40,14 +40,14 @@ boost::system::result<fault_spec, std::string> parse_fault_spec(std::string_view
         text.substr(start, comma == std::string_view::npos ? text.size() - start : comma - start);
     const std::size_t colon = item.find(':');
     if (colon == std::string_view::npos)
-      return "fault " + quoted(item) + " is not kind:probability (kinds delay, hang, lost, encoder, cancel)";
+      return "fault " + in_quotes(item) + " is not kind:probability (kinds delay, hang, lost, encoder, cancel)";
     const std::string_view kind = item.substr(0, colon);
     static constexpr std::string_view kinds[5] = {"delay", "hang", "lost", "encoder", "cancel"};
     double* const targets[5] = {&spec.delay, &spec.hang, &spec.lost, &spec.encoder, &spec.cancel};
     std::size_t k = 0;
     while (k < 5 && kinds[k] != kind) ++k;
-    if (k == 5) return "unknown fault kind " + quoted(kind) + " (kinds: delay, hang, lost, encoder, cancel)";
-    if (seen[k]) return "fault kind " + quoted(kind) + " is given twice";
+    if (k == 5) return "unknown fault kind " + in_quotes(kind) + " (kinds: delay, hang, lost, encoder, cancel)";
+    if (seen[k]) return "fault kind " + in_quotes(kind) + " is given twice";
     seen[k] = true;
     auto probability = parse_probability(item.substr(colon + 1), item);
     if (!probability) return probability.error();
@@ -60,7 +60,7 @@ boost::system::result<fault_spec, std::string> parse_fault_spec(std::string_view
 
 std::string check_run_options(run_options& options) {
   if (options.device != "null" && options.device != "vulkan")
-    return "unknown device " + quoted(options.device) + " (devices: null, vulkan)";
+    return "unknown device " + in_quotes(options.device) + " (devices: null, vulkan)";
   if (options.waves < 1 || options.waves > max_waves)
     return "--waves must lie in 1.." + std::to_string(max_waves) + ", got " + std::to_string(options.waves);
   if (options.devices < 1 || options.devices > max_devices)

@@ -29,7 +29,7 @@ constexpr std::string_view frame_class = "frame";
 constexpr std::uint32_t blur_radius = 2;
 constexpr float exposure = 1.0f;
 
-std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
+std::string in_quotes(std::string_view text) { return "'" + std::string(text) + "'"; }
 
 void check_plan(const ferrum::plan& p, const ferrum::compiled_program& program, std::size_t pixels) {
   const auto wrong = [](const std::string& why) {
@@ -39,16 +39,17 @@ void check_plan(const ferrum::plan& p, const ferrum::compiled_program& program, 
   for (std::size_t i = 0; i < p.nodes.size(); ++i) {
     const ferrum::plan_node& n = p.nodes[i];
     if (n.id.view() != node_ids[i])
-      throw wrong("node " + std::to_string(i) + " must be " + quoted(node_ids[i]) + ", not " + quoted(n.id.view()));
+      throw wrong("node " + std::to_string(i) + " must be " + in_quotes(node_ids[i]) + ", not " +
+                  in_quotes(n.id.view()));
     for (std::string_view id : node_resources[i])
       if (std::ranges::none_of(n.resources, [&](const ferrum::resource_id& r) { return r.view() == id; }))
-        throw wrong(quoted(node_ids[i]) + " must list " + quoted(id));
+        throw wrong(in_quotes(node_ids[i]) + " must list " + in_quotes(id));
   }
   // The host reads the output after its wave: only a persistent resource
   // keeps its bytes past its nodes.
   const auto output = std::ranges::find_if(p.resources, [](const auto& r) { return r.id.view() == rgba8_id; });
   if (output == p.resources.end() || output->lifetime != ferrum::allocation_lifetime::persistent)
-    throw wrong(quoted(rgba8_id) + " must be a persistent resource");
+    throw wrong(in_quotes(rgba8_id) + " must be a persistent resource");
   for (const ferrum::compiled_bucket& bucket : program.buckets) {
     const auto& binding = bucket.binding;
     const bool has_slot =
@@ -57,7 +58,7 @@ void check_plan(const ferrum::plan& p, const ferrum::compiled_program& program, 
         });
     if (!has_slot)
       throw wrong("node/pattern must own a binding slot of at least " + std::to_string(pattern_params_bytes) +
-                  " bytes in bucket " + quoted(bucket.id.str()));
+                  " bytes in bucket " + in_quotes(bucket.id.str()));
   }
   std::uint64_t largest = 0;
   for (const ferrum::compiled_bucket& bucket : program.buckets)

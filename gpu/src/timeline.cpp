@@ -1,5 +1,9 @@
 #include "ferrum/gpu/timeline.hpp"
 
+#include "ferrum/error.hpp"
+
+#include <cassert>
+
 namespace ferrum::gpu {
 
 boost::system::error_code timeline::failure() const noexcept {
@@ -19,7 +23,7 @@ std::size_t timeline::pending() const noexcept {
   return pending_;
 }
 
-void timeline::start_wait(timeline_wait* wait) noexcept {
+boost::system::error_code timeline::start_wait(timeline_wait* wait) noexcept {
   boost::system::error_code failed;
   // Once linked and unlocked the wait may complete and be freed at any moment,
   // so what is needed afterwards is copied first.
@@ -27,6 +31,10 @@ void timeline::start_wait(timeline_wait* wait) noexcept {
   bool new_lowest = false;
   {
     const std::lock_guard lock(mutex_);
+    // A wait pending on another timeline is read under this one's lock: the
+    // misuse is caught where the two do not race (both ends on one thread).
+    assert(!wait->pending && "timeline_wait started while pending");
+    if (wait->pending) return make_error_code(errc::wait_already_pending);
     if (completed_.load(std::memory_order_relaxed) >= value) {
       // Reached already — before any failure, so the GPU work behind it is
       // done: success, completed below, outside the lock.
@@ -38,6 +46,7 @@ void timeline::start_wait(timeline_wait* wait) noexcept {
       timeline_wait** link = &head_;
       while (*link != nullptr && (*link)->value <= value) link = &(*link)->next;
       wait->next = *link;
+      wait->pending = true;
       *link = wait;
       ++pending_;
       new_lowest = head_ == wait;
@@ -49,6 +58,7 @@ void timeline::start_wait(timeline_wait* wait) noexcept {
   } else if (new_lowest) {
     on_new_lowest(value);
   }
+  return {};
 }
 
 bool timeline::cancel_wait(timeline_wait* wait) noexcept {
@@ -57,6 +67,7 @@ bool timeline::cancel_wait(timeline_wait* wait) noexcept {
     if (*link == wait) {
       *link = wait->next;
       wait->next = nullptr;
+      wait->pending = false;
       --pending_;
       return true;
     }
@@ -74,6 +85,7 @@ void timeline::advance(std::uint64_t value) noexcept {
     completed_.store(value, std::memory_order_release);
     timeline_wait** link = &head_;
     while (*link != nullptr && (*link)->value <= value) {
+      (*link)->pending = false;
       link = &(*link)->next;
       --pending_;
     }
@@ -93,6 +105,7 @@ void timeline::fail(boost::system::error_code ec) noexcept {
     if (!failure_) failure_ = ec;
     failed_.store(true, std::memory_order_release);
     all = head_;
+    for (timeline_wait* w = all; w != nullptr; w = w->next) w->pending = false;
     head_ = nullptr;
     pending_ = 0;
     ec = failure_;

@@ -46,7 +46,8 @@ void fence_watchdog::start(entry& e, gpu::timeline& timeline) noexcept {
     wake_.notify_one();
   }
   // May complete at once (and disarm) when the value is reached already.
-  timeline.start_wait(e.wait);
+  // Never pending: a wave arms its wait once per fence, after the last completed.
+  (void)timeline.start_wait(e.wait);
 }
 
 void fence_watchdog::disarm(entry& e) noexcept {
@@ -71,7 +72,7 @@ std::uint64_t fence_watchdog::expire_locked(std::uint64_t now) {
     if (e->armed.load(std::memory_order_acquire) != armed) {
       // The expired wait completed meanwhile and its wave awaits a later
       // fence with the same record: that wait was taken off by mistake.
-      timeline.start_wait(e->wait);
+      (void)timeline.start_wait(e->wait);  // just taken off: not pending
       continue;
     }
     disarm(*e);

@@ -179,7 +179,7 @@ lane_counts lane_pool::counts() const {
   c.lanes = static_cast<std::uint32_t>(lanes_.size());
   for (const lane_state s : state_) {
     c.free += s == lane_state::free ? 1 : 0;
-    c.in_flight += s == lane_state::in_flight ? 1 : 0;
+    c.in_flight += s == lane_state::in_flight || s == lane_state::returning ? 1 : 0;
     c.quarantined += s == lane_state::quarantined ? 1 : 0;
   }
   c.waiting = waiters_.size() + (group_ != nullptr ? group_->waiting_locked() : 0);
@@ -215,8 +215,15 @@ bool lane_pool::refused(const boost::system::error_code& closed, const std::atom
 lane* lane_pool::take_free_locked() noexcept {
   lane* l = free_.front();
   free_.erase(free_.begin());
-  state_[l->index] = lane_state::in_flight;
+  set_state_locked(*l, lane_state::in_flight);
   return l;
+}
+
+void lane_pool::set_state_locked(lane& l, lane_state state) noexcept {
+  state_[l.index] = state;
+  // Every change ends the current hand-out, if any (a hand-out from one
+  // holder straight to the next is a change too).
+  l.hold.store(l.hold.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
 bool lane_pool::cancel(waiter& w) noexcept {
@@ -232,10 +239,10 @@ lane_pool::handover lane_pool::hand_over_locked(lane& l) noexcept {
   const bool lost_in_group = group_ != nullptr && device_->lost();
   if (h.next == nullptr && group_ != nullptr && !lost_in_group) h.next = group_->pop_locked();
   if (h.next != nullptr) {
-    state_[l.index] = lane_state::in_flight;
+    set_state_locked(l, lane_state::in_flight);
     return h;
   }
-  state_[l.index] = lane_state::free;
+  set_state_locked(l, lane_state::free);
   if (group_ != nullptr) freed_at_[l.index] = group_->tick_locked();
   free_.push_back(&l);
   if (lost_in_group) h.hopeless = detach_if_hopeless_locked();
@@ -289,24 +296,38 @@ std::uint64_t lane_pool::last_submitted(const lane& l) noexcept {
   return last;
 }
 
-result<void> lane_pool::check_held_locked(const lane& l, const char* action) const {
+result<void> lane_pool::check_held_locked(const lane& l, std::uint64_t hold, const char* action) const {
   const auto where = [&] { return std::string(action) + " lane " + std::to_string(l.index); };
   if (l.index >= lanes_.size() || lanes_[l.index].get() != &l)
     return make_error(errc::foreign_lane,
                       where() + ": it belongs to another pool than bucket " + quote_text(bucket_->id.str()) + "'s");
-  if (state_[l.index] != lane_state::in_flight)
-    return make_error(errc::lane_not_held, where() + " of bucket " + quote_text(bucket_->id.str()) + ": it is " +
-                                               (state_[l.index] == lane_state::free ? "free" : "quarantined"));
+  const auto not_held = [&](const std::string& why) {
+    return make_error(errc::lane_not_held, where() + " of bucket " + quote_text(bucket_->id.str()) +
+                                               " under hand-out " + std::to_string(hold) + ": " + why);
+  };
+  switch (state_[l.index]) {
+    case lane_state::free:
+      return not_held("it is free");
+    case lane_state::returning:
+      return not_held("it was given back already; its fence watch returns it");
+    case lane_state::quarantined:
+      return not_held("it is quarantined");
+    case lane_state::in_flight:
+      break;
+  }
+  const std::uint64_t current = l.hold.load(std::memory_order_relaxed);
+  if (hold != current)
+    return not_held("that hand-out is over; the lane is held under hand-out " + std::to_string(current));
   return {};
 }
 
-result<void> lane_pool::release(lane& l) {
+result<void> lane_pool::release(lane& l, std::uint64_t hold) {
   // The proof that the GPU is done with the lane: its last value is reached.
   const std::uint64_t last = last_submitted(l);
   handover h;
   {
     const std::lock_guard lock(*mutex_);
-    if (auto held = check_held_locked(l, "releasing"); !held) return held;
+    if (auto held = check_held_locked(l, hold, "releasing"); !held) return held;
     if (!device_->queue().timeline().reached(last))
       return make_error(errc::fence_not_reached, "lane " + std::to_string(l.index) + " of bucket " +
                                                      quote_text(bucket_->id.str()) + ": value " + std::to_string(last) +
@@ -326,19 +347,21 @@ void lane_pool::release_reached(lane& l) noexcept {
   notify(h, l);
 }
 
-result<void> lane_pool::quarantine(lane& l) { return watch(l, lane_state::quarantined, "quarantining"); }
-
-result<void> lane_pool::release_when_reached(lane& l) {
-  if (device_->queue().timeline().reached(last_submitted(l))) return release(l);
-  return watch(l, lane_state::in_flight, "releasing");
+result<void> lane_pool::quarantine(lane& l, std::uint64_t hold) {
+  return watch(l, hold, lane_state::quarantined, "quarantining");
 }
 
-result<void> lane_pool::watch(lane& l, lane_state state, const char* action) {
+result<void> lane_pool::release_when_reached(lane& l, std::uint64_t hold) {
+  if (device_->queue().timeline().reached(last_submitted(l))) return release(l, hold);
+  return watch(l, hold, lane_state::returning, "releasing");
+}
+
+result<void> lane_pool::watch(lane& l, std::uint64_t hold, lane_state state, const char* action) {
   hopeless_waiters hopeless;
   {
     const std::lock_guard lock(*mutex_);
-    if (auto held = check_held_locked(l, action); !held) return held;
-    state_[l.index] = state;
+    if (auto held = check_held_locked(l, hold, action); !held) return held;
+    set_state_locked(l, state);
     hopeless = detach_if_hopeless_locked();
     // Counted before the lane leaves its holder's hands, so that no shutdown
     // completes in between (lock order: this pool's, then the owner's).
@@ -349,7 +372,8 @@ result<void> lane_pool::watch(lane& l, lane_state state, const char* action) {
   l.watch->value = l.submitted_value;
   l.watch->active.store(true, std::memory_order_release);
   // Completes at once when the fence is reached already or the device failed.
-  device_->queue().timeline().start_wait(&*l.watch);
+  // Never pending: the lane was held (check_held_locked), so its watch is idle.
+  (void)device_->queue().timeline().start_wait(&*l.watch);
   return {};
 }
 
@@ -364,7 +388,7 @@ void lane_pool::watched(gpu::timeline_wait* wait, boost::system::error_code ec) 
       h = pool.hand_over_locked(*watch->target);
     } else {
       // A device failure leaves the lane in quarantine for good.
-      pool.state_[watch->target->index] = lane_state::quarantined;
+      pool.set_state_locked(*watch->target, lane_state::quarantined);
       h.hopeless = pool.detach_if_hopeless_locked();
     }
   }

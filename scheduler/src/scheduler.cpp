@@ -122,13 +122,19 @@ void scheduler_impl::recycle(wave& w) noexcept {
   if (live_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   // The last wave: settled under the lock, where a new first wave, shutdown
   // and the destructor look. Until idle_ is set here none of them goes
-  // ahead, and once it is set nothing of this object is touched any more.
-  const std::lock_guard lock(state_mutex_);
+  // ahead, and once it is set nothing of this object is touched any more —
+  // unless nobody owns it any more, when this is the last use of it.
+  std::unique_lock lock(state_mutex_);
   if (live_.load(std::memory_order_acquire) != 0) return;
   idle_ = true;
   work_.reset();
   complete_shutdown_locked();
   idle_changed_.notify_all();
+  if (!detached_) return;
+  complete_shutdown_waiters_locked(asio::error::operation_aborted);
+  lock.unlock();
+  while (posting_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+  delete this;
 }
 
 void scheduler_impl::complete_shutdown_locked() noexcept {
@@ -210,10 +216,22 @@ void scheduler_impl::shutdown(shutdown_waiter waiter) {
   complete_shutdown_locked();
 }
 
-void scheduler_impl::close_and_wait() noexcept {
+void scheduler_impl::close() noexcept {
   accepting_.store(false);
   for (auto& group : groups_) group->close(make_error_code(errc::scheduler_shut_down));
   for (auto& pool : pools_) pool->close(make_error_code(errc::scheduler_shut_down));
+}
+
+void scheduler_impl::close_detached() noexcept {
+  close();
+  // The handler this thread runs keeps its wave alive (live_ >= 1): the
+  // last recycle comes after this, and sees the flag.
+  const std::lock_guard lock(state_mutex_);
+  detached_ = true;
+}
+
+void scheduler_impl::close_and_wait() noexcept {
+  close();
   {
     std::unique_lock lock(state_mutex_);
     idle_changed_.wait(lock, [&] { return idle_; });
@@ -278,17 +296,29 @@ result<std::unique_ptr<scheduler>> scheduler::create(const plan& p, std::shared_
     for (std::size_t d = 0; d < devices.size(); ++d) members.push_back(impl->pools_[d * buckets + b].get());
     impl->groups_.push_back(std::make_unique<detail::lane_group>(std::move(members)));
   }
-  // Waves beyond the lanes queue for one; twice the lanes covers a window of
-  // waves submitted ahead, so that steady state starts with no allocation.
+  // Waves beyond the lanes queue for one; by default twice the lanes covers
+  // a window of waves submitted ahead, and two more the one whose handler
+  // submits the next and the one whose coroutine is ending, so that steady
+  // state starts with no allocation.
   std::size_t lanes = 0;
   for (const auto& pool : impl->pools_) lanes += pool->lanes().size();
-  impl->reserve_waves(2 * lanes);
+  impl->reserve_waves(options.reserved_waves != 0 ? options.reserved_waves : 2 * lanes + 2);
   return std::unique_ptr<scheduler>(new scheduler(std::move(impl)));
 }
 
 scheduler::scheduler(std::unique_ptr<detail::scheduler_impl> impl) noexcept : impl_(std::move(impl)) {}
 
-scheduler::~scheduler() { impl_->close_and_wait(); }
+scheduler::~scheduler() {
+  // From inside one of its waves' handlers, waiting for every handler to
+  // run would wait for itself (and, on a one-thread io_context, for the
+  // handlers queued behind it): the waves finish on their own and the last
+  // one frees the implementation, as Asio's operations outlive their object.
+  if (detail::wave::delivering_on_this_thread(*impl_)) {
+    impl_.release()->close_detached();
+  } else {
+    impl_->close_and_wait();
+  }
+}
 
 scheduler::executor_type scheduler::get_executor() const noexcept { return impl_->executor_; }
 

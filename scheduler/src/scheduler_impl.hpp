@@ -69,7 +69,14 @@ class scheduler_impl {
   // waits for them.
   static void watch_changed(void* self, int delta) noexcept;
   void shutdown(shutdown_waiter waiter);
+  // The scheduler goes: refuses new waves, fails queued ones, and waits
+  // until no wave lives (every handler ran).
   void close_and_wait() noexcept;
+  // The scheduler goes from inside one of its waves' handlers, which cannot
+  // be waited for: refuses new waves, fails queued ones and returns; the
+  // waves still living run to their end, and the last to be recycled
+  // deletes this object.
+  void close_detached() noexcept;
   [[nodiscard]] scheduler_stats stats() const noexcept;
   // The scheduler's entry for the device `pool` is on.
   [[nodiscard]] const scheduler_device& device_of(const lane_pool& pool) const noexcept;
@@ -93,6 +100,8 @@ class scheduler_impl {
 
  private:
   [[nodiscard]] lane_group* pick(const wave_request& request) const noexcept;
+  // Refuses later waves and fails the queued ones (scheduler_shut_down).
+  void close() noexcept;
   [[nodiscard]] wave* take_wave();
   // With state_mutex_ held: completes the shutdown waiters once no wave
   // lives and no quarantined lane waits for its fence.
@@ -125,6 +134,8 @@ class scheduler_impl {
   // No wave lives, and the last one has let go of this object: what
   // shutdown and the destructor wait for.
   bool idle_ = true;
+  // Nobody owns this object any more (close_detached): the last wave frees it.
+  bool detached_ = false;
   std::condition_variable idle_changed_;
   // Quarantined lanes whose fence the pools still watch.
   std::uint64_t watching_ = 0;

@@ -311,6 +311,8 @@ void wave::give_back(lane_return how) noexcept {
   // max_in_flight never counts a lane twice.
   owner_.lane_given_back();
   lane& l = *held_;
+  // The wave holds the lane from its grant to here: the current hand-out is its own.
+  const std::uint64_t hold = l.hold.load(std::memory_order_relaxed);
   switch (how) {
     case lane_return::fence_reached:
       // Every list of the lane was submitted by this wave, at the value just
@@ -321,12 +323,37 @@ void wave::give_back(lane_return how) noexcept {
       // The lane's last value is an earlier holder's (reached: that is how
       // the lane came to this wave), unless an encoder submitted a list
       // itself: release() reads every list's value and refuses then.
-      if (!pool_->release(l)) (void)pool_->quarantine(l);
+      if (!pool_->release(l, hold)) (void)pool_->quarantine(l, hold);
       break;
     case lane_return::quarantined:
-      (void)pool_->quarantine(l);  // held by this wave: cannot fail
+      (void)pool_->quarantine(l, hold);  // held by this wave: cannot fail
       break;
   }
+}
+
+// --- delivery ------------------------------------------------------------------
+
+namespace {
+thread_local const delivery_scope* current_delivery = nullptr;
+}  // namespace
+
+delivery_scope::delivery_scope(wave_outcome& outcome) noexcept : outcome_(&outcome), outer_(current_delivery) {
+  current_delivery = this;
+}
+
+delivery_scope::~delivery_scope() {
+  // The thread is done with this wave's handler before the wave (and maybe
+  // its scheduler, destroyed from the handler) goes.
+  current_delivery = outer_;
+  outcome_->delivered(outcome_);
+}
+
+const delivery_scope* delivery_scope::current() noexcept { return current_delivery; }
+
+bool wave::delivering_on_this_thread(const scheduler_impl& owner) noexcept {
+  for (const delivery_scope* d = delivery_scope::current(); d != nullptr; d = d->outer())
+    if (&static_cast<const wave*>(d->outcome().context)->owner_ == &owner) return true;
+  return false;
 }
 
 // --- set-up, start, cancellation, hand-offs ---------------------------------------

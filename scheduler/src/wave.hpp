@@ -73,6 +73,9 @@ class wave {
   // let go; the first to let go gets false.
   [[nodiscard]] bool unref() noexcept { return refs_.fetch_sub(1, std::memory_order_acq_rel) == 1; }
 
+  // Whether this thread runs the completion handler of one of `owner`'s waves.
+  [[nodiscard]] static bool delivering_on_this_thread(const scheduler_impl& owner) noexcept;
+
   wave_completion completion{this};
 
  private:

@@ -176,8 +176,6 @@ error load_error(const bytes_t& bytes, const plan& p) {
   return loaded.error();
 }
 
-errc code(const error& e) { return static_cast<errc>(e.code.value()); }
-
 }  // namespace
 
 TEST_CASE("compiled_program_file: every example plan loads back equal to a fresh compile", "[binding][program_file]") {
@@ -213,11 +211,11 @@ TEST_CASE("compiled_program_file: a file that does not start with the magic is r
   const plan p = test::two_node_plan();
   bytes_t bytes = save_ok(test::compile_ok(p), p);
   bytes[0] = std::byte{'G'};
-  CHECK(code(load_error(bytes, p)) == errc::program_bad_magic);
+  CHECK(test::code_of(load_error(bytes, p)) == errc::program_bad_magic);
   const std::string json = "{\"format\": \"ferrum.plan.v1\"}";
   bytes_t text(json.size());
   std::memcpy(text.data(), json.data(), json.size());
-  CHECK(code(load_error(text, p)) == errc::program_bad_magic);
+  CHECK(test::code_of(load_error(text, p)) == errc::program_bad_magic);
 }
 
 TEST_CASE("compiled_program_file: another format version is rejected with its number", "[binding][program_file]") {
@@ -226,7 +224,7 @@ TEST_CASE("compiled_program_file: another format version is rejected with its nu
   put_u32(bytes, 8, 2);
   reseal(bytes);
   const error e = load_error(bytes, p);
-  CHECK(code(e) == errc::program_version_unsupported);
+  CHECK(test::code_of(e) == errc::program_version_unsupported);
   CHECK(e.detail.find("version 2") != std::string::npos);
 }
 
@@ -236,7 +234,7 @@ TEST_CASE("compiled_program_file: a file cut at any byte is rejected as truncate
   for (std::size_t cut = 0; cut < bytes.size(); ++cut) {
     INFO("cut at " << cut);
     const bytes_t prefix(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(cut));
-    CHECK(code(load_error(prefix, p)) == errc::program_truncated);
+    CHECK(test::code_of(load_error(prefix, p)) == errc::program_truncated);
   }
 }
 
@@ -247,7 +245,7 @@ TEST_CASE("compiled_program_file: flipping any byte is detected, never accepted"
     INFO("byte " << at);
     bytes_t flipped = bytes;
     flipped[at] ^= std::byte{0x5a};
-    const errc c = code(load_error(flipped, p));
+    const errc c = test::code_of(load_error(flipped, p));
     if (at < 8)
       CHECK(c == errc::program_bad_magic);
     else if (at < 12)
@@ -263,7 +261,7 @@ TEST_CASE("compiled_program_file: bytes past the declared end are rejected", "[b
   const plan p = test::two_node_plan();
   bytes_t bytes = save_ok(test::compile_ok(p), p);
   bytes.push_back(std::byte{0});
-  CHECK(code(load_error(bytes, p)) == errc::program_malformed);
+  CHECK(test::code_of(load_error(bytes, p)) == errc::program_malformed);
 }
 
 TEST_CASE("compiled_program_file: a program of another plan is stale", "[binding][program_file]") {
@@ -273,14 +271,14 @@ TEST_CASE("compiled_program_file: a program of another plan is stale", "[binding
   plan b = a;
   b.resources[1].demand = resource_demand::fixed(112);
   const error e = load_error(bytes, b);
-  CHECK(code(e) == errc::program_stale);
+  CHECK(test::code_of(e) == errc::program_stale);
   CHECK(e.detail.find(test::compile_ok(a).hash.str()) != std::string::npos);
   // Another shape altogether.
-  CHECK(code(load_error(bytes, mixed_plan())) == errc::program_stale);
+  CHECK(test::code_of(load_error(bytes, mixed_plan())) == errc::program_stale);
   // A budget differs: the layouts still fit, the hash does not.
   plan c = a;
   c.budget_bytes += 1;
-  CHECK(code(load_error(bytes, c)) == errc::program_stale);
+  CHECK(test::code_of(load_error(bytes, c)) == errc::program_stale);
 }
 
 TEST_CASE("compiled_program_file: a resealed file with overlapping slots fails the original module's cover check",
@@ -292,11 +290,11 @@ TEST_CASE("compiled_program_file: a resealed file with overlapping slots fails t
   // Slot 1 (128 bytes at 64) moved onto slot 0's second half.
   put_u64(bytes, map.projection(0, 0, 1, 1), 32);
   reseal(bytes);
-  CHECK(code(load_error(bytes, p)) == errc::non_contiguous_slots);
+  CHECK(test::code_of(load_error(bytes, p)) == errc::non_contiguous_slots);
   // Misaligned.
   put_u64(bytes, map.projection(0, 0, 1, 1), 72);
   reseal(bytes);
-  CHECK(code(load_error(bytes, p)) == errc::program_inconsistent);
+  CHECK(test::code_of(load_error(bytes, p)) == errc::program_inconsistent);
 }
 
 TEST_CASE("compiled_program_file: a resealed file with swapped slots is not compile's layout",
@@ -313,7 +311,7 @@ TEST_CASE("compiled_program_file: a resealed file with swapped slots is not comp
   put_u64(bytes, map.projection(0, 0, 1, 1), 0);
   reseal(bytes);
   const error e = load_error(bytes, p);
-  CHECK(code(e) == errc::program_inconsistent);
+  CHECK(test::code_of(e) == errc::program_inconsistent);
   CHECK(e.detail.find("not in compile's order") != std::string::npos);
 }
 
@@ -325,7 +323,7 @@ TEST_CASE("compiled_program_file: a resealed file with a wrong fingerprint is re
   bytes[map.fingerprint(1) + 5] ^= std::byte{1};
   reseal(bytes);
   const error e = load_error(bytes, p);
-  CHECK(code(e) == errc::program_inconsistent);
+  CHECK(test::code_of(e) == errc::program_inconsistent);
   CHECK(e.detail.find("fingerprint") != std::string::npos);
 }
 
@@ -343,7 +341,7 @@ TEST_CASE("compiled_program_file: a resealed file aliasing two live resources is
   put_u64(bytes, map.projection(0, scratch, 1, 3), members[0].offset);
   reseal(bytes);
   const error e = load_error(bytes, p);
-  CHECK(code(e) == errc::program_inconsistent);
+  CHECK(test::code_of(e) == errc::program_inconsistent);
   CHECK(e.detail.find("share bytes") != std::string::npos);
 }
 
@@ -364,17 +362,17 @@ TEST_CASE("compiled_program_file: resealed capacities, lane offsets and lane byt
   bytes_t offset = bytes;
   put_u64(offset, map.lane_offset(0, 1), compiled.buckets[0].pool_offsets[1] + 64);
   reseal(offset);
-  CHECK(code(load_error(offset, p)) == errc::program_inconsistent);
+  CHECK(test::code_of(load_error(offset, p)) == errc::program_inconsistent);
 
   bytes_t lane = bytes;
   put_u64(lane, map.lane_bytes(2), compiled.buckets[2].lane_bytes() - 4);
   reseal(lane);
-  CHECK(code(load_error(lane, p)) == errc::program_inconsistent);
+  CHECK(test::code_of(load_error(lane, p)) == errc::program_inconsistent);
 
   bytes_t admitted = bytes;
   put_u64(admitted, 104, compiled.admitted_bytes + 1);
   reseal(admitted);
-  CHECK(code(load_error(admitted, p)) == errc::program_inconsistent);
+  CHECK(test::code_of(load_error(admitted, p)) == errc::program_inconsistent);
 }
 
 TEST_CASE("compiled_program_file: resealed resource resolution and id orders are checked against the plan",
@@ -390,22 +388,22 @@ TEST_CASE("compiled_program_file: resealed resource resolution and id orders are
   bytes_t nodes = bytes;  // two node indices swapped: not id order
   std::swap_ranges(nodes.begin() + node_order, nodes.begin() + node_order + 4, nodes.begin() + node_order + 4);
   reseal(nodes);
-  CHECK(code(load_error(nodes, p)) == errc::program_inconsistent);
+  CHECK(test::code_of(load_error(nodes, p)) == errc::program_inconsistent);
 
   bytes_t resources = bytes;  // an index out of range
   put_u32(resources, resource_order, 1000);
   reseal(resources);
-  CHECK(code(load_error(resources, p)) == errc::program_inconsistent);
+  CHECK(test::code_of(load_error(resources, p)) == errc::program_inconsistent);
 
   bytes_t domain = bytes;  // a binding resource put in the history pool's domain
   put_u32(domain, resource_domain, 1);
   reseal(domain);
-  CHECK(code(load_error(domain, p)) == errc::program_inconsistent);
+  CHECK(test::code_of(load_error(domain, p)) == errc::program_inconsistent);
 
   bytes_t use = bytes;  // node 0's first use resolved to another resource
   put_u32(use, uses, 1);
   reseal(use);
-  CHECK(code(load_error(use, p)) == errc::program_inconsistent);
+  CHECK(test::code_of(load_error(use, p)) == errc::program_inconsistent);
 }
 
 TEST_CASE("compiled_program_file: huge counts are refused before anything is allocated", "[binding][program_file]") {
@@ -415,16 +413,16 @@ TEST_CASE("compiled_program_file: huge counts are refused before anything is all
     bytes_t huge = bytes;
     put_u64(huge, field, std::uint64_t{1} << 31);
     reseal(huge);
-    CHECK(code(load_error(huge, p)) == errc::program_malformed);
+    CHECK(test::code_of(load_error(huge, p)) == errc::program_malformed);
     put_u64(huge, field, ~std::uint64_t{0});
     reseal(huge);
-    CHECK(code(load_error(huge, p)) == errc::program_malformed);
+    CHECK(test::code_of(load_error(huge, p)) == errc::program_malformed);
   }
   bytes_t buckets = bytes;
   put_u32(buckets, 80, 0xffffffffu);
   put_u32(buckets, 84, 0xffffffffu);
   reseal(buckets);
-  CHECK(code(load_error(buckets, p)) == errc::program_malformed);
+  CHECK(test::code_of(load_error(buckets, p)) == errc::program_malformed);
 }
 
 TEST_CASE("compiled_program_file: a program checked against an invalid plan reports the plan's error",
@@ -442,5 +440,5 @@ TEST_CASE("compiled_program_file: a program checked against an invalid plan repo
   REQUIRE(hash.has_value());
   std::memcpy(bytes.data() + 24, hash->bytes.data(), 32);
   reseal(bytes);
-  CHECK(code(load_error(bytes, p)) == errc::invalid_budget);
+  CHECK(test::code_of(load_error(bytes, p)) == errc::invalid_budget);
 }

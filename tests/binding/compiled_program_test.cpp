@@ -1,5 +1,6 @@
 #include "ferrum/binding/compiled_program.hpp"
 
+#include "pinned_digests.hpp"
 #include "plan_builder.hpp"
 
 #include <functional>
@@ -31,10 +32,11 @@ TEST_CASE("compiled_program: the two-node plan compiles to the original module's
 
 TEST_CASE("compiled_program: the fingerprint is a fixed SHA-256 of the layout material", "[binding][compile]") {
   // Fixed across runs, processes and builds: docs/canonical-encoding.md
-  // defines the bytes, and tools/canonical_digest.py recomputes this digest
-  // independently from that document.
-  CHECK(fingerprint_of(test::two_node_plan()) ==
-        "sha256/19c89ed6913c4c5786519be7b107db424f942b86218e3d3e8c6b10895bd29b53");
+  // defines the bytes, and tools/canonical_digest.py recomputes this pin
+  // independently from that document (tests/support/pinned_digests.hpp).
+  CHECK(fingerprint_of(test::two_node_plan()) == pinned::two_nodes_fingerprint.digest);
+  CHECK(pinned::two_nodes_fingerprint.what ==
+        "fingerprint " + test::compile_ok(test::two_node_plan()).buckets.at(0).id.str());
 }
 
 TEST_CASE("compiled_program: compiling twice gives equal layouts and fingerprints", "[binding][compile]") {

@@ -4,10 +4,12 @@
 #include "ferrum/binding/compiled_program.hpp"
 #include "ferrum/binding/plan_json.hpp"
 
+#include "pinned_digests.hpp"
 #include "plan_builder.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -43,8 +45,6 @@ error rejection_of(const std::string& text) {
   return p.error();
 }
 
-errc code(const error& e) { return static_cast<errc>(e.code.value()); }
-
 }  // namespace
 
 TEST_CASE("plan_v2_json: the two-queue example loads its queues and dependencies", "[binding][plan_json]") {
@@ -63,9 +63,17 @@ TEST_CASE("plan_v2_json: the two-queue example loads its queues and dependencies
   // tools/canonical_digest.py computes from docs/canonical-encoding.md.
   const plan reference = detail::parse_plan_reference(example_text()).value();
   CHECK(hash_plan(reference).value() == hash_plan(p).value());
-  CHECK(hash_plan(p).value().str() == "sha256/6f1fc69ccb037f1a8a013b0c5fc826fcb707404b0eae4648c9aff5bab0114128");
+  CHECK(hash_plan(p).value().str() == pinned::two_queues_hash.digest);
 
+  // And so are its buckets' fingerprints.
   const compiled_program program = test::compile_ok(p);
+  REQUIRE(program.buckets.size() == 2);
+  for (const pinned::pinned_digest& pin : {pinned::two_queues_fingerprint_1, pinned::two_queues_fingerprint_4}) {
+    const auto bucket = std::find_if(program.buckets.begin(), program.buckets.end(),
+                                     [&](const compiled_bucket& b) { return pin.what == "fingerprint " + b.id.str(); });
+    REQUIRE(bucket != program.buckets.end());
+    CHECK(bucket->binding->fingerprint().str() == pin.digest);
+  }
   CHECK(program.dependencies.uses_transfer());
   CHECK(program.dependencies.after(4).size() == 2);
 }
@@ -77,47 +85,47 @@ TEST_CASE("plan_v2_json: a node without a queue runs on the compute queue", "[bi
 
 TEST_CASE("plan_v2_json: a v1 document refuses queue and after as unknown fields", "[binding][plan_json]") {
   const error queue = rejection_of(edited([](json& doc) { doc["format"] = "ferrum.plan.v1"; }));
-  CHECK(code(queue) == errc::unknown_field);
+  CHECK(test::code_of(queue) == errc::unknown_field);
   CHECK(queue.path == "/nodes/0/queue");
   const error after = rejection_of(edited([](json& doc) {
     doc["format"] = "ferrum.plan.v1";
     for (json& node : doc["nodes"]) node.erase("queue");
   }));
-  CHECK(code(after) == errc::unknown_field);
+  CHECK(test::code_of(after) == errc::unknown_field);
   CHECK(after.path == "/nodes/1/after");
 }
 
 TEST_CASE("plan_v2_json: bad queues and dependencies are rejected at their paths", "[binding][plan_json]") {
   SECTION("an unknown queue") {
     const error e = rejection_of(edited([](json& doc) { doc["nodes"][2]["queue"] = "graphics"; }));
-    CHECK(code(e) == errc::unknown_queue);
+    CHECK(test::code_of(e) == errc::unknown_queue);
     CHECK(e.path == "/nodes/2/queue");
     CHECK(e.detail.find("'graphics'") != std::string::npos);
   }
   SECTION("a queue that is not a string") {
     const error e = rejection_of(edited([](json& doc) { doc["nodes"][2]["queue"] = 1; }));
-    CHECK(code(e) == errc::wrong_type);
+    CHECK(test::code_of(e) == errc::wrong_type);
     CHECK(e.path == "/nodes/2/queue");
   }
   SECTION("after that is not an array of ids") {
     CHECK(rejection_of(edited([](json& doc) { doc["nodes"][1]["after"] = "node/upload"; })).path == "/nodes/1/after");
     const error e = rejection_of(edited([](json& doc) { doc["nodes"][1]["after"][0] = "Node Upload"; }));
-    CHECK(code(e) == errc::invalid_id);
+    CHECK(test::code_of(e) == errc::invalid_id);
     CHECK(e.path == "/nodes/1/after/0");
   }
   SECTION("a dependency on no node") {
     const error e = rejection_of(edited([](json& doc) { doc["nodes"][4]["after"][1] = "node/missing"; }));
-    CHECK(code(e) == errc::dangling_dependency);
+    CHECK(test::code_of(e) == errc::dangling_dependency);
     CHECK(e.path == "/nodes/4/after/1");
   }
   SECTION("a dependency listed twice") {
     const error e = rejection_of(edited([](json& doc) { doc["nodes"][4]["after"][1] = "node/readback"; }));
-    CHECK(code(e) == errc::duplicate_dependency);
+    CHECK(test::code_of(e) == errc::duplicate_dependency);
     CHECK(e.path == "/nodes/4/after/1");
   }
   SECTION("a cycle") {
     const error e = rejection_of(edited([](json& doc) { doc["nodes"][1]["after"].push_back("node/compose"); }));
-    CHECK(code(e) == errc::dependency_cycle);
+    CHECK(test::code_of(e) == errc::dependency_cycle);
     CHECK(e.detail.find("'node/simulate'") != std::string::npos);
     CHECK(e.detail.find("'node/compose'") != std::string::npos);
   }
@@ -126,7 +134,7 @@ TEST_CASE("plan_v2_json: bad queues and dependencies are rejected at their paths
       doc["nodes"][0]["after"] = json::array({"node/shade"});
       doc["nodes"][3]["after"] = json::array();
     }));
-    CHECK(code(e) == errc::dependency_not_earlier);
+    CHECK(test::code_of(e) == errc::dependency_not_earlier);
     CHECK(e.path == "/nodes/0/after/0");
   }
 }

@@ -153,17 +153,6 @@ inline void check_healthy(const json_run& run, std::uint64_t waves) {
   CHECK(u64(run.report["faults"]["surfaced"]) == u64(run.report["faults"]["injected"]));
 }
 
-// The environment of a --device vulkan run: under AddressSanitizer without
-// leak checking (as the vulkan tests, tests/gpu/vulkan/CMakeLists.txt):
-// Mesa's lavapipe and the libraries it loads leak from one-time
-// initialization, which no suppression can name once they are unloaded.
-// Every other ASan check still applies.
-inline std::vector<std::pair<std::string, std::string>> vulkan_environment() {
-  const char* asan = std::getenv("ASAN_OPTIONS");
-  return {{"ASAN_OPTIONS",
-           (asan != nullptr && *asan != '\0' ? std::string(asan) + ":" : std::string()) + "detect_leaks=0"}};
-}
-
 inline bool vulkan_required() {
   const char* value = std::getenv("FERRUM_REQUIRE_VULKAN");
   return value != nullptr && std::string_view(value) == "1";
@@ -187,8 +176,6 @@ inline std::optional<nlohmann::ordered_json> vulkan_run_json(
     std::vector<std::pair<std::string, std::string>> env = {}) {
   std::vector<std::string> args{"run", plan, "--device", "vulkan", "--json"};
   args.insert(args.end(), extra.begin(), extra.end());
-  const auto vulkan_env = vulkan_environment();
-  env.insert(env.end(), vulkan_env.begin(), vulkan_env.end());
   const command_result r = run_ferrum(args, env);
   if (skipped_without_vulkan(r)) return std::nullopt;
   INFO("stdout: " << r.out << "\nstderr: " << r.err);

@@ -2,6 +2,8 @@
 // limit, recording and submitting one list, reading arena words.
 #pragma once
 
+#include "test_namespace.hpp"
+
 #include "ferrum/gpu/async_wait.hpp"
 #include "ferrum/gpu/device.hpp"
 
@@ -14,7 +16,7 @@
 #include <optional>
 #include <span>
 
-namespace test {
+namespace ferrum::test {
 
 template <class T>
 T require(ferrum::result<T> r) {
@@ -86,4 +88,4 @@ inline void set_word(ferrum::gpu::arena& a, std::size_t word, std::uint32_t valu
   std::memcpy(a.bytes().data() + word * 4, &value, 4);
 }
 
-}  // namespace test
+}  // namespace ferrum::test

@@ -1,6 +1,8 @@
 // Helpers for tests that run on the null device.
 #pragma once
 
+#include "test_namespace.hpp"
+
 #include "gpu_test_support.hpp"
 
 #include "ferrum/gpu/null_device.hpp"
@@ -13,7 +15,7 @@
 #include <array>
 #include <memory>
 
-namespace test {
+namespace ferrum::test {
 
 inline std::unique_ptr<ferrum::gpu::null_device> null_device(const ferrum::gpu::null_device_options& options = {}) {
   auto device = ferrum::gpu::null_device::create(options);
@@ -33,4 +35,4 @@ class observed_arena final : public ferrum::gpu::arena {
   bool& destroyed_;
 };
 
-}  // namespace test
+}  // namespace ferrum::test

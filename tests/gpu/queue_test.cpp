@@ -497,10 +497,13 @@ TEST_CASE("queues: two threads submitting to two queues that wait on each other 
   test::require_reached(transfer.timeline(), rounds);
 }
 
-TEST_CASE("errc: the queue codes come last after the plan dependency codes", "[gpu][errc]") {
+TEST_CASE("errc: the queue codes follow the plan dependency codes, and the timeline's code comes after them",
+          "[gpu][errc]") {
   CHECK(ferrum::errc_name(errc::wait_not_submitted) == "wait_not_submitted");
   CHECK(ferrum::errc_name(errc::queue_mismatch) == "queue_mismatch");
   CHECK(static_cast<int>(errc::wait_not_submitted) == static_cast<int>(errc::dependency_not_earlier) + 1);
   CHECK(static_cast<int>(errc::queue_mismatch) == static_cast<int>(errc::wait_not_submitted) + 1);
-  CHECK(ferrum::errc_name(static_cast<errc>(static_cast<int>(errc::queue_mismatch) + 1)) == "unknown");
+  CHECK(static_cast<int>(errc::wait_already_pending) == static_cast<int>(errc::queue_mismatch) + 1);
+  CHECK(ferrum::errc_name(errc::wait_already_pending) == "wait_already_pending");
+  CHECK(ferrum::errc_name(static_cast<errc>(static_cast<int>(errc::wait_already_pending) + 1)) == "unknown");
 }

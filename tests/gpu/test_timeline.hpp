@@ -7,9 +7,11 @@
 //   t.advance(3);  // completes the wait, as a device's fence would
 #pragma once
 
+#include "test_namespace.hpp"
+
 #include "ferrum/gpu/timeline.hpp"
 
-namespace test {
+namespace ferrum::test {
 
 class test_timeline final : public ferrum::gpu::timeline {
  public:
@@ -17,4 +19,4 @@ class test_timeline final : public ferrum::gpu::timeline {
   using timeline::fail;
 };
 
-}  // namespace test
+}  // namespace ferrum::test

@@ -15,7 +15,11 @@
 #include <boost/asio/use_future.hpp>
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <csignal>
 #include <cstdint>
 #include <optional>
 #include <thread>
@@ -199,4 +203,69 @@ TEST_CASE("timeline: a failure completes pending waits and every later one with 
   REQUIRE(results.size() == 3);
   for (const error_code& ec : results) CHECK(ec == ferrum::errc::device_lost);
   CHECK(t.failure() == ferrum::errc::device_lost);
+}
+
+namespace {
+
+// A bare timeline wait that counts its completions.
+struct counted_wait : ferrum::gpu::timeline_wait {
+  explicit counted_wait(std::uint64_t at) : timeline_wait(at, &done) {}
+  static void done(timeline_wait* w, error_code) noexcept { ++static_cast<counted_wait*>(w)->completions; }
+  int completions = 0;
+};
+
+// Starts `w` on `t` twice, as a caller that forgot it is pending would.
+error_code start_twice(test_timeline& t, counted_wait& w) {
+  REQUIRE_FALSE(t.start_wait(&w));
+  return t.start_wait(&w);
+}
+
+}  // namespace
+
+TEST_CASE("timeline: a wait started again while pending is refused with wait_already_pending", "[gpu]") {
+#ifdef NDEBUG
+  test_timeline t;
+  counted_wait w(5);
+  CHECK(start_twice(t, w) == ferrum::errc::wait_already_pending);
+  // Nothing changed: linked once, completed once.
+  CHECK(t.pending() == 1);
+  t.advance(5);
+  CHECK(w.completions == 1);
+  CHECK(t.pending() == 0);
+  // Once completed it may be started again.
+  w.value = 7;
+  CHECK_FALSE(t.start_wait(&w));
+  CHECK(t.pending() == 1);
+  t.advance(7);
+  CHECK(w.completions == 2);
+#else
+  // Assertions on: the misuse stops the process where it happens. In a
+  // child, so that the test sees it.
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    test_timeline t;
+    counted_wait w(5);
+    (void)start_twice(t, w);
+    _exit(0);  // not reached: the assertion aborts
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGABRT);
+#endif
+}
+
+TEST_CASE("timeline: a wait taken back or completed is no longer pending and may start again", "[gpu]") {
+  test_timeline t;
+  counted_wait w(3);
+  CHECK_FALSE(t.start_wait(&w));
+  CHECK(t.cancel_wait(&w));
+  CHECK_FALSE(t.start_wait(&w));  // taken back: not pending
+  CHECK(t.pending() == 1);
+  t.fail(make_error_code(ferrum::errc::device_lost));
+  CHECK(w.completions == 1);
+  CHECK_FALSE(t.start_wait(&w));  // failed: completes at once, again
+  CHECK(w.completions == 2);
+  CHECK(t.pending() == 0);
 }

@@ -4,6 +4,8 @@
 // submitted again.
 #pragma once
 
+#include "test_namespace.hpp"
+
 #include "gpu_test_support.hpp"
 
 #include "ferrum/gpu/builtin_kernels.hpp"
@@ -13,7 +15,7 @@
 #include <chrono>
 #include <string>
 
-namespace test {
+namespace ferrum::test {
 
 inline std::string micros_text(std::chrono::steady_clock::duration d) {
   return std::to_string(std::chrono::duration<double, std::micro>(d).count()) + " us";
@@ -72,4 +74,4 @@ inline void check_timed_submissions(ferrum::gpu::device& device) {
   CHECK(u[0] <= u[1]);
 }
 
-}  // namespace test
+}  // namespace ferrum::test

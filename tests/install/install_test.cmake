@@ -10,7 +10,8 @@
 set(ferrum_toolchain_args
   "-DGENERATOR=${CMAKE_GENERATOR}"
   "-DMAKE_PROGRAM=${CMAKE_MAKE_PROGRAM}"
-  "-DCXX_COMPILER=${CMAKE_CXX_COMPILER}")
+  "-DCXX_COMPILER=${CMAKE_CXX_COMPILER}"
+  "-DUNITY_BUILD=${CMAKE_UNITY_BUILD}")
 set(ferrum_consumer_args
   "-DCONFIG=$<CONFIG>"
   ${ferrum_toolchain_args}

@@ -15,10 +15,11 @@
 #   FERRUM_BINARY_DIR   ferrum's build tree, built (package mode)
 #   FERRUM_SOURCE_DIR   ferrum's source tree (subdirectory mode)
 #   CONFIG              build configuration, e.g. Debug (optional)
-#   GENERATOR, MAKE_PROGRAM, CXX_COMPILER, CXX_FLAGS, EXE_LINKER_FLAGS
-#                       the parent build's, so that the consumer compiles and
+#   GENERATOR, MAKE_PROGRAM, CXX_COMPILER, CXX_FLAGS, EXE_LINKER_FLAGS,
+#   UNITY_BUILD         the parent build's, so that the consumer compiles and
 #                       links like the libraries it links (sanitizer flags,
-#                       -DBOOST_ASIO_DISABLE_STD_ATOMIC under tsan)
+#                       -DBOOST_ASIO_DISABLE_STD_ATOMIC under tsan; a unity
+#                       build of ferrum's libraries in subdirectory mode)
 cmake_minimum_required(VERSION 3.25)
 
 # Runs one step; stops the script with `what` and the exit status if it fails.
@@ -46,7 +47,7 @@ set(configure_args -S "${consumer_source}" -B "${consumer_build}")
 if(GENERATOR)
   list(APPEND configure_args -G "${GENERATOR}")
 endif()
-foreach(forwarded MAKE_PROGRAM CXX_COMPILER CXX_FLAGS EXE_LINKER_FLAGS)
+foreach(forwarded MAKE_PROGRAM CXX_COMPILER CXX_FLAGS EXE_LINKER_FLAGS UNITY_BUILD)
   if(DEFINED ${forwarded})
     list(APPEND configure_args "-DCMAKE_${forwarded}=${${forwarded}}")
   endif()

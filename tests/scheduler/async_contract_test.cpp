@@ -5,6 +5,7 @@
 #include "scheduler_support.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_allocator.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -22,6 +23,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 
+#include <array>
 #include <atomic>
 #include <functional>
 #include <optional>
@@ -483,4 +485,127 @@ TEST_CASE("a wave whose handler's executor is destroyed before the handler runs 
   CHECK_FALSE(handled);
   CHECK(f.scheduler->stats().live == 0);
   CHECK(f.scheduler->pools()[0]->counts().free == 2);
+}
+
+namespace {
+
+// Waves whose first handler destroys their scheduler, as an engine tearing
+// down from a completion would; the other handlers only count.
+struct destroyed_from_handler {
+  static constexpr int waves = 6;
+  std::unique_ptr<ferrum::scheduler>* owner;
+  std::atomic<int> handled{0};
+  std::atomic<int> ok{0};
+  std::atomic<int> shut_down{0};
+  std::atomic<int> other{0};
+  std::atomic<bool> destroyed{false};
+  std::atomic<bool> first{true};
+
+  void submit_all(ferrum::scheduler& s) {
+    for (int i = 0; i < waves; ++i) {
+      s.async_submit(step, encode_nothing, [this](error_code ec, ferrum::wave_report) {
+        (!ec ? ok : ec == errc::scheduler_shut_down ? shut_down : other).fetch_add(1);
+        if (first.exchange(false)) {
+          owner->reset();  // returns: the waves still living finish on their own
+          destroyed = true;
+        }
+        handled.fetch_add(1);
+      });
+    }
+  }
+  void check() const {
+    CHECK(destroyed);
+    CHECK(handled == waves);  // each handler once
+    CHECK(ok >= 1);
+    CHECK(ok + shut_down == waves);
+    CHECK(other == 0);
+  }
+};
+
+}  // namespace
+
+TEST_CASE(
+    "a scheduler destroyed from its wave's own handler on a one-thread io_context neither hangs nor loses a "
+    "handler",
+    "[scheduler]") {
+  asio::io_context ctx;
+  const ferrum::plan plan = sched_test::make_plan(2, 2);
+  auto program = std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(plan));
+  auto device = ::test::null_device(hanging(20ms));
+  auto s = ferrum::scheduler::create(plan, program, *device, ctx.get_executor(), {}).value();
+  destroyed_from_handler waves{&s};
+  waves.submit_all(*s);
+  // The handlers queued behind the destroying one run on this one thread
+  // after it: the destructor cannot wait for them.
+  ctx.run();  // returns once the last wave freed the scheduler: its work is gone
+  CHECK(s == nullptr);
+  waves.check();
+}
+
+TEMPLATE_TEST_CASE("a scheduler destroyed from its wave's own handler neither hangs nor loses a handler", "[scheduler]",
+                   on_io_context, on_thread_pool) {
+  contract_fixture<TestType> f(hanging(20ms));
+  destroyed_from_handler waves{&f.scheduler};
+  waves.submit_all(*f.scheduler);
+  REQUIRE(eventually([&] { return waves.handled == destroyed_from_handler::waves; }));
+  f.context.stop();  // joins: the last wave has freed the scheduler by then
+  waves.check();
+}
+
+namespace {
+
+// Counts what it allocates; a handler bound to it must get its memory from it.
+template <class T>
+struct counting_allocator {
+  using value_type = T;
+  std::atomic<int>* allocations;
+  std::atomic<int>* deallocations;
+  explicit counting_allocator(std::atomic<int>* a, std::atomic<int>* d) noexcept : allocations(a), deallocations(d) {}
+  template <class U>
+  counting_allocator(const counting_allocator<U>& other) noexcept  // NOLINT: converting, as allocators are
+      : allocations(other.allocations), deallocations(other.deallocations) {}
+  T* allocate(std::size_t n) {
+    allocations->fetch_add(1);
+    return std::allocator<T>().allocate(n);
+  }
+  void deallocate(T* p, std::size_t n) noexcept {
+    deallocations->fetch_add(1);
+    std::allocator<T>().deallocate(p, n);
+  }
+  template <class U>
+  bool operator==(const counting_allocator<U>& other) const noexcept {
+    return allocations == other.allocations;
+  }
+};
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("async_submit: a handler too large for the wave gets its memory from its associated allocator",
+                   "[scheduler]", on_io_context, on_thread_pool) {
+  contract_fixture<TestType> f;
+  std::atomic<int> allocations{0};
+  std::atomic<int> deallocations{0};
+  std::array<unsigned char, 2048> large{};  // beyond the wave's inline room
+  large[7] = 42;
+  std::promise<int> seen;
+  f.scheduler->async_submit(
+      step, encode_nothing,
+      asio::bind_allocator(counting_allocator<void>(&allocations, &deallocations),
+                           [large, &seen](error_code ec, ferrum::wave_report) { seen.set_value(ec ? -1 : large[7]); }));
+  auto result = seen.get_future();
+  CHECK(ready(result) == 42);
+  // Freed when the wave is recycled, just after the handler returned.
+  REQUIRE(eventually([&] { return f.scheduler->stats().live == 0; }));
+  CHECK(allocations >= 1);
+  CHECK(deallocations == allocations);
+  // A handler that fits allocates nothing through it.
+  const int before = allocations;
+  std::promise<bool> small_seen;
+  f.scheduler->async_submit(
+      step, encode_nothing,
+      asio::bind_allocator(counting_allocator<void>(&allocations, &deallocations),
+                           [&small_seen](error_code ec, ferrum::wave_report) { small_seen.set_value(!ec); }));
+  auto small = small_seen.get_future();
+  CHECK(ready(small));
+  CHECK(allocations == before);
 }

@@ -100,12 +100,12 @@ TEST_CASE("lane_pool: a waiter queued first is served first", "[scheduler]") {
   }
   CHECK(f.pool->counts().waiting == 4);
   for (int i = 0; i < 4; ++i) {
-    test::require(f.pool->release(*held));
+    test::require(f.pool->release(*held, held->hold));
     held = queued[static_cast<std::size_t>(i)]->granted;
     REQUIRE(held != nullptr);
   }
   CHECK(order == std::vector<int>{2, 3, 4, 5});
-  test::require(f.pool->release(*held));
+  test::require(f.pool->release(*held, held->hold));
   CHECK(f.pool->counts().free == 1);
 }
 
@@ -122,11 +122,11 @@ TEST_CASE("lane_pool: a cancelled waiter is removed and never handed a lane", "[
   CHECK(f.pool->acquire(third, ec) == nullptr);
   CHECK(f.pool->cancel(second));
   CHECK_FALSE(f.pool->cancel(second));
-  test::require(f.pool->release(*held));
+  test::require(f.pool->release(*held, held->hold));
   CHECK(order == std::vector<int>{3});
   CHECK(second.granted == nullptr);
   CHECK(third.granted == held);
-  test::require(f.pool->release(*held));
+  test::require(f.pool->release(*held, held->hold));
 }
 
 TEST_CASE("lane_pool: a lane goes back only once the fence of its last submission is reached", "[scheduler]") {
@@ -139,12 +139,12 @@ TEST_CASE("lane_pool: a lane goes back only once the fence of its last submissio
   ferrum::lane* held = f.pool->acquire(first, ec);
   REQUIRE(held != nullptr);
   held->submitted_value = f.device->queue().submit_next({}).value();
-  const auto early = f.pool->release(*held);
+  const auto early = f.pool->release(*held, held->hold);
   REQUIRE_FALSE(early.has_value());
   CHECK(early.error() == errc::fence_not_reached);
   CHECK(f.pool->counts().in_flight == 1);
   test::require_reached(f.device->queue().timeline(), held->submitted_value);
-  test::require(f.pool->release(*held));
+  test::require(f.pool->release(*held, held->hold));
   CHECK(f.pool->counts().free == 1);
 }
 
@@ -163,9 +163,9 @@ TEST_CASE("lane_pool: when every lane is quarantined, waiters fail with all_lane
   la->submitted_value = f.device->queue().submit_next({}).value();
   lb->submitted_value = f.device->queue().submit_next({}).value();
   CHECK(f.pool->acquire(waiting, ec) == nullptr);
-  test::require(f.pool->quarantine(*la));
+  test::require(f.pool->quarantine(*la, la->hold));
   CHECK(order.empty());
-  test::require(f.pool->quarantine(*lb));
+  test::require(f.pool->quarantine(*lb, lb->hold));
   CHECK(order == std::vector<int>{3});
   CHECK(waiting.ec == errc::all_lanes_quarantined);
   CHECK(f.pool->counts().quarantined == 2);
@@ -193,7 +193,7 @@ TEST_CASE("lane_pool: closing fails queued and later waiters with the given code
   recording_waiter later(order, 3);
   CHECK(f.pool->acquire(later, ec) == nullptr);
   CHECK(ec == errc::scheduler_shut_down);
-  test::require(f.pool->release(*held));
+  test::require(f.pool->release(*held, held->hold));
 }
 
 TEST_CASE("lane_pool: a bucket without binding nodes has no layout to bind and is refused", "[scheduler]") {
@@ -273,7 +273,7 @@ TEST_CASE("lane_pool: a cancelled async_acquire completes with operation_aborted
   CHECK(result == boost::asio::error::operation_aborted);
   CHECK_FALSE(granted);
   CHECK(f.pool->counts().waiting == 0);
-  test::require(f.pool->release(*held));
+  test::require(f.pool->release(*held, held->hold));
   CHECK(f.pool->counts().free == 1);
 }
 
@@ -348,19 +348,122 @@ TEST_CASE("lane_pool: release and quarantine refuse a lane given back twice, one
   boost::system::error_code ec;
   ferrum::lane* held = f.pool->acquire(a, ec);
   REQUIRE(held != nullptr);
-  test::require(f.pool->release(*held));
-  CHECK(f.pool->release(*held).error() == errc::lane_not_held);  // twice
-  CHECK(f.pool->quarantine(*held).error() == errc::lane_not_held);
-  CHECK(f.pool->release(*f.pool->lanes()[1]).error() == errc::lane_not_held);  // never acquired
+  const std::uint64_t hold = held->hold;
+  test::require(f.pool->release(*held, hold));
+  CHECK(f.pool->release(*held, hold).error() == errc::lane_not_held);  // twice
+  CHECK(f.pool->quarantine(*held, hold).error() == errc::lane_not_held);
+  const ferrum::lane& never = *f.pool->lanes()[1];
+  CHECK(f.pool->release(*f.pool->lanes()[1], never.hold).error() == errc::lane_not_held);  // never acquired
   recording_waiter b(order, 2);
   ferrum::lane* foreign = other.pool->acquire(b, ec);
   REQUIRE(foreign != nullptr);
-  const auto refused = f.pool->release(*foreign);
+  const auto refused = f.pool->release(*foreign, foreign->hold);
   CHECK(refused.error() == errc::foreign_lane);
   CHECK_THAT(refused.error().what(), Catch::Contains("lane 0"));
-  CHECK(f.pool->quarantine(*foreign).error() == errc::foreign_lane);
+  CHECK(f.pool->quarantine(*foreign, foreign->hold).error() == errc::foreign_lane);
   CHECK(f.pool->counts().free == 2);  // a 2-lane pool still has exactly two lanes
-  test::require(other.pool->release(*foreign));
+  test::require(other.pool->release(*foreign, foreign->hold));
+}
+
+TEST_CASE("lane_pool: a give-back whose hand-out is over is refused, even when the lane is held again", "[scheduler]") {
+  pool_fixture f(1);
+  std::vector<int> order;
+  recording_waiter first(order, 1);
+  recording_waiter second(order, 2);
+  boost::system::error_code ec;
+  ferrum::lane* held = f.pool->acquire(first, ec);
+  REQUIRE(held != nullptr);
+  const std::uint64_t first_hold = held->hold;
+  test::require(f.pool->release(*held, first_hold));
+  REQUIRE(f.pool->acquire(second, ec) == held);  // the same lane, a new holder
+  const std::uint64_t second_hold = held->hold;
+  CHECK(second_hold != first_hold);
+  // The first holder gives it back a second time: the second holder's lane.
+  const auto stale = f.pool->release(*held, first_hold);
+  CHECK(stale.error() == errc::lane_not_held);
+  CHECK_THAT(stale.error().what(),
+             Catch::Contains("hand-out " + std::to_string(first_hold)) && Catch::Contains("that hand-out is over"));
+  CHECK(f.pool->quarantine(*held, first_hold).error() == errc::lane_not_held);
+  CHECK(f.pool->release_when_reached(*held, first_hold).error() == errc::lane_not_held);
+  CHECK(f.pool->counts().in_flight == 1);
+  test::require(f.pool->release(*held, second_hold));
+  CHECK(f.pool->counts().free == 1);
+}
+
+TEST_CASE("lane_lease: a lease whose lane was given back through the pool gives back nothing of a later holder's",
+          "[scheduler]") {
+  // The adversarial order: a lease's lane released through the pool, both
+  // lanes taken again, then the stale lease dropped. It must not free the
+  // lane it once held: two holders would share one arena.
+  pool_fixture f(2);
+  boost::asio::io_context context;
+  const auto take = [&](ferrum::lane_lease& into) {
+    ferrum::async_acquire(
+        *f.pool, boost::asio::bind_executor(context, [&into](boost::system::error_code ec, ferrum::lane_lease l) {
+          CHECK_FALSE(ec);
+          into = std::move(l);
+        }));
+    run_ready(context);
+  };
+  ferrum::lane_lease stale;
+  take(stale);
+  REQUIRE(stale);
+  test::require(f.pool->release(*stale, stale.hold()));
+  ferrum::lane_lease a;
+  ferrum::lane_lease b;
+  take(a);
+  take(b);
+  REQUIRE((a && b));
+  CHECK(((a.get() == stale.get()) || (b.get() == stale.get())));
+  CHECK(stale.submit().error() == errc::lane_not_held);  // the lists are a later holder's
+  stale.reset();
+  CHECK_FALSE(stale);
+  const auto c = f.pool->counts();
+  CHECK(c.in_flight == 2);
+  CHECK(c.free == 0);
+  bool third_granted = false;
+  ferrum::async_acquire(
+      *f.pool, boost::asio::bind_executor(
+                   context, [&](boost::system::error_code ec, ferrum::lane_lease l) { third_granted = !ec && l; }));
+  run_ready(context);
+  CHECK_FALSE(third_granted);  // both lanes are held: it waits
+  CHECK(f.pool->counts().waiting == 1);
+  a.reset();
+  run_ready(context);
+  CHECK(third_granted);
+}
+
+TEST_CASE("lane_lease: a lane its lease gave back while its fence is pending is no longer held", "[scheduler]") {
+  pool_fixture f(1, sched_test::hanging(300ms));
+  boost::asio::io_context context;
+  ferrum::lane_lease lease;
+  ferrum::async_acquire(*f.pool,
+                        boost::asio::bind_executor(
+                            context, [&](boost::system::error_code, ferrum::lane_lease l) { lease = std::move(l); }));
+  run_ready(context);
+  REQUIRE(lease);
+  for (auto& list : lease->lists) {
+    test::require(list->begin());
+    test::require(list->end());
+  }
+  const std::uint64_t value = test::require(lease.submit());
+  ferrum::lane& l = *lease;
+  const std::uint64_t hold = lease.hold();
+  const std::size_t pending_before = f.device->queue().timeline().pending();
+  lease.reset();  // the fence watch has the lane now
+  CHECK(f.device->queue().timeline().pending() == pending_before + 1);
+  CHECK(f.pool->counts().in_flight == 1);
+  const auto released = f.pool->release(l, hold);
+  CHECK(released.error() == errc::lane_not_held);
+  CHECK_THAT(released.error().what(), Catch::Contains("its fence watch returns it"));
+  // Quarantining it would link the same watch into the timeline twice.
+  CHECK(f.pool->quarantine(l, hold).error() == errc::lane_not_held);
+  CHECK(f.pool->release_when_reached(l, hold).error() == errc::lane_not_held);
+  CHECK(f.device->queue().timeline().pending() == pending_before + 1);
+  CHECK(f.pool->counts().quarantined == 0);
+  test::require_reached(f.device->queue().timeline(), value);
+  REQUIRE(sched_test::eventually([&] { return f.pool->counts().free == 1; }));
+  CHECK(f.device->queue().timeline().pending() == pending_before);
 }
 
 TEST_CASE("lane_pool: release reads the lane's lists, so a lane whose fence was never recorded waits for its GPU work",
@@ -376,9 +479,9 @@ TEST_CASE("lane_pool: release reads the lane's lists, so a lane whose fence was 
   ferrum::gpu::command_list* lists[] = {held->lists[0].get()};
   const std::uint64_t value = test::require(f.device->queue().submit_next(lists));
   CHECK(held->submitted_value == 0);  // the holder forgot it
-  CHECK(f.pool->release(*held).error() == errc::fence_not_reached);
+  CHECK(f.pool->release(*held, held->hold).error() == errc::fence_not_reached);
   test::require_reached(f.device->queue().timeline(), value);
-  test::require(f.pool->release(*held));
+  test::require(f.pool->release(*held, held->hold));
 }
 
 TEST_CASE(

@@ -1,5 +1,8 @@
 // In steady state a wave allocates nothing: counted with a replaced global
-// operator new over 1,000 waves after warm-up, on the null device.
+// operator new over 1,000 waves after warm-up, on the null device — and over
+// 20,000 waves on a thread_pool, with a window as large as the scheduler
+// reserves waves for, tracing and GPU timestamps on, where a wave or frame
+// made at a rare new peak of waves alive at once would show.
 //
 // Its own binary: it links the `ferrum` tool's replacement of the global
 // operator new (tools/allocation_counter.cpp), which counts every allocation
@@ -12,13 +15,18 @@
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 
 namespace {
 
-// Keeps `window` waves in flight on a single-threaded io_context until
-// `total` have completed; counts failures without allocating.
+// Keeps `window` waves in flight until `total` have completed, submitting
+// the next from each completion; counts failures without allocating.
+// Completions run on `completions` (one thread at a time: an io_context's
+// thread, or a strand).
 template <class CompletionExecutor>
 struct wave_loop {
   ferrum::scheduler& scheduler;
@@ -26,7 +34,7 @@ struct wave_loop {
   std::size_t total;
   std::size_t window;
   std::size_t submitted = 0;
-  std::size_t completed = 0;
+  std::atomic<std::size_t> completed{0};
   std::size_t failed = 0;
 
   void operator()(const ferrum::encode_context& c) const {
@@ -41,31 +49,43 @@ struct wave_loop {
   }
 
   void pump() {
-    while (submitted < total && submitted - completed < window) {
+    while (submitted < total && submitted - completed.load() < window) {
       ++submitted;
       scheduler.async_submit(
           {"step", {1, 1, 1}}, *this,
           boost::asio::bind_executor(completions, [this](boost::system::error_code ec, const ferrum::wave_report&) {
-            ++completed;
             failed += ec ? 1 : 0;
             pump();
+            completed.fetch_add(1);
           }));
     }
   }
 
-  void run(boost::asio::io_context& context, std::size_t waves) {
+  // Adds `waves` to run and returns once they all completed: `drive` runs
+  // the executor until then (io_context::run) or waits for them.
+  template <class Drive>
+  void run(std::size_t waves, Drive&& drive) {
     total += waves;
     pump();
-    context.restart();
-    context.run();
+    drive(*this);
+    REQUIRE(completed.load() == total);
   }
 };
 
-// Runs 200 waves of warm-up, then counts the allocations of 1,000 more;
-// completions are delivered through `completions`.
-template <class CompletionExecutor>
-std::uint64_t count_waves(boost::asio::io_context& context, CompletionExecutor completions, std::size_t nodes,
-                          std::uint32_t lanes, const ferrum::scheduler_options& settings) {
+// How a run goes: waves kept in flight, waves of warm-up and waves counted.
+struct run_shape {
+  std::size_t window;
+  std::size_t warm_up = 200;
+  std::size_t counted = 1000;
+};
+
+// Runs `shape.warm_up` waves, then counts the allocations of
+// `shape.counted` more, on a scheduler over `executor`; completions are
+// delivered through `completions`, and `drive` runs each batch to its end.
+template <class CompletionExecutor, class Drive>
+std::uint64_t count_waves(const boost::asio::any_io_executor& executor, CompletionExecutor completions, Drive drive,
+                          std::size_t nodes, std::uint32_t lanes, const ferrum::scheduler_options& settings,
+                          run_shape shape, std::chrono::microseconds latency) {
   const auto plan = sched_test::make_plan(nodes, lanes);
   auto program = std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(plan));
   // The GPU takes its time, as a real one does: while it runs one wave the
@@ -73,21 +93,19 @@ std::uint64_t count_waves(boost::asio::io_context& context, CompletionExecutor c
   // peak of waves awaiting a fence at once (each holds a fence-timeout timer
   // in the io_context's timer heap, which grows to that peak once).
   ferrum::gpu::null_device_options options;
-  options.latency = std::chrono::microseconds(300);
+  options.latency = latency;
   auto device = ::test::null_device(options);
-  auto scheduler = test::require(ferrum::scheduler::create(plan, program, *device, context.get_executor(), settings));
-  wave_loop<CompletionExecutor> loop{*scheduler, completions, 0, lanes};
+  auto scheduler = test::require(ferrum::scheduler::create(plan, program, *device, executor, settings));
+  wave_loop<CompletionExecutor> loop{*scheduler, completions, 0, shape.window};
   using ferrum::tools::allocations_so_far;
   // Warm-up: waves, frames, post buffers and Asio's caches reach their peak. Counted
   // too, to show that the counter sees the scheduler's allocations.
   const std::uint64_t start = allocations_so_far();
-  loop.run(context, 200);
-  REQUIRE(loop.completed == 200);
+  loop.run(shape.warm_up, drive);
   CHECK(allocations_so_far() > start);
   const std::uint64_t warm = allocations_so_far();
-  loop.run(context, 1000);
+  loop.run(shape.counted, drive);
   const std::uint64_t steady = allocations_so_far() - warm;
-  REQUIRE(loop.completed == 1200);
   CHECK(loop.failed == 0);
   return steady;
 }
@@ -95,15 +113,23 @@ std::uint64_t count_waves(boost::asio::io_context& context, CompletionExecutor c
 // Completions are delivered on the io_context itself, or through a strand.
 enum class delivery { direct, strand };
 
+// On one io_context run by this thread, 3 waves per 3 lanes (below the
+// reserve), the GPU 300 µs per submission.
 std::uint64_t allocations_over(std::size_t nodes, std::uint32_t lanes, const ferrum::scheduler_options& settings,
                                delivery how = delivery::direct) {
-  if (how == delivery::strand) {
-    boost::asio::io_context context;
-    return count_waves(context, boost::asio::make_strand(context), nodes, lanes, settings);
-  }
   boost::asio::io_context context;
-  return count_waves(context, context.get_executor(), nodes, lanes, settings);
+  const auto drive = [&](auto&) {
+    context.restart();
+    context.run();
+  };
+  const run_shape shape{.window = lanes};
+  constexpr std::chrono::microseconds latency{300};
+  if (how == delivery::strand)
+    return count_waves(context.get_executor(), boost::asio::make_strand(context), drive, nodes, lanes, settings, shape,
+                       latency);
+  return count_waves(context.get_executor(), context.get_executor(), drive, nodes, lanes, settings, shape, latency);
 }
+
 }  // namespace
 
 TEST_CASE("zero allocations: 1,000 waves after warm-up allocate nothing (16 nodes, 3 lanes)", "[scheduler]") {
@@ -146,5 +172,34 @@ TEST_CASE("zero allocations: also with GPU timestamps, read back and traced ever
   INFO(timed << " and " << traced << " allocations over 1000 waves");
   CHECK(timed == 0);
   CHECK(traced == 0);
+  CHECK(trace.dropped() > 0);
+}
+
+TEST_CASE(
+    "zero allocations: 20,000 waves on a thread_pool, as many in flight as the scheduler reserves, traced and "
+    "timed, allocate nothing",
+    "[scheduler]") {
+  // Two lanes and a window of twice the lanes submitted ahead, each
+  // completion submitting the next wave while its own is still alive, and a
+  // pool thread possibly still ending the coroutine of a wave whose
+  // completion ran first: reserved as scheduler_options::reserved_waves
+  // says (N = 4 submitted, D = 1 delivering through a strand, E = 2 pool
+  // threads). The strand's completions run on both pool threads in turn.
+  constexpr std::uint32_t lanes = 2;
+  boost::asio::thread_pool pool(2);
+  ferrum::trace_recorder trace(4096);
+  const ferrum::scheduler_options settings{
+      .encoder_tasks = 2, .gpu_timestamps = true, .trace = &trace, .reserved_waves = 2 * lanes + 1 + 2};
+  const auto wait = [](auto& loop) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+    while (loop.completed.load() < loop.total && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  const std::uint64_t count =
+      count_waves(pool.get_executor(), boost::asio::make_strand(pool), wait, 8, lanes, settings,
+                  {.window = 2 * lanes, .warm_up = 2000, .counted = 20000}, std::chrono::microseconds(20));
+  pool.join();
+  INFO(count << " allocations over 20000 waves");
+  CHECK(count == 0);
   CHECK(trace.dropped() > 0);
 }

@@ -8,6 +8,8 @@
 //                .build();
 #pragma once
 
+#include "test_namespace.hpp"
+
 #include "ferrum/binding/compiled_program.hpp"
 
 #include <catch2/catch.hpp>
@@ -147,11 +149,14 @@ inline compiled_program compile_ok(const plan& p) {
   return std::move(*program);
 }
 
+// The code of an error.
+inline errc code_of(const error& e) { return static_cast<errc>(e.code.value()); }
+
 // The code of a failed result, requiring failure.
 template <class T>
 errc code_of(const result<T>& r) {
   REQUIRE_FALSE(r.has_value());
-  return static_cast<errc>(r.error().code.value());
+  return code_of(r.error());
 }
 
 }  // namespace ferrum::test

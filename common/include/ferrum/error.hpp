@@ -131,7 +131,9 @@ namespace ferrum {
   X(dependency_not_earlier, "a node depends on a node listed after it; ferrum.plan.v2 lists dependencies first")     \
   /* queues */                                                                                                       \
   X(wait_not_submitted, "a submission waits for a queue's timeline value that was never submitted")                  \
-  X(queue_mismatch, "a command list is submitted to a queue other than the one of the kind it was made for")
+  X(queue_mismatch, "a command list is submitted to a queue other than the one of the kind it was made for")         \
+  /* timelines */                                                                                                    \
+  X(wait_already_pending, "a timeline wait is started while it is still pending on a timeline")
 
 enum class errc : int {
 // 0 is reserved for success, as error_code requires.

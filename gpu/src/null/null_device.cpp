@@ -280,7 +280,7 @@ bool null_queue::await(null_timeline& t, std::uint64_t value) noexcept {
   dependency d(value, *this);
   // Neither call holds mutex_: start_wait may complete `d` at once, which
   // takes it.
-  t.start_wait(&d);
+  (void)t.start_wait(&d);  // a new wait: not pending anywhere
   std::unique_lock lock(mutex_);
   wake_.wait(lock, [&] { return d.done || stopping_; });
   if (d.done) return !d.ec;

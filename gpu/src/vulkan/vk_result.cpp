@@ -78,4 +78,9 @@ error make_vk_error(VkResult result, std::string_view what) {
   return make_error(code, std::string(what) + " returned " + vk_result_name(result));
 }
 
+std::string vk_version_text(std::uint32_t version) {
+  return std::to_string(VK_API_VERSION_MAJOR(version)) + "." + std::to_string(VK_API_VERSION_MINOR(version)) + "." +
+         std::to_string(VK_API_VERSION_PATCH(version));
+}
+
 }  // namespace ferrum::gpu

@@ -1,4 +1,5 @@
-// vk_result.hpp — the one place where a VkResult becomes a ferrum error.
+// vk_result.hpp — the one place where a VkResult becomes a ferrum error, and
+// where a Vulkan version becomes text.
 //
 // Every Vulkan call of the device checks its VkResult and, on failure, returns
 // make_vk_error(result, "vkCreateBuffer") (or a more specific message), so the
@@ -14,6 +15,8 @@
 
 #include <vulkan/vulkan_core.h>
 
+#include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace ferrum::gpu {
@@ -25,5 +28,8 @@ namespace ferrum::gpu {
 // The error for `result` returned by `what` (a call name, optionally with
 // context): code errc_from_vk(result), detail "<what> returned <name>".
 [[nodiscard]] error make_vk_error(VkResult result, std::string_view what);
+
+// "1.3.239" for VK_MAKE_API_VERSION(0, 1, 3, 239).
+[[nodiscard]] std::string vk_version_text(std::uint32_t version);
 
 }  // namespace ferrum::gpu

@@ -13,11 +13,6 @@ namespace {
 
 constexpr const char* validation_layer = "VK_LAYER_KHRONOS_validation";
 
-std::string version_text(std::uint32_t version) {
-  return std::to_string(VK_API_VERSION_MAJOR(version)) + "." + std::to_string(VK_API_VERSION_MINOR(version)) + "." +
-         std::to_string(VK_API_VERSION_PATCH(version));
-}
-
 // The two-call enumeration idiom: a count, then the items; VK_INCOMPLETE means
 // the set grew in between (a layer was installed), so ask again.
 result<std::vector<VkLayerProperties>> instance_layers() {
@@ -72,7 +67,7 @@ result<std::unique_ptr<vulkan_instance>> vulkan_instance::create(const vulkan_de
     return make_vk_error(r, "vkEnumerateInstanceVersion");
   if (loader_version < VK_API_VERSION_1_2)
     return make_error(errc::vulkan_unavailable,
-                      "the Vulkan loader supports " + version_text(loader_version) + "; ferrum needs 1.2");
+                      "the Vulkan loader supports " + vk_version_text(loader_version) + "; ferrum needs 1.2");
 
   std::unique_ptr<vulkan_instance> self(new vulkan_instance);
   self->owned_ = true;

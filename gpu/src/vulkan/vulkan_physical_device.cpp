@@ -17,10 +17,6 @@ struct inspection {
   errc problem_code = errc::ok;
 };
 
-std::string version_text(std::uint32_t version) {
-  return std::to_string(VK_API_VERSION_MAJOR(version)) + "." + std::to_string(VK_API_VERSION_MINOR(version));
-}
-
 // Checks one device. `family`, when given, is the queue family to use (an
 // engine's); otherwise the first family with compute is chosen.
 inspection inspect(VkPhysicalDevice handle, std::optional<std::uint32_t> family) {
@@ -39,7 +35,7 @@ inspection inspect(VkPhysicalDevice handle, std::optional<std::uint32_t> family)
   // Structures of a newer version may only be chained for devices that
   // support that version (valid usage of vkGetPhysicalDeviceProperties2).
   if (basic.apiVersion < VK_API_VERSION_1_2)
-    return lacks(errc::vulkan_feature_missing, "supports Vulkan " + version_text(basic.apiVersion) + ", not 1.2");
+    return lacks(errc::vulkan_feature_missing, "supports Vulkan " + vk_version_text(basic.apiVersion) + ", not 1.2");
 
   VkPhysicalDeviceVulkan11Properties properties11{};
   properties11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES;

@@ -9,7 +9,10 @@
 #include <catch2/catch.hpp>
 
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 using namespace vulkan_test;
@@ -205,6 +208,166 @@ TEST_CASE("vulkan: adopting a queue family without compute gives invalid_device_
     auto device = ferrum::gpu::adopt_vulkan_device(info);
     REQUIRE_FALSE(device.has_value());
     CHECK(device.error() == ferrum::errc::invalid_device_option);
+  }
+  INFO(log.text());
+  CHECK(log.empty());
+}
+
+namespace {
+
+// The engine's own work on its queue: a host-visible buffer it fills with a
+// value per submission (vkCmdFillBuffer), made visible to the host, and a
+// fence it waits for; every submission takes the engine's queue lock.
+struct engine_filler {
+  engine& e;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  VkCommandBuffer commands = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  std::uint32_t* words = nullptr;
+  static constexpr VkDeviceSize bytes = 4096;
+
+  explicit engine_filler(engine& owner) : e(owner) {
+    VkBufferCreateInfo buffer_info{};
+    buffer_info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+    buffer_info.size = bytes;
+    buffer_info.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    REQUIRE(vkCreateBuffer(e.device, &buffer_info, nullptr, &buffer) == VK_SUCCESS);
+    VkMemoryRequirements needs{};
+    vkGetBufferMemoryRequirements(e.device, buffer, &needs);
+    VkPhysicalDeviceMemoryProperties properties{};
+    vkGetPhysicalDeviceMemoryProperties(e.physical_device, &properties);
+    constexpr VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    std::uint32_t type = properties.memoryTypeCount;
+    for (std::uint32_t t = 0; t < properties.memoryTypeCount && type == properties.memoryTypeCount; ++t)
+      if ((needs.memoryTypeBits & (1u << t)) != 0 && (properties.memoryTypes[t].propertyFlags & host) == host) type = t;
+    REQUIRE(type < properties.memoryTypeCount);
+    VkMemoryAllocateInfo allocate{};
+    allocate.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+    allocate.allocationSize = needs.size;
+    allocate.memoryTypeIndex = type;
+    REQUIRE(vkAllocateMemory(e.device, &allocate, nullptr, &memory) == VK_SUCCESS);
+    REQUIRE(vkBindBufferMemory(e.device, buffer, memory, 0) == VK_SUCCESS);
+    void* mapped = nullptr;
+    REQUIRE(vkMapMemory(e.device, memory, 0, bytes, 0, &mapped) == VK_SUCCESS);
+    words = static_cast<std::uint32_t*>(mapped);
+    VkCommandPoolCreateInfo pool_info{};
+    pool_info.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+    pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pool_info.queueFamilyIndex = e.queue_family;
+    REQUIRE(vkCreateCommandPool(e.device, &pool_info, nullptr, &pool) == VK_SUCCESS);
+    VkCommandBufferAllocateInfo command_info{};
+    command_info.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+    command_info.commandPool = pool;
+    command_info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    command_info.commandBufferCount = 1;
+    REQUIRE(vkAllocateCommandBuffers(e.device, &command_info, &commands) == VK_SUCCESS);
+    VkFenceCreateInfo fence_info{};
+    fence_info.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+    REQUIRE(vkCreateFence(e.device, &fence_info, nullptr, &fence) == VK_SUCCESS);
+  }
+  engine_filler(const engine_filler&) = delete;
+  engine_filler& operator=(const engine_filler&) = delete;
+  ~engine_filler() {
+    vkDestroyFence(e.device, fence, nullptr);
+    vkDestroyCommandPool(e.device, pool, nullptr);
+    vkDestroyBuffer(e.device, buffer, nullptr);
+    vkFreeMemory(e.device, memory, nullptr);
+  }
+
+  // Fills the buffer with `value` and waits for it; false if a call failed.
+  // `contended` counts the submissions that found ferrum holding the lock.
+  bool fill(std::uint32_t value, int& contended) {
+    if (vkResetCommandBuffer(commands, 0) != VK_SUCCESS) return false;
+    VkCommandBufferBeginInfo begin{};
+    begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    if (vkBeginCommandBuffer(commands, &begin) != VK_SUCCESS) return false;
+    vkCmdFillBuffer(commands, buffer, 0, bytes, value);
+    VkMemoryBarrier to_host{};
+    to_host.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    vkCmdPipelineBarrier(commands, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0,
+                         nullptr, 0, nullptr);
+    if (vkEndCommandBuffer(commands) != VK_SUCCESS) return false;
+    VkSubmitInfo submit_info{};
+    submit_info.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+    submit_info.commandBufferCount = 1;
+    submit_info.pCommandBuffers = &commands;
+    {
+      std::unique_lock lock(e.queue_mutex, std::try_to_lock);
+      if (!lock.owns_lock()) {
+        ++contended;
+        lock.lock();
+      }
+      if (vkQueueSubmit(e.queue, 1, &submit_info, fence) != VK_SUCCESS) return false;
+    }
+    if (vkWaitForFences(e.device, 1, &fence, VK_TRUE, 5'000'000'000) != VK_SUCCESS) return false;
+    return vkResetFences(e.device, 1, &fence) == VK_SUCCESS;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("vulkan: the engine submits to the shared queue under its lock while ferrum submits, both sides' data right",
+          "[vulkan]") {
+  message_log log;
+  {
+    engine e;
+    if (!e.start(log)) return;
+    auto device = require(ferrum::gpu::adopt_vulkan_device(e.adopt_info()));
+    auto arena = require(device->create_arena(4096));
+    auto writer = require(device->create_kernel(ferrum::gpu::builtin::write_pattern()));
+    auto list = require(device->create_command_list());
+    // The engine's thread: its own submissions, in a loop, each checked.
+    std::atomic<bool> stop{false};
+    int contended = 0;
+    int engine_fills = 0;
+    std::size_t engine_wrong = 0;
+    bool engine_failed = false;
+    std::thread engine_thread([&] {
+      engine_filler filler(e);
+      for (std::uint32_t k = 1; !stop.load(); ++k) {
+        if (!filler.fill(0xe0000000u + k, contended)) {
+          engine_failed = true;
+          return;
+        }
+        for (std::size_t i = 0; i < engine_filler::bytes / 4; ++i) engine_wrong += filler.words[i] != 0xe0000000u + k;
+        ++engine_fills;
+      }
+    });
+    // ferrum's side: dispatches through the same queue, each checked, until
+    // the engine has met ferrum's hold on the lock (bounded in time).
+    std::size_t ferrum_wrong = 0;
+    int ferrum_submissions = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    for (std::uint32_t push_value = 1;
+         ferrum_submissions < 50 || (contended == 0 && std::chrono::steady_clock::now() < deadline); ++push_value) {
+      const std::array<std::uint32_t, 1> push{push_value};
+      const std::uint64_t value = submit(*device, *list, [&](ferrum::gpu::command_list& l) {
+        require(l.dispatch(*writer, arena->range(0, 4096), {}, push));
+      });
+      require_reached(device->queue().timeline(), value);
+      for (std::size_t i = 0; i < 1024; ++i)
+        ferrum_wrong +=
+            word_at(*arena, i) != ferrum::gpu::builtin::pattern_word(push_value, static_cast<std::uint32_t>(i));
+      ++ferrum_submissions;
+      if (engine_failed) break;
+    }
+    stop = true;
+    engine_thread.join();
+    INFO(ferrum_submissions << " ferrum submissions, " << engine_fills << " engine fills, " << contended
+                            << " engine submissions found the lock held");
+    CHECK_FALSE(engine_failed);
+    CHECK(engine_fills > 0);
+    CHECK(contended > 0);
+    CHECK(ferrum_wrong == 0);
+    CHECK(engine_wrong == 0);
+    list.reset();
+    writer.reset();
+    arena.reset();
   }
   INFO(log.text());
   CHECK(log.empty());

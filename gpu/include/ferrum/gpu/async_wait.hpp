@@ -59,7 +59,7 @@ class wait_op final : public timeline_wait {
   static void start(Handler handler, const IoExecutor& io_executor, timeline& target, std::uint64_t wait_value) {
     auto* self = async::make<wait_op>(handler, std::move(handler), io_executor, target, wait_value);
     self->op_.template on_cancel<canceller>(self);
-    target.start_wait(self);
+    (void)target.start_wait(self);  // a new wait: not pending anywhere
   }
 
   static void finish(wait_op* self) {

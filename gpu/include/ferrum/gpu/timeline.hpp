@@ -28,7 +28,8 @@ namespace ferrum::gpu {
 // alive until `complete` has been called. The timeline links it into its
 // list (ordered by value) and calls `complete` exactly once, from any thread,
 // after unlinking it — or never, when the owner took it back with
-// cancel_wait(). `complete` must hand the waiter's code to an executor and
+// cancel_wait(). A wait is pending on one timeline at a time: starting it
+// again before then is refused. `complete` must hand the waiter's code to an executor and
 // never run it inline: it may be called under the device's own progress.
 // gpu::async_wait is built on it; so are the scheduler's fence waits.
 struct timeline_wait {
@@ -40,6 +41,8 @@ struct timeline_wait {
   std::uint64_t value;
   complete_fn complete;
   timeline_wait* next = nullptr;
+  // Linked into a timeline's list (guarded by that timeline's lock).
+  bool pending = false;
 };
 
 class timeline {
@@ -67,8 +70,11 @@ class timeline {
   // --- waits (async_wait, the scheduler's fences) -----------------------------
 
   // Registers `wait`. Completes it at once (through wait->complete) when its
-  // value is reached or the timeline failed.
-  void start_wait(timeline_wait* wait) noexcept;
+  // value is reached or the timeline failed. Refused with
+  // wait_already_pending (and nothing changed; a debug build asserts) when
+  // `wait` is pending already, on this timeline or another: linked twice,
+  // the list would loop on itself.
+  [[nodiscard]] boost::system::error_code start_wait(timeline_wait* wait) noexcept;
 
   // Removes `wait` if it is still pending and returns whether it was: its
   // owner then completes it itself (with operation_aborted, or a timeout).

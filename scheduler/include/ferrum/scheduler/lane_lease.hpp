@@ -31,14 +31,21 @@ class lane_lease {
  public:
   // Holds nothing.
   lane_lease() noexcept = default;
-  // Holds `held` of `pool` (from async_acquire).
-  lane_lease(lane_pool& pool, lane& held) noexcept : pool_(&pool), lane_(&held) { held.recorded = false; }
-  lane_lease(lane_lease&& other) noexcept : pool_(other.pool_), lane_(other.lane_) { other.forget(); }
+  // Holds `held` of `pool`, just granted (from async_acquire): the lease
+  // keeps the hand-out it holds the lane under (lane::hold).
+  lane_lease(lane_pool& pool, lane& held) noexcept
+      : pool_(&pool), lane_(&held), hold_(held.hold.load(std::memory_order_relaxed)) {
+    held.recorded = false;
+  }
+  lane_lease(lane_lease&& other) noexcept : pool_(other.pool_), lane_(other.lane_), hold_(other.hold_) {
+    other.forget();
+  }
   lane_lease& operator=(lane_lease&& other) noexcept {
     if (this != &other) {
       reset();
       pool_ = other.pool_;
       lane_ = other.lane_;
+      hold_ = other.hold_;
       other.forget();
     }
     return *this;
@@ -52,13 +59,16 @@ class lane_lease {
   [[nodiscard]] lane* operator->() const noexcept { return lane_; }
   [[nodiscard]] lane* get() const noexcept { return lane_; }
   [[nodiscard]] lane_pool* pool() const noexcept { return pool_; }
+  // The hand-out the lease holds its lane under (lane::hold at the grant).
+  [[nodiscard]] std::uint64_t hold() const noexcept { return hold_; }
 
   // Submits `lists` — each one of this lane's — on the pool's device with the
   // queue's next timeline value, records that value as the lane's submitted value and
   // returns it. Every list goes to the device's compute queue: the list of a
   // transfer node (a v2 plan under queue_placement::plan) on a device whose
   // transfer queue is its own is refused with queue_mismatch; waves submit
-  // such lists to their queue. Errors: lane_not_held (an empty lease),
+  // such lists to their queue. Errors: lane_not_held (an empty lease, or one
+  // whose hand-out is over: its lane was given back through the pool),
   // foreign_object (a list that is not this lane's), and those of
   // queue::submit_next.
   [[nodiscard]] result<std::uint64_t> submit(std::span<gpu::command_list* const> lists);
@@ -66,6 +76,9 @@ class lane_lease {
   [[nodiscard]] result<std::uint64_t> submit() { return submit(lane_ != nullptr ? lane_->submit_lists : empty_); }
 
   // Gives the lane up (see the top of this file); the lease is then empty.
+  // A lease whose hand-out is over (its lane was given back through
+  // lane_pool::release under its hold) gives nothing back: the lane is a
+  // later holder's, or free.
   void reset() noexcept;
 
  private:
@@ -77,6 +90,7 @@ class lane_lease {
   static constexpr std::span<gpu::command_list* const> empty_{};
   lane_pool* pool_ = nullptr;
   lane* lane_ = nullptr;
+  std::uint64_t hold_ = 0;
 };
 
 }  // namespace ferrum

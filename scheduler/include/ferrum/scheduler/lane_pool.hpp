@@ -101,6 +101,13 @@ struct lane {
   // The id of the last wave whose submission went to the GPU on this lane
   // (0: none): encode_context::lane_previous_wave.
   std::uint64_t last_wave = 0;
+  // The lane's hand-out: it changes whenever the lane changes hands (handed
+  // out, given back, quarantined, back in service). A holder keeps the
+  // value it was granted under, and a give-back names it, so that a holder
+  // whose hand-out is over (it gave the lane back already) cannot give
+  // back, quarantine or submit through the lane of a later holder. Written
+  // under the pool's lock; a holder reads its own.
+  std::atomic<std::uint64_t> hold{0};
   // Node n's resources.
   [[nodiscard]] std::span<const node_resource> node_resources(std::size_t n) const noexcept {
     return std::span<const node_resource>(resources).subspan(resource_begin[n],
@@ -204,23 +211,27 @@ class lane_pool {
   // Removes a queued waiter; false when it was not queued (granted already).
   [[nodiscard]] bool cancel(waiter& w) noexcept;
 
-  // Gives `l` back. Errors (the lane stays with the caller): foreign_lane
-  // (`l` is another pool's), lane_not_held (not acquired, or given back
-  // already), fence_not_reached (its last submission's value is not reached).
-  [[nodiscard]] result<void> release(lane& l);
+  // Every give-back names the hand-out it ends (`hold`: the lane's `hold`
+  // when it was granted to its holder). Refused, the lane staying with its
+  // current holder: foreign_lane (`l` is another pool's), lane_not_held
+  // (`l` is free, quarantined, on its way back through the fence watch, or
+  // held under a later hand-out: given back twice, in any order).
+
+  // Gives `l` back. Errors: as above, and fence_not_reached (its last
+  // submission's value is not reached; the lane stays with the caller).
+  [[nodiscard]] result<void> release(lane& l, std::uint64_t hold);
 
   // Puts `l` in quarantine — after its fence timed out or its device was
   // lost, or when its holder gives it up early: it serves no wave until its
   // last submission's value is reached, when the pool returns it to service
-  // by itself (never, after a device failure). Errors: foreign_lane,
-  // lane_not_held.
-  [[nodiscard]] result<void> quarantine(lane& l);
+  // by itself (never, after a device failure). Errors: as above.
+  [[nodiscard]] result<void> quarantine(lane& l, std::uint64_t hold);
 
   // Gives `l` back once its last submission's value is reached: at once when
   // it is, else through the pool's fence watch (the lane counts as in flight
-  // until then, and is quarantined for good if the device fails first).
-  // Errors: foreign_lane, lane_not_held.
-  [[nodiscard]] result<void> release_when_reached(lane& l);
+  // until then, and is quarantined for good if the device fails first; it
+  // is no longer its holder's). Errors: as above.
+  [[nodiscard]] result<void> release_when_reached(lane& l, std::uint64_t hold);
 
   // The timeline value of the last submission into `l`: its `submitted_value`, or a
   // later value one of its lists was submitted with.
@@ -241,15 +252,20 @@ class lane_pool {
   friend struct lane::fence_watch;
   friend class detail::wave;
   friend class detail::lane_group;
-  enum class lane_state : std::uint8_t { free, in_flight, quarantined };
+  // in_flight: held; returning: given back, its fence watch returns it
+  // (counted as in flight); quarantined: its fence watch may return it.
+  enum class lane_state : std::uint8_t { free, in_flight, returning, quarantined };
 
   lane_pool(const compiled_bucket& bucket, gpu::device& device, executor_type executor)
       : bucket_(&bucket), device_(&device), executor_(std::move(executor)) {}
-  // With mutex_ held: why `l` cannot be given back by its holder, if so.
-  [[nodiscard]] result<void> check_held_locked(const lane& l, const char* action) const;
-  // Puts a held lane in `state` (quarantined, or in_flight while it returns)
-  // and watches its last submission's value. Errors: as check_held_locked.
-  [[nodiscard]] result<void> watch(lane& l, lane_state state, const char* action);
+  // With mutex_ held: why `l` cannot be given back under hand-out `hold`, if so.
+  [[nodiscard]] result<void> check_held_locked(const lane& l, std::uint64_t hold, const char* action) const;
+  // With mutex_ held: `l` is in `state` now; its hold changes (whoever
+  // held it holds it no more).
+  void set_state_locked(lane& l, lane_state state) noexcept;
+  // Puts a held lane in `state` (quarantined, or returning) and watches its
+  // last submission's value. Errors: as check_held_locked.
+  [[nodiscard]] result<void> watch(lane& l, std::uint64_t hold, lane_state state, const char* action);
   // Whether an acquisition is refused at once, and why (`ec`): the pool or
   // group was closed, or the waiter cancelled.
   [[nodiscard]] static bool refused(const boost::system::error_code& closed, const std::atomic<bool>* cancelled,
@@ -289,7 +305,8 @@ class lane_pool {
   // The watch's completion: the fence was reached (or the device failed).
   static void watched(gpu::timeline_wait* wait, boost::system::error_code ec) noexcept;
   // For a wave whose submission of every list of `l` has reached its value
-  // (lane::submitted_value): gives `l` back without reading each list's own value.
+  // (lane::submitted_value): gives `l` back without reading each list's own
+  // value (the wave holds it: nothing to check).
   void release_reached(lane& l) noexcept;
 
   const compiled_bucket* bucket_;

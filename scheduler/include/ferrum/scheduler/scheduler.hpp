@@ -94,6 +94,15 @@ struct scheduler_options {
   // Where the waves' spans go (ferrum/scheduler/trace.hpp); none when null.
   // Must outlive the scheduler.
   trace_recorder* trace = nullptr;
+  // Waves made at create, each with its coroutine frame, so that up to this
+  // many alive at once allocate nothing; 0: twice the lanes plus two. A wave
+  // is alive from async_submit until its handler has returned and its
+  // coroutine has ended, so a program that keeps N waves submitted and
+  // submits the next one from a completion handler has up to N + D + E
+  // alive: D threads delivering a completion, E executor threads ending a
+  // coroutine whose completion ran first. Beyond it, each new peak of waves
+  // alive at once makes one more wave (then kept, and reused).
+  std::size_t reserved_waves = 0;
 };
 
 // Counters over the scheduler's life.

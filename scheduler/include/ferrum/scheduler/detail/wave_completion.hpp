@@ -11,6 +11,7 @@
 #include <boost/system/error_code.hpp>
 
 #include <cstddef>
+#include <memory>
 #include <new>
 #include <type_traits>
 #include <utility>
@@ -36,8 +37,31 @@ struct wave_outcome {
   void* context = nullptr;  // for `delivered`: the wave
 };
 
+// While a wave's handler runs: marks the thread as delivering that wave (so
+// that a scheduler destroyed from inside the handler does not wait for the
+// handler to return) and, as the handler returns or throws, tells the wave
+// that its completion was delivered (after which it may be recycled, and
+// its scheduler freed). Defined in the scheduler library (wave.cpp).
+class delivery_scope {
+ public:
+  explicit delivery_scope(wave_outcome& outcome) noexcept;
+  delivery_scope(const delivery_scope&) = delete;
+  delivery_scope& operator=(const delivery_scope&) = delete;
+  ~delivery_scope();
+
+  // The wave whose handler this thread runs (innermost), and the one around it.
+  [[nodiscard]] static const delivery_scope* current() noexcept;
+  [[nodiscard]] const delivery_scope* outer() const noexcept { return outer_; }
+  [[nodiscard]] const wave_outcome& outcome() const noexcept { return *outcome_; }
+
+ private:
+  wave_outcome* outcome_;
+  const delivery_scope* outer_;
+};
+
 // Holds the handler of async_submit: inline in the wave when it fits (every
-// Asio token's handler does), on the heap otherwise.
+// Asio token's handler does), otherwise in memory from the handler's
+// associated allocator (Asio's recycling allocator when it has none).
 class wave_completion {
  public:
   explicit wave_completion(wave* owner) noexcept : owner_(owner) {}
@@ -54,7 +78,7 @@ class wave_completion {
     if constexpr (sizeof(impl_type) <= sizeof(storage_) && alignof(impl_type) <= alignof(std::max_align_t)) {
       base_ = ::new (static_cast<void*>(storage_)) impl_type(std::forward<Handler>(handler), io_executor);
     } else {
-      base_ = new impl_type(std::forward<Handler>(handler), io_executor);
+      base_ = async::make<impl_type>(handler, std::forward<Handler>(handler), io_executor);
     }
     base_->on_cancel(owner_);
   }
@@ -70,7 +94,7 @@ class wave_completion {
     if (static_cast<void*>(base_) == static_cast<void*>(storage_)) {
       base_->~base();
     } else {
-      delete base_;
+      base_->destroy_allocated();
     }
     base_ = nullptr;
   }
@@ -80,16 +104,26 @@ class wave_completion {
     virtual ~base() = default;
     virtual void on_cancel(wave* owner) = 0;
     virtual void post(wave_outcome& outcome) noexcept = 0;
+    // Destroys this object and gives its memory back to the allocator it came from.
+    virtual void destroy_allocated() noexcept = 0;
   };
 
   template <class Handler>
   struct impl final : base {
-    impl(Handler&& h, const boost::asio::any_io_executor& io_executor) : op(std::move(h), io_executor) {}
+    impl(Handler&& h, const boost::asio::any_io_executor& io_executor)
+        : allocator(boost::asio::get_associated_allocator(h, boost::asio::recycling_allocator<void>())),
+          op(std::move(h), io_executor) {}
 
     void on_cancel(wave* owner) override { op.template on_cancel<wave_canceller>(owner); }
     void post(wave_outcome& o) noexcept override {
       outcome = &o;
       op.post(async::upcall_fn<impl>(this));
+    }
+    void destroy_allocated() noexcept override {
+      // The handler is moved out by now: the allocator is kept aside for this.
+      auto memory = allocator;
+      this->~impl();
+      std::allocator_traits<decltype(memory)>::deallocate(memory, this, 1);
     }
 
     static void finish(impl* self) {
@@ -99,14 +133,12 @@ class wave_completion {
       // on out of the executor's run() as from any Asio handler: a completed
       // async_shutdown (or a returned ~scheduler) means every wave's handler
       // has run. The wave, this object with it, may be recycled from then on.
-      struct deliver_on_exit {
-        wave_outcome* outcome;
-        ~deliver_on_exit() { outcome->delivered(outcome); }
-      } deliver{o};
+      const delivery_scope delivering(*o);
       std::move(upcall.handler)(o->ec, std::move(o->report));
     }
     static void abandon(impl* self) noexcept { self->outcome->delivered(self->outcome); }
 
+    async::op_allocator_t<impl, Handler> allocator;
     async::operation<Handler, boost::asio::any_io_executor> op;
     wave_outcome* outcome = nullptr;
   };

@@ -1,0 +1,29 @@
+// pinned_digests.hpp — the digests the tests pin, each of an example plan.
+// They are part of the file formats' contract (docs/canonical-encoding.md):
+// the C++ tests check that ferrum computes them, and the ctest "digests:
+// tools/canonical_digest.py recomputes every pinned digest from its plan"
+// (tests/tools/check_pinned_digests.py) recomputes each from its plan file
+// with the document's independent implementation, reading this file: keep
+// one `pinned_digest name{"<plan file>", "<plan_hash | fingerprint <bucket>>",
+// "sha256/<hex>"};` per line.
+#pragma once
+
+#include <string_view>
+
+namespace pinned {
+
+struct pinned_digest {
+  std::string_view plan_file;  // relative to the source tree
+  std::string_view what;
+  std::string_view digest;
+};
+
+// clang-format off
+inline constexpr pinned_digest two_nodes_hash{"examples/plans/two_nodes.json", "plan_hash", "sha256/a89e54b9262f0137558a2c281fd0ce24fc14ada1e8c2842df084c9a1c8b454d0"};
+inline constexpr pinned_digest two_nodes_fingerprint{"examples/plans/two_nodes.json", "fingerprint test.program-binding@1x1x1", "sha256/19c89ed6913c4c5786519be7b107db424f942b86218e3d3e8c6b10895bd29b53"};
+inline constexpr pinned_digest two_queues_hash{"examples/plans/two_queues.json", "plan_hash", "sha256/6f1fc69ccb037f1a8a013b0c5fc826fcb707404b0eae4648c9aff5bab0114128"};
+inline constexpr pinned_digest two_queues_fingerprint_1{"examples/plans/two_queues.json", "fingerprint frame@1x1x1", "sha256/2f1961842b241b6a449226c46f14622a43f13307d14080f8f9a095d68a94b630"};
+inline constexpr pinned_digest two_queues_fingerprint_4{"examples/plans/two_queues.json", "fingerprint frame@4x1x1", "sha256/601b3c509be899b3feaa9011adc806ba76be7685c76bae091814dcd68e5dc059"};
+// clang-format on
+
+}  // namespace pinned
