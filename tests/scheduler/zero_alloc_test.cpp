@@ -14,6 +14,7 @@
 
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 
@@ -66,7 +67,9 @@ struct wave_loop {
   template <class Drive>
   void run(std::size_t waves, Drive&& drive) {
     total += waves;
-    pump();
+    // Started on the completions' executor, as every later submission is:
+    // on a pool's strand, completions would otherwise run beside this loop.
+    boost::asio::post(completions, [this] { pump(); });
     drive(*this);
     REQUIRE(completed.load() == total);
   }
