@@ -65,6 +65,26 @@ void run_ready(boost::asio::io_context& context) {
   context.poll();
 }
 
+// A lease of `pool`'s free lane, granted through `context`.
+ferrum::lane_lease lease_of(lane_pool& pool, boost::asio::io_context& context) {
+  ferrum::lane_lease lease;
+  ferrum::async_acquire(pool, boost::asio::bind_executor(context, [&](boost::system::error_code, ferrum::lane_lease l) {
+                          lease = std::move(l);
+                        }));
+  run_ready(context);
+  REQUIRE(lease);
+  return lease;
+}
+
+// Records every list of the lease's lane empty and submits them; the value.
+std::uint64_t submit_empty_lists(ferrum::lane_lease& lease) {
+  for (auto& list : lease->lists) {
+    test::require(list->begin());
+    test::require(list->end());
+  }
+  return test::require(lease.submit());
+}
+
 }  // namespace
 
 TEST_CASE("lane_pool: each lane has its own arena of the bucket's lane bytes, its evidence and a list per node",
@@ -308,17 +328,8 @@ TEST_CASE(
     "[scheduler]") {
   pool_fixture f(1, sched_test::hanging(150ms));
   boost::asio::io_context context;
-  ferrum::lane_lease lease;
-  ferrum::async_acquire(*f.pool,
-                        boost::asio::bind_executor(
-                            context, [&](boost::system::error_code, ferrum::lane_lease l) { lease = std::move(l); }));
-  run_ready(context);
-  REQUIRE(lease);
-  for (auto& list : lease->lists) {
-    test::require(list->begin());
-    test::require(list->end());
-  }
-  const std::uint64_t value = test::require(lease.submit());
+  ferrum::lane_lease lease = lease_of(*f.pool, context);
+  const std::uint64_t value = submit_empty_lists(lease);
   CHECK(lease->submitted_value == value);
   bool next_granted = false;
   ferrum::async_acquire(*f.pool,
@@ -436,17 +447,8 @@ TEST_CASE("lane_lease: a lease whose lane was given back through the pool gives 
 TEST_CASE("lane_lease: a lane its lease gave back while its fence is pending is no longer held", "[scheduler]") {
   pool_fixture f(1, sched_test::hanging(300ms));
   boost::asio::io_context context;
-  ferrum::lane_lease lease;
-  ferrum::async_acquire(*f.pool,
-                        boost::asio::bind_executor(
-                            context, [&](boost::system::error_code, ferrum::lane_lease l) { lease = std::move(l); }));
-  run_ready(context);
-  REQUIRE(lease);
-  for (auto& list : lease->lists) {
-    test::require(list->begin());
-    test::require(list->end());
-  }
-  const std::uint64_t value = test::require(lease.submit());
+  ferrum::lane_lease lease = lease_of(*f.pool, context);
+  const std::uint64_t value = submit_empty_lists(lease);
   ferrum::lane& l = *lease;
   const std::uint64_t hold = lease.hold();
   const std::size_t pending_before = f.device->queue().timeline().pending();
