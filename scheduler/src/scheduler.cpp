@@ -130,7 +130,7 @@ void scheduler_impl::recycle(wave& w) noexcept {
   work_.reset();
   complete_shutdown_locked();
   idle_changed_.notify_all();
-  if (!detached_) return;
+  if (!owned_by_last_wave_) return;
   complete_shutdown_waiters_locked(asio::error::operation_aborted);
   lock.unlock();
   while (posting_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
@@ -222,12 +222,12 @@ void scheduler_impl::close() noexcept {
   for (auto& pool : pools_) pool->close(make_error_code(errc::scheduler_shut_down));
 }
 
-void scheduler_impl::close_detached() noexcept {
+void scheduler_impl::close_to_last_wave() noexcept {
   close();
   // The handler this thread runs keeps its wave alive (live_ >= 1): the
   // last recycle comes after this, and sees the flag.
   const std::lock_guard lock(state_mutex_);
-  detached_ = true;
+  owned_by_last_wave_ = true;
 }
 
 void scheduler_impl::close_and_wait() noexcept {
@@ -314,7 +314,7 @@ scheduler::~scheduler() {
   // handlers queued behind it): the waves finish on their own and the last
   // one frees the implementation, as Asio's operations outlive their object.
   if (detail::wave::delivering_on_this_thread(*impl_)) {
-    impl_.release()->close_detached();
+    impl_.release()->close_to_last_wave();
   } else {
     impl_->close_and_wait();
   }

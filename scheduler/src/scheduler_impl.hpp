@@ -76,7 +76,7 @@ class scheduler_impl {
   // be waited for: refuses new waves, fails queued ones and returns; the
   // waves still living run to their end, and the last to be recycled
   // deletes this object.
-  void close_detached() noexcept;
+  void close_to_last_wave() noexcept;
   [[nodiscard]] scheduler_stats stats() const noexcept;
   // The scheduler's entry for the device `pool` is on.
   [[nodiscard]] const scheduler_device& device_of(const lane_pool& pool) const noexcept;
@@ -134,8 +134,9 @@ class scheduler_impl {
   // No wave lives, and the last one has let go of this object: what
   // shutdown and the destructor wait for.
   bool idle_ = true;
-  // Nobody owns this object any more (close_detached): the last wave frees it.
-  bool detached_ = false;
+  // The scheduler went from inside a wave's handler (close_to_last_wave):
+  // the last wave to be recycled owns this object and frees it.
+  bool owned_by_last_wave_ = false;
   std::condition_variable idle_changed_;
   // Quarantined lanes whose fence the pools still watch.
   std::uint64_t watching_ = 0;
