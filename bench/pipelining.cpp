@@ -96,7 +96,7 @@ run_result run(ferrum::gpu::device& device, std::uint32_t lanes, std::size_t wav
   asio::thread_pool pool(2);
   run_result result;
   {
-    auto s = ferrum::scheduler::create(p, program, device, pool.get_executor(), {.encoder_tasks = 2}).value();
+    auto s = ferrum::scheduler::create(program, device, pool.get_executor(), {.encoder_tasks = 2}).value();
     ferrum::bench::wave_driver driver(*s, pool, encode);
     driver.run(2 * lanes, 2 * lanes);
     const double us = driver.run(waves, 2 * lanes);

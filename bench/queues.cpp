@@ -142,7 +142,7 @@ run_result run(std::size_t queues, std::size_t device_count, std::size_t waves) 
   asio::thread_pool pool(2);
   run_result result;
   {
-    auto s = ferrum::scheduler::create(p, program, raw, pool.get_executor(), {.encoder_tasks = 2}).value();
+    auto s = ferrum::scheduler::create(program, raw, pool.get_executor(), {.encoder_tasks = 2}).value();
     ferrum::bench::wave_driver driver(*s, pool, encode);
     const std::size_t window = 4 * device_count;
     driver.run(8 * device_count, window);

@@ -53,7 +53,7 @@ double per_wave(std::size_t commands, bool replay, std::size_t waves, std::size_
   asio::thread_pool pool(2);
   double us = 0;
   {
-    auto s = ferrum::scheduler::create(p, program, *device, pool.get_executor(), {.encoder_tasks = 2, .replay = replay})
+    auto s = ferrum::scheduler::create(program, *device, pool.get_executor(), {.encoder_tasks = 2, .replay = replay})
                  .value();
     fill_encoder encoder{commands};
     ferrum::bench::wave_driver driver(*s, pool, encoder);

@@ -197,7 +197,7 @@ run_cost measure_ferrum(const shape& s, std::size_t& failures, ferrum::scheduler
   {
     extra.fence_timeout = std::chrono::milliseconds(5000);
     extra.encoder_tasks = encoder_tasks;
-    auto scheduler = ferrum::scheduler::create(p, program, *device, pool.get_executor(), extra).value();
+    auto scheduler = ferrum::scheduler::create(program, *device, pool.get_executor(), extra).value();
     noop_encoder encoder;
     ferrum::bench::wave_driver driver(*scheduler, pool, encoder);
     const std::size_t window = std::size_t{s.lanes} * 2;

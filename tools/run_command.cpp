@@ -207,7 +207,7 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
   // Every node on its plan queue: the checks record no dispatch in a
   // transfer node, and follow the dependency graph (checking_encoder.hpp).
   scheduler_settings.queues = queue_placement::plan;
-  auto made = scheduler::create(*parsed, program, devices, r.pool->get_executor(), scheduler_settings);
+  auto made = scheduler::create(program, devices, r.pool->get_executor(), scheduler_settings);
   if (!made)
     return fail(command_error::from(made.error()),
                 made.error() == errc::no_binding_layout ? exit_code::plan_rejected : exit_code::usage_or_io);

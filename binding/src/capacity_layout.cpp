@@ -1,11 +1,10 @@
 #include "ferrum/binding/capacity_layout.hpp"
 
+#include "conservative_packing.hpp"
 #include "ferrum/binding/demand.hpp"
 #include "huge_pages.hpp"
 
 #include <algorithm>
-#include <array>
-#include <bit>
 #include <map>
 #include <queue>
 #include <set>
@@ -13,33 +12,12 @@
 namespace ferrum {
 namespace {
 
-std::string resource_path(std::size_t index) { return "/resources/" + std::to_string(index); }
-
-// Packs members with no aliasing: decreasing alignment, ties by resource id.
-// Alignments are powers of two, so a counting sort by their exponent orders a
-// million members in two passes; members are already in id order, and the
-// counting sort is stable.
+// Packs members with no aliasing (conservative_packing.hpp).
 result<std::uint64_t> pack_conservative(std::vector<projection>& projections, const std::vector<std::size_t>& members) {
-  std::array<std::size_t, 65> starts{};
-  auto alignment_class = [](std::uint64_t alignment) {
-    return static_cast<std::size_t>(63 - std::countr_zero(alignment));
-  };
-  for (const projection& p : projections) ++starts[alignment_class(p.alignment) + 1];
-  for (std::size_t i = 1; i < starts.size(); ++i) starts[i] += starts[i - 1];
-  std::vector<std::size_t> order(projections.size());
-  for (std::size_t i = 0; i < projections.size(); ++i) order[starts[alignment_class(projections[i].alignment)]++] = i;
-  std::uint64_t end = 0;
-  for (std::size_t i : order) {
-    auto offset = checked_align_up(end, projections[i].alignment);
-    auto next = offset ? checked_add(*offset, projections[i].capacity) : std::nullopt;
-    if (!next)
-      return make_error(errc::size_overflow,
-                        "arena offset of resource " + resource_id::quote(projections[i].resource.view()),
-                        resource_path(members[i]));
-    projections[i].offset = *offset;
-    end = *next;
-  }
-  return end;
+  const auto order = detail::conservative_order(
+      projections.size(), [&](std::size_t i) { return detail::alignment_class(projections[i].alignment); });
+  return detail::pack_in_order(projections, order, members,
+                               [&](std::size_t i, std::uint64_t offset) { projections[i].offset = offset; });
 }
 
 // Free ranges of an interval arena, found by size (best fit) and by offset
@@ -154,12 +132,8 @@ result<capacity_layout> compile_capacity_layout(const plan& p, std::size_t bucke
   detail::reserve_huge(out.projections, domain.members.size());
   for (std::size_t index : domain.members) {
     const resource_descriptor& r = p.resources[index];
-    auto bytes = resolve_demand(r, bucket.dims);
-    if (!bytes) {
-      const errc code = static_cast<errc>(bytes.error().code.value());
-      return make_error(code, bytes.error().detail,
-                        resource_path(index) + (code == errc::invalid_alignment ? "/alignment" : "/demand"));
-    }
+    auto bytes = detail::resource_capacity(r, index, bucket.dims);
+    if (!bytes) return bytes.error();
     out.projections.push_back({r.id, 0, *bytes, r.alignment});
   }
 
@@ -175,13 +149,10 @@ result<capacity_layout> compile_capacity_layout(const plan& p, std::size_t bucke
     }
   }
 
-  const workspace_budget& budget = bucket.budgets[budget_index];
-  if (out.physical_size_bytes < budget.min || out.physical_size_bytes > budget.max)
-    return make_error(errc::workspace_budget_exceeded,
-                      "pool " + pool_id::quote(domain.pool.view()) + " needs " +
-                          std::to_string(out.physical_size_bytes) + " bytes; budget is [" + std::to_string(budget.min) +
-                          ", " + std::to_string(budget.max) + "]",
-                      "/buckets/" + std::to_string(bucket_index) + "/budgets/" + std::to_string(budget_index));
+  if (auto fits = detail::check_budget_fit(domain.pool, out.physical_size_bytes, bucket.budgets[budget_index],
+                                           bucket_index, budget_index);
+      !fits)
+    return fits.error();
   return out;
 }
 

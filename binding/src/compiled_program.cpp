@@ -5,6 +5,7 @@
 
 #include "dependency_graph_build.hpp"
 #include "lane_placement.hpp"
+#include "lane_recipes.hpp"
 #include "plan_index.hpp"
 
 #include <algorithm>
@@ -96,7 +97,8 @@ result<compiled_program> compile(const plan& p) {
                            nullptr,
                            std::move(placements[i].offsets),
                            placements[i].size,
-                           placements[i].unaliased_size};
+                           placements[i].unaliased_size,
+                           {}};
     for (auto& layout : capacities[id]) bucket.capacity_layouts.push_back(std::move(*layout));
     if (auto binding = bindings->find(id); binding != bindings->end())
       bucket.binding = std::make_shared<const program_binding_layout>(std::move(binding->second));
@@ -104,6 +106,7 @@ result<compiled_program> compile(const plan& p) {
   }
   for (auto& layout : layouts) program.wave_layouts.push_back(std::move(*layout));
   program.domains = std::move(*domains);
+  if (auto recipes = detail::make_lane_recipes(program, p); !recipes) return recipes.error();
   return program;
 }
 

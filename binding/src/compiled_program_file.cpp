@@ -1,6 +1,7 @@
 #include "ferrum/binding/compiled_program_file.hpp"
 
 #include "ferrum/binding/demand.hpp"
+#include "lane_recipes.hpp"
 #include "plan_index.hpp"
 #include "program_file_format.hpp"
 
@@ -246,10 +247,10 @@ result<compiled_program> load_compiled_program(std::span<const std::byte> bytes,
   // compared: say so, rather than naming the first check it broke.
   if (!program && program.error() != errc::program_stale) {
     const auto actual = hash_plan(p);
-    if (actual && *actual != tables->hash)
-      return make_error(errc::program_stale, "the file was compiled from plan " + tables->hash.str() +
-                                                 ", the plan given is " + actual->str());
+    if (actual && *actual != tables->hash) return detail::stale_program(tables->hash, *actual);
   }
+  if (program)
+    if (auto recipes = detail::make_lane_recipes(*program, p); !recipes) return recipes.error();
   return program;
 }
 

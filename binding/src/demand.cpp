@@ -1,5 +1,7 @@
 #include "ferrum/binding/demand.hpp"
 
+#include "plan_rules.hpp"
+
 #include <limits>
 
 namespace ferrum {
@@ -25,8 +27,7 @@ std::optional<std::uint64_t> checked_align_up(std::uint64_t value, std::uint64_t
 result<std::uint64_t> resolve_demand(const resource_descriptor& d, const bucket_capacity& dims) {
   // Built only on an error: this runs once per resource and bucket.
   auto who = [&] { return "resource " + resource_id::quote(d.id.view()); };
-  if (!is_valid_alignment(d.alignment))
-    return make_error(errc::invalid_alignment, who() + ": alignment " + std::to_string(d.alignment));
+  if (!is_valid_alignment(d.alignment)) return detail::invalid_alignment(d);
   std::uint64_t scaled = 0;
   if (d.demand.dimension) {
     if (*d.demand.dimension >= dims.size())

@@ -1,9 +1,9 @@
 #include "ferrum/binding/plan.hpp"
 
 #include "dependency_graph_build.hpp"
-#include "json_pointer.hpp"
 #include "plan_encoding.hpp"
 #include "plan_index.hpp"
+#include "plan_rules.hpp"
 #include "sha256_writer.hpp"
 
 #include <boost/unordered/unordered_flat_set.hpp>
@@ -54,10 +54,6 @@ std::optional<Enum> value_of(const name_table<Enum, N>& table, std::string_view 
   return std::nullopt;
 }
 
-std::string at(std::string_view collection, std::size_t index) {
-  return "/" + std::string(collection) + "/" + std::to_string(index);
-}
-
 // Finds duplicates among the ids of `items`: (earlier, later) index of the
 // first duplicate in id order, or (size, size) when all are unique.
 // Sorting indices keeps this O(n log n).
@@ -87,6 +83,105 @@ std::optional<std::size_t> repeated_entry(const std::vector<resource_id>& ids) {
   auto [first, second] = find_duplicate(ids, [](const resource_id& r) -> const resource_id& { return r; });
   if (second == ids.size()) return std::nullopt;
   return second;
+}
+
+// validate_plan's stages, in its order.
+
+// Each resource's own fields and its node.
+result<void> validate_resources(const plan& p, const detail::plan_index& index) {
+  for (std::size_t i = 0; i < p.resources.size(); ++i) {
+    const resource_descriptor& r = p.resources[i];
+    if (auto ok = detail::check_resource_node(r, i); !ok) return ok.error();
+    if (r.node && index.owner(i) == detail::plan_index::none)
+      return make_error(
+          errc::dangling_reference,
+          "resource " + resource_id::quote(r.id.view()) + " belongs to unknown node " + node_id::quote(r.node->view()),
+          detail::resource_path(i) + "/node");
+    if (auto ok = detail::check_dimension(r, i); !ok) return ok.error();
+    if (auto ok = detail::check_contract(r, i); !ok) return ok.error();
+  }
+  return {};
+}
+
+// Each node's uses and binding; marks the resources they name in `used`.
+result<void> validate_nodes(const plan& p, const detail::plan_index& index, std::vector<bool>& used) {
+  for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+    const plan_node& node = p.nodes[i];
+    for (std::size_t j = 0; j < node.resources.size(); ++j) {
+      const std::size_t r = index.uses(i)[j];
+      if (r == detail::plan_index::none)
+        return make_error(errc::dangling_reference,
+                          "node " + node_id::quote(node.id.view()) + " uses unknown resource " +
+                              resource_id::quote(node.resources[j].view()),
+                          detail::element_path("nodes", i) + "/resources/" + std::to_string(j));
+      used[r] = true;
+    }
+    if (auto second = repeated_entry(node.resources)) return detail::repeated_use(node, i, *second);
+    if (!node.binding) continue;
+    const std::size_t r = index.binding(i);
+    if (r == detail::plan_index::none)
+      return make_error(errc::dangling_reference,
+                        "node " + node_id::quote(node.id.view()) + " binds unknown resource " +
+                            resource_id::quote(node.binding->view()),
+                        detail::element_path("nodes", i) + "/binding");
+    used[r] = true;
+    if (auto ok = detail::check_binding_owner(node, i, &p.resources[r]); !ok) return ok.error();
+  }
+  return {};
+}
+
+// Every resource is used; the distinct pools, in id order (a set first, as
+// there are few pools and many resources).
+result<std::vector<pool_id>> used_pools(const plan& p, const std::vector<bool>& used) {
+  boost::unordered_flat_set<std::string_view, std::hash<std::string_view>> pool_names;
+  for (std::size_t i = 0; i < p.resources.size(); ++i) {
+    if (!used[i]) return detail::unused_resource(p.resources[i], i);
+    pool_names.insert(p.resources[i].pool.view());
+  }
+  std::vector<pool_id> pools;
+  for (std::string_view name : pool_names) pools.push_back(pool_id::make(name).value());
+  std::sort(pools.begin(), pools.end());
+  return pools;
+}
+
+bool pool_is_used(const std::vector<pool_id>& pools, const pool_id& pool) {
+  return std::binary_search(pools.begin(), pools.end(), pool);
+}
+
+// Pool options name used pools, each once.
+result<void> validate_pool_options(const plan& p, const std::vector<pool_id>& pools) {
+  for (const pool_option& option : p.pools)
+    if (!pool_is_used(pools, option.pool)) return detail::dangling_pool_option(option);
+  if (auto [first, second] = find_duplicate(p.pools, [](const pool_option& o) -> const pool_id& { return o.pool; });
+      second != p.pools.size())
+    return detail::duplicate_pool_option(p.pools[second]);
+  return {};
+}
+
+// Bucket b: its id, dimensions and budgets, one per used pool.
+result<void> validate_bucket(const plan& p, std::size_t b, const std::vector<pool_id>& pools) {
+  const bucket_spec& bucket = p.buckets[b];
+  auto id = detail::bucket_id_of(bucket, b);
+  if (!id) return id.error();
+  if (auto ok = detail::check_capacity_dims(bucket, b); !ok) return ok.error();
+  for (std::size_t j = 0; j < bucket.budgets.size(); ++j)
+    if (auto ok = detail::check_budget(bucket.budgets[j], b, j, pool_is_used(pools, bucket.budgets[j].pool)); !ok)
+      return ok.error();
+  if (auto [first, second] =
+          find_duplicate(bucket.budgets, [](const workspace_budget& x) -> const pool_id& { return x.pool; });
+      second != bucket.budgets.size())
+    return detail::duplicate_budget(*id, bucket.budgets[second], b, second);
+  // The budgets are unique and name used pools, so they cover every pool
+  // exactly when there are as many budgets as pools.
+  if (bucket.budgets.size() != pools.size()) {
+    std::vector<pool_id> budgeted;
+    for (const workspace_budget& x : bucket.budgets) budgeted.push_back(x.pool);
+    std::sort(budgeted.begin(), budgeted.end());
+    std::vector<pool_id> missing;
+    std::set_difference(pools.begin(), pools.end(), budgeted.begin(), budgeted.end(), std::back_inserter(missing));
+    return detail::missing_budget(*id, missing.front(), b);
+  }
+  return {};
 }
 
 }  // namespace
@@ -231,152 +326,22 @@ result<plan_hash> hash_plan(const plan& p, std::span<const std::size_t> resource
 }
 
 result<void> validate_plan(const plan& p, const plan_index& index, dependency_graph* graph) {
-  if (p.nodes.empty()) return make_error(errc::empty_plan, "the plan has no nodes", "/nodes");
-  if (p.buckets.empty()) return make_error(errc::empty_plan, "the plan has no buckets", "/buckets");
-  if (p.lanes < 1) return make_error(errc::number_out_of_range, "lanes must be at least 1", "/lanes");
-
-  if (const auto& dup = index.duplicate_node())
-    return make_error(
-        errc::duplicate_id,
-        "node " + node_id::quote(p.nodes[dup->second].id.view()) + " is also node " + std::to_string(dup->first),
-        at("nodes", dup->second) + "/id");
-  if (const auto& dup = index.duplicate_resource())
-    return make_error(errc::duplicate_id,
-                      "resource " + resource_id::quote(p.resources[dup->second].id.view()) + " is also resource " +
-                          std::to_string(dup->first),
-                      at("resources", dup->second) + "/id");
-
-  for (std::size_t i = 0; i < p.resources.size(); ++i) {
-    const resource_descriptor& r = p.resources[i];
-    auto path = [&] { return at("resources", i); };
-    if (r.kind == allocation_kind::binding && !r.node)
-      return make_error(errc::missing_field, "binding resource " + resource_id::quote(r.id.view()) + " names no node",
-                        path() + "/node");
-    if (r.kind == allocation_kind::workspace && r.node)
-      return make_error(errc::unknown_field, "workspace resource " + resource_id::quote(r.id.view()) + " names a node",
-                        path() + "/node");
-    if (r.node && index.owner(i) == plan_index::none)
-      return make_error(
-          errc::dangling_reference,
-          "resource " + resource_id::quote(r.id.view()) + " belongs to unknown node " + node_id::quote(r.node->view()),
-          path() + "/node");
-    if (r.demand.dimension && *r.demand.dimension > 2)
-      return make_error(errc::number_out_of_range, "dimension must be 0, 1 or 2", path() + "/demand/dimension");
-    if (!is_contract_digest(r.storage.digest))
-      return make_error(errc::invalid_contract, "resource " + resource_id::quote(r.id.view()),
-                        path() + "/storage/contract");
-  }
+  if (auto ok = check_plan_shape(p); !ok) return ok.error();
+  if (const auto& dup = index.duplicate_node()) return duplicate_node(p, dup->first, dup->second);
+  if (const auto& dup = index.duplicate_resource()) return duplicate_resource(p, dup->first, dup->second);
+  if (auto ok = validate_resources(p, index); !ok) return ok.error();
   std::vector<bool> used(p.resources.size(), false);
-
-  for (std::size_t i = 0; i < p.nodes.size(); ++i) {
-    const plan_node& node = p.nodes[i];
-    auto path = [&] { return at("nodes", i); };
-    for (std::size_t j = 0; j < node.resources.size(); ++j) {
-      const std::size_t r = index.uses(i)[j];
-      if (r == plan_index::none)
-        return make_error(errc::dangling_reference,
-                          "node " + node_id::quote(node.id.view()) + " uses unknown resource " +
-                              resource_id::quote(node.resources[j].view()),
-                          path() + "/resources/" + std::to_string(j));
-      used[r] = true;
-    }
-    if (auto second = repeated_entry(node.resources))
-      return make_error(errc::duplicate_id,
-                        "node " + node_id::quote(node.id.view()) + " lists resource " +
-                            resource_id::quote(node.resources[*second].view()) + " twice",
-                        path() + "/resources/" + std::to_string(*second));
-    if (node.binding) {
-      const std::size_t r = index.binding(i);
-      if (r == plan_index::none)
-        return make_error(errc::dangling_reference,
-                          "node " + node_id::quote(node.id.view()) + " binds unknown resource " +
-                              resource_id::quote(node.binding->view()),
-                          path() + "/binding");
-      used[r] = true;
-      const resource_descriptor& bound = p.resources[r];
-      if (bound.kind != allocation_kind::binding || bound.node != node.id)
-        return make_error(errc::binding_not_owned,
-                          "node " + node_id::quote(node.id.view()) + " binds resource " +
-                              resource_id::quote(bound.id.view()) + ", which is not a binding resource of this node",
-                          path() + "/binding");
-    }
-  }
-
-  // The distinct pools, in id order; a set first, as there are few pools and
-  // many resources.
-  boost::unordered_flat_set<std::string_view, std::hash<std::string_view>> pool_names;
-  for (std::size_t i = 0; i < p.resources.size(); ++i) {
-    if (!used[i])
-      return make_error(errc::unused_resource,
-                        "resource " + resource_id::quote(p.resources[i].id.view()) + " is used by no node",
-                        at("resources", i));
-    pool_names.insert(p.resources[i].pool.view());
-  }
-  std::vector<pool_id> resource_pools;
-  for (std::string_view name : pool_names) resource_pools.push_back(pool_id::make(name).value());
-  std::sort(resource_pools.begin(), resource_pools.end());
-  auto pool_is_used = [&](const pool_id& pool) {
-    return std::binary_search(resource_pools.begin(), resource_pools.end(), pool);
-  };
-
-  for (std::size_t i = 0; i < p.pools.size(); ++i)
-    if (!pool_is_used(p.pools[i].pool))
-      return make_error(errc::dangling_reference,
-                        "options for pool " + pool_id::quote(p.pools[i].pool.view()) + ", which no resource uses",
-                        "/pools/" + json_pointer_token(p.pools[i].pool.view()));
-  if (auto [first, second] = find_duplicate(p.pools, [](const pool_option& o) -> const pool_id& { return o.pool; });
-      second != p.pools.size())
-    return make_error(errc::duplicate_id, "pool " + pool_id::quote(p.pools[second].pool.view()) + " has options twice",
-                      "/pools/" + json_pointer_token(p.pools[second].pool.view()));
-
-  for (std::size_t b = 0; b < p.buckets.size(); ++b) {
-    const bucket_spec& bucket = p.buckets[b];
-    const std::string path = at("buckets", b);
-    auto id = bucket.id();
-    if (!id) return make_error(errc::invalid_id, id.error().detail, path + "/class");
-    for (std::size_t d = 0; d < bucket.dims.size(); ++d)
-      if (bucket.dims[d] == 0)
-        return make_error(errc::number_out_of_range, "capacity dimensions must be at least 1",
-                          path + "/capacity/" + std::to_string(d));
-    for (std::size_t j = 0; j < bucket.budgets.size(); ++j) {
-      const workspace_budget& budget = bucket.budgets[j];
-      const std::string budget_path = path + "/budgets/" + std::to_string(j);
-      if (!pool_is_used(budget.pool))
-        return make_error(errc::dangling_reference,
-                          "budget for pool " + pool_id::quote(budget.pool.view()) + ", which no resource uses",
-                          budget_path + "/pool");
-      if (budget.min > budget.max)
-        return make_error(errc::invalid_budget,
-                          "pool " + pool_id::quote(budget.pool.view()) + ": min " + std::to_string(budget.min) +
-                              " > max " + std::to_string(budget.max),
-                          budget_path);
-    }
-    if (auto [first, second] =
-            find_duplicate(bucket.budgets, [](const workspace_budget& x) -> const pool_id& { return x.pool; });
-        second != bucket.budgets.size())
-      return make_error(
-          errc::duplicate_id,
-          "bucket " + id->str() + " has two budgets for pool " + pool_id::quote(bucket.budgets[second].pool.view()),
-          path + "/budgets/" + std::to_string(second));
-    // The budgets are unique and name used pools, so they cover every pool
-    // exactly when there are as many budgets as pools.
-    if (bucket.budgets.size() != resource_pools.size()) {
-      std::vector<pool_id> budgeted;
-      for (const workspace_budget& x : bucket.budgets) budgeted.push_back(x.pool);
-      std::sort(budgeted.begin(), budgeted.end());
-      std::vector<pool_id> missing;
-      std::set_difference(resource_pools.begin(), resource_pools.end(), budgeted.begin(), budgeted.end(),
-                          std::back_inserter(missing));
-      return make_error(errc::missing_budget,
-                        "bucket " + id->str() + " has no budget for pool " + pool_id::quote(missing.front().view()),
-                        path + "/budgets");
-    }
-  }
+  if (auto ok = validate_nodes(p, index, used); !ok) return ok.error();
+  const auto pools = used_pools(p, used);
+  if (!pools) return pools.error();
+  if (auto ok = validate_pool_options(p, *pools); !ok) return ok.error();
+  for (std::size_t b = 0; b < p.buckets.size(); ++b)
+    if (auto ok = validate_bucket(p, b, *pools); !ok) return ok.error();
   if (auto [first, second] = find_duplicate(p.buckets, [](const bucket_spec& b) { return b.id().value(); });
       second != p.buckets.size())
     return make_error(errc::duplicate_id,
                       "bucket " + p.buckets[second].id().value().str() + " is also bucket " + std::to_string(first),
-                      at("buckets", second));
+                      element_path("buckets", second));
 
   auto dependencies = compile_dependency_graph(p, [&index](std::string_view id) { return index.node(id); });
   if (!dependencies) return dependencies.error();

@@ -1,22 +1,13 @@
 #include "ferrum/binding/pool_domain.hpp"
 
 #include "plan_index.hpp"
+#include "plan_rules.hpp"
 
 #include <boost/unordered/unordered_flat_map.hpp>
 
 #include <algorithm>
-#include <tuple>
 
 namespace ferrum {
-namespace {
-
-auto compatibility(const resource_descriptor& r) {
-  return std::tie(r.usage, r.element, r.storage.allocator, r.storage.view, r.storage.digest);
-}
-
-std::string where(std::size_t index) { return "/resources/" + std::to_string(index); }
-
-}  // namespace
 
 result<std::vector<pool_domain>> derive_pool_domains(const plan& p) {
   return detail::derive_pool_domains(p, detail::plan_index(p));
@@ -41,22 +32,8 @@ result<std::vector<pool_domain>> detail::derive_pool_domains(const plan& p, cons
     if (auto it = pool_of.find(option.pool.view()); it != pool_of.end()) domains[it->second].liveness = option.liveness;
 
   for (std::size_t r : index.resources_by_id()) {
-    const resource_descriptor& resource = p.resources[r];
-    pool_domain& domain = domains[pool_of.at(resource.pool.view())];
-    if (!domain.members.empty()) {
-      const resource_descriptor& first = p.resources[domain.members.front()];
-      if (compatibility(first) != compatibility(resource))
-        return make_error(errc::incompatible_pool_member,
-                          "pool " + pool_id::quote(resource.pool.view()) + ": resource " +
-                              resource_id::quote(resource.id.view()) + " differs from resource " +
-                              resource_id::quote(first.id.view()),
-                          where(r));
-    }
-    if (domain.liveness == liveness_mode::interval && resource.lifetime != allocation_lifetime::invocation)
-      return make_error(errc::invalid_liveness,
-                        "pool " + pool_id::quote(resource.pool.view()) + " is interval but resource " +
-                            resource_id::quote(resource.id.view()) + " is persistent",
-                        where(r) + "/lifetime");
+    pool_domain& domain = domains[pool_of.at(p.resources[r].pool.view())];
+    if (auto ok = detail::check_pool_member(p, domain, r); !ok) return ok.error();
     domain.members.push_back(r);
   }
   return domains;

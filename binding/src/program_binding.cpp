@@ -2,35 +2,38 @@
 
 #include "ferrum/binding/demand.hpp"
 #include "huge_pages.hpp"
-#include "json_pointer.hpp"
 #include "plan_index.hpp"
+#include "plan_rules.hpp"
 #include "program_binding_checks.hpp"
 #include "sha256_writer.hpp"
 
 #include <algorithm>
 
 namespace ferrum {
-namespace {
 
-std::string resource_path(std::size_t index) { return "/resources/" + std::to_string(index); }
+const char* detail::binding_domain_violation(const resource_descriptor& r) noexcept {
+  if (r.kind != allocation_kind::binding) return "a member is not a binding resource";
+  if (r.usage != buffer_usage::binding) return "a member's usage is not binding";
+  if (r.element != element_type::u8) return "a member's element is not u8";
+  if (r.storage.view != storage_view::contiguous) return "a member's storage view is not contiguous";
+  if (r.lifetime != allocation_lifetime::invocation) return "a member's lifetime is not invocation";
+  return nullptr;
+}
 
-// Where a binding descriptor landed in one bucket: small enough to sort by
-// offset and by node for a million slots before any slot (with its two ids)
-// is built.
-struct placement {
-  std::uint64_t offset;
-  std::uint64_t capacity;
-  std::uint64_t alignment;
-  std::size_t node_index;
-  std::size_t member;  // index into the domain's members
-};
+void detail::sort_by_offset(std::vector<binding_placement>& placements, const plan& p, const pool_domain& domain) {
+  std::sort(placements.begin(), placements.end(), [&](const binding_placement& a, const binding_placement& b) {
+    if (a.offset != b.offset) return a.offset < b.offset;
+    const resource_id& a_id = p.resources[domain.members[a.member]].id;
+    const resource_id& b_id = p.resources[domain.members[b.member]].id;
+    if (a_id != b_id) return a_id < b_id;
+    return a.member < b.member;
+  });
+}
 
-// Checks placements sorted by offset: non-empty, aligned, contiguous from 0,
-// covering exactly `physical_size` bytes.
-result<void> check_cover(const std::vector<placement>& by_offset, std::uint64_t physical_size,
-                         const std::string& bucket, const plan& p, const pool_domain& domain) {
+result<void> detail::check_binding_cover(const std::vector<binding_placement>& by_offset, std::uint64_t physical_size,
+                                         const std::string& bucket, const plan& p, const pool_domain& domain) {
   std::uint64_t expected = 0;
-  for (const placement& s : by_offset) {
+  for (const binding_placement& s : by_offset) {
     auto who = [&] {
       return "bucket " + bucket + ", resource " + resource_id::quote(p.resources[domain.members[s.member]].id.view());
     };
@@ -46,21 +49,13 @@ result<void> check_cover(const std::vector<placement>& by_offset, std::uint64_t 
     if (!next) return make_error(errc::size_overflow, who() + ": the binding arena's size");
     expected = *next;
   }
-  if (expected != physical_size)
-    return make_error(errc::inexact_cover, "bucket " + bucket + ": slots end at " + std::to_string(expected) +
-                                               ", the arena has " + std::to_string(physical_size) + " bytes");
+  if (expected != physical_size) return inexact_cover(bucket, expected, physical_size);
   return {};
 }
 
-}  // namespace
-
-const char* detail::binding_domain_violation(const resource_descriptor& r) noexcept {
-  if (r.kind != allocation_kind::binding) return "a member is not a binding resource";
-  if (r.usage != buffer_usage::binding) return "a member's usage is not binding";
-  if (r.element != element_type::u8) return "a member's element is not u8";
-  if (r.storage.view != storage_view::contiguous) return "a member's storage view is not contiguous";
-  if (r.lifetime != allocation_lifetime::invocation) return "a member's lifetime is not invocation";
-  return nullptr;
+error detail::inexact_cover(const std::string& bucket, std::uint64_t end, std::uint64_t physical_size) {
+  return make_error(errc::inexact_cover, "bucket " + bucket + ": slots end at " + std::to_string(end) +
+                                             ", the arena has " + std::to_string(physical_size) + " bytes");
 }
 
 result<sha256_digest> detail::binding_fingerprint(const bucket_id& bucket, const claim_identity& claim,
@@ -103,48 +98,24 @@ result<std::map<bucket_id, program_binding_layout>> detail::compile_program_bind
     return make_error(errc::inconsistent_domain_layouts,
                       std::to_string(domains.size()) + " domains, " + std::to_string(layouts.size()) + " wave layouts");
 
-  std::optional<std::size_t> binding_domain;
-  for (std::size_t d = 0; d < domains.size(); ++d) {
-    const auto& members = domains[d].members;
-    if (std::none_of(members.begin(), members.end(),
-                     [&](std::size_t r) { return p.resources[r].kind == allocation_kind::binding; }))
-      continue;
-    if (binding_domain)
-      return make_error(errc::multiple_binding_domains, "pools " +
-                                                            pool_id::quote(domains[*binding_domain].pool.view()) +
-                                                            " and " + pool_id::quote(domains[d].pool.view()));
-    binding_domain = d;
-  }
+  auto found = detail::find_binding_domain(p, domains);
+  if (!found) return found.error();
   std::map<bucket_id, program_binding_layout> out;
-  if (!binding_domain) return out;
+  if (!*found) return out;
+  const std::size_t binding_domain = **found;
 
-  const pool_domain& domain = domains[*binding_domain];
-  if (domain.liveness != liveness_mode::conservative)
-    return make_error(errc::invalid_binding_domain,
-                      "pool " + pool_id::quote(domain.pool.view()) + " is not conservative",
-                      "/pools/" + json_pointer_token(domain.pool.view()) + "/liveness");
-  for (std::size_t r : domain.members)
-    if (const char* why = detail::binding_domain_violation(p.resources[r]))
-      return make_error(errc::invalid_binding_domain, "pool " + pool_id::quote(domain.pool.view()) + ": " + why,
-                        resource_path(r));
-
-  const auto& base = layouts[*binding_domain];
+  const pool_domain& domain = domains[binding_domain];
+  if (auto ok = detail::check_binding_domain(p, domain); !ok) return ok.error();
+  const auto& base = layouts[binding_domain];
   if (!base) return make_error(errc::missing_domain_layout, "pool " + pool_id::quote(domain.pool.view()));
-  if (base->projection_count != domain.members.size() || base->claim.ids().size() != domain.members.size())
-    return make_error(errc::incomplete_domain_layout, "pool " + pool_id::quote(domain.pool.view()) + ": " +
-                                                          std::to_string(domain.members.size()) + " descriptors, " +
-                                                          std::to_string(base->projection_count) + " projections");
+  if (auto ok = detail::check_binding_wave_layout(domain, *base); !ok) return ok.error();
 
   for (const auto& [bucket, bucket_layouts] : capacities) {
-    const auto& capacity = bucket_layouts[*binding_domain];
+    const auto& capacity = bucket_layouts[binding_domain];
     if (!capacity) return make_error(errc::missing_capacity_layout, "bucket " + bucket.str());
-    if (capacity->projections.size() != domain.members.size() || capacity->physical_size_bytes == 0)
-      return make_error(errc::incomplete_capacity_layout,
-                        "bucket " + bucket.str() + ": " + std::to_string(capacity->projections.size()) +
-                            " projections for " + std::to_string(domain.members.size()) + " descriptors, " +
-                            std::to_string(capacity->physical_size_bytes) + " bytes");
+    if (auto ok = detail::check_binding_capacity_layout(bucket, domain, *capacity); !ok) return ok.error();
 
-    std::vector<placement> placements;
+    std::vector<detail::binding_placement> placements;
     reserve_huge(placements, domain.members.size());
     for (std::size_t j = 0; j < domain.members.size(); ++j) {
       const std::size_t r = domain.members[j];
@@ -154,7 +125,7 @@ result<std::map<bucket_id, program_binding_layout>> detail::compile_program_bind
         return make_error(errc::missing_binding_node,
                           "resource " + resource_id::quote(descriptor.id.view()) + " names node " +
                               node_id::quote(descriptor.node.value_or(node_id{}).view()),
-                          resource_path(r) + "/node");
+                          detail::resource_path(r) + "/node");
       const plan_node& node = p.nodes[node_index];
       if (node.binding != descriptor.id ||
           std::find(node.resources.begin(), node.resources.end(), descriptor.id) == node.resources.end())
@@ -166,20 +137,9 @@ result<std::map<bucket_id, program_binding_layout>> detail::compile_program_bind
       placements.push_back({proj.offset, proj.capacity, descriptor.alignment, node_index, j});
     }
 
-    // Slots sharing an offset (only in broken input) are checked in a fixed
-    // order, so that the same slots give the same error however they are
-    // listed: by resource id, which is member order for domains that
-    // derive_pool_domains made but not for a caller's own, then by member
-    // index (ids repeat only in a plan validate_plan refuses). std::sort
-    // alone leaves ties in an unspecified order.
-    std::sort(placements.begin(), placements.end(), [&](const placement& a, const placement& b) {
-      if (a.offset != b.offset) return a.offset < b.offset;
-      const resource_id& a_id = p.resources[domain.members[a.member]].id;
-      const resource_id& b_id = p.resources[domain.members[b.member]].id;
-      if (a_id != b_id) return a_id < b_id;
-      return a.member < b.member;
-    });
-    if (auto covered = check_cover(placements, capacity->physical_size_bytes, bucket.str(), p, domain); !covered)
+    detail::sort_by_offset(placements, p, domain);
+    if (auto covered = detail::check_binding_cover(placements, capacity->physical_size_bytes, bucket.str(), p, domain);
+        !covered)
       return covered.error();
     // Node indices are below p.nodes.size(): place each slot at its node
     // (O(n)); a node met twice owns two slots.
@@ -198,7 +158,7 @@ result<std::map<bucket_id, program_binding_layout>> detail::compile_program_bind
     reserve_huge(slots, placements.size());
     for (std::size_t i : at_node) {
       if (i == plan_index::none) continue;
-      const placement& s = placements[i];
+      const detail::binding_placement& s = placements[i];
       slots.push_back({s.node_index, p.nodes[s.node_index].id, p.resources[domain.members[s.member]].id, s.offset,
                        s.capacity, s.alignment});
     }

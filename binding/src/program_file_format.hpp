@@ -133,6 +133,10 @@ class byte_reader {
   bool ok_ = true;
 };
 
+// The program_stale error of a file compiled from plan `file`, given a plan
+// that hashes to `given`.
+[[nodiscard]] error stale_program(const plan_hash& file, const plan_hash& given);
+
 // Checks `tables` against plan `p` and builds the program compile(p) would
 // have made (program_file_check.cpp). Errors: program_stale,
 // program_inconsistent, and compile's check codes.

@@ -134,7 +134,7 @@ int run(const pipeline_options& o) {
   pipeline_stats stats(*program);
   ticket_channel tickets(threads, o.in_flight);
   for (std::size_t ticket = 0; ticket < o.in_flight; ++ticket) tickets.try_send(boost::system::error_code{}, ticket);
-  auto scheduler = ferrum::scheduler::create(*plan, program, **device, threads.get_executor(), {.encoder_tasks = 2});
+  auto scheduler = ferrum::scheduler::create(program, **device, threads.get_executor(), {.encoder_tasks = 2});
   if (!scheduler) return fail("creating the scheduler: " + scheduler.error().what());
   const steady_clock::time_point start = steady_clock::now();
   const pipeline p{**scheduler, **gpu, stats, tickets, o.in_flight};

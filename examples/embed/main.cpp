@@ -161,7 +161,7 @@ int run_frames(engine_vulkan& vk, asio::io_context& io, const std::string& plan_
   std::unique_ptr<frame_work> work = std::move(*made);
   callback_ring ring;
   // Waves run on the engine's io_context: its threads encode the nodes.
-  auto created = ferrum::scheduler::create(*plan, program, *device, io.get_executor(), {.encoder_tasks = 2});
+  auto created = ferrum::scheduler::create(program, *device, io.get_executor(), {.encoder_tasks = 2});
   if (!created) return fail("creating the scheduler: " + created.error().what());
   std::unique_ptr<ferrum::scheduler> scheduler = std::move(*created);
 

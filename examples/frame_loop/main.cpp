@@ -196,7 +196,7 @@ int run(const frame_loop::options& o, validation_log& log) {
                                      .gpu_timestamps = gpu_timed,
                                      .trace = &trace};
   std::unique_ptr<ferrum::scheduler> scheduler =
-      ferrum::scheduler::create(plan, program, *device, workers.get_executor(), settings).value();
+      ferrum::scheduler::create(program, *device, workers.get_executor(), settings).value();
 
   // Hot path: the frames, their completions on this thread. Each asks for
   // width x height pixels: the smallest bucket holding them runs it.

@@ -1,9 +1,8 @@
-// wave.cpp — one submission wave: await a lane, bind, encode (fan out, fan
-// in), submit, await the terminal fence, give the lane back, complete
-// (docs/design.md, "The hot path").
-#include "wave.hpp"
-
-#include "scheduler_impl.hpp"
+// wave.cpp — one submission wave's coroutine, its awaiters and its steps:
+// await a lane, bind, encode (fan out, fan in), submit, await the terminal
+// fence, give the lane back, conclude (docs/design.md, "The hot path").
+#include "lane_dispatcher.hpp"
+#include "wave_impl.hpp"
 
 #include <boost/asio/bind_allocator.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -30,9 +29,9 @@ struct wave::task {
     // finds it.
     static constexpr std::size_t prefix = alignof(std::max_align_t);
 
-    static void* operator new(std::size_t bytes, scheduler_impl& s, wave&) {
-      auto* block = static_cast<unsigned char*>(s.frames_.allocate(bytes + prefix));
-      frame_pool* pool = &s.frames_;
+    static void* operator new(std::size_t bytes, wave& w) {
+      frame_pool* pool = &w.host_.frames();
+      auto* block = static_cast<unsigned char*>(pool->allocate(bytes + prefix));
       std::memcpy(block, &pool, sizeof pool);
       return block + prefix;
     }
@@ -43,7 +42,7 @@ struct wave::task {
       pool->deallocate(block, bytes + prefix);
     }
 
-    promise_type(scheduler_impl&, wave& w) noexcept : target(&w) {}
+    explicit promise_type(wave& w) noexcept : target(&w) {}
 
     task get_return_object() noexcept { return {std::coroutine_handle<promise_type>::from_promise(*this)}; }
     std::suspend_always initial_suspend() noexcept { return {}; }
@@ -53,7 +52,7 @@ struct wave::task {
         void await_suspend(std::coroutine_handle<promise_type> h) noexcept {
           wave& w = *h.promise().target;
           h.destroy();
-          if (w.unref()) w.owner_.recycle(w);
+          if (w.unref()) w.host_.recycle(w);
         }
         void await_resume() noexcept {}
       };
@@ -82,18 +81,18 @@ struct wave::awaiting_lane {
     w.continuation_ = h;
     w.step_.store(wave_step::acquiring);
     error_code ec;
-    if (lane* l = w.group_->acquire(w.waiter_, ec, &w.cancel_queued_); l != nullptr || ec) {
+    if (lane* l = w.lanes_->acquire(w.waiter_, ec, &w.cancel_queued_); l != nullptr || ec) {
       w.held_ = l;
-      w.grant_ec_ = ec;
+      w.handed_ec_ = ec;
       return false;
     }
-    // Queued: from here another thread may grant the lane and run the wave
-    // to its end, so nothing of the frame is touched any more. A
-    // cancellation either was seen by acquire() under the pool's lock or
-    // finds the waiter queued.
+    // Queued: from here another thread may hand the lane over and run the
+    // wave to its end, so nothing of the frame is touched any more. A
+    // cancellation either was seen by acquire() under the dispatcher's lock
+    // or finds the waiter queued.
     return true;
   }
-  error_code await_resume() const noexcept { return w.grant_ec_; }
+  error_code await_resume() const noexcept { return w.handed_ec_; }
 };
 
 // The nodes, in contiguous chunks: all but the last posted to the executor,
@@ -103,15 +102,15 @@ struct wave::encoding_nodes {
 
   bool await_ready() const noexcept { return false; }
   bool await_suspend(std::coroutine_handle<> h) noexcept {
-    scheduler_impl& s = w.owner_;
+    wave_host& host = w.host_;
     w.continuation_ = h;
     w.step_.store(wave_step::encoding);
-    const std::size_t nodes = s.program_->node_count;
-    w.chunk_count_ = std::max<std::size_t>(1, std::min(s.options_.encoder_tasks, nodes));
+    const std::size_t nodes = host.node_count();
+    w.chunk_count_ = std::max<std::size_t>(1, std::min(host.options().encoder_tasks, nodes));
     w.chunks_left_.store(w.chunk_count_);
     for (std::size_t c = 0; c + 1 < w.chunk_count_; ++c) {
       wave* target = &w;
-      s.post(w.buffer_, [target, c] {
+      host.post(w.buffer_, [target, c] {
         target->encode_chunk(c);
         if (target->chunks_left_.fetch_sub(1, std::memory_order_acq_rel) == 1) target->continuation_.resume();
       });
@@ -139,7 +138,7 @@ struct wave::awaiting_fence {
   void await_suspend(std::coroutine_handle<> h) noexcept {
     w.continuation_ = h;
     w.fence_.value = w.submitted_value_;
-    w.owner_.watchdog_.start(w.watch_, w.device_->device->queue().timeline());
+    w.host_.watchdog().start(w.watch_, w.device_->device->queue().timeline());
   }
   // Success once reached, the device's failure, or fence_timeout.
   error_code await_resume() const noexcept { return w.fence_ec_; }
@@ -147,32 +146,27 @@ struct wave::awaiting_fence {
 
 // --- the coroutine ------------------------------------------------------------------
 
-wave::task wave::run(scheduler_impl& s, wave& w) {
+wave::task wave::run(wave& w) {
+  wave_host& host = w.host_;
   error_code ec = w.early_error_;
-  if (!ec && s.every_device_lost()) ec = make_error_code(errc::device_lost);
+  if (!ec && host.every_device_lost()) ec = make_error_code(errc::device_lost);
   if (!ec) {
     ec = co_await awaiting_lane{w};
     // No lane left because every device was lost: say why.
-    if (ec == errc::all_lanes_quarantined && s.every_device_lost()) ec = make_error_code(errc::device_lost);
+    if (ec == errc::all_lanes_quarantined && host.every_device_lost()) ec = make_error_code(errc::device_lost);
   }
   if (ec) {
     w.conclude(ec);
     co_return;
   }
-  w.pool_ = w.held_->pool;
-  w.device_ = &s.device_of(*w.pool_);
-  s.lane_taken();
-  w.stamp(wave_phase::acquire);
-  // Bind: the lane's binding, checked once when the lane was made (its arena
-  // never moves); a wave takes it as it is.
-  w.stamp(wave_phase::bind);
-  // Replaying needs a complete, submitted recording; recording afresh leaves
-  // none until this wave submits.
-  w.replay_ = s.options_.replay && w.held_->recorded;
-  w.held_->recorded = w.replay_;
+  w.device_ = &host.device_of(*w.held_);
+  host.counters().lane_taken();
+  w.end_phase(wave_phase::acquire);
+  w.bind_nodes();
+  w.end_phase(wave_phase::bind);
   ec = co_await encoding_nodes{w};
   if (!ec) {
-    w.stamp(wave_phase::encode);
+    w.end_phase(wave_phase::encode);
     ec = w.submit();
   }
   if (ec) {
@@ -182,7 +176,7 @@ wave::task wave::run(scheduler_impl& s, wave& w) {
     w.conclude(ec);
     co_return;
   }
-  w.stamp(wave_phase::submit);
+  w.end_phase(wave_phase::submit);
   w.step_.store(wave_step::submitted);
   // A cancellation after submit completes the wave now; the lane stays until
   // the fence.
@@ -197,49 +191,62 @@ wave::task wave::run(scheduler_impl& s, wave& w) {
     w.conclude(fence);
     co_return;
   }
-  w.stamp(wave_phase::fence);
-  w.read_gpu_times();
-  // Stamped before the lane goes back: the next wave's spans on this lane
+  w.end_phase(wave_phase::fence);
+  w.gpu_time_.read(*w.held_);
+  // Marked before the lane goes back: the next wave's spans on this lane
   // begin after this wave's end.
-  w.stamp(wave_phase::release);
+  w.end_phase(wave_phase::release);
   w.give_back(lane_return::fence_reached);
   w.conclude({});
 }
 
 // --- the steps ----------------------------------------------------------------------
 
+void wave::bind_nodes() noexcept {
+  // The lane's binding was checked once, when the lane was made (its arena
+  // never moves): binding a wave is handing each node its part of the lane.
+  // Replaying needs a complete, submitted recording; recording afresh leaves
+  // none until this wave submits.
+  lane& l = *held_;
+  replay_ = host_.options().replay && l.recorded;
+  l.recorded = replay_;
+  for (std::size_t node = 0; node < contexts_.size(); ++node) {
+    const std::optional<node_binding>& binding = l.nodes[node];
+    contexts_[node].emplace(encode_context{node, binding ? &*binding : nullptr, l.slots[node], *l.lists[node], id_,
+                                           bucket_->id, l.index, replay_, &cancel_started_, l.node_resources(node),
+                                           l.previous_wave});
+  }
+}
+
 void wave::encode_chunk(std::size_t chunk) noexcept {
-  const std::size_t nodes = owner_.program_->node_count;
+  const std::size_t nodes = contexts_.size();
   const std::size_t first = chunk * nodes / chunk_count_;
   const std::size_t last = (chunk + 1) * nodes / chunk_count_;
-  lane& l = *held_;
-  const bucket_id& bucket = pool_->bucket().id;
-  const trace_recorder* trace = owner_.options_.trace;
+  const lane& l = *held_;
+  const trace_recorder* trace = host_.options().trace;
   for (std::size_t node = first; node < last; ++node) {
     // A failure or cancellation elsewhere in the wave stops the rest.
     if (encode_failed_.load(std::memory_order_relaxed) || cancel_started_.load(std::memory_order_relaxed)) return;
-    gpu::command_list& list = *l.lists[node];
+    const encode_context& context = *contexts_[node];
+    gpu::command_list& list = context.commands;
     if (!replay_) {
       if (auto r = list.begin(); !r) return fail_encoding(r.error().code, node, r.error().what());
-      if (auto r = stamp_node(list, node, false); !r) return fail_encoding(r.error().code, node, r.error().what());
+      if (auto r = wave_gpu_time::write(l, list, node, false); !r)
+        return fail_encoding(r.error().code, node, r.error().what());
     }
-    const std::optional<node_binding>& binding = l.nodes[node];
-    const encode_context& context = contexts_[node].emplace(
-        encode_context{node, binding ? &*binding : nullptr, l.slots[node], list, id_, bucket, l.index, replay_,
-                       &cancel_started_, l.node_resources(node), l.last_wave});
     const trace_clock started = trace_start(trace);
     if (encode_.spawn != nullptr) {
       // A coroutine encoder joins the fan-in as one more task; its context
       // lives in the wave until it returns.
       chunks_left_.fetch_add(1, std::memory_order_relaxed);
-      asio::co_spawn(owner_.executor_, encode_.spawn(encode_, context),
-                     [self = this, node, &list, started](std::exception_ptr thrown) noexcept {
+      asio::co_spawn(host_.executor(), encode_.spawn(encode_, context),
+                     [self = this, node, &l, &list, started](std::exception_ptr thrown) noexcept {
                        self->trace_node(node, started);
                        if (thrown) {
                          self->encoder_threw(node, thrown);
                        } else if (self->replay_) {
                          // Submitted as recorded before.
-                       } else if (auto r = self->stamp_node(list, node, true); !r) {
+                       } else if (auto r = wave_gpu_time::write(l, list, node, true); !r) {
                          self->fail_encoding(r.error().code, node, r.error().what());
                        } else if (auto e = list.end(); !e) {
                          self->fail_encoding(e.error().code, node, e.error().what());
@@ -257,7 +264,8 @@ void wave::encode_chunk(std::size_t chunk) noexcept {
     }
     trace_node(node, started);
     if (replay_) continue;
-    if (auto r = stamp_node(list, node, true); !r) return fail_encoding(r.error().code, node, r.error().what());
+    if (auto r = wave_gpu_time::write(l, list, node, true); !r)
+      return fail_encoding(r.error().code, node, r.error().what());
     if (auto r = list.end(); !r) return fail_encoding(r.error().code, node, r.error().what());
   }
 }
@@ -300,84 +308,60 @@ error_code wave::submit() noexcept {
   }
   const std::uint64_t value = *submitted.value;
   l.submitted_value = value;
-  l.last_wave = id_;
-  l.recorded = owner_.options_.replay;
+  l.previous_wave = id_;
+  l.recorded = host_.options().replay;
   submitted_value_ = value;
   return {};
 }
 
 void wave::give_back(lane_return how) noexcept {
-  // Counted as given back before the pool can hand the lane on, so that
+  // Counted as given back before the lane can be handed on, so that
   // max_in_flight never counts a lane twice.
-  owner_.lane_given_back();
+  host_.counters().lane_given_back();
   lane& l = *held_;
-  // The wave holds the lane from its grant to here: the current hand-out is its own.
+  lane_pool& pool = *l.owner;
+  // The wave holds the lane from its hand-over to here: the current hand-out is its own.
   const std::uint64_t hold = l.hold.load(std::memory_order_relaxed);
   switch (how) {
     case lane_return::fence_reached:
       // Every list of the lane was submitted by this wave, at the value just
       // reached: nothing else to check.
-      pool_->release_reached(l);
+      lanes_->hand_back(l);
       break;
     case lane_return::unsubmitted:
       // The lane's last value is an earlier holder's (reached: that is how
       // the lane came to this wave), unless an encoder submitted a list
       // itself: release() reads every list's value and refuses then.
-      if (!pool_->release(l, hold)) (void)pool_->quarantine(l, hold);
+      if (!pool.release(l, hold)) (void)pool.quarantine(l, hold);
       break;
     case lane_return::quarantined:
-      (void)pool_->quarantine(l, hold);  // held by this wave: cannot fail
+      (void)pool.quarantine(l, hold);  // held by this wave: cannot fail
       break;
   }
 }
 
-// --- delivery ------------------------------------------------------------------
-
-namespace {
-thread_local const delivery_scope* current_delivery = nullptr;
-}  // namespace
-
-delivery_scope::delivery_scope(wave_outcome& outcome) noexcept : outcome_(&outcome), outer_(current_delivery) {
-  current_delivery = this;
-}
-
-delivery_scope::~delivery_scope() {
-  // The thread is done with this wave's handler before the wave (and maybe
-  // its scheduler, destroyed from the handler) goes.
-  current_delivery = outer_;
-  outcome_->delivered(outcome_);
-}
-
-const delivery_scope* delivery_scope::current() noexcept { return current_delivery; }
-
-bool wave::delivering_on_this_thread(const scheduler_impl& owner) noexcept {
-  for (const delivery_scope* d = delivery_scope::current(); d != nullptr; d = d->outer())
-    if (&static_cast<const wave*>(d->outcome().context)->owner_ == &owner) return true;
-  return false;
-}
-
 // --- set-up, start, cancellation, hand-offs ---------------------------------------
 
-wave::wave(scheduler_impl& owner, std::size_t nodes, bool traced, bool timed)
-    : owner_(owner),
-      submissions_(owner.make_submission_values()),
-      buffer_(owner.options_.encoder_tasks + 2),
-      contexts_(nodes),
-      node_spans_(traced ? nodes : 0),
-      gpu_stamps_(timed ? 2 * nodes : 0),
-      gpu_nodes_(timed ? nodes : 0) {
-  owner.watchdog_.add(watch_);
+wave::wave(wave_host& host)
+    : host_(host),
+      submissions_(host.make_submission_values()),
+      buffer_(host.options().encoder_tasks + 2),
+      contexts_(host.node_count()),
+      node_spans_(host.options().trace != nullptr ? host.node_count() : 0),
+      gpu_time_(host.options().gpu_timestamps ? host.node_count() : 0) {
+  host.watchdog().add(watch_);
   outcome_.context = this;
   outcome_.delivered = [](wave_outcome* o) noexcept {
     wave* w = static_cast<wave*>(o->context);
-    if (w->unref()) w->owner_.recycle(*w);
+    if (w->unref()) w->host_.recycle(*w);
   };
 }
 
-void wave::prepare(std::uint64_t id, lane_group* group, encoder_ref encode, error_code early_error) noexcept {
+void wave::prepare(std::uint64_t id, const compiled_bucket* bucket, lane_dispatcher* lanes, encoder_ref encode,
+                   error_code early_error) noexcept {
   id_ = id;
-  group_ = group;
-  pool_ = nullptr;
+  bucket_ = bucket;
+  lanes_ = lanes;
   device_ = nullptr;
   encode_ = encode;
   early_error_ = early_error;
@@ -394,23 +378,23 @@ void wave::prepare(std::uint64_t id, lane_group* group, encoder_ref encode, erro
   message_.clear();
   continuation_ = {};
   held_ = nullptr;
-  grant_ec_ = {};
+  handed_ec_ = {};
   replay_ = false;
   encode_failed_.store(false, std::memory_order_relaxed);
   encode_ec_ = {};
-  gpu_timed_.store(false, std::memory_order_relaxed);
+  gpu_time_.reset();
 }
 
 void wave::launch() noexcept {
-  const task t = run(owner_, *this);
+  const task t = run(*this);
   std::coroutine_handle<> h = t.handle;
   // Waves start on the scheduler's executor, never on the caller's stack.
-  owner_.post(buffer_, [h] { h.resume(); });
+  host_.post(buffer_, [h] { h.resume(); });
 }
 
 void wave::resume_later() noexcept {
   std::coroutine_handle<> h = continuation_;
-  owner_.post(buffer_, [h] { h.resume(); });
+  host_.post(buffer_, [h] { h.resume(); });
 }
 
 void wave::cancel(asio::cancellation_type_t type) noexcept {
@@ -426,8 +410,8 @@ void wave::cancel(asio::cancellation_type_t type) noexcept {
   switch (step_.load()) {
     case wave_step::acquiring:
       // Still queued: leave the queue and resume with operation_aborted.
-      if (group_->cancel(waiter_)) {
-        grant_ec_ = asio::error::operation_aborted;
+      if (lanes_->cancel(waiter_)) {
+        handed_ec_ = asio::error::operation_aborted;
         resume_later();
       }
       break;
@@ -445,18 +429,18 @@ void wave::cancel(asio::cancellation_type_t type) noexcept {
 
 void wave_canceller::operator()(asio::cancellation_type_t type) const noexcept { target->cancel(type); }
 
-void wave::granted(lane_pool::waiter* waiter_of, error_code ec, lane* l) noexcept {
+void wave::lane_handed(lane_pool::waiter* waiter_of, error_code ec, lane* l) noexcept {
   wave* w = static_cast<lane_waiter*>(waiter_of)->self;
   w->held_ = l;
-  w->grant_ec_ = ec;
-  // Resumed through the executor: a release must not run the next wave's
-  // code on the releasing wave's stack.
+  w->handed_ec_ = ec;
+  // Resumed through the executor: a give-back must not run the next wave's
+  // code on the giving wave's stack.
   w->resume_later();
 }
 
 void wave::fence_reached(gpu::timeline_wait* wait, error_code ec) noexcept {
   wave* w = static_cast<fence_wait*>(wait)->self;
-  w->owner_.watchdog_.disarm(w->watch_);
+  w->host_.watchdog().disarm(w->watch_);
   w->fence_ec_ = ec;
   w->resume_later();
 }

@@ -1,14 +1,14 @@
-// wave_report.cpp — what a wave reports: its phases' stamps, its report,
-// its completion (posted to its handler) and its spans for the trace.
-#include "scheduler_impl.hpp"
-#include "wave.hpp"
+// wave_report.cpp — what a wave reports: its phase ends, its report, its
+// spans for the trace, and its completion (posted to its handler, and
+// delivered under a delivery_scope).
+#include "wave_impl.hpp"
 
 namespace ferrum::detail {
 
 using boost::system::error_code;
 using clock_type = std::chrono::steady_clock;
 
-void wave::stamp(wave_phase phase) noexcept {
+void wave::end_phase(wave_phase phase) noexcept {
   ended_[static_cast<std::size_t>(phase)].store(clock_type::now().time_since_epoch().count(),
                                                 std::memory_order_relaxed);
 }
@@ -16,10 +16,10 @@ void wave::stamp(wave_phase phase) noexcept {
 wave_report wave::report_now() const {
   wave_report r;
   r.wave = id_;
-  r.bucket = group_ != nullptr ? &group_->bucket().id : nullptr;
+  r.bucket = bucket_ != nullptr ? &bucket_->id : nullptr;
   r.device = device_ != nullptr ? device_->index : 0;
   r.lane = held_ != nullptr ? held_->index : 0;
-  r.nodes = owner_.program_->node_count;
+  r.nodes = host_.node_count();
   r.submitted_value = submitted_value_;
   r.started = started_;
   for (std::size_t phase = 0; phase < wave_phase_count; ++phase) {
@@ -28,10 +28,7 @@ wave_report wave::report_now() const {
   }
   r.failed_node = failed_node_;
   r.message = message_;
-  if (gpu_timed_.load(std::memory_order_acquire)) {
-    r.gpu_nodes = gpu_nodes_;
-    r.gpu = gpu_span();
-  }
+  gpu_time_.report(r);
   return r;
 }
 
@@ -39,30 +36,55 @@ void wave::finish(error_code ec) noexcept {
   if (completed_.exchange(true, std::memory_order_acq_rel)) return;
   outcome_.ec = ec;
   outcome_.report = report_now();
-  owner_.counted(ec);
-  owner_.posting(1);
+  host_.counters().counted(ec);
+  host_.posting(1);
   completion.post(outcome_);
-  owner_.posting(-1);
+  host_.posting(-1);
 }
 
 void wave::conclude(error_code ec) noexcept {
-  if (trace_recorder* trace = owner_.options_.trace)
+  if (trace_recorder* trace = host_.options().trace)
     record_wave(*trace, report_now(), node_spans_,
-                (device_ != nullptr ? *device_ : owner_.devices_.front()).submissions.node_queues());
+                (device_ != nullptr ? *device_ : host_.devices().front()).submissions.node_queues());
   finish(ec);
 }
 
 void wave::trace_node(std::size_t node, const trace_clock& started) noexcept {
-  if (owner_.options_.trace == nullptr) return;
+  if (host_.options().trace == nullptr) return;
   trace_span& span = node_spans_[node];
   span.phase = wave_phase::encode;
   span.node = static_cast<std::uint32_t>(node);
   span.wave = id_;
-  span.bucket = &pool_->bucket().id;
+  span.bucket = &bucket_->id;
   span.lane = held_->index;
   span.thread = started.thread;
   span.begin = started.at;
   span.end = clock_type::now();
+}
+
+// --- delivery ------------------------------------------------------------------
+
+namespace {
+thread_local const delivery_scope* current_delivery = nullptr;
+}  // namespace
+
+delivery_scope::delivery_scope(wave_outcome& outcome) noexcept : outcome_(&outcome), outer_(current_delivery) {
+  current_delivery = this;
+}
+
+delivery_scope::~delivery_scope() {
+  // The thread is done with this wave's handler before the wave (and maybe
+  // its scheduler, destroyed from the handler) goes.
+  current_delivery = outer_;
+  outcome_->delivered(outcome_);
+}
+
+const delivery_scope* delivery_scope::current() noexcept { return current_delivery; }
+
+bool wave::delivering_on_this_thread(const wave_host& host) noexcept {
+  for (const delivery_scope* d = delivery_scope::current(); d != nullptr; d = d->outer())
+    if (&static_cast<const wave*>(d->outcome().context)->host_ == &host) return true;
+  return false;
 }
 
 }  // namespace ferrum::detail

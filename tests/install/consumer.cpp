@@ -53,7 +53,7 @@ int main() {
 
   boost::asio::io_context io;
   auto shared_program = std::make_shared<const ferrum::compiled_program>(std::move(*program));
-  auto scheduler = ferrum::scheduler::create(*plan, shared_program, **device, io.get_executor());
+  auto scheduler = ferrum::scheduler::create(shared_program, **device, io.get_executor());
   if (!scheduler) return fail("scheduler::create", scheduler.error().what());
 
   // Called once per node of each wave: records a fill of the node's slot.

@@ -75,7 +75,7 @@ struct contract_fixture {
       : plan(sched_test::make_plan(3, lanes)),
         program(std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(plan))),
         device(::test::null_device(device_options)) {
-    auto made = ferrum::scheduler::create(plan, program, *device, context.executor(), options);
+    auto made = ferrum::scheduler::create(program, *device, context.executor(), options);
     if (!made) FAIL(made.error().what());
     scheduler = std::move(*made);
   }
@@ -176,7 +176,7 @@ TEMPLATE_TEST_CASE("async_submit: every completion token style completes the wav
     // A promise is used on one thread at a time: its scheduler runs on a
     // strand, and the promise is made and awaited there.
     auto strand = asio::make_strand(f.context.executor());
-    auto on_strand = ferrum::scheduler::create(f.plan, f.program, *f.device, strand, {}).value();
+    auto on_strand = ferrum::scheduler::create(f.program, *f.device, strand, {}).value();
     using promise_type = decltype(on_strand->async_submit(step, encode, asio::experimental::use_promise));
     std::optional<promise_type> p;
     std::promise<bool> on_executor;
@@ -256,7 +256,7 @@ TEST_CASE("a completion handler that throws does not leak its wave", "[scheduler
   const ferrum::plan plan = sched_test::make_plan(2, 1);
   auto program = std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(plan));
   auto device = ::test::null_device({});
-  auto s = ferrum::scheduler::create(plan, program, *device, ctx.get_executor(), {}).value();
+  auto s = ferrum::scheduler::create(program, *device, ctx.get_executor(), {}).value();
   s->async_submit(step, encode_nothing,
                   [](error_code, ferrum::wave_report) { throw std::runtime_error("the handler's own failure"); });
   // As from any Asio handler, the exception leaves run().
@@ -450,7 +450,7 @@ TEMPLATE_TEST_CASE("async_shutdown: every completion token style completes once 
   }
   SECTION("experimental::use_promise, on a strand") {
     auto strand = asio::make_strand(f.context.executor());
-    auto on_strand = ferrum::scheduler::create(f.plan, f.program, *f.device, strand, {}).value();
+    auto on_strand = ferrum::scheduler::create(f.program, *f.device, strand, {}).value();
     using promise_type = decltype(on_strand->async_shutdown(asio::experimental::use_promise));
     std::optional<promise_type> p;
     std::promise<bool> on_executor;
@@ -532,7 +532,7 @@ TEST_CASE(
   const ferrum::plan plan = sched_test::make_plan(2, 2);
   auto program = std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(plan));
   auto device = ::test::null_device(hanging(20ms));
-  auto s = ferrum::scheduler::create(plan, program, *device, ctx.get_executor(), {}).value();
+  auto s = ferrum::scheduler::create(program, *device, ctx.get_executor(), {}).value();
   destroyed_from_handler waves{&s};
   waves.submit_all(*s);
   // The handlers queued behind the destroying one run on this one thread

@@ -38,7 +38,7 @@ struct devices_fixture {
       devices.push_back(::test::null_device(o));
       raw.push_back(devices.back().get());
     }
-    auto made = scheduler::create(plan, program, raw, pool.get_executor(), scheduler_settings);
+    auto made = scheduler::create(program, raw, pool.get_executor(), scheduler_settings);
     if (!made) FAIL(made.error().what());
     s = std::move(*made);
   }
@@ -111,7 +111,7 @@ TEST_CASE("devices: waves spread over every device, each running wholly on the d
     for (const auto& l : f.s->pools(d)[0]->lanes()) {
       std::uint32_t word = 0;
       std::memcpy(&word, l->arena->bytes().data() + l->slots[0].offset, sizeof word);
-      CHECK(word == l->last_wave);
+      CHECK(word == l->previous_wave);
     }
 }
 
@@ -255,7 +255,7 @@ TEST_CASE("devices: scheduler::create refuses no device, a null one and one give
   auto device = ::test::null_device();
   boost::asio::thread_pool pool(1);
   const auto refused = [&](std::vector<gpu::device*> devices, std::string_view detail) {
-    auto made = scheduler::create(p, program, devices, pool.get_executor());
+    auto made = scheduler::create(program, devices, pool.get_executor());
     REQUIRE_FALSE(made.has_value());
     CHECK(made.error() == errc::invalid_scheduler_option);
     CHECK_THAT(made.error().what(), Catch::Contains(std::string(detail)));

@@ -222,24 +222,6 @@ TEST_CASE("failure: async_shutdown completes only after every wave's handler has
   CHECK(overtaken == 0);
 }
 
-TEST_CASE("failure: scheduler::create refuses a program compiled from another plan with program_plan_mismatch",
-          "[scheduler]") {
-  const auto program =
-      std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(sched_test::make_plan(4, 2)));
-  auto device = ::test::null_device({});
-  boost::asio::thread_pool pool(1);
-  // A plan lacking one of the program's resources, and one that differs
-  // only in its lanes: neither is the plan the lanes' evidence must come from.
-  for (const ferrum::plan& other : {sched_test::make_plan(3, 2), sched_test::make_plan(4, 3)}) {
-    auto made = ferrum::scheduler::create(other, program, *device, pool.get_executor());
-    REQUIRE_FALSE(made.has_value());
-    CHECK(made.error() == errc::program_plan_mismatch);
-    CHECK(made.error().detail.find(program->hash.str()) != std::string::npos);
-  }
-  CHECK(ferrum::scheduler::create(sched_test::make_plan(4, 2), program, *device, pool.get_executor()).has_value());
-  pool.join();
-}
-
 TEST_CASE(
     "failure: an encoder that submits its node's list itself fails the wave, whose lane waits for that "
     "submission",

@@ -51,7 +51,7 @@ TEST_CASE("gpu timestamps: the same on an io_context run by the test's thread", 
   auto program = std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(plan));
   auto device = ::test::null_device();
   boost::asio::io_context context;
-  auto s = test::require(ferrum::scheduler::create(plan, program, *device, context.get_executor(), timed()));
+  auto s = test::require(ferrum::scheduler::create(program, *device, context.get_executor(), timed()));
   auto encode = fill_slot;
   check_gpu_times(run_waves(*s, encode, 12, [&] { context.run(); }), 5);
 }
@@ -107,11 +107,11 @@ TEST_CASE("gpu timestamps: a device without them fails scheduler::create with ti
   options.timestamps = false;
   auto device = ::test::null_device(options);
   boost::asio::io_context context;
-  auto made = ferrum::scheduler::create(plan, program, *device, context.get_executor(), timed());
+  auto made = ferrum::scheduler::create(program, *device, context.get_executor(), timed());
   REQUIRE_FALSE(made.has_value());
   CHECK(made.error() == ferrum::errc::timestamps_unsupported);
   // Without the option the same device runs waves.
-  CHECK(ferrum::scheduler::create(plan, program, *device, context.get_executor(), {}).has_value());
+  CHECK(ferrum::scheduler::create(program, *device, context.get_executor(), {}).has_value());
 }
 
 TEST_CASE("gpu timestamps: the Chrome trace has a GPU track with one span per node, inside its wave's submission",

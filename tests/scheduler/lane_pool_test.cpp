@@ -31,8 +31,8 @@ namespace {
 // A waiter that records what it was granted.
 struct recording_waiter : lane_pool::waiter {
   recording_waiter(std::vector<int>& order, int number)
-      : lane_pool::waiter(&on_granted), order_(&order), number_(number) {}
-  static void on_granted(lane_pool::waiter* w, boost::system::error_code ec, ferrum::lane* l) noexcept {
+      : lane_pool::waiter(&on_handed), order_(&order), number_(number) {}
+  static void on_handed(lane_pool::waiter* w, boost::system::error_code ec, ferrum::lane* l) noexcept {
     auto* self = static_cast<recording_waiter*>(w);
     self->ec = ec;
     self->granted = l;
@@ -51,7 +51,7 @@ struct pool_fixture {
       : plan(sched_test::make_plan(3, lanes)),
         program(ferrum::test::compile_ok(plan)),
         device(::test::null_device(options)),
-        pool(test::require(lane_pool::create(plan, program, program.buckets[0], *device))) {}
+        pool(test::require(lane_pool::create(program, program.buckets[0], *device))) {}
   ferrum::plan plan;
   ferrum::compiled_program program;
   std::unique_ptr<ferrum::gpu::null_device> device;
@@ -225,7 +225,7 @@ TEST_CASE("lane_pool: a bucket without binding nodes has no layout to bind and i
   auto program = ferrum::compile(p);
   REQUIRE(program.has_value());
   auto device = ::test::null_device();
-  const auto pool = lane_pool::create(p, *program, program->buckets[0], *device);
+  const auto pool = lane_pool::create(*program, program->buckets[0], *device);
   REQUIRE_FALSE(pool.has_value());
   CHECK(pool.error() == errc::no_binding_layout);
 }
@@ -303,7 +303,7 @@ TEST_CASE("lane_pool: a handler without an executor completes on the pool's, whi
   const ferrum::plan plan = sched_test::make_plan(3, 1);
   const ferrum::compiled_program program = ferrum::test::compile_ok(plan);
   auto device = ::test::null_device();
-  auto pool = test::require(lane_pool::create(plan, program, program.buckets[0], *device, context.get_executor()));
+  auto pool = test::require(lane_pool::create(program, program.buckets[0], *device, context.get_executor()));
   CHECK(pool->get_executor() == ferrum::lane_pool::executor_type(context.get_executor()));
   ferrum::lane_lease first;
   ferrum::async_acquire(*pool, [&](boost::system::error_code, ferrum::lane_lease l) { first = std::move(l); });
@@ -494,7 +494,7 @@ TEST_CASE(
   const ferrum::plan plan = sched_test::make_plan(3, 2);
   const ferrum::compiled_program program = ferrum::test::compile_ok(plan);
   auto device = ::test::null_device();
-  auto pool = test::require(lane_pool::create(plan, program, program.buckets[0], *device, context.get_executor()));
+  auto pool = test::require(lane_pool::create(program, program.buckets[0], *device, context.get_executor()));
 
   // parallel_group: both lanes at once.
   std::optional<std::array<std::size_t, 2>> order;
@@ -543,7 +543,7 @@ TEST_CASE("lane_pool: async_acquire with experimental::use_promise delivers the 
   const ferrum::plan plan = sched_test::make_plan(3, 1);
   const ferrum::compiled_program program = ferrum::test::compile_ok(plan);
   auto device = ::test::null_device();
-  auto pool = test::require(lane_pool::create(plan, program, program.buckets[0], *device, context.get_executor()));
+  auto pool = test::require(lane_pool::create(program, program.buckets[0], *device, context.get_executor()));
   auto promise = ferrum::async_acquire(*pool, boost::asio::experimental::use_promise);
   // Awaited once complete: Boost 1.81's promise hands a handler attached
   // before completion the arguments it has already moved into its own
@@ -568,7 +568,7 @@ TEST_CASE("lane_pool: a granted lane whose handler's executor is destroyed first
   const ferrum::plan plan = sched_test::make_plan(3, 1);
   const ferrum::compiled_program program = ferrum::test::compile_ok(plan);
   auto device = ::test::null_device();
-  auto pool = test::require(lane_pool::create(plan, program, program.buckets[0], *device));
+  auto pool = test::require(lane_pool::create(program, program.buckets[0], *device));
   bool handled = false;
   {
     boost::asio::io_context never_run;

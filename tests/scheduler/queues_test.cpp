@@ -31,7 +31,7 @@ struct two_queue_fixture {
         device(::test::null_device(device_options)),
         pool(2) {
     options.encoder_tasks = 2;
-    auto made = scheduler::create(plan, program, *device, pool.get_executor(), options);
+    auto made = scheduler::create(program, *device, pool.get_executor(), options);
     if (!made) FAIL(made.error().what());
     s = std::move(*made);
   }
@@ -97,7 +97,7 @@ TEST_CASE("queues: a wave ending on the transfer queue joins it on the compute q
   auto program = std::make_shared<const compiled_program>(ferrum::test::compile_ok(p));
   auto device = ::test::null_device({});
   boost::asio::thread_pool pool(2);
-  auto s = scheduler::create(p, program, *device, pool.get_executor(), {}).value();
+  auto s = scheduler::create(program, *device, pool.get_executor(), {}).value();
   struct hold_copy {
     void operator()(const encode_context& c) const {
       if (c.node_index != 1) return;

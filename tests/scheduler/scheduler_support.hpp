@@ -42,7 +42,7 @@ struct fixture {
         program(std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(plan))),
         device(::test::null_device(device_options)),
         pool(threads) {
-    auto made = ferrum::scheduler::create(plan, program, *device, pool.get_executor(), options);
+    auto made = ferrum::scheduler::create(program, *device, pool.get_executor(), options);
     if (!made) FAIL(made.error().what());
     scheduler = std::move(*made);
   }

@@ -98,7 +98,7 @@ std::uint64_t count_waves(const boost::asio::any_io_executor& executor, Completi
   ferrum::gpu::null_device_options options;
   options.latency = latency;
   auto device = ::test::null_device(options);
-  auto scheduler = test::require(ferrum::scheduler::create(plan, program, *device, executor, settings));
+  auto scheduler = test::require(ferrum::scheduler::create(program, *device, executor, settings));
   wave_loop<CompletionExecutor> loop{*scheduler, completions, 0, shape.window};
   using ferrum::tools::allocations_so_far;
   // Warm-up: waves, frames, post buffers and Asio's caches reach their peak. Counted

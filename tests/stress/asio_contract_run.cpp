@@ -214,7 +214,7 @@ contract_run::contract_run(execution_kind& context, contract_options options)
   pick_fault_seeds();
   for (std::size_t t = 0; t < target_count; ++t) {
     devices_[t] = ::test::null_device(device_options_[t]);
-    auto made = ferrum::scheduler::create(plan_, program_, *devices_[t], context_.executor(), scheduler_options_);
+    auto made = ferrum::scheduler::create(program_, *devices_[t], context_.executor(), scheduler_options_);
     if (!made) FAIL(made.error().what());
     schedulers_[t] = std::move(*made);
   }

@@ -201,7 +201,7 @@ stress_run::stress_run(scenario s)
   devices_.push_back(::test::null_device(scenario_.device));
   for (const ferrum::gpu::null_device_options& o : scenario_.more_devices) devices_.push_back(::test::null_device(o));
   for (const auto& d : devices_) devices.push_back(d.get());
-  auto made = ferrum::scheduler::create(plan_, program_, devices, pool_.get_executor(), scenario_.options);
+  auto made = ferrum::scheduler::create(program_, devices, pool_.get_executor(), scenario_.options);
   if (!made) FAIL(made.error().what());
   scheduler_ = std::move(*made);
 

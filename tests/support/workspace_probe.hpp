@@ -228,7 +228,7 @@ inline outcome run(ferrum::gpu::device& device, const ferrum::plan& p, std::uint
   for (const ferrum::plan_node& n : p.nodes) max_listed = std::max(max_listed, n.resources.size());
 
   boost::asio::thread_pool threads(2);
-  auto made = ferrum::scheduler::create(p, program, device, threads.get_executor(), {});
+  auto made = ferrum::scheduler::create(program, device, threads.get_executor(), {});
   if (!made) FAIL(made.error().what());
   std::unique_ptr<ferrum::scheduler> scheduler = std::move(*made);
   const auto lanes = scheduler->pools()[0]->lanes();

@@ -95,7 +95,7 @@ TEST_CASE("vulkan timestamps: a scheduler's waves carry GPU times per node, in o
     options.encoder_tasks = 2;
     options.gpu_timestamps = true;
     options.replay = true;  // recorded stamps are written again by every replay
-    auto scheduler = test::require(ferrum::scheduler::create(plan, program, *s.device, pool.get_executor(), options));
+    auto scheduler = test::require(ferrum::scheduler::create(program, *s.device, pool.get_executor(), options));
     auto encode = [&](const ferrum::encode_context& c) {
       if (c.replay) return;
       test::require(c.commands.dispatch(*kernel, c.slot, {}, std::array<std::uint32_t, 1>{7}));

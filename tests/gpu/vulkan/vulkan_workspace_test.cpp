@@ -43,7 +43,7 @@ TEST_CASE("vulkan: a v2 plan's transfer nodes copy what compute nodes wrote, and
   encode.hold_for = std::chrono::milliseconds(0);
   {
     boost::asio::thread_pool pool(2);
-    auto made = ferrum::scheduler::create(p, program, *s.device, pool.get_executor(),
+    auto made = ferrum::scheduler::create(program, *s.device, pool.get_executor(),
                                           {.fence_timeout = std::chrono::seconds(60), .encoder_tasks = 2});
     REQUIRE(made.has_value());
     std::unique_ptr<ferrum::scheduler> scheduler = std::move(*made);
@@ -81,7 +81,7 @@ TEST_CASE("vulkan: a scheduler over two logical devices runs each wave's queues 
   {
     boost::asio::thread_pool pool(2);
     ferrum::gpu::device* const devices[] = {first.device.get(), second.device.get()};
-    auto made = ferrum::scheduler::create(p, program, devices, pool.get_executor(),
+    auto made = ferrum::scheduler::create(program, devices, pool.get_executor(),
                                           {.fence_timeout = std::chrono::seconds(60), .encoder_tasks = 2});
     REQUIRE(made.has_value());
     std::unique_ptr<ferrum::scheduler> scheduler = std::move(*made);

@@ -17,6 +17,7 @@
 #pragma once
 
 #include "ferrum/binding/dependency_graph.hpp"
+#include "ferrum/binding/lane_recipe.hpp"
 #include "ferrum/binding/program_binding.hpp"
 
 #include <cstdint>
@@ -46,6 +47,9 @@ struct compiled_bucket {
   // What a lane would take with no aliasing at all: the same placement of
   // every pool's unaliased arena. Less lane_size_bytes, what aliasing saves.
   std::uint64_t unaliased_lane_size_bytes = 0;
+  // What each lane of this bucket is made from: every node's resources in
+  // the lane, the binding evidence (ferrum/binding/lane_recipe.hpp).
+  lane_recipe lane;
 
   // The bytes one lane of this bucket takes (lane_size_bytes).
   [[nodiscard]] std::uint64_t lane_bytes() const noexcept { return lane_size_bytes; }

@@ -16,7 +16,7 @@
 //
 // Cancellation: terminal, partial and total while queued — a cancelled
 // waiter is removed and never handed a lane, so it has no side effect. A
-// granted lane is the handler's: a lease it drops gives the lane back.
+// lane handed over is the handler's: a lease it drops gives the lane back.
 //
 // Allocation: the operation comes from the handler's associated allocator
 // (Asio's recycling allocator by default); its completion is posted from a
@@ -44,15 +44,15 @@ template <class Handler>
 class acquire_op final : public lane_pool::waiter {
  public:
   acquire_op(Handler&& handler, lane_pool& pool)
-      : lane_pool::waiter(&granted), op_(std::move(handler), pool.get_executor()), pool_(&pool) {}
+      : lane_pool::waiter(&handed), op_(std::move(handler), pool.get_executor()), pool_(&pool) {}
 
   static void start(Handler handler, lane_pool& pool) {
     auto* self = async::make<acquire_op>(handler, std::move(handler), pool);
-    // Before the waiter is queued: from then on another thread may grant it
+    // Before the waiter is queued: from then on another thread may hand it a lane
     // and free it at any moment.
     self->op_.template on_cancel<canceller>(self);
     boost::system::error_code ec;
-    if (lane* l = pool.acquire(*self, ec, &self->cancelled_); l != nullptr || ec) granted(self, ec, l);
+    if (lane* l = pool.acquire(*self, ec, &self->cancelled_); l != nullptr || ec) handed(self, ec, l);
   }
 
   static void finish(acquire_op* self) {
@@ -74,15 +74,15 @@ class acquire_op final : public lane_pool::waiter {
     void operator()(boost::asio::cancellation_type_t type) const noexcept {
       if (!async::requested(type)) return;
       // Either acquire() sees the flag under the pool's lock, or the waiter
-      // is queued and cancel() removes it; a granted op is left alone.
+      // is queued and cancel() removes it; an op handed a lane is left alone.
       self->cancelled_.store(true);
-      if (self->pool_->cancel(*self)) granted(self, boost::asio::error::operation_aborted, nullptr);
+      if (self->pool_->cancel(*self)) handed(self, boost::asio::error::operation_aborted, nullptr);
     }
   };
 
-  // The pool's grant (any thread): the lane is leased at once, so that it
-  // goes back to the pool whatever becomes of the completion.
-  static void granted(lane_pool::waiter* w, boost::system::error_code ec, lane* l) noexcept {
+  // The lane pool's hand-over (any thread): the lane is leased at once, so
+  // that it goes back to the lane pool whatever becomes of the completion.
+  static void handed(lane_pool::waiter* w, boost::system::error_code ec, lane* l) noexcept {
     auto* self = static_cast<acquire_op*>(w);
     self->result_ = ec;
     if (l != nullptr) self->lease_ = lane_lease(*self->pool_, *l);

@@ -31,7 +31,7 @@ class lane_lease {
  public:
   // Holds nothing.
   lane_lease() noexcept = default;
-  // Holds `held` of `pool`, just granted (from async_acquire): the lease
+  // Holds `held` of `pool`, just handed over (from async_acquire): the lease
   // keeps the hand-out it holds the lane under (lane::hold).
   lane_lease(lane_pool& pool, lane& held) noexcept
       : pool_(&pool), lane_(&held), hold_(held.hold.load(std::memory_order_relaxed)) {
@@ -59,7 +59,7 @@ class lane_lease {
   [[nodiscard]] lane* operator->() const noexcept { return lane_; }
   [[nodiscard]] lane* get() const noexcept { return lane_; }
   [[nodiscard]] lane_pool* pool() const noexcept { return pool_; }
-  // The hand-out the lease holds its lane under (lane::hold at the grant).
+  // The hand-out the lease holds its lane under (lane::hold at the hand-over).
   [[nodiscard]] std::uint64_t hold() const noexcept { return hold_; }
 
   // Submits `lists` — each one of this lane's — on the pool's device with the

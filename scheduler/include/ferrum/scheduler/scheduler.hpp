@@ -12,7 +12,8 @@
 //   6. await that terminal fence (with a timeout);
 //   7. release the lane — only now — and complete.
 //
-//   auto s = ferrum::scheduler::create(plan, program, device, pool.get_executor(), {}).value();
+//   auto program = std::make_shared<const ferrum::compiled_program>(ferrum::compile(plan).value());
+//   auto s = ferrum::scheduler::create(program, device, pool.get_executor(), {}).value();
 //   auto encode = [](const ferrum::encode_context& c) { c.commands.fill(c.slot, 0u).value(); };
 //   s->async_submit({"step", {1, 64, 1}}, encode, [](boost::system::error_code ec, ferrum::wave_report r) {});
 //
@@ -40,7 +41,7 @@
 #include "ferrum/error.hpp"
 #include "ferrum/gpu/device.hpp"
 #include "ferrum/scheduler/detail/shutdown_waiter.hpp"
-#include "ferrum/scheduler/detail/wave_completion.hpp"
+#include "ferrum/scheduler/detail/submit_arguments.hpp"
 #include "ferrum/scheduler/lane_pool.hpp"
 #include "ferrum/scheduler/wave.hpp"
 
@@ -118,69 +119,6 @@ struct scheduler_stats {
 
 namespace detail {
 class scheduler_impl;
-class wave;
-class lane_group;
-
-// An encoder by reference (or a function by pointer): the object and how to
-// call it. Copied by value into the wave; the object itself is not copied.
-struct encoder_ref {
-  const void* object = nullptr;
-  void (*function)() = nullptr;  // a plain function, cast back by `call`/`spawn`
-  // Exactly one is set: a plain encoder, or a coroutine encoder.
-  void (*call)(const encoder_ref& self, const encode_context& context) = nullptr;
-  boost::asio::awaitable<void> (*spawn)(const encoder_ref& self, const encode_context& context) = nullptr;
-
-  template <class Encoder>
-  static encoder_ref of(Encoder&& encode) noexcept {
-    using callable = std::remove_cvref_t<Encoder>;
-    using decayed = std::decay_t<Encoder>;
-    encoder_ref ref;
-    if constexpr (std::is_function_v<callable> || std::is_pointer_v<decayed>) {
-      static_assert(std::is_function_v<std::remove_pointer_t<decayed>>, "an encoder pointer must point to a function");
-      const decayed f = encode;
-      // Function pointers convert to each other and back without loss.
-      ref.function = reinterpret_cast<void (*)()>(f);
-      set_calls<decayed>(ref, [](const encoder_ref& r) { return reinterpret_cast<decayed>(r.function); });
-    } else {
-      using object_type = std::remove_reference_t<Encoder>;
-      ref.object = static_cast<const void*>(std::addressof(encode));
-      set_calls<object_type&>(ref, [](const encoder_ref& r) -> object_type& {
-        // The object was passed as it is (const or not): only the constness
-        // added for storage is taken off again.
-        return *const_cast<object_type*>(static_cast<const object_type*>(r.object));
-      });
-    }
-    return ref;
-  }
-
- private:
-  template <class Callable, class Get>
-  static void set_calls(encoder_ref& ref, Get) noexcept {
-    if constexpr (std::is_same_v<std::invoke_result_t<Callable, const encode_context&>, boost::asio::awaitable<void>>) {
-      ref.spawn = [](const encoder_ref& r, const encode_context& c) { return std::invoke(Get{}(r), c); };
-    } else {
-      static_assert(
-          std::is_invocable_v<Callable, const encode_context&>,
-          "an encoder is callable as void(const encode_context&) or asio::awaitable<void>(const encode_context&)");
-      ref.call = [](const encoder_ref& r, const encode_context& c) { (void)std::invoke(Get{}(r), c); };
-    }
-  }
-};
-
-// What async_submit resolves when it is called, so that nothing of the
-// request is read later (a lazy token may start the wave long after): the
-// bucket's pools, or why the request is refused.
-struct wave_admission {
-  lane_group* group = nullptr;
-  errc refused = errc::ok;
-};
-
-// How async_submit's initiation hands its handler to the wave that will
-// complete it: `install` moves `*handler` into `completion`.
-struct completion_installer {
-  void* handler;
-  void (*install)(void* handler, wave_completion& completion, const boost::asio::any_io_executor& io_executor);
-};
 }  // namespace detail
 
 class scheduler {
@@ -189,21 +127,19 @@ class scheduler {
   // associated executor of its own is invoked on.
   using executor_type = boost::asio::any_io_executor;
 
-  // Makes a lane pool per bucket of `program` (compiled from `p`) on
-  // `device`, waves running on `executor`. Errors: program_plan_mismatch
-  // (`program` was compiled from another plan), invalid_scheduler_option
-  // (no program, encoder_tasks 0, a fence timeout not above 0),
-  // timestamps_unsupported (gpu_timestamps on a device without them), and
-  // the device's allocation errors.
-  [[nodiscard]] static result<std::unique_ptr<scheduler>> create(const plan& p,
-                                                                 std::shared_ptr<const compiled_program> program,
+  // Makes a lane pool per bucket of `program` on `device` from the
+  // program alone (each bucket's lane recipe), waves running on `executor`.
+  // Errors: invalid_scheduler_option (no program, encoder_tasks 0, a fence
+  // timeout not above 0), no_binding_layout (a plan without binding
+  // resources), timestamps_unsupported (gpu_timestamps on a device without
+  // them), and the device's allocation errors.
+  [[nodiscard]] static result<std::unique_ptr<scheduler>> create(std::shared_ptr<const compiled_program> program,
                                                                  gpu::device& device, executor_type executor,
                                                                  const scheduler_options& options = {});
   // The same over several devices (see the top of this file): a lane pool
   // per (device, bucket). More errors: invalid_scheduler_option (no device,
   // a null one, one given twice).
-  [[nodiscard]] static result<std::unique_ptr<scheduler>> create(const plan& p,
-                                                                 std::shared_ptr<const compiled_program> program,
+  [[nodiscard]] static result<std::unique_ptr<scheduler>> create(std::shared_ptr<const compiled_program> program,
                                                                  std::span<gpu::device* const> devices,
                                                                  executor_type executor,
                                                                  const scheduler_options& options = {});
@@ -266,7 +202,7 @@ class scheduler {
     static_assert(std::is_lvalue_reference_v<Encoder> || std::is_pointer_v<std::remove_cvref_t<Encoder>>,
                   "an encoder must outlive its wave: pass an lvalue (or a function pointer), not a temporary");
     return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, wave_report)>(
-        initiate_submit(this), token, admit(request), detail::encoder_ref::of(std::forward<Encoder>(encode)));
+        initiate_submit(this), token, choose_bucket(request), detail::encoder_ref::of(std::forward<Encoder>(encode)));
   }
 
   // Stops accepting waves (later ones fail with scheduler_shut_down), lets
@@ -312,12 +248,12 @@ class scheduler {
    public:
     using initiation_base::initiation_base;
     template <class Handler>
-    void operator()(Handler&& handler, detail::wave_admission admission, detail::encoder_ref encode) const {
+    void operator()(Handler&& handler, detail::bucket_choice choice, detail::encoder_ref encode) const {
       using handler_type = std::decay_t<Handler>;
       // Some tokens (use_promise) pass the handler as an lvalue: taken over here.
       handler_type owned(std::forward<Handler>(handler));
       self_->submit(
-          admission, encode,
+          choice, encode,
           {&owned, [](void* h, detail::wave_completion& completion, const boost::asio::any_io_executor& io_executor) {
              completion.emplace(std::move(*static_cast<handler_type*>(h)), io_executor);
            }});
@@ -341,10 +277,9 @@ class scheduler {
   explicit scheduler(std::unique_ptr<detail::scheduler_impl> impl) noexcept;
 
   // Resolves the request's bucket (see async_submit).
-  [[nodiscard]] detail::wave_admission admit(const wave_request& request) const noexcept;
+  [[nodiscard]] detail::bucket_choice choose_bucket(const wave_request& request) const noexcept;
   // Runs a wave (a recycled one) whose handler `install` provides.
-  void submit(detail::wave_admission admission, detail::encoder_ref encode,
-              const detail::completion_installer& install);
+  void submit(detail::bucket_choice choice, detail::encoder_ref encode, const detail::completion_installer& install);
   void shutdown(detail::shutdown_waiter waiter);
 
   std::unique_ptr<detail::scheduler_impl> impl_;

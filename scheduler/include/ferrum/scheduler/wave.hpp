@@ -126,7 +126,7 @@ struct wave_report {
   // was picked.
   const bucket_id* bucket = nullptr;
   // The device it ran on (its index in the scheduler's devices; 0 when no
-  // lane was granted) and its lane there.
+  // lane was handed over) and its lane there.
   std::size_t device = 0;
   std::uint32_t lane = 0;
   std::size_t nodes = 0;

@@ -1,24 +1,25 @@
-// wave.hpp (private) — one submission wave: its state and its coroutine
-// (wave.cpp), from the lane it awaits to the lane's release. The scheduler
-// (scheduler.cpp) admits, recycles and shuts waves down; the lane pool
-// (lane_pool.cpp) hands lanes out; gpu/ provides the timeline waits.
+// wave_impl.hpp (private) — one submission wave: its state and its coroutine,
+// from the lane it awaits to the lane's release. The coroutine, its awaiters
+// and its steps are in wave.cpp; its report, phase ends, trace spans and
+// completion in wave_report.cpp; its GPU time in wave_gpu_time.hpp. What it
+// needs of its scheduler is its wave_host (wave_host.hpp), and the lanes of
+// its bucket come from the bucket's lane_dispatcher.
 //
 // A wave object is recycled: everything here is made once, when the wave is
 // made (cold), so that a wave in steady state allocates nothing.
 #pragma once
 
 #include "fence_watchdog.hpp"
-#include "ferrum/async/post_buffer.hpp"
 #include "ferrum/gpu/timeline.hpp"
+#include "ferrum/scheduler/detail/submit_arguments.hpp"
 #include "ferrum/scheduler/detail/wave_completion.hpp"
 #include "ferrum/scheduler/lane_pool.hpp"
-#include "ferrum/scheduler/scheduler.hpp"
 #include "ferrum/scheduler/trace.hpp"
-#include "lane_group.hpp"
 #include "submission_plan.hpp"
+#include "wave_gpu_time.hpp"
+#include "wave_host.hpp"
 #include "wave_trace.hpp"
 
-#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/cancellation_type.hpp>
 
 #include <array>
@@ -34,8 +35,7 @@
 
 namespace ferrum::detail {
 
-class scheduler_impl;
-struct scheduler_device;
+class lane_dispatcher;
 
 // Where a wave is, as far as a cancellation needs to know.
 enum class wave_step : std::uint8_t { prepared, acquiring, encoding, submitted };
@@ -47,21 +47,17 @@ enum class lane_return : std::uint8_t {
   quarantined,    // its fence timed out or its device failed
 };
 
-// The memory of what a wave posts (its start, one post per encoder task, a
-// resumption, the fence's hand-off): one entry each.
-inline constexpr std::size_t wave_entry_bytes = 512;
-using wave_buffer = async::post_buffer<wave_entry_bytes>;
-
 class wave {
  public:
-  // `traced`: the scheduler has a trace recorder (room for node spans);
-  // `timed`: it has GPU timestamps (room for each node's).
-  wave(scheduler_impl& owner, std::size_t nodes, bool traced, bool timed);
+  explicit wave(wave_host& host);
   wave(const wave&) = delete;
   wave& operator=(const wave&) = delete;
 
-  // Sets the wave up for a new use (by the scheduler, under no lock).
-  void prepare(std::uint64_t id, lane_group* group, encoder_ref encode, boost::system::error_code early_error) noexcept;
+  // Sets the wave up for a new use (by the scheduler, under no lock): the
+  // bucket it runs in and where its lanes come from, or the error it
+  // completes with at once.
+  void prepare(std::uint64_t id, const compiled_bucket* bucket, lane_dispatcher* lanes, encoder_ref encode,
+               boost::system::error_code early_error) noexcept;
 
   // Starts the wave's coroutine on the scheduler's executor (never inline).
   void launch() noexcept;
@@ -73,56 +69,50 @@ class wave {
   // let go; the first to let go gets false.
   [[nodiscard]] bool unref() noexcept { return refs_.fetch_sub(1, std::memory_order_acq_rel) == 1; }
 
-  // Whether this thread runs the completion handler of one of `owner`'s waves.
-  [[nodiscard]] static bool delivering_on_this_thread(const scheduler_impl& owner) noexcept;
+  // Whether this thread runs the completion handler of a wave of `host`.
+  [[nodiscard]] static bool delivering_on_this_thread(const wave_host& host) noexcept;
 
   wave_completion completion{this};
 
  private:
   struct task;
+  struct awaiting_lane;
+  struct encoding_nodes;
+  struct awaiting_fence;
 
   // The coroutine and its steps (wave.cpp).
-  static task run(scheduler_impl& s, wave& w);
+  static task run(wave& w);
+  void bind_nodes() noexcept;
   void encode_chunk(std::size_t chunk) noexcept;
   [[nodiscard]] boost::system::error_code submit() noexcept;
   void give_back(lane_return how) noexcept;
   // The first failure of the wave's encoding counts: its node and message.
   void fail_encoding(boost::system::error_code ec, std::size_t node, std::string_view message) noexcept;
   void encoder_threw(std::size_t node, std::exception_ptr thrown) noexcept;
-  // Stamps the end of `phase` (lock-free: a wave completed early by a
-  // cancellation may read the stamps while its coroutine still writes them).
-  void stamp(wave_phase phase) noexcept;
+  void resume_later() noexcept;
+  static void lane_handed(lane_pool::waiter* w, boost::system::error_code ec, lane* l) noexcept;
+  static void fence_reached(gpu::timeline_wait* wait, boost::system::error_code ec) noexcept;
+  static void fence_expired(fence_watchdog::entry& e) noexcept;
+
+  // What it reports (wave_report.cpp). Marks the end of `phase` (lock-free:
+  // a wave completed early by a cancellation may read the phase ends while
+  // its coroutine still writes them).
+  void end_phase(wave_phase phase) noexcept;
+  [[nodiscard]] wave_report report_now() const;
   // Completes the wave's operation with `ec` (the first call wins): posts the
   // handler with the report to the handler's executor. Any thread.
   void finish(boost::system::error_code ec) noexcept;
   // The wave's end: its spans to the trace, then its completion posted.
   void conclude(boost::system::error_code ec) noexcept;
-  void resume_later() noexcept;
-  [[nodiscard]] wave_report report_now() const;
-  static void granted(lane_pool::waiter* w, boost::system::error_code ec, lane* l) noexcept;
-  static void fence_reached(gpu::timeline_wait* wait, boost::system::error_code ec) noexcept;
-  static void fence_expired(fence_watchdog::entry& e) noexcept;
   // When tracing: the node's span, from `started` to now.
   void trace_node(std::size_t node, const trace_clock& started) noexcept;
-  // With GPU timestamps: node n's stamp before (slot 2n) or after (2n + 1)
-  // its commands, into its list.
-  [[nodiscard]] result<void> stamp_node(gpu::command_list& list, std::size_t node, bool after) const;
-  // With GPU timestamps, once the fence was reached: the nodes' GPU times
-  // from the lane's timestamp pool.
-  void read_gpu_times() noexcept;
-  // With GPU times read: from the first node's begin to the last one's end.
-  [[nodiscard]] gpu_interval gpu_span() const noexcept;
 
-  struct awaiting_lane;
-  struct encoding_nodes;
-  struct awaiting_fence;
-
-  scheduler_impl& owner_;
+  wave_host& host_;
   std::uint64_t id_ = 0;
-  // The bucket's pools; once a lane is granted, its pool and device.
-  lane_group* group_ = nullptr;
-  lane_pool* pool_ = nullptr;
-  const scheduler_device* device_ = nullptr;
+  const compiled_bucket* bucket_ = nullptr;
+  lane_dispatcher* lanes_ = nullptr;
+  // Once a lane is handed over: its device.
+  const wave_device* device_ = nullptr;
   encoder_ref encode_{};
   // An error found before the wave started (no bucket fits, shut down).
   boost::system::error_code early_error_;
@@ -152,36 +142,30 @@ class wave {
   std::coroutine_handle<> continuation_;
   wave_buffer buffer_;
 
-  // Acquisition: the pool grants `held_` (or an error) through the waiter.
+  // Acquisition: the dispatcher hands `held_` (or an error) to the waiter.
   struct lane_waiter : lane_pool::waiter {
-    explicit lane_waiter(wave* w) noexcept : lane_pool::waiter(&wave::granted), self(w) {}
+    explicit lane_waiter(wave* w) noexcept : lane_pool::waiter(&wave::lane_handed), self(w) {}
     wave* self;
   };
   lane_waiter waiter_{this};
   lane* held_ = nullptr;
-  boost::system::error_code grant_ec_;
+  boost::system::error_code handed_ec_;
 
-  // Encoding.
+  // Binding and encoding.
   // The lane's lists are submitted as recorded before (no begin/end).
   bool replay_ = false;
   std::size_t chunk_count_ = 0;
   std::atomic<std::size_t> chunks_left_{0};
   std::atomic<bool> encode_failed_{false};
   boost::system::error_code encode_ec_;
-  // Per node, what its encoder is given; kept here because a coroutine
-  // encoder may outlive the chunk that started it.
+  // Per node, what its encoder is given, made by the bind step; kept here
+  // because a coroutine encoder may outlive the chunk that started it.
   std::vector<std::optional<encode_context>> contexts_;
   // When tracing: each node's span, written by its encoder's task and
   // recorded with the wave's phases at its end (an entry of another wave id
   // is a node this wave did not run).
   std::vector<trace_span> node_spans_;
-  // With GPU timestamps: the lane's pool read back (node n's begin and end
-  // at 2n, 2n + 1), the same as intervals, and whether this wave read them
-  // (released after the intervals are written: a completion posted early by
-  // a cancellation reads it on another thread).
-  std::vector<std::chrono::steady_clock::time_point> gpu_stamps_;
-  std::vector<gpu_interval> gpu_nodes_;
-  std::atomic<bool> gpu_timed_{false};
+  wave_gpu_time gpu_time_;
 
   // The fence: the wave's wait on the timeline, watched by the scheduler's
   // fence watchdog; whichever of the two completes it sets fence_ec_.

@@ -1,75 +1,21 @@
-// null_objects (private) — the null device's arenas, kernels, timestamp pools
-// and command lists: host memory, C++ kernels, the worker's steady_clock,
-// and recorded commands that the queue's worker runs in order
-// (null_device.cpp).
+// null_command_list.hpp (private) — a command list on the null device: the
+// recorded commands that the queue's worker runs in order (null_queue.cpp).
 #pragma once
 
-#include "ferrum/gpu/null_device.hpp"
+#include "ferrum/gpu/command_list.hpp"
+
+#include "null/null_kernel.hpp"
+#include "null/null_timestamp_pool.hpp"
 
 #include <algorithm>
 #include <array>
-#include <atomic>
-#include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
-#include <new>
 #include <span>
-#include <string>
 #include <vector>
 
 namespace ferrum::gpu::null_detail {
-
-class null_arena final : public arena {
- public:
-  // 64-byte aligned like a GPU allocation, so slot alignments up to 64 hold
-  // in host addresses too.
-  static constexpr std::align_val_t alignment{64};
-
-  null_arena(const gpu::device& owner, std::byte* storage, std::size_t bytes) noexcept
-      : arena(owner, {storage, bytes}, 0), storage_(storage) {}
-  ~null_arena() override { ::operator delete[](storage_, alignment); }
-
- private:
-  std::byte* storage_;
-};
-
-class null_kernel final : public kernel {
- public:
-  null_kernel(const gpu::device& owner, const kernel_source& source) noexcept
-      : kernel(owner, source.name, source.push_words, source.local_size_x), cpu_(source.cpu) {}
-  [[nodiscard]] cpu_kernel cpu() const noexcept { return cpu_; }
-
- private:
-  cpu_kernel cpu_;
-};
-
-// The worker's clock is the GPU's: a slot holds the steady_clock ticks at
-// which the worker reached its timestamp command (0: never written). The
-// worker writes a slot before it advances the timeline; a reader reads it
-// after seeing that value reached, which orders the two.
-class null_timestamp_pool final : public timestamp_pool {
- public:
-  null_timestamp_pool(const gpu::device& owner, std::uint32_t size) : timestamp_pool(owner, size), ticks_(size, 0) {}
-
-  void stamp(std::uint32_t slot) const noexcept {
-    ticks_[slot] = std::chrono::steady_clock::now().time_since_epoch().count();
-  }
-
- protected:
-  result<void> do_read(std::uint32_t first, std::span<time_point> out) const override {
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      const std::chrono::steady_clock::rep ticks = ticks_[first + i];
-      if (ticks == 0)
-        return make_error(errc::timestamp_unavailable, "slot " + std::to_string(first + i) + " was never written");
-      out[i] = time_point(std::chrono::steady_clock::duration(ticks));
-    }
-    return {};
-  }
-
- private:
-  // Written by the worker through a const pool: the GPU writes what lists
-  // name, as it writes arenas.
-  mutable std::vector<std::chrono::steady_clock::rep> ticks_;
-};
 
 // The worker is the GPU: it writes any range a command names. Ranges carry a
 // const arena (read access for their holders); the arena itself is not const.

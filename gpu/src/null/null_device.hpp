@@ -1,0 +1,55 @@
+// null_device.hpp (private) — the null device behind
+// ferrum/gpu/null_device.hpp: its options, its queues and the faults injected
+// so far. The public entry point is null_device::create.
+#pragma once
+
+#include "ferrum/gpu/null_device.hpp"
+
+#include "null/null_queue.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace ferrum::gpu::null_detail {
+
+class null_device_impl final : public null_device {
+ public:
+  explicit null_device_impl(const null_device_options& options);
+  ~null_device_impl() override;
+
+  [[nodiscard]] fault_counts injected_faults() const noexcept override {
+    return {delays_.load(std::memory_order_relaxed), hangs_.load(std::memory_order_relaxed),
+            losses_.load(std::memory_order_relaxed)};
+  }
+  void lose() noexcept override {
+    for (const auto& q : queues_) q->own_timeline().fail(make_error_code(errc::device_lost));
+  }
+
+  [[nodiscard]] const null_device_options& options() const noexcept { return options_; }
+  void count(fault_kind kind) noexcept {
+    std::atomic<std::uint64_t>& counter =
+        kind == fault_kind::delay ? delays_ : (kind == fault_kind::hang ? hangs_ : losses_);
+    counter.fetch_add(1, std::memory_order_relaxed);
+  }
+
+ protected:
+  result<std::unique_ptr<arena>> do_create_arena(std::size_t bytes) override;
+  result<std::unique_ptr<kernel>> do_create_kernel(const kernel_source& source) override;
+  result<std::unique_ptr<command_list>> do_create_command_list(queue_kind kind) override;
+  result<std::unique_ptr<timestamp_pool>> do_create_timestamp_pool(std::uint32_t slots, timestamp_clock&) override;
+
+ private:
+  void stop() noexcept;
+
+  null_device_options options_;
+  std::vector<std::unique_ptr<null_queue>> queues_;
+
+  std::atomic<std::uint64_t> delays_{0};
+  std::atomic<std::uint64_t> hangs_{0};
+  std::atomic<std::uint64_t> losses_{0};
+};
+
+}  // namespace ferrum::gpu::null_detail

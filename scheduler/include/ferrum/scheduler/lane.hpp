@@ -1,0 +1,92 @@
+// ferrum/scheduler/lane.hpp — one lane of a bucket: its memory, its binding,
+// its command lists (docs/design.md, "Lane memory").
+//
+// A lane is made once, on the cold path, by its lane pool from the bucket's
+// lane recipe (compiled_bucket::lane): one arena holding every resource pool
+// of the bucket as the compiler placed them, the layout bound to it, each
+// node's resources resolved to ranges of it, and one command list per node
+// granted exactly those ranges. Waves and lane leases hold lanes; what a
+// holder may touch is said per field.
+#pragma once
+
+#include "ferrum/binding/execution_binding.hpp"
+#include "ferrum/gpu/device.hpp"
+#include "ferrum/scheduler/wave.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace ferrum {
+
+class lane_pool;
+
+// Where a scheduler runs each node: on the queue the plan names (a v2 plan's
+// `queue`; the device maps it onto one of its queues), or every node on the
+// compute queue in plan order, as for a v1 plan (for encoders that record
+// compute work in every node).
+enum class queue_placement : std::uint8_t { plan, compute_only };
+
+struct lane {
+  std::uint32_t index = 0;
+  // The lane pool the lane belongs to (and so its device: owner->device()).
+  lane_pool* owner = nullptr;
+  // Every resource pool of the bucket, resource pool d at
+  // bucket().pool_offsets[d]; bucket().lane_bytes() bytes.
+  std::unique_ptr<gpu::arena> arena;
+  // What bind binds the layout to: the binding pool's bytes of the arena.
+  lane_binding_target binding_target;
+  std::vector<backing_slice> evidence;
+  // The bucket's layout bound to this lane's arena and evidence, with every
+  // check of execution_binding::bind, once, when the lane is made: the
+  // arena never moves, so every wave on the lane uses this binding, and each
+  // node's handle on its slot (`nodes[node]`, none for a node without one).
+  std::optional<execution_binding> binding;
+  std::vector<std::optional<node_binding>> nodes;
+  // Per node, the resources it lists (the plan's order), all nodes' side by
+  // side: node n's are [resource_begin[n], resource_begin[n + 1]).
+  // `granted` holds their ranges, in the same places: what each node's list
+  // is granted; `slots[n]` is node n's binding slot as a range (empty for a
+  // node without one).
+  std::vector<node_resource> resources;
+  std::vector<gpu::arena_range> granted;
+  std::vector<std::size_t> resource_begin;
+  std::vector<gpu::arena_range> slots;
+  // One list per node, in node order; `submit_lists` holds the same pointers
+  // for queue::submit. The arena is guarded: each node's list reaches it only
+  // through its node's ranges of `granted`, granted once here on the cold
+  // path.
+  std::vector<std::unique_ptr<gpu::command_list>> lists;
+  std::vector<gpu::command_list*> submit_lists;
+  // With GPU timestamps (scheduler_options::gpu_timestamps): slots 2n and
+  // 2n + 1 are node n's begin and end on the GPU, written by its list.
+  std::unique_ptr<gpu::timestamp_pool> timestamps;
+  // The submitted value of the last submission into this lane (0: none), as
+  // waves and leases record it; release() also reads the lists' own.
+  std::uint64_t submitted_value = 0;
+  // The id of the last wave whose submission went to the GPU on this lane
+  // (0: none): the next wave's encode_context::lane_previous_wave.
+  std::uint64_t previous_wave = 0;
+  // The lane's hand-out: it changes whenever the lane changes hands (handed
+  // out, given back, quarantined, back in service). A holder keeps the
+  // value it was handed the lane under, and a give-back names it, so that a
+  // holder whose hand-out is over (it gave the lane back already) cannot
+  // give back, quarantine or submit through the lane of a later holder.
+  // Written under the lane pool's lock; a holder reads its own.
+  std::atomic<std::uint64_t> hold{0};
+  // The lists hold a complete recording that was submitted, which a
+  // replaying scheduler submits again (scheduler_options::replay).
+  bool recorded = false;
+
+  // Node n's resources.
+  [[nodiscard]] std::span<const node_resource> node_resources(std::size_t n) const noexcept {
+    return std::span<const node_resource>(resources).subspan(resource_begin[n],
+                                                             resource_begin[n + 1] - resource_begin[n]);
+  }
+};
+
+}  // namespace ferrum

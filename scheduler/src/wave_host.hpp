@@ -1,0 +1,118 @@
+// wave_host.hpp (private) — what a wave needs of the scheduler that runs it,
+// and nothing more: the executor and how to post to it, the options, the
+// fence watchdog, the coroutine frames, the counters, the devices (each with
+// its submission plan), and where a finished wave goes back. The scheduler
+// (scheduler_impl.hpp) owns one; a wave (wave_impl.hpp) sees only this.
+#pragma once
+
+#include "fence_watchdog.hpp"
+#include "ferrum/binding/compiled_program.hpp"
+#include "ferrum/scheduler/lane_pool.hpp"
+#include "ferrum/scheduler/scheduler.hpp"
+#include "recycling.hpp"
+#include "submission_plan.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace ferrum::detail {
+
+class wave;
+
+// One device of the scheduler: how a wave's nodes go to its queues.
+struct wave_device {
+  gpu::device* device;
+  std::size_t index;  // in the scheduler's devices
+  submission_plan submissions;
+};
+
+// What waves report as they go: lock-free counters, read together by
+// scheduler::stats().
+class wave_counters {
+ public:
+  void counted(boost::system::error_code ec) noexcept;
+  // A wave took a lane (in flight), or gave it back.
+  void lane_taken() noexcept;
+  void lane_given_back() noexcept { in_flight_.fetch_sub(1, std::memory_order_relaxed); }
+  void started() noexcept { started_.fetch_add(1, std::memory_order_relaxed); }
+  // Every counter but `live`.
+  [[nodiscard]] scheduler_stats read() const noexcept;
+
+ private:
+  std::atomic<std::uint64_t> started_{0};
+  std::atomic<std::uint64_t> completed_{0};
+  std::atomic<std::uint64_t> failed_{0};
+  std::atomic<std::uint64_t> cancelled_{0};
+  std::atomic<std::uint32_t> in_flight_{0};
+  std::atomic<std::uint32_t> max_in_flight_{0};
+};
+
+// The memory of what a wave posts (its start, one post per encoder task, a
+// resumption, the fence's hand-off): one entry each.
+inline constexpr std::size_t wave_entry_bytes = 512;
+using wave_buffer = async::post_buffer<wave_entry_bytes>;
+
+class wave_host {
+ public:
+  // `on_recycle(owner, w)`: wave `w` has ended and its completion was delivered.
+  wave_host(const compiled_program& program, std::span<gpu::device* const> devices,
+            boost::asio::any_io_executor executor, const scheduler_options& options,
+            void (*on_recycle)(void* owner, wave& w) noexcept, void* owner);
+  wave_host(const wave_host&) = delete;
+  wave_host& operator=(const wave_host&) = delete;
+
+  [[nodiscard]] const boost::asio::any_io_executor& executor() const noexcept { return executor_; }
+  [[nodiscard]] const scheduler_options& options() const noexcept { return options_; }
+  [[nodiscard]] std::size_t node_count() const noexcept { return node_count_; }
+  [[nodiscard]] fence_watchdog& watchdog() noexcept { return watchdog_; }
+  [[nodiscard]] frame_pool& frames() noexcept { return frames_; }
+  [[nodiscard]] wave_counters& counters() noexcept { return counters_; }
+  [[nodiscard]] const wave_counters& counters() const noexcept { return counters_; }
+
+  [[nodiscard]] std::span<const wave_device> devices() const noexcept { return devices_; }
+  // The device lane `l` is on.
+  [[nodiscard]] const wave_device& device_of(const lane& l) const noexcept;
+  [[nodiscard]] bool every_device_lost() const noexcept;
+  // Room for any device's segment values and waits (a wave runs on any).
+  [[nodiscard]] submission_plan::values make_submission_values() const;
+
+  // Posts `f` to the executor with its memory from `buffer`; counted, so
+  // that the scheduler's destruction waits for a device thread still inside
+  // the post.
+  template <class Function>
+  void post(wave_buffer& buffer, Function&& f) noexcept {
+    posting(1);
+    post_with(executor_, buffer, std::forward<Function>(f));
+    posting(-1);
+  }
+  // Counts a post made elsewhere (a completion to its handler's executor).
+  void posting(int delta) noexcept { posting_.fetch_add(delta, std::memory_order_acq_rel); }
+  // Returns once no thread is inside a post any more.
+  void wait_for_posts() const noexcept;
+
+  void recycle(wave& w) noexcept { recycle_(owner_, w); }
+
+ private:
+  boost::asio::any_io_executor executor_;
+  scheduler_options options_;
+  std::size_t node_count_;
+  std::vector<wave_device> devices_;
+  frame_pool frames_;
+  wave_counters counters_;
+  // Posts in progress: a thread that posted a wave's last step may still be
+  // inside Asio's post (signalling the executor) when the wave is done.
+  std::atomic<int> posting_{0};
+  void (*recycle_)(void* owner, wave& w) noexcept;
+  void* owner_;
+  // Last, so that it stops first: it reads the waves' entries until then.
+  fence_watchdog watchdog_;
+};
+
+}  // namespace ferrum::detail
