@@ -106,7 +106,7 @@ result<compiled_program> compile(const plan& p) {
   }
   for (auto& layout : layouts) program.wave_layouts.push_back(std::move(*layout));
   program.domains = std::move(*domains);
-  if (auto recipes = detail::make_lane_recipes(program, p); !recipes) return recipes.error();
+  if (auto recipes = detail::make_lane_recipes(program, p, index); !recipes) return recipes.error();
   return program;
 }
 

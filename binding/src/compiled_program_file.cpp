@@ -250,7 +250,7 @@ result<compiled_program> load_compiled_program(std::span<const std::byte> bytes,
     if (actual && *actual != tables->hash) return detail::stale_program(tables->hash, *actual);
   }
   if (program)
-    if (auto recipes = detail::make_lane_recipes(*program, p); !recipes) return recipes.error();
+    if (auto recipes = detail::make_lane_recipes(*program, p, detail::plan_index(p)); !recipes) return recipes.error();
   return program;
 }
 

@@ -2,42 +2,20 @@
 #include "lane_recipes.hpp"
 
 #include <algorithm>
-#include <string>
-#include <string_view>
 #include <utility>
 
 namespace ferrum::detail {
 
-namespace {
-
-// Per node use (plan order, nodes side by side): the resource's plan index.
-result<std::vector<std::size_t>> resolve_uses(const plan& p, std::vector<std::size_t>& use_begin) {
-  std::vector<std::pair<std::string_view, std::size_t>> by_id;
-  by_id.reserve(p.resources.size());
-  for (std::size_t r = 0; r < p.resources.size(); ++r) by_id.emplace_back(p.resources[r].id.view(), r);
-  std::sort(by_id.begin(), by_id.end());
+result<void> make_lane_recipes(compiled_program& program, const plan& p, const plan_index& index) {
+  // Every node's resources (plan indices), nodes side by side.
   std::vector<std::size_t> uses;
-  use_begin.assign(1, 0);
+  std::vector<std::size_t> use_begin{0};
   use_begin.reserve(p.nodes.size() + 1);
-  for (const plan_node& node : p.nodes) {
-    for (const resource_id& id : node.resources) {
-      const auto at = std::lower_bound(by_id.begin(), by_id.end(), std::pair(id.view(), std::size_t{0}));
-      if (at == by_id.end() || at->first != id.view())
-        return make_error(errc::dangling_reference, "node " + quote_text(node.id.view()) + " lists resource " +
-                                                        quote_text(id.view()) + ", which the plan lacks");
-      uses.push_back(at->second);
-    }
+  for (std::size_t n = 0; n < p.nodes.size(); ++n) {
+    const auto listed = index.uses(n);
+    uses.insert(uses.end(), listed.begin(), listed.end());
     use_begin.push_back(uses.size());
   }
-  return uses;
-}
-
-}  // namespace
-
-result<void> make_lane_recipes(compiled_program& program, const plan& p) {
-  std::vector<std::size_t> use_begin;
-  auto uses = resolve_uses(p, use_begin);
-  if (!uses) return uses.error();
   // Per plan resource: its domain and its place among the members.
   std::vector<std::pair<std::size_t, std::size_t>> place(p.resources.size());
   for (std::size_t d = 0; d < program.domains.size(); ++d)
@@ -47,8 +25,8 @@ result<void> make_lane_recipes(compiled_program& program, const plan& p) {
     lane_recipe& recipe = bucket.lane;
     recipe.use_begin = use_begin;
     recipe.uses.clear();
-    recipe.uses.reserve(uses->size());
-    for (const std::size_t r : *uses) {
+    recipe.uses.reserve(uses.size());
+    for (const std::size_t r : uses) {
       const auto [d, m] = place[r];
       const projection& proj = bucket.capacity_layouts[d].projections[m];
       recipe.uses.push_back(

@@ -3,12 +3,13 @@
 #pragma once
 
 #include "ferrum/binding/compiled_program.hpp"
+#include "plan_index.hpp"
 
 namespace ferrum::detail {
 
 // Fills compiled_bucket::lane for every bucket of `program`, compiled from
-// `p` (its domains and capacity layouts made). Errors: dangling_reference
-// (a node lists, or a layout places, a resource `p` lacks: not its plan).
-[[nodiscard]] result<void> make_lane_recipes(compiled_program& program, const plan& p);
+// `p`, a checked plan (its domains and capacity layouts made; `index` is
+// p's). Errors: those of record_backing_slices.
+[[nodiscard]] result<void> make_lane_recipes(compiled_program& program, const plan& p, const plan_index& index);
 
 }  // namespace ferrum::detail

@@ -11,11 +11,18 @@ namespace ferrum::detail {
 
 using boost::system::error_code;
 
-std::size_t lane_dispatcher::join(lane_pool& pool) {
-  const std::size_t lanes = pool.lanes().size();
-  member_state m{&pool, std::vector(lanes, lane_state::free), {}, std::vector<std::uint64_t>(lanes, 0), {}};
-  m.free.reserve(lanes);
-  for (const auto& l : pool.lanes()) m.free.push_back(l.get());
+std::size_t lane_dispatcher::join(const lane_pool* pool, std::span<const std::unique_ptr<lane>> lanes,
+                                  gpu::device& device, const bucket_id& bucket) {
+  member_state m{pool,
+                 lanes,
+                 &device,
+                 &bucket,
+                 std::vector(lanes.size(), lane_state::free),
+                 {},
+                 std::vector<std::uint64_t>(lanes.size(), 0),
+                 {}};
+  m.free.reserve(lanes.size());
+  for (const auto& l : lanes) m.free.push_back(l.get());
   const std::lock_guard lock(mutex_);
   members_.push_back(std::move(m));
   return members_.size() - 1;
@@ -43,7 +50,7 @@ lane* lane_dispatcher::acquire(waiter& w, error_code& ec, const std::atomic<bool
   // newcomer takes the lane free longest, whichever device it is on.
   member_state* from = nullptr;
   for (member_state& m : members_) {
-    if (m.free.empty() || m.pool->device().lost()) continue;
+    if (m.free.empty() || m.device->lost()) continue;
     if (from == nullptr || m.freed_at[m.free.front()->index] < from->freed_at[from->free.front()->index]) from = &m;
   }
   if (from != nullptr) return take_free_locked(*from);
@@ -107,10 +114,10 @@ result<void> lane_dispatcher::release(std::size_t member, lane& l, std::uint64_t
     member_state& m = members_[member];
     if (auto held = check_held_locked(m, l, hold, "releasing"); !held) return held;
     // The proof that the GPU is done with the lane: its last value is reached.
-    if (!m.pool->device().queue().timeline().reached(last))
+    if (!m.device->queue().timeline().reached(last))
       return make_error(errc::fence_not_reached, "lane " + std::to_string(l.index) + " of bucket " +
-                                                     quote_text(m.pool->bucket().id.str()) + ": value " +
-                                                     std::to_string(last) + " is not reached");
+                                                     quote_text(m.bucket->str()) + ": value " + std::to_string(last) +
+                                                     " is not reached");
     h = hand_over_locked(m, l);
   }
   notify(h);
@@ -154,9 +161,8 @@ void lane_dispatcher::keep_quarantined(lane& l) noexcept {
 result<void> lane_dispatcher::check_held_locked(const member_state& m, const lane& l, std::uint64_t hold,
                                                 const char* action) const {
   const auto where = [&] { return std::string(action) + " lane " + std::to_string(l.index); };
-  const std::string& bucket = m.pool->bucket().id.str();
-  const auto lanes = m.pool->lanes();
-  if (l.index >= lanes.size() || lanes[l.index].get() != &l)
+  const std::string& bucket = m.bucket->str();
+  if (l.index >= m.lanes.size() || m.lanes[l.index].get() != &l)
     return make_error(errc::foreign_lane,
                       where() + ": it belongs to another pool than bucket " + quote_text(bucket) + "'s");
   const auto not_held = [&](const std::string& why) {
@@ -199,7 +205,7 @@ bool lane_dispatcher::hopeless_locked(const member_state& m) const noexcept {
 }
 
 bool lane_dispatcher::serves_any_locked(const member_state& m) const noexcept {
-  return !m.pool->device().lost() && !hopeless_locked(m);
+  return !m.device->lost() && !hopeless_locked(m);
 }
 
 bool lane_dispatcher::any_hopeless_locked() const noexcept {
@@ -231,7 +237,7 @@ lane_dispatcher::handover lane_dispatcher::hand_over_locked(member_state& m, lan
   h.next = m.own.pop();
   // A lost device's lanes serve no more of the bucket's waves: they run on
   // the other devices.
-  const bool lost = m.pool->device().lost();
+  const bool lost = m.device->lost();
   if (h.next == nullptr && !lost) h.next = waiters_.pop();
   if (h.next != nullptr) {
     set_state_locked(m, l, lane_state::in_flight);

@@ -20,7 +20,10 @@
 // get one — is called after unlocking.
 #pragma once
 
-#include "ferrum/scheduler/lane_pool.hpp"
+#include "ferrum/binding/ids.hpp"
+#include "ferrum/error.hpp"
+#include "ferrum/gpu/device.hpp"
+#include "ferrum/scheduler/lane.hpp"
 #include "waiter_queue.hpp"
 
 #include <boost/system/error_code.hpp>
@@ -28,14 +31,16 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
+#include <span>
 #include <vector>
 
 namespace ferrum::detail {
 
 class lane_dispatcher {
  public:
-  using waiter = lane_pool::waiter;
+  using waiter = lane_waiter;
   // in_flight: held; returning: given back, its fence watch returns it
   // (counted as in flight); quarantined: its fence watch may return it.
   enum class lane_state : std::uint8_t { free, in_flight, returning, quarantined };
@@ -44,9 +49,11 @@ class lane_dispatcher {
   lane_dispatcher(const lane_dispatcher&) = delete;
   lane_dispatcher& operator=(const lane_dispatcher&) = delete;
 
-  // Joins `pool`, every lane of it free (cold, before any lane is handed
-  // out); returns its number, which the lane pool names itself by.
-  [[nodiscard]] std::size_t join(lane_pool& pool);
+  // Joins lane pool `pool`: its `lanes` (each lane's `owner` is `pool`), on
+  // `device`, of bucket `bucket`, every lane free (cold, before any lane is
+  // handed out); returns its number, which the lane pool names itself by.
+  [[nodiscard]] std::size_t join(const lane_pool* pool, std::span<const std::unique_ptr<lane>> lanes,
+                                 gpu::device& device, const bucket_id& bucket);
 
   // A lane of any lane pool (a wave's), or queued; as lane_pool::acquire.
   [[nodiscard]] lane* acquire(waiter& w, boost::system::error_code& ec, const std::atomic<bool>* cancelled);
@@ -76,7 +83,10 @@ class lane_dispatcher {
 
  private:
   struct member_state {
-    lane_pool* pool;
+    const lane_pool* pool;
+    std::span<const std::unique_ptr<lane>> lanes;
+    gpu::device* device;
+    const bucket_id* bucket;
     std::vector<lane_state> state;  // per lane
     std::vector<lane*> free;        // longest free first; capacity for every lane
     // Per lane, the dispatcher's count of frees when it last freed: a wave

@@ -104,7 +104,7 @@ result<std::unique_ptr<lane_pool>> lane_pool::create(const compiled_program& pro
     pool->watches_.push_back(std::make_unique<fence_watch>(*pool, **l));
     pool->lanes_.push_back(std::move(*l));
   }
-  pool->member_ = pool->dispatcher_->join(*pool);
+  pool->member_ = pool->dispatcher_->join(pool.get(), pool->lanes_, device, bucket.id);
   return pool;
 }
 

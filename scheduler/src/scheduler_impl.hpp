@@ -5,7 +5,7 @@
 #pragma once
 
 #include "ferrum/scheduler/detail/shutdown_waiter.hpp"
-#include "ferrum/scheduler/detail/submit_arguments.hpp"
+#include "ferrum/scheduler/detail/wave_submission.hpp"
 #include "ferrum/scheduler/scheduler.hpp"
 #include "lane_dispatcher.hpp"
 #include "wave_host.hpp"

@@ -19,7 +19,7 @@
 
 #include "ferrum/binding/dependency_graph.hpp"
 #include "ferrum/gpu/device.hpp"
-#include "ferrum/scheduler/lane_pool.hpp"
+#include "ferrum/scheduler/lane.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,7 +1,7 @@
 // waiter_queue.hpp (private) — lane pool waiters, first come, first served.
 #pragma once
 
-#include "ferrum/scheduler/lane_pool.hpp"
+#include "ferrum/scheduler/lane.hpp"
 
 #include <cstddef>
 
@@ -11,7 +11,7 @@ namespace ferrum::detail {
 // thread-safe: its owner's lock guards it.
 class waiter_queue {
  public:
-  using waiter = lane_pool::waiter;
+  using waiter = lane_waiter;
 
   void push(waiter& w) noexcept {
     w.next = nullptr;

@@ -11,8 +11,7 @@
 
 #include "fence_watchdog.hpp"
 #include "ferrum/gpu/timeline.hpp"
-#include "ferrum/scheduler/detail/submit_arguments.hpp"
-#include "ferrum/scheduler/detail/wave_completion.hpp"
+#include "ferrum/scheduler/detail/wave_submission.hpp"
 #include "ferrum/scheduler/lane_pool.hpp"
 #include "ferrum/scheduler/trace.hpp"
 #include "submission_plan.hpp"

@@ -230,6 +230,17 @@ TEST_CASE("lane_pool: a bucket without binding nodes has no layout to bind and i
   CHECK(pool.error() == errc::no_binding_layout);
 }
 
+TEST_CASE("lane_pool: a bucket whose lane recipe names no binding domain is missing_domain_layout", "[scheduler]") {
+  // A program edited by hand: its binding layout covers no domain it knows.
+  ferrum::compiled_program program = ferrum::test::compile_ok(ferrum::test::two_node_plan());
+  program.buckets[0].lane.binding_domain = ferrum::lane_recipe::no_domain;
+  auto device = ::test::null_device();
+  const auto pool = lane_pool::create(program, program.buckets[0], *device);
+  REQUIRE_FALSE(pool.has_value());
+  CHECK(pool.error() == errc::missing_domain_layout);
+  CHECK(pool.error().detail.find(program.buckets[0].id.str()) != std::string::npos);
+}
+
 TEST_CASE("lane_pool: async_acquire completes at once when a lane is free, else in FIFO order as leases end",
           "[scheduler]") {
   pool_fixture f(1);

@@ -1,12 +1,14 @@
-// ferrum/binding/execution_binding.hpp — one wave's binding of a compiled
+// ferrum/binding/execution_binding.hpp — the checked binding of a compiled
 // layout to a live lane's arena, and the per-node handles it hands out.
 //
-// A lane pool records, when it creates a lane's arena (cold), where each
-// resource lives in it: its backing slices, the evidence. Every wave binds the
-// compiled layout against that evidence; only when plan, layout, lane and
-// every slice agree does it get node handles.
+// The compiler records where each binding resource lives in a lane: its
+// backing slices, the evidence (compiled_bucket::lane). A lane pool binds the
+// compiled layout against that evidence once per lane, when it makes the
+// lane's arena (cold; the arena never moves, so every wave on the lane uses
+// that binding); only when plan, layout, lane and every slice agree does it
+// get node handles.
 //
-//   auto slices = ferrum::record_backing_slices(plan, bucket, claim, capacity);  // once per lane
+//   auto slices = ferrum::record_backing_slices(plan, bucket, claim, capacity);  // once per bucket
 //   auto exec = ferrum::execution_binding::bind(hash, node_count, layout, lane, slices);
 //   if (!exec) return exec.error();                  // touches nothing
 //   ferrum::node_binding n = *exec->node(0);         // cheap, copyable

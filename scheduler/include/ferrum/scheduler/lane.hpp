@@ -13,6 +13,8 @@
 #include "ferrum/gpu/device.hpp"
 #include "ferrum/scheduler/wave.hpp"
 
+#include <boost/system/error_code.hpp>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -87,6 +89,26 @@ struct lane {
     return std::span<const node_resource>(resources).subspan(resource_begin[n],
                                                              resource_begin[n + 1] - resource_begin[n]);
   }
+};
+
+// A queued request for a lane of a lane pool (intrusive: it lives in its
+// waiter, e.g. a wave). `handed` is called once, outside the lane pool's
+// lock, with the lane or an error (all_lanes_quarantined, the code the lane
+// pool was closed with).
+struct lane_waiter {
+  using handed_fn = void (*)(lane_waiter* w, boost::system::error_code ec, lane* l) noexcept;
+  explicit lane_waiter(handed_fn on_handed) noexcept : handed(on_handed) {}
+  handed_fn handed;
+  lane_waiter* next = nullptr;
+};
+
+// A lane pool's lanes by state, and its waiters.
+struct lane_counts {
+  std::uint32_t lanes = 0;
+  std::uint32_t free = 0;
+  std::uint32_t in_flight = 0;
+  std::uint32_t quarantined = 0;
+  std::size_t waiting = 0;
 };
 
 }  // namespace ferrum

@@ -47,26 +47,10 @@ namespace detail {
 class lane_dispatcher;
 }  // namespace detail
 
-struct lane_counts {
-  std::uint32_t lanes = 0;
-  std::uint32_t free = 0;
-  std::uint32_t in_flight = 0;
-  std::uint32_t quarantined = 0;
-  std::size_t waiting = 0;
-};
-
 class lane_pool {
  public:
-  // A queued request for a lane (intrusive: it lives in its waiter, e.g. a
-  // wave). `handed` is called once, outside the lane pool's lock, with the
-  // lane or an error (all_lanes_quarantined, the code the pool was closed
-  // with).
-  struct waiter {
-    using handed_fn = void (*)(waiter* w, boost::system::error_code ec, lane* l) noexcept;
-    explicit waiter(handed_fn on_handed) noexcept : handed(on_handed) {}
-    handed_fn handed;
-    waiter* next = nullptr;
-  };
+  // A queued request for a lane (lane.hpp).
+  using waiter = lane_waiter;
 
   // The executor async_acquire completes on for a handler without one.
   using executor_type = boost::asio::any_io_executor;

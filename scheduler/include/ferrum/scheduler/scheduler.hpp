@@ -41,7 +41,7 @@
 #include "ferrum/error.hpp"
 #include "ferrum/gpu/device.hpp"
 #include "ferrum/scheduler/detail/shutdown_waiter.hpp"
-#include "ferrum/scheduler/detail/submit_arguments.hpp"
+#include "ferrum/scheduler/detail/wave_submission.hpp"
 #include "ferrum/scheduler/lane_pool.hpp"
 #include "ferrum/scheduler/wave.hpp"
 

@@ -103,12 +103,16 @@ struct encode_context {
   }
 };
 
-// An encoder is any callable `void(const encode_context&)`, called once per
-// node of every wave on the scheduler's executor, for different nodes of a
-// wave concurrently. It may throw: the wave then fails with encoder_failed,
-// naming the node and the exception's message, and submits nothing.
+// An encoder is a callable `void(const encode_context&)` or a coroutine
+// `asio::awaitable<void>(const encode_context&)`, called once per node of
+// every wave on the scheduler's executor, for different nodes of a wave
+// concurrently (a coroutine encoder may suspend; the wave's fan-in waits for
+// it). It may throw: the wave then fails with encoder_failed, naming the node
+// and the exception's message, and submits nothing.
 
-// The phases of a wave, in order; each stamped when it ends.
+// The phases of a wave, in order; the report holds when each ended. `bind`
+// ends once every node has its encode context, made from the lane: its
+// binding, slot, resources and command list.
 enum class wave_phase : std::uint8_t { acquire, bind, encode, submit, fence, release };
 inline constexpr std::size_t wave_phase_count = 6;
 [[nodiscard]] std::string_view to_string(wave_phase phase) noexcept;
