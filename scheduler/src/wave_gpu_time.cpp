@@ -5,11 +5,6 @@
 
 namespace ferrum::detail {
 
-result<void> wave_gpu_time::write(const lane& l, gpu::command_list& list, std::size_t node, bool after) {
-  if (l.timestamps == nullptr) return {};
-  return list.timestamp(*l.timestamps, static_cast<std::uint32_t>(2 * node + (after ? 1 : 0)));
-}
-
 void wave_gpu_time::read(const lane& l) noexcept {
   if (l.timestamps == nullptr || !l.timestamps->read(0, timestamps_)) return;
   for (std::size_t node = 0; node < nodes_.size(); ++node)

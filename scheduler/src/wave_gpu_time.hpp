@@ -24,7 +24,10 @@ class wave_gpu_time {
   void reset() noexcept { read_.store(false, std::memory_order_relaxed); }
   // Node `node`'s timestamp before (slot 2n) or after (2n + 1) its commands,
   // into its list; nothing when the lane has no timestamp pool.
-  [[nodiscard]] static result<void> write(const lane& l, gpu::command_list& list, std::size_t node, bool after);
+  [[nodiscard]] static result<void> write(const lane& l, gpu::command_list& list, std::size_t node, bool after) {
+    if (l.timestamps == nullptr) return {};
+    return list.timestamp(*l.timestamps, static_cast<std::uint32_t>(2 * node + (after ? 1 : 0)));
+  }
   // Once the fence was reached: the nodes' times from `l`'s timestamp pool.
   // A failed read (the device lost since the fence) leaves the wave without
   // GPU times rather than with wrong ones.

@@ -93,10 +93,13 @@ class wave {
   static void fence_reached(gpu::timeline_wait* wait, boost::system::error_code ec) noexcept;
   static void fence_expired(fence_watchdog::entry& e) noexcept;
 
-  // What it reports (wave_report.cpp). Marks the end of `phase` (lock-free:
-  // a wave completed early by a cancellation may read the phase ends while
-  // its coroutine still writes them).
-  void end_phase(wave_phase phase) noexcept;
+  // Marks the end of `phase` (lock-free: a wave completed early by a
+  // cancellation may read the phase ends while its coroutine still writes them).
+  void end_phase(wave_phase phase) noexcept {
+    ended_[static_cast<std::size_t>(phase)].store(std::chrono::steady_clock::now().time_since_epoch().count(),
+                                                  std::memory_order_relaxed);
+  }
+  // What it reports (wave_report.cpp).
   [[nodiscard]] wave_report report_now() const;
   // Completes the wave's operation with `ec` (the first call wins): posts the
   // handler with the report to the handler's executor. Any thread.

@@ -1,4 +1,4 @@
-// wave_report.cpp — what a wave reports: its phase ends, its report, its
+// wave_report.cpp — what a wave reports: its report (phase ends included), its
 // spans for the trace, and its completion (posted to its handler, and
 // delivered under a delivery_scope).
 #include "wave_impl.hpp"
@@ -7,11 +7,6 @@ namespace ferrum::detail {
 
 using boost::system::error_code;
 using clock_type = std::chrono::steady_clock;
-
-void wave::end_phase(wave_phase phase) noexcept {
-  ended_[static_cast<std::size_t>(phase)].store(clock_type::now().time_since_epoch().count(),
-                                                std::memory_order_relaxed);
-}
 
 wave_report wave::report_now() const {
   wave_report r;
