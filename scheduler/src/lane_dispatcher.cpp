@@ -88,7 +88,7 @@ void lane_dispatcher::close(error_code ec) {
   {
     const std::lock_guard lock(mutex_);
     if (!closed_) closed_ = ec;
-    for (member_state& m : members_) detach_hopeless_locked(m, h);
+    for (member_state& m : members_) take_hopeless_locked(m, h);
   }
   notify(h);
 }
@@ -132,7 +132,7 @@ result<void> lane_dispatcher::set_aside(std::size_t member, lane& l, std::uint64
     member_state& m = members_[member];
     if (auto held = check_held_locked(m, l, hold, action); !held) return held;
     set_state_locked(m, l, state);
-    detach_hopeless_locked(m, h);
+    take_hopeless_locked(m, h);
   }
   notify(h);
   return {};
@@ -153,7 +153,7 @@ void lane_dispatcher::keep_quarantined(lane& l) noexcept {
     const std::lock_guard lock(mutex_);
     member_state& m = member_of(l);
     set_state_locked(m, l, lane_state::quarantined);
-    detach_hopeless_locked(m, h);
+    take_hopeless_locked(m, h);
   }
   notify(h);
 }
@@ -213,16 +213,16 @@ bool lane_dispatcher::any_hopeless_locked() const noexcept {
          std::none_of(members_.begin(), members_.end(), [&](const member_state& m) { return serves_any_locked(m); });
 }
 
-void lane_dispatcher::detach_hopeless_locked(member_state& m, handover& h) noexcept {
+void lane_dispatcher::take_hopeless_locked(member_state& m, handover& h) noexcept {
   const error_code ec = closed_ ? closed_ : make_error_code(errc::all_lanes_quarantined);
   if (!m.own.empty() && hopeless_locked(m)) {
-    // Put in front of those detached before: close() detaches every lane
+    // Put in front of those taken before: close() takes every lane
     // pool's, all with one code.
-    waiter* detached = m.own.take_all();
-    waiter* tail = detached;
+    waiter* taken = m.own.take_all();
+    waiter* tail = taken;
     while (tail->next != nullptr) tail = tail->next;
     tail->next = h.own_hopeless;
-    h.own_hopeless = detached;
+    h.own_hopeless = taken;
     h.own_ec = ec;
   }
   if (!waiters_.empty() && any_hopeless_locked()) {
@@ -247,7 +247,7 @@ lane_dispatcher::handover lane_dispatcher::hand_over_locked(member_state& m, lan
   m.freed_at[l.index] = ++frees_;
   m.free.push_back(&l);
   // Its return may leave the bucket's waiters nothing to wait for.
-  if (lost) detach_hopeless_locked(m, h);
+  if (lost) take_hopeless_locked(m, h);
   return h;
 }
 

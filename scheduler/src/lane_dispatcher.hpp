@@ -120,9 +120,9 @@ class lane_dispatcher {
   [[nodiscard]] bool hopeless_locked(const member_state& m) const noexcept;
   [[nodiscard]] bool serves_any_locked(const member_state& m) const noexcept;
   [[nodiscard]] bool any_hopeless_locked() const noexcept;
-  // With mutex_ held: detaches `m`'s own waiters when no lane can come to
+  // With mutex_ held: takes `m`'s own waiters when no lane can come to
   // them, and the bucket's when none can come to those.
-  void detach_hopeless_locked(member_state& m, handover& h) noexcept;
+  void take_hopeless_locked(member_state& m, handover& h) noexcept;
   // With mutex_ held: `l` is back; to `m`'s first own waiter, else (a device
   // not lost) the bucket's first, else free.
   [[nodiscard]] handover hand_over_locked(member_state& m, lane& l) noexcept;
