@@ -12,17 +12,19 @@ namespace ferrum::detail {
 using boost::system::error_code;
 
 std::size_t lane_dispatcher::join(const lane_pool* pool, std::span<const std::unique_ptr<lane>> lanes,
-                                  gpu::device& device, const bucket_id& bucket) {
+                                  gpu::device& device, const bucket_id& bucket, lane_maker maker, bool made) {
   member_state m{pool,
                  lanes,
                  &device,
                  &bucket,
-                 std::vector(lanes.size(), lane_state::free),
+                 std::vector(lanes.size(), made ? lane_state::free : lane_state::absent),
                  {},
                  std::vector<std::uint64_t>(lanes.size(), 0),
-                 {}};
+                 {},
+                 maker};
   m.free.reserve(lanes.size());
-  for (const auto& l : lanes) m.free.push_back(l.get());
+  if (made)
+    for (const auto& l : lanes) m.free.push_back(l.get());
   const std::lock_guard lock(mutex_);
   members_.push_back(std::move(m));
   return members_.size() - 1;
@@ -44,36 +46,46 @@ bool lane_dispatcher::refused(const error_code& closed, const std::atomic<bool>*
 }
 
 lane* lane_dispatcher::acquire(waiter& w, error_code& ec, const std::atomic<bool>* cancelled) {
-  const std::lock_guard lock(mutex_);
-  if (refused(closed_, cancelled, ec)) return nullptr;
-  // With a free lane nobody waits (give-backs hand lanes over directly): the
-  // newcomer takes the lane free longest, whichever device it is on.
-  member_state* from = nullptr;
-  for (member_state& m : members_) {
-    if (m.free.empty() || m.device->lost()) continue;
-    if (from == nullptr || m.freed_at[m.free.front()->index] < from->freed_at[from->free.front()->index]) from = &m;
+  handover h;
+  {
+    const std::lock_guard lock(mutex_);
+    if (refused(closed_, cancelled, ec)) return nullptr;
+    // With a free lane nobody waits (give-backs hand lanes over directly): the
+    // newcomer takes the lane free longest, whichever device it is on.
+    member_state* from = nullptr;
+    for (member_state& m : members_) {
+      if (m.free.empty() || m.device->lost()) continue;
+      if (from == nullptr || m.freed_at[m.free.front()->index] < from->freed_at[from->free.front()->index]) from = &m;
+    }
+    if (from != nullptr) return take_free_locked(*from);
+    if (any_hopeless_locked()) {
+      ec = make_error_code(errc::all_lanes_quarantined);
+      return nullptr;
+    }
+    waiters_.push(w);
+    make_if_needed_locked(nullptr, true, h);
   }
-  if (from != nullptr) return take_free_locked(*from);
-  if (any_hopeless_locked()) {
-    ec = make_error_code(errc::all_lanes_quarantined);
-    return nullptr;
-  }
-  waiters_.push(w);
+  notify(h);
   return nullptr;
 }
 
 lane* lane_dispatcher::acquire_from(std::size_t member, waiter& w, error_code& ec, const std::atomic<bool>* cancelled) {
-  const std::lock_guard lock(mutex_);
-  if (refused(closed_, cancelled, ec)) return nullptr;
-  member_state& m = members_[member];
-  // FIFO: free lanes rotate, the longest free first, so that every lane is
-  // used in turn (its fence the oldest) and warm-up touches all of them.
-  if (!m.free.empty()) return take_free_locked(m);
-  if (hopeless_locked(m)) {
-    ec = make_error_code(errc::all_lanes_quarantined);
-    return nullptr;
+  handover h;
+  {
+    const std::lock_guard lock(mutex_);
+    if (refused(closed_, cancelled, ec)) return nullptr;
+    member_state& m = members_[member];
+    // FIFO: free lanes rotate, the longest free first, so that every lane is
+    // used in turn (its fence the oldest) and warm-up touches all of them.
+    if (!m.free.empty()) return take_free_locked(m);
+    if (hopeless_locked(m)) {
+      ec = make_error_code(errc::all_lanes_quarantined);
+      return nullptr;
+    }
+    m.own.push(w);
+    make_if_needed_locked(&m, false, h);
   }
-  m.own.push(w);
+  notify(h);
   return nullptr;
 }
 
@@ -97,8 +109,10 @@ lane_counts lane_dispatcher::counts(std::size_t member) const {
   const std::lock_guard lock(mutex_);
   const member_state& m = members_[member];
   lane_counts c;
-  c.lanes = static_cast<std::uint32_t>(m.state.size());
+  c.capacity = static_cast<std::uint32_t>(m.state.size());
+  c.making = m.making;
   for (const lane_state s : m.state) {
+    c.lanes += s != lane_state::absent && s != lane_state::changing ? 1 : 0;
     c.free += s == lane_state::free ? 1 : 0;
     c.in_flight += s == lane_state::in_flight || s == lane_state::returning ? 1 : 0;
     c.quarantined += s == lane_state::quarantined ? 1 : 0;
@@ -158,6 +172,48 @@ void lane_dispatcher::keep_quarantined(lane& l) noexcept {
   notify(h);
 }
 
+void lane_dispatcher::made(lane& l, error_code ec) noexcept {
+  handover h;
+  {
+    const std::lock_guard lock(mutex_);
+    member_state& m = member_of(l);
+    --m.making;
+    if (!ec) {
+      h = hand_over_locked(m, l);
+    } else {
+      m.state[l.index] = lane_state::absent;
+      // The lane was made for the first waiter: it fails, and the others
+      // still waiting get another try.
+      h.failed = m.own.pop();
+      if (h.failed == nullptr) h.failed = waiters_.pop();
+      h.failed_ec = ec;
+      make_if_needed_locked(&m, true, h);
+    }
+  }
+  notify(h);
+}
+
+std::vector<lane*> lane_dispatcher::trim(std::size_t member) {
+  const std::lock_guard lock(mutex_);
+  member_state& m = members_[member];
+  std::vector<lane*> taken = m.free;
+  for (lane* l : taken) m.state[l->index] = lane_state::changing;
+  m.free.clear();
+  return taken;
+}
+
+void lane_dispatcher::trimmed(lane& l) noexcept {
+  handover h;
+  {
+    const std::lock_guard lock(mutex_);
+    member_state& m = member_of(l);
+    m.state[l.index] = lane_state::absent;
+    // A waiter that came while the lane was being freed has one made.
+    make_if_needed_locked(&m, true, h);
+  }
+  notify(h);
+}
+
 result<void> lane_dispatcher::check_held_locked(const member_state& m, const lane& l, std::uint64_t hold,
                                                 const char* action) const {
   const auto where = [&] { return std::string(action) + " lane " + std::to_string(l.index); };
@@ -176,6 +232,9 @@ result<void> lane_dispatcher::check_held_locked(const member_state& m, const lan
       return not_held("it was given back already; its fence watch returns it");
     case lane_state::quarantined:
       return not_held("it is quarantined");
+    case lane_state::absent:
+    case lane_state::changing:
+      return not_held("it has no memory (not made, or trimmed)");
     case lane_state::in_flight:
       break;
   }
@@ -251,10 +310,48 @@ lane_dispatcher::handover lane_dispatcher::hand_over_locked(member_state& m, lan
   return h;
 }
 
+void lane_dispatcher::make_if_needed_locked(member_state* m, bool any, handover& h) noexcept {
+  if (h.make != nullptr || closed_) return;
+  const auto can_make = [](const member_state& x) {
+    return std::find(x.state.begin(), x.state.end(), lane_state::absent) != x.state.end();
+  };
+  if (m != nullptr && m->making < m->own.size() && can_make(*m)) {
+    start_making_locked(*m, h);
+    return;
+  }
+  if (!any) return;
+  std::size_t making = 0;
+  for (const member_state& x : members_) making += x.making;
+  if (making >= waiters_.size()) return;
+  // On the device with the fewest lanes, so that waves spread over devices.
+  member_state* to = nullptr;
+  std::size_t fewest = 0;
+  for (member_state& x : members_) {
+    if (!serves_any_locked(x) || !can_make(x)) continue;
+    const auto absent = static_cast<std::size_t>(std::count(x.state.begin(), x.state.end(), lane_state::absent));
+    const std::size_t lanes = x.state.size() - absent;
+    if (to == nullptr || lanes < fewest) {
+      to = &x;
+      fewest = lanes;
+    }
+  }
+  if (to != nullptr) start_making_locked(*to, h);
+}
+
+void lane_dispatcher::start_making_locked(member_state& m, handover& h) noexcept {
+  const auto absent = std::find(m.state.begin(), m.state.end(), lane_state::absent);
+  *absent = lane_state::changing;
+  ++m.making;
+  h.maker = m.maker;
+  h.make = m.lanes[static_cast<std::size_t>(absent - m.state.begin())].get();
+}
+
 void lane_dispatcher::notify(const handover& h) noexcept {
   if (h.next != nullptr) h.next->handed(h.next, {}, h.handed);
+  if (h.failed != nullptr) h.failed->handed(h.failed, h.failed_ec, nullptr);
   fail_all(h.own_hopeless, h.own_ec);
   fail_all(h.any_hopeless, h.any_ec);
+  if (h.make != nullptr) h.maker.start(h.maker.pool, *h.make);
 }
 
 void lane_dispatcher::fail_all(waiter* list, error_code ec) noexcept {

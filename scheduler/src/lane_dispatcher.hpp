@@ -13,11 +13,16 @@
 // come to them (a lane pool's own: every lane of it quarantined; the
 // bucket's: no lane pool serves), and with the close code after close().
 //
-// Each lane's state (free, in flight, returning, quarantined) lives here,
-// under the lock, beside the free lists and the waiters it decides; the lane
-// pool keeps its lanes and their fence watches and calls in. Whatever a
-// change hands on — a lane to a waiter, errors to waiters that can no longer
-// get one — is called after unlocking.
+// Each lane's state (free, in flight, returning, quarantined, absent,
+// changing) lives here, under the lock, beside the free lists and the waiters
+// it decides; the lane pool keeps its lanes and their fence watches and calls
+// in. A lane pool whose lanes are made when needed joins with its lanes
+// absent (no memory): a waiter that finds no free lane has one made for it —
+// while fewer are being made than wait, on the lane pool with an absent lane
+// and the fewest lanes — and the lane made goes to the first waiter, as any
+// lane that frees. Whatever a change hands on — a lane to a waiter, errors to
+// waiters that can no longer get one, a lane to make — is called after
+// unlocking.
 #pragma once
 
 #include "ferrum/binding/ids.hpp"
@@ -42,18 +47,28 @@ class lane_dispatcher {
  public:
   using waiter = lane_waiter;
   // in_flight: held; returning: given back, its fence watch returns it
-  // (counted as in flight); quarantined: its fence watch may return it.
-  enum class lane_state : std::uint8_t { free, in_flight, returning, quarantined };
+  // (counted as in flight); quarantined: its fence watch may return it;
+  // absent: no memory (not made yet, or trimmed); changing: its lane pool
+  // makes its memory or frees it.
+  enum class lane_state : std::uint8_t { free, in_flight, returning, quarantined, absent, changing };
+
+  // How a lane pool makes a lane's memory: `start(pool, l)` begins making it
+  // (asynchronously), and calls made() once done.
+  struct lane_maker {
+    void (*start)(void* pool, lane& l) noexcept = nullptr;
+    void* pool = nullptr;
+  };
 
   lane_dispatcher() = default;
   lane_dispatcher(const lane_dispatcher&) = delete;
   lane_dispatcher& operator=(const lane_dispatcher&) = delete;
 
   // Joins lane pool `pool`: its `lanes` (each lane's `owner` is `pool`), on
-  // `device`, of bucket `bucket`, every lane free (cold, before any lane is
-  // handed out); returns its number, which the lane pool names itself by.
+  // `device`, of bucket `bucket`, every lane free when `made`, else absent;
+  // `maker` makes an absent lane when needed (cold, before any lane is
+  // handed out). Returns its number, which the lane pool names itself by.
   [[nodiscard]] std::size_t join(const lane_pool* pool, std::span<const std::unique_ptr<lane>> lanes,
-                                 gpu::device& device, const bucket_id& bucket);
+                                 gpu::device& device, const bucket_id& bucket, lane_maker maker, bool made);
 
   // A lane of any lane pool (a wave's), or queued; as lane_pool::acquire.
   [[nodiscard]] lane* acquire(waiter& w, boost::system::error_code& ec, const std::atomic<bool>* cancelled);
@@ -81,6 +96,15 @@ class lane_dispatcher {
   // `l`'s fence watch ended with its device failed: quarantined for good.
   void keep_quarantined(lane& l) noexcept;
 
+  // `l` was made (`ec` clear: to the first waiter, or free), or could not be
+  // (`ec`: the first waiter fails with it; `l` is absent again).
+  void made(lane& l, boost::system::error_code ec) noexcept;
+  // Takes every free lane of lane pool `member` out of service for its pool
+  // to free their memory (each is `changing` until trimmed() says so).
+  [[nodiscard]] std::vector<lane*> trim(std::size_t member);
+  // `l`'s memory is freed: absent, made again when needed.
+  void trimmed(lane& l) noexcept;
+
  private:
   struct member_state {
     const lane_pool* pool;
@@ -93,6 +117,8 @@ class lane_dispatcher {
     // takes the lane free longest, on any device.
     std::vector<std::uint64_t> freed_at;
     waiter_queue own;  // the lane pool's own waiters
+    lane_maker maker;
+    std::uint32_t making = 0;  // lanes being made
   };
   // What a change sets off, done after unlocking (notify): the waiter a lane
   // is handed to, and waiters that can no longer get one.
@@ -103,6 +129,10 @@ class lane_dispatcher {
     boost::system::error_code own_ec;
     waiter* any_hopeless = nullptr;
     boost::system::error_code any_ec;
+    waiter* failed = nullptr;  // its lane could not be made
+    boost::system::error_code failed_ec;
+    lane_maker maker;  // makes `make`
+    lane* make = nullptr;
   };
 
   [[nodiscard]] member_state& member_of(const lane& l) noexcept;
@@ -126,6 +156,10 @@ class lane_dispatcher {
   // With mutex_ held: `l` is back; to `m`'s first own waiter, else (a device
   // not lost) the bucket's first, else free.
   [[nodiscard]] handover hand_over_locked(member_state& m, lane& l) noexcept;
+  // With mutex_ held: starts making a lane when fewer are being made than
+  // wait — `m`'s own waiters, then (with `any`) the bucket's.
+  void make_if_needed_locked(member_state* m, bool any, handover& h) noexcept;
+  static void start_making_locked(member_state& m, handover& h) noexcept;
   static void notify(const handover& h) noexcept;
   static void fail_all(waiter* list, boost::system::error_code ec) noexcept;
 

@@ -6,6 +6,9 @@
 #include "lane_dispatcher.hpp"
 #include "submission_plan.hpp"
 
+#include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
+
 #include <algorithm>
 #include <string>
 #include <thread>
@@ -24,95 +27,130 @@ struct lane_pool::fence_watch : gpu::timeline_wait {
 
 namespace {
 
-// Makes lane `index` of `bucket` on `device` from the bucket's lane recipe.
-result<std::unique_ptr<lane>> make_lane(const compiled_program& program, const compiled_bucket& bucket,
-                                        gpu::device& device, std::uint32_t index, bool gpu_timestamps,
-                                        queue_placement queues) {
+// Makes lane `l`'s memory (it has none) for `bucket` on `device` from the
+// bucket's lane recipe. On an error, what was made is freed again by the caller.
+result<void> make_lane(lane& l, const compiled_program& program, const compiled_bucket& bucket, gpu::device& device,
+                       bool gpu_timestamps, queue_placement queues) {
   const lane_recipe& recipe = bucket.lane;
   const program_binding_layout& layout = *bucket.binding;
   const auto binding_offset = static_cast<std::size_t>(bucket.pool_offsets[recipe.binding_domain]);
-  auto l = std::make_unique<lane>();
-  l->index = index;
   // Every resource pool of the bucket, as the compiler placed them.
   auto arena = device.create_arena(static_cast<std::size_t>(bucket.lane_bytes()));
   if (!arena) return arena.error();
-  l->arena = std::move(*arena);
-  l->arena->guard();
-  l->binding_target = {
-      bucket.id, index, allocation_lifetime::invocation,
-      l->arena->bytes().subspan(binding_offset, static_cast<std::size_t>(layout.physical_size_bytes()))};
-  l->evidence = recipe.evidence;
-  auto bound =
-      execution_binding::bind(program.hash, program.node_count, bucket.binding, l->binding_target, l->evidence);
+  l.arena = std::move(*arena);
+  l.arena->guard();
+  l.binding_target = {
+      bucket.id, l.index, allocation_lifetime::invocation,
+      l.arena->bytes().subspan(binding_offset, static_cast<std::size_t>(layout.physical_size_bytes()))};
+  l.evidence = recipe.evidence;
+  auto bound = execution_binding::bind(program.hash, program.node_count, bucket.binding, l.binding_target, l.evidence);
   if (!bound) return bound.error();
-  l->binding.emplace(std::move(*bound));
+  l.binding.emplace(std::move(*bound));
   // Every node's resources on this lane; reserved first: the grants point
   // into `granted`.
-  l->resources.reserve(recipe.uses.size());
-  l->granted.reserve(recipe.uses.size());
+  l.resources.reserve(recipe.uses.size());
+  l.granted.reserve(recipe.uses.size());
   for (const lane_use& use : recipe.uses) {
     const auto offset = static_cast<std::size_t>(use.offset);
     const auto size = static_cast<std::size_t>(use.size);
-    const gpu::arena_range& range = l->granted.emplace_back(l->arena->range(offset, size));
-    l->resources.push_back({&bucket.capacity_layouts[use.domain].projections[use.member].resource, use.kind,
-                            use.lifetime, range, l->arena->bytes().subspan(offset, size)});
+    const gpu::arena_range& range = l.granted.emplace_back(l.arena->range(offset, size));
+    l.resources.push_back({&bucket.capacity_layouts[use.domain].projections[use.member].resource, use.kind,
+                           use.lifetime, range, l.arena->bytes().subspan(offset, size)});
   }
-  l->resource_begin = recipe.use_begin;
+  l.resource_begin = recipe.use_begin;
   // Per node (bind checked every slot: node in range, inside the arena):
   // its handle on its slot, that slot as a range, and its list, granted the
   // node's resources.
-  l->nodes.reserve(program.node_count);
-  l->slots.reserve(program.node_count);
-  l->lists.reserve(program.node_count);
+  l.nodes.reserve(program.node_count);
+  l.slots.reserve(program.node_count);
+  l.lists.reserve(program.node_count);
   for (std::size_t node = 0; node < program.node_count; ++node) {
-    const std::optional<node_binding>& handle = l->nodes.emplace_back(l->binding->node(node));
-    l->slots.push_back(handle ? l->arena->range(binding_offset + static_cast<std::size_t>(handle->slot().offset),
-                                                static_cast<std::size_t>(handle->slot().capacity))
-                              : gpu::arena_range{});
+    const std::optional<node_binding>& handle = l.nodes.emplace_back(l.binding->node(node));
+    l.slots.push_back(handle ? l.arena->range(binding_offset + static_cast<std::size_t>(handle->slot().offset),
+                                              static_cast<std::size_t>(handle->slot().capacity))
+                             : gpu::arena_range{});
     auto list = device.create_command_list(detail::placed_queue(program.dependencies, node, queues));
     if (!list) return list.error();
-    (*list)->grant(std::span<const gpu::arena_range>(l->granted)
+    (*list)->grant(std::span<const gpu::arena_range>(l.granted)
                        .subspan(recipe.use_begin[node], recipe.use_begin[node + 1] - recipe.use_begin[node]));
-    l->submit_lists.push_back(list->get());
-    l->lists.push_back(std::move(*list));
+    l.submit_lists.push_back(list->get());
+    l.lists.push_back(std::move(*list));
   }
   if (gpu_timestamps) {
     auto timestamps = device.create_timestamp_pool(2 * program.node_count);
     if (!timestamps) return timestamps.error();
-    l->timestamps = std::move(*timestamps);
+    l.timestamps = std::move(*timestamps);
   }
-  return l;
+  return {};
+}
+
+// Frees lane `l`'s memory, which the GPU is done with: it is as before it was made.
+void free_lane(lane& l) noexcept {
+  l.timestamps.reset();
+  l.submit_lists.clear();
+  l.lists.clear();
+  l.slots.clear();
+  l.nodes.clear();
+  l.resource_begin.clear();
+  l.granted.clear();
+  l.resources.clear();
+  l.binding.reset();
+  l.evidence.clear();
+  l.binding_target = {};
+  l.arena.reset();
+  l.submitted_value = 0;
+  l.previous_wave = 0;
+  l.recorded = false;
 }
 
 }  // namespace
 
 result<std::unique_ptr<lane_pool>> lane_pool::create(const compiled_program& program, const compiled_bucket& bucket,
                                                      gpu::device& device, executor_type executor, bool gpu_timestamps,
-                                                     queue_placement queues,
+                                                     queue_placement queues, lane_making making,
                                                      std::shared_ptr<detail::lane_dispatcher> dispatcher) {
   if (!bucket.binding) return make_error(errc::no_binding_layout, "bucket " + quote_text(bucket.id.str()));
   if (bucket.lane.binding_domain == lane_recipe::no_domain)
     return make_error(errc::missing_domain_layout, "bucket " + quote_text(bucket.id.str()));
+  // Made when needed, a lane's timestamp pool would fail only then: the
+  // device is asked now.
+  if (const gpu::timestamp_clock clock = device.timestamps(); gpu_timestamps && !clock.supported)
+    return make_error(errc::timestamps_unsupported,
+                      "device " + quote_text(device.name()) + ": " + std::string(clock.calibration));
   if (!dispatcher) dispatcher = std::make_shared<detail::lane_dispatcher>();
-  std::unique_ptr<lane_pool> pool(new lane_pool(bucket, device, std::move(executor), std::move(dispatcher)));
+  std::unique_ptr<lane_pool> pool(
+      new lane_pool(program, bucket, device, std::move(executor), gpu_timestamps, queues, std::move(dispatcher)));
   pool->lanes_.reserve(program.lanes);
   pool->watches_.reserve(program.lanes);
   for (std::uint32_t index = 0; index < program.lanes; ++index) {
-    auto l = make_lane(program, bucket, device, index, gpu_timestamps, queues);
-    if (!l) return l.error();
-    (*l)->owner = pool.get();
-    pool->watches_.push_back(std::make_unique<fence_watch>(*pool, **l));
-    pool->lanes_.push_back(std::move(*l));
+    auto l = std::make_unique<lane>();
+    l->index = index;
+    l->owner = pool.get();
+    if (making == lane_making::at_create) {
+      if (auto made = make_lane(*l, program, bucket, device, gpu_timestamps, queues); !made) return made.error();
+    }
+    pool->watches_.push_back(std::make_unique<fence_watch>(*pool, *l));
+    pool->lanes_.push_back(std::move(l));
   }
-  pool->member_ = pool->dispatcher_->join(pool.get(), pool->lanes_, device, bucket.id);
+  pool->member_ = pool->dispatcher_->join(pool.get(), pool->lanes_, device, bucket.id, {&lane_pool::start_making, pool.get()},
+                                          making == lane_making::at_create);
   return pool;
 }
 
-lane_pool::lane_pool(const compiled_bucket& bucket, gpu::device& device, executor_type executor,
+lane_pool::lane_pool(const compiled_program& program, const compiled_bucket& bucket, gpu::device& device,
+                     executor_type executor, bool gpu_timestamps, queue_placement queues,
                      std::shared_ptr<detail::lane_dispatcher> dispatcher)
-    : bucket_(&bucket), device_(&device), executor_(std::move(executor)), dispatcher_(std::move(dispatcher)) {}
+    : program_(&program),
+      bucket_(&bucket),
+      device_(&device),
+      executor_(std::move(executor)),
+      gpu_timestamps_(gpu_timestamps),
+      queues_(queues),
+      dispatcher_(std::move(dispatcher)) {}
 
 lane_pool::~lane_pool() {
+  // A lane being made touches this lane pool until it is handed on.
+  while (making_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
   gpu::timeline& timeline = device_->queue().timeline();
   for (std::size_t i = 0; i < lanes_.size(); ++i) {
     lane& l = *lanes_[i];
@@ -125,14 +163,68 @@ lane_pool::~lane_pool() {
     // A lane not reached (a free lane always is) may still be written by
     // the GPU: the device keeps its memory until the fence is reached.
     const std::uint64_t last = last_submitted(l);
-    if (timeline.reached(last)) continue;
+    if (l.arena == nullptr || timeline.reached(last)) continue;
     for (auto& list : l.lists) device_->retire(std::move(list), last);
     device_->retire(std::move(l.arena), last);
     if (l.timestamps) device_->retire(std::move(l.timestamps), last);
   }
 }
 
-lane_counts lane_pool::counts() const { return dispatcher_->counts(member_); }
+lane_counts lane_pool::counts() const {
+  lane_counts c = dispatcher_->counts(member_);
+  c.bytes = std::uint64_t{c.lanes} * bucket_->lane_bytes();
+  return c;
+}
+
+std::uint64_t lane_pool::trim() {
+  const std::vector<lane*> taken = dispatcher_->trim(member_);
+  for (lane* l : taken) {
+    // Free lanes are done on the GPU: a give-back checked their fence.
+    free_lane(*l);
+    dispatcher_->trimmed(*l);
+  }
+  return std::uint64_t{taken.size()} * bucket_->lane_bytes();
+}
+
+void lane_pool::start_making(void* self, lane& l) noexcept {
+  auto* pool = static_cast<lane_pool*>(self);
+  // Counted until handed on, so that neither the lane pool nor its
+  // scheduler goes while the lane is being made.
+  pool->making_.fetch_add(1, std::memory_order_acq_rel);
+  pool->hook(pool->hooks_.making, +1);
+  // Once, run or not: an executor that goes with the job queued destroys it.
+  struct job {
+    lane_pool* pool;
+    lane* target;
+    explicit job(lane_pool* p, lane* l) noexcept : pool(p), target(l) {}
+    job(job&& other) noexcept : pool(std::exchange(other.pool, nullptr)), target(other.target) {}
+    job& operator=(job&&) = delete;
+    ~job() {
+      if (pool != nullptr) pool->made(*target, make_error_code(boost::asio::error::operation_aborted));
+    }
+    void operator()() {
+      lane_pool* p = std::exchange(pool, nullptr);
+      boost::system::error_code ec;
+      if (auto made = make_lane(*target, *p->program_, *p->bucket_, *p->device_, p->gpu_timestamps_, p->queues_);
+          !made) {
+        ec = made.error().code;
+        free_lane(*target);
+      }
+      p->made(*target, ec);
+    }
+  };
+  try {
+    boost::asio::post(pool->executor_, job(pool, &l));
+  } catch (...) {
+    // Nothing was queued: the job, destroyed unrun, told the dispatcher.
+  }
+}
+
+void lane_pool::made(lane& l, boost::system::error_code ec) noexcept {
+  dispatcher_->made(l, ec);
+  hook(hooks_.making, -1);
+  making_.fetch_sub(1, std::memory_order_acq_rel);
+}
 
 lane* lane_pool::acquire(waiter& w, boost::system::error_code& ec, const std::atomic<bool>* cancelled) {
   return dispatcher_->acquire_from(member_, w, ec, cancelled);
@@ -168,11 +260,11 @@ result<void> lane_pool::release_when_reached(lane& l, std::uint64_t hold) {
 result<void> lane_pool::watch(lane& l, std::uint64_t hold, bool returning, const char* action) {
   // Counted before the lane leaves its holder's hands, so that no shutdown
   // completes in between.
-  watch_changed(+1);
+  hook(hooks_.watching, +1);
   using state = detail::lane_dispatcher::lane_state;
   if (auto aside = dispatcher_->set_aside(member_, l, hold, returning ? state::returning : state::quarantined, action);
       !aside) {
-    watch_changed(-1);
+    hook(hooks_.watching, -1);
     return aside;
   }
   fence_watch& watch = *watches_[l.index];
@@ -195,7 +287,7 @@ void lane_pool::watched(gpu::timeline_wait* wait, boost::system::error_code ec) 
     // A device failure leaves the lane in quarantine for good.
     pool.dispatcher_->keep_quarantined(*watch->target);
   }
-  pool.watch_changed(-1);
+  pool.hook(pool.hooks_.watching, -1);
   // Last: once clear, the lane pool's destructor may go ahead.
   watch->active.store(false, std::memory_order_release);
 }

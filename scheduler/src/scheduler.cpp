@@ -37,9 +37,9 @@ result<void> scheduler_impl::make_lanes() {
   for (const wave_device& device : host_.devices()) {
     for (std::size_t b = 0; b < program_->buckets.size(); ++b) {
       auto pool = lane_pool::create(*program_, program_->buckets[b], *device.device, host_.executor(),
-                                    options.gpu_timestamps, options.queues, dispatchers_[b]);
+                                    options.gpu_timestamps, options.queues, options.make_lanes, dispatchers_[b]);
       if (!pool) return pool.error();
-      (*pool)->on_watch(&scheduler_impl::watch_changed, this);
+      (*pool)->set_hooks({&scheduler_impl::watch_changed, &scheduler_impl::making_changed, this});
       pools_.push_back(std::move(*pool));
     }
   }
@@ -102,13 +102,16 @@ wave* scheduler_impl::take_wave() {
   return w;
 }
 
+void scheduler_impl::live_began() {
+  if (live_.fetch_add(1, std::memory_order_acq_rel) != 0) return;
+  const std::lock_guard lock(state_mutex_);
+  idle_ = false;
+  if (!work_) work_.emplace(asio::prefer(host_.executor(), asio::execution::outstanding_work.tracked));
+}
+
 void scheduler_impl::submit(bucket_choice choice, encoder_ref encode, const completion_installer& install) {
   wave* w = take_wave();
-  if (live_.fetch_add(1, std::memory_order_acq_rel) == 0) {
-    const std::lock_guard lock(state_mutex_);
-    idle_ = false;
-    if (!work_) work_.emplace(asio::prefer(host_.executor(), asio::execution::outstanding_work.tracked));
-  }
+  live_began();
   host_.counters().started();
   error_code early_error;
   if (choice.refused != errc::ok) {
@@ -142,8 +145,12 @@ void scheduler_impl::recycle_wave(wave& w) noexcept {
     const std::lock_guard lock(waves_mutex_);
     free_waves_.push_back(&w);  // capacity reserved for every wave: never allocates
   }
+  live_ended();
+}
+
+void scheduler_impl::live_ended() noexcept {
   if (live_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  // The last wave: settled under the lock, where a new first wave, shutdown
+  // The last wave (or lane being made): settled under the lock, where a new first wave, shutdown
   // and the destructor look. Until idle_ is set here none of them goes
   // ahead, and once it is set nothing of this object is touched any more —
   // unless nobody owns it any more, when this is the last use of it.
@@ -182,10 +189,41 @@ void scheduler_impl::watch_changed(void* self, int delta) noexcept {
   if (delta < 0) s->complete_shutdown_locked();
 }
 
+void scheduler_impl::making_changed(void* self, int delta) noexcept {
+  auto* s = static_cast<scheduler_impl*>(self);
+  if (delta > 0) {
+    s->making_.fetch_add(1, std::memory_order_relaxed);
+    try {
+      s->live_began();
+    } catch (...) {
+      // Counted as living all the same; the outstanding work could not be
+      // taken, and the wave waiting for the lane holds it anyway.
+    }
+  } else {
+    s->making_.fetch_sub(1, std::memory_order_relaxed);
+    s->live_ended();  // last: may free this object
+  }
+}
+
 scheduler_stats scheduler_impl::stats() const noexcept {
   scheduler_stats s = host_.counters().read();
-  s.live = live_.load(std::memory_order_acquire);
+  // Waves alone: lanes being made are counted apart (and read apart, so
+  // the two may disagree for a moment).
+  const std::uint64_t live = live_.load(std::memory_order_acquire);
+  const std::uint64_t making = making_.load(std::memory_order_relaxed);
+  s.live = live > making ? live - making : 0;
+  for (const auto& pool : pools_) {
+    const lane_counts c = pool->counts();
+    s.lanes += c.lanes;
+    s.lane_bytes += c.bytes;
+  }
   return s;
+}
+
+std::uint64_t scheduler_impl::trim() {
+  std::uint64_t freed = 0;
+  for (const auto& pool : pools_) freed += pool->trim();
+  return freed;
 }
 
 void scheduler_impl::shutdown(shutdown_waiter waiter) {
@@ -298,6 +336,8 @@ std::span<const std::unique_ptr<lane_pool>> scheduler::pools(std::size_t device)
 }
 
 scheduler_stats scheduler::stats() const noexcept { return impl_->stats(); }
+
+std::uint64_t scheduler::trim() { return impl_->trim(); }
 
 const compiled_program& scheduler::program() const noexcept { return impl_->program(); }
 

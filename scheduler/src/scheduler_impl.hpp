@@ -52,6 +52,7 @@ class scheduler_impl {
   [[nodiscard]] bool delivering_on_this_thread() const noexcept { return wave::delivering_on_this_thread(host_); }
 
   [[nodiscard]] scheduler_stats stats() const noexcept;
+  std::uint64_t trim();
   [[nodiscard]] const compiled_program& program() const noexcept { return *program_; }
   [[nodiscard]] std::span<const std::unique_ptr<lane_pool>> pools() const noexcept { return pools_; }
   [[nodiscard]] const wave_host& host() const noexcept { return host_; }
@@ -60,9 +61,16 @@ class scheduler_impl {
   // The wave's coroutine ended and its completion was delivered: recycled.
   static void recycle(void* self, wave& w) noexcept;
   void recycle_wave(wave& w) noexcept;
+  // Something that needs this object began (a wave, a lane being made) or
+  // ended: the destructor waits for none to live, and the last to end may
+  // free this object (close_to_last_wave).
+  void live_began();
+  void live_ended() noexcept;
   // A lane pool started (+1) or ended (-1) a watch on a lane's fence:
   // shutdown waits for them.
   static void watch_changed(void* self, int delta) noexcept;
+  // A lane pool started (+1) or ended (-1) making a lane: lives.
+  static void making_changed(void* self, int delta) noexcept;
   // Refuses later waves and fails the queued ones (scheduler_shut_down).
   void close() noexcept;
   [[nodiscard]] wave* take_wave();
@@ -83,10 +91,11 @@ class scheduler_impl {
 
   std::atomic<std::uint64_t> next_id_{1};
   std::atomic<bool> accepting_{true};
-  // Waves prepared and not yet recycled. Changed without a lock; only its
+  // Waves prepared and not yet recycled, and lanes being made. Changed without a lock; only its
   // transitions from and to zero take state_mutex_ (they set idle_), so a
   // steady stream of waves takes no lock here.
   std::atomic<std::uint64_t> live_{0};
+  std::atomic<std::uint64_t> making_{0};  // lanes being made (not waves)
   mutable std::mutex state_mutex_;
   // No wave lives, and the last one has let go of this object: what
   // shutdown and the destructor wait for.

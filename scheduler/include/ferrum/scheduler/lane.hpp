@@ -1,12 +1,16 @@
 // ferrum/scheduler/lane.hpp — one lane of a bucket: its memory, its binding,
 // its command lists (docs/design.md, "Lane memory").
 //
-// A lane is made once, on the cold path, by its lane pool from the bucket's
-// lane recipe (compiled_bucket::lane): one arena holding every resource pool
-// of the bucket as the compiler placed them, the layout bound to it, each
+// A lane is made on the cold path by its lane pool from the bucket's lane
+// recipe (compiled_bucket::lane): one arena holding every resource pool of
+// the bucket as the compiler placed them, the layout bound to it, each
 // node's resources resolved to ranges of it, and one command list per node
-// granted exactly those ranges. Waves and lane leases hold lanes; what a
-// holder may touch is said per field.
+// granted exactly those ranges. It is made when its lane pool is made, or —
+// with lane_making::when_needed — when a holder first needs it; a trim gives
+// a free lane's memory back, and it is made afresh when needed again. A lane
+// without memory (not made, or trimmed) keeps its `index`, `owner` and
+// `hold`; everything else is empty (`arena` null). Waves and lane leases
+// hold lanes; what a holder may touch is said per field.
 #pragma once
 
 #include "ferrum/binding/execution_binding.hpp"
@@ -32,6 +36,12 @@ class lane_pool;
 // compute queue in plan order, as for a v1 plan (for encoders that record
 // compute work in every node).
 enum class queue_placement : std::uint8_t { plan, compute_only };
+
+// When a lane pool makes its lanes' memory: every lane when the pool is made
+// (the cold path pays it all, and create fails on what the device refuses), or
+// a lane when a holder waits and no free lane is left (made on the lane
+// pool's executor while the holder waits; a failure fails that holder).
+enum class lane_making : std::uint8_t { at_create, when_needed };
 
 struct lane {
   std::uint32_t index = 0;
@@ -71,7 +81,8 @@ struct lane {
   // waves and leases record it; release() also reads the lists' own.
   std::uint64_t submitted_value = 0;
   // The id of the last wave whose submission went to the GPU on this lane
-  // (0: none): the next wave's encode_context::lane_previous_wave.
+  // (0: none, or the lane's memory was made afresh since): the next wave's
+  // encode_context::lane_previous_wave.
   std::uint64_t previous_wave = 0;
   // The lane's hand-out: it changes whenever the lane changes hands (handed
   // out, given back, quarantined, back in service). A holder keeps the
@@ -104,7 +115,12 @@ struct lane_waiter {
 
 // A lane pool's lanes by state, and its waiters.
 struct lane_counts {
+  // The lanes the pool may have (the program's lanes), and those that exist
+  // (made, not trimmed); `bytes`: their memory.
+  std::uint32_t capacity = 0;
   std::uint32_t lanes = 0;
+  std::uint32_t making = 0;  // being made for a waiter
+  std::uint64_t bytes = 0;
   std::uint32_t free = 0;
   std::uint32_t in_flight = 0;
   std::uint32_t quarantined = 0;

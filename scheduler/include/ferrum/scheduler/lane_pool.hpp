@@ -2,8 +2,10 @@
 // bounded, fair, cancellable lane pool, each lane with lane-stable memory
 // (ferrum/scheduler/lane.hpp).
 //
-// The lane pool makes its lanes once, on the cold path, from the bucket's
-// lane recipe. A wave holds a lane from acquire to release; lanes go to
+// The lane pool makes its lanes on the cold path from the bucket's lane
+// recipe: all of them when it is made, or each when a holder first waits for
+// one (lane_making, lane.hpp); trim() gives free lanes' memory back to the
+// device. A wave holds a lane from acquire to release; lanes go to
 // waiters first come, first served, and at most `lanes` holders of the
 // bucket have one at a time.
 //
@@ -55,24 +57,30 @@ class lane_pool {
   // The executor async_acquire completes on for a handler without one.
   using executor_type = boost::asio::any_io_executor;
 
-  // Makes the lane pool's lanes (cold path), each from the bucket's lane
-  // recipe: an arena of the bucket's lane_bytes(), the recipe's evidence,
-  // each node's resources resolved, one command list per node (made for the
-  // queue `queues` places it on) and, with `gpu_timestamps`, a timestamp
-  // pool of two slots per node. `dispatcher`: the bucket's, shared with the
-  // lane pools of the same bucket on other devices (a scheduler's, internal);
-  // null: the lane pool's own. Errors: no_binding_layout,
-  // missing_domain_layout, those of the device (timestamps_unsupported
-  // among them) and of execution_binding::bind.
+  // Makes the lane pool (cold path) with `program.lanes` lanes, each made
+  // from the bucket's lane recipe — now, or with lane_making::when_needed
+  // when a waiter finds no free lane (on `executor`): an arena of the
+  // bucket's lane_bytes(), the recipe's evidence, each node's resources
+  // resolved, one command list per node (made for the queue `queues` places
+  // it on) and, with `gpu_timestamps`, a timestamp pool of two slots per
+  // node. A lane made when needed that the device refuses fails the waiter
+  // it was made for with the device's code. `dispatcher`: the bucket's,
+  // shared with the lane pools of the same bucket on other devices (a
+  // scheduler's, internal); null: the lane pool's own. `program` must
+  // outlive the lane pool. Errors: no_binding_layout,
+  // missing_domain_layout, timestamps_unsupported, those of the device and
+  // of execution_binding::bind.
   [[nodiscard]] static result<std::unique_ptr<lane_pool>> create(
       const compiled_program& program, const compiled_bucket& bucket, gpu::device& device,
       executor_type executor = executor_type(boost::asio::system_executor()), bool gpu_timestamps = false,
-      queue_placement queues = queue_placement::plan, std::shared_ptr<detail::lane_dispatcher> dispatcher = nullptr);
+      queue_placement queues = queue_placement::plan, lane_making making = lane_making::at_create,
+      std::shared_ptr<detail::lane_dispatcher> dispatcher = nullptr);
 
   lane_pool(const lane_pool&) = delete;
   lane_pool& operator=(const lane_pool&) = delete;
   // Lanes still in quarantine are retired to the device (freed once their
-  // fence is reached). No lane may be held by a wave.
+  // fence is reached). No lane may be held by a wave. Waits for a lane being
+  // made (on the executor) to be handed on.
   ~lane_pool();
 
   [[nodiscard]] const compiled_bucket& bucket() const noexcept { return *bucket_; }
@@ -83,8 +91,14 @@ class lane_pool {
   // first).
   [[nodiscard]] lane_counts counts() const;
   // The lanes, for reading their arenas (a lane's bytes belong to the wave
-  // holding it, and to nobody while the GPU may write them).
+  // holding it, and to nobody while the GPU may write them; a lane not made
+  // has no arena).
   [[nodiscard]] std::span<const std::unique_ptr<lane>> lanes() const noexcept { return lanes_; }
+
+  // Frees the memory of every free lane (a free lane's fence is reached);
+  // each is made again when needed. Returns the bytes given back. Lanes
+  // held, returning or quarantined are left alone.
+  std::uint64_t trim();
 
   // Hands a free lane to `w` now (returned) or queues it (nullptr). When no
   // lane can ever come (all quarantined, or the lane pool is closed), or
@@ -126,40 +140,51 @@ class lane_pool {
   // its scheduler goes); joined, those of every lane pool of the dispatcher.
   void close(boost::system::error_code ec);
 
-  // Called with +1 when a fence watch starts (quarantine,
-  // release_when_reached) and with -1 when it ends (on the device's thread:
-  // the lane is back, or its device failed). Set before any lane is used.
-  void on_watch(void (*callback)(void* context, int delta) noexcept, void* context) noexcept {
-    watch_changed_ = callback;
-    watch_context_ = context;
-  }
+  // What the lane pool tells its owner (a scheduler): `watching` is called
+  // with +1 when a fence watch starts (quarantine, release_when_reached) and
+  // with -1 when it ends (on the device's thread: the lane is back, or its
+  // device failed); `making` with +1 when a lane starts being made and -1
+  // once it was handed on. Set before any lane is used.
+  struct hooks {
+    void (*watching)(void* context, int delta) noexcept = nullptr;
+    void (*making)(void* context, int delta) noexcept = nullptr;
+    void* context = nullptr;
+  };
+  void set_hooks(hooks h) noexcept { hooks_ = h; }
 
  private:
   // A quarantined or returning lane's wait for its last submitted value,
   // linked into the device's timeline (lane_pool.cpp).
   struct fence_watch;
 
-  lane_pool(const compiled_bucket& bucket, gpu::device& device, executor_type executor,
+  lane_pool(const compiled_program& program, const compiled_bucket& bucket, gpu::device& device,
+            executor_type executor, bool gpu_timestamps, queue_placement queues,
             std::shared_ptr<detail::lane_dispatcher> dispatcher);
   // Sets a held lane aside (quarantined, or `returning`) and watches its
   // last submission's value. Errors: as the give-backs'.
   [[nodiscard]] result<void> watch(lane& l, std::uint64_t hold, bool returning, const char* action);
   // The watch's completion: the fence was reached (or the device failed).
   static void watched(gpu::timeline_wait* wait, boost::system::error_code ec) noexcept;
-  void watch_changed(int delta) const noexcept {
-    if (watch_changed_ != nullptr) watch_changed_(watch_context_, delta);
+  // The dispatcher's lane_maker: makes `l` on the executor, then made().
+  static void start_making(void* self, lane& l) noexcept;
+  void made(lane& l, boost::system::error_code ec) noexcept;
+  void hook(void (*h)(void*, int) noexcept, int delta) const noexcept {
+    if (h != nullptr) h(hooks_.context, delta);
   }
 
+  const compiled_program* program_;
   const compiled_bucket* bucket_;
   gpu::device* device_;
   executor_type executor_;
+  bool gpu_timestamps_;
+  queue_placement queues_;
   std::vector<std::unique_ptr<lane>> lanes_;
   std::vector<std::unique_ptr<fence_watch>> watches_;  // per lane
   // Who holds which lane and who waits: the lane pool's (or its bucket's) dispatcher.
   std::shared_ptr<detail::lane_dispatcher> dispatcher_;
   std::size_t member_ = 0;  // the lane pool's number in the dispatcher
-  void (*watch_changed_)(void* context, int delta) noexcept = nullptr;
-  void* watch_context_ = nullptr;
+  hooks hooks_;
+  std::atomic<int> making_{0};  // lanes being made
 };
 
 }  // namespace ferrum

@@ -92,6 +92,15 @@ struct scheduler_options {
   // that used another queue than compute ends with a join on the compute
   // queue: its submitted value, which the lane's release waits for.
   queue_placement queues = queue_placement::plan;
+  // When each bucket's lanes are made (lane_making, lane.hpp). at_create,
+  // the default: create makes every lane of every bucket, so that it fails
+  // on what the device refuses and no wave ever waits for a lane to be made.
+  // when_needed: a bucket's lane is made when a wave finds none free and
+  // fewer than the program's lanes exist — on the executor, while the wave
+  // waits for it as for any lane (cancellable; a lane the device refuses
+  // fails that wave with the device's code) — so that buckets no wave uses
+  // take no memory. trim() gives free lanes' memory back either way.
+  lane_making make_lanes = lane_making::at_create;
   // Where the waves' spans go (ferrum/scheduler/trace.hpp); none when null.
   // Must outlive the scheduler.
   trace_recorder* trace = nullptr;
@@ -115,6 +124,8 @@ struct scheduler_stats {
   std::uint32_t max_in_flight = 0;  // most waves holding a lane at once, over all buckets
   std::uint32_t in_flight = 0;      // waves holding a lane now
   std::uint64_t live = 0;           // waves accepted and not yet completed and delivered
+  std::uint32_t lanes = 0;          // lanes that exist (made, not trimmed), over all buckets and devices
+  std::uint64_t lane_bytes = 0;     // their memory
 };
 
 namespace detail {
@@ -226,6 +237,11 @@ class scheduler {
   [[nodiscard]] std::span<const std::unique_ptr<lane_pool>> pools() const noexcept;
   [[nodiscard]] std::span<const std::unique_ptr<lane_pool>> pools(std::size_t device) const noexcept;
   [[nodiscard]] scheduler_stats stats() const noexcept;
+  // Gives the device back the memory of every free lane (their fences are
+  // reached) of every bucket; each is made again when a wave needs it.
+  // Lanes held, on their way back or quarantined keep theirs. Returns the
+  // bytes given back. Any thread.
+  std::uint64_t trim();
   [[nodiscard]] const compiled_program& program() const noexcept;
   // The first device, and device `index` (below device_count()).
   [[nodiscard]] gpu::device& device(std::size_t index = 0) const noexcept;
