@@ -32,7 +32,7 @@ result<std::unique_ptr<wave_checks>> wave_checks::create(gpu::device& device, st
                                                          checks_self_test test) {
   std::unique_ptr<wave_checks> checks(new wave_checks());
   checks->device_ = &device;
-  const compiled_program& program = s.program();
+  const compiled_program& program = *s.program();
   checks->nodes_ = program.node_count;
   checks->lanes_ = program.lanes;
   checks->stamps_ = stamps;

@@ -17,13 +17,13 @@ namespace asio = boost::asio;
 
 wave_driver::wave_driver(scheduler& s, const device_checks& checks, run_accounting& accounting,
                          const driver_settings& settings)
-    : scheduler_(s), accounting_(accounting), settings_(settings), ticker_(context_), nodes_(s.program().node_count) {
+    : scheduler_(s), accounting_(accounting), settings_(settings), ticker_(context_), nodes_(s.program()->node_count) {
   const std::size_t window = static_cast<std::size_t>(
       std::clamp<std::uint64_t>(settings_.window, 1, std::max<std::uint64_t>(settings_.waves, 1)));
   for (std::size_t i = 0; i < window; ++i) slots_.push_back(std::make_unique<window_entry>(checks));
   // Each bucket's own class and capacity: the scheduler picks the smallest
   // bucket of the class covering the extent, which is that bucket.
-  for (const compiled_bucket& bucket : s.program().buckets)
+  for (const compiled_bucket& bucket : s.program()->buckets)
     requests_.push_back({bucket.spec.cls.str(), bucket.spec.dims});
   // Allocations are counted after the first tenth of the run (at least a
   // window of waves, in which the scheduler makes its waves, frames and

@@ -247,7 +247,9 @@ std::uint64_t lane_pool::last_submitted(const lane& l) noexcept {
 }
 
 result<void> lane_pool::release(lane& l, std::uint64_t hold) {
-  return dispatcher_->release(member_, l, hold, last_submitted(l));
+  auto released = dispatcher_->release(member_, l, hold, last_submitted(l));
+  if (released && hooks_.released != nullptr) hooks_.released(hooks_.context);
+  return released;
 }
 
 result<void> lane_pool::quarantine(lane& l, std::uint64_t hold) { return watch(l, hold, false, "quarantining"); }

@@ -25,36 +25,54 @@ using boost::system::error_code;
 
 // --- scheduler_impl -------------------------------------------------------------
 
-scheduler_impl::scheduler_impl(std::shared_ptr<const compiled_program> program, std::span<gpu::device* const> devices,
-                               boost::asio::any_io_executor executor, const scheduler_options& options)
-    : program_(std::move(program)),
-      host_(*program_, devices, std::move(executor), options, &scheduler_impl::recycle, this) {}
+scheduler_impl::scheduler_impl(std::span<gpu::device* const> devices, boost::asio::any_io_executor executor,
+                               const scheduler_options& options)
+    : host_(devices, std::move(executor), options, &scheduler_impl::recycle, this) {}
 
-result<void> scheduler_impl::make_lanes() {
-  const scheduler_options& options = host_.options();
-  for (std::size_t b = 0; b < program_->buckets.size(); ++b)
-    dispatchers_.push_back(std::make_shared<lane_dispatcher>());
-  for (const wave_device& device : host_.devices()) {
-    for (std::size_t b = 0; b < program_->buckets.size(); ++b) {
-      auto pool = lane_pool::create(*program_, program_->buckets[b], *device.device, host_.executor(),
-                                    options.gpu_timestamps, options.queues, options.make_lanes, dispatchers_[b]);
-      if (!pool) return pool.error();
-      (*pool)->set_hooks({&scheduler_impl::watch_changed, &scheduler_impl::making_changed, this});
-      pools_.push_back(std::move(*pool));
-    }
+lane_pool::hooks scheduler_impl::pool_hooks() const noexcept {
+  return {&scheduler_impl::watch_changed, &scheduler_impl::making_changed, &scheduler_impl::lane_released, nullptr};
+}
+
+result<std::unique_ptr<program_lanes>> scheduler_impl::make_program(std::shared_ptr<const compiled_program> program) {
+  std::vector<gpu::device*> devices;
+  for (const wave_device& d : host_.devices()) devices.push_back(d.device);
+  std::uint64_t serial = 0;
+  {
+    const std::lock_guard lock(waves_mutex_);
+    serial = ++serial_;
   }
+  return program_lanes::make(std::move(program), serial, devices, host_.executor(), host_.options(), pool_hooks(),
+                             this);
+}
+
+result<void> scheduler_impl::start(std::shared_ptr<const compiled_program> program) {
+  auto made = make_program(std::move(program));
+  if (!made) return made.error();
+  const std::lock_guard lock(waves_mutex_);
+  current_ = made->get();
+  programs_.push_back(std::move(*made));
   return {};
 }
 
-bucket_choice scheduler_impl::choose_bucket(const wave_request& request) const noexcept {
+namespace {
+
+// The smallest bucket of the request's class covering its extent, by the
+// product of its dimensions; buckets are in id order, so on equal volume the
+// first id wins. Or why none is taken.
+struct bucket_choice {
+  std::size_t bucket = 0;
+  errc refused = errc::ok;
+};
+
+bucket_choice choose_bucket(const compiled_program& program, const copied_request& copied) noexcept {
+  const wave_request request = copied.request();
   for (const auto d : request.extent)
     if (d == 0) return {0, errc::invalid_wave_request};
-  // The smallest bucket of the class covering the extent, by the product of
-  // its dimensions; buckets are in id order, so on equal volume the first id wins.
+  if (!copied.kept()) return {0, errc::no_bucket_fits};
   std::optional<std::size_t> best;
   std::uint64_t best_volume = std::numeric_limits<std::uint64_t>::max();
-  for (std::size_t b = 0; b < program_->buckets.size(); ++b) {
-    const bucket_spec& spec = program_->buckets[b].spec;
+  for (std::size_t b = 0; b < program.buckets.size(); ++b) {
+    const bucket_spec& spec = program.buckets[b].spec;
     if (spec.cls.str() != request.bucket_class) continue;
     bool covers = true;
     std::uint64_t volume = 1;
@@ -73,33 +91,37 @@ bucket_choice scheduler_impl::choose_bucket(const wave_request& request) const n
   return {0, errc::no_bucket_fits};
 }
 
+}  // namespace
+
 void scheduler_impl::reserve_waves(std::size_t count) {
   host_.frames().reserve(count);
   const std::lock_guard lock(waves_mutex_);
   waves_.reserve(count);
   free_waves_.reserve(count);
   while (waves_.size() < count) {
-    waves_.push_back(std::make_unique<wave>(host_));
+    waves_.push_back(std::make_unique<wave>(host_, *current_));
     free_waves_.push_back(waves_.back().get());
   }
 }
 
-wave* scheduler_impl::take_wave() {
+std::pair<wave*, program_lanes*> scheduler_impl::take_wave() {
   {
     const std::lock_guard lock(waves_mutex_);
     if (!free_waves_.empty()) {
       wave* w = free_waves_.back();
       free_waves_.pop_back();
-      return w;
+      current_->waves.fetch_add(1);
+      return {w, current_};
     }
   }
   // Cold: a new peak of waves alive at once.
-  auto made = std::make_unique<wave>(host_);
+  std::unique_lock lock(waves_mutex_);
+  auto made = std::make_unique<wave>(host_, *current_);
   wave* w = made.get();
-  const std::lock_guard lock(waves_mutex_);
   waves_.push_back(std::move(made));
   free_waves_.reserve(waves_.size());
-  return w;
+  current_->waves.fetch_add(1);
+  return {w, current_};
 }
 
 void scheduler_impl::live_began() {
@@ -109,21 +131,36 @@ void scheduler_impl::live_began() {
   if (!work_) work_.emplace(asio::prefer(host_.executor(), asio::execution::outstanding_work.tracked));
 }
 
-void scheduler_impl::submit(bucket_choice choice, encoder_ref encode, const completion_installer& install) {
-  wave* w = take_wave();
+void scheduler_impl::live_began_locked() noexcept {
+  if (live_.fetch_add(1, std::memory_order_acq_rel) != 0) return;
+  idle_ = false;
+  try {
+    if (!work_) work_.emplace(asio::prefer(host_.executor(), asio::execution::outstanding_work.tracked));
+  } catch (...) {
+    // Without the work: what lives is posted to the executor, which keeps
+    // an io_context running until it ran.
+  }
+}
+
+void scheduler_impl::submit(const copied_request& request, encoder_ref encode, const completion_installer& install) {
+  const auto [w, program] = take_wave();
   live_began();
   host_.counters().started();
-  error_code early_error;
-  if (choice.refused != errc::ok) {
-    early_error = make_error_code(choice.refused);
-  } else if (!accepting_.load()) {
-    early_error = make_error_code(errc::scheduler_shut_down);
-  }
-  if (early_error) {
-    w->prepare(next_id_.fetch_add(1, std::memory_order_relaxed), nullptr, nullptr, encode, early_error);
-  } else {
-    w->prepare(next_id_.fetch_add(1, std::memory_order_relaxed), &program_->buckets[choice.bucket],
-               dispatchers_[choice.bucket].get(), encode, {});
+  const bucket_choice choice = choose_bucket(program->program(), request);
+  const std::uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
+  try {
+    if (choice.refused != errc::ok) {
+      w->prepare(id, *program, nullptr, nullptr, encode, make_error_code(choice.refused));
+    } else if (!accepting_.load()) {
+      w->prepare(id, *program, nullptr, nullptr, encode, make_error_code(errc::scheduler_shut_down));
+    } else {
+      w->prepare(id, *program, &program->program().buckets[choice.bucket], &program->dispatcher(choice.bucket), encode,
+                 {});
+    }
+  } catch (...) {
+    // No room for a new program's nodes could be made: the wave never started.
+    recycle(this, *w);
+    throw;
   }
   try {
     install.install(install.handler, w->completion, host_.executor());
@@ -141,10 +178,13 @@ void scheduler_impl::recycle(void* self, wave& w) noexcept { static_cast<schedul
 void scheduler_impl::recycle_wave(wave& w) noexcept {
   // Both the coroutine and the completion's delivery are done with the wave.
   w.completion.reset();
+  program_lanes& program = const_cast<program_lanes&>(w.program());
   {
     const std::lock_guard lock(waves_mutex_);
     free_waves_.push_back(&w);  // capacity reserved for every wave: never allocates
   }
+  // The last wave of a replaced program may be the last of it that runs.
+  if (program.waves.fetch_sub(1) == 1 && program.retired.load()) retire_if_done(program);
   live_ended();
 }
 
@@ -161,7 +201,7 @@ void scheduler_impl::live_ended() noexcept {
   complete_shutdown_locked();
   idle_changed_.notify_all();
   if (!owned_by_last_wave_) return;
-  complete_shutdown_waiters_locked(asio::error::operation_aborted);
+  abort_pending_locked();
   lock.unlock();
   host_.wait_for_posts();
   delete this;
@@ -173,7 +213,7 @@ void scheduler_impl::complete_shutdown_locked() noexcept {
 }
 
 void scheduler_impl::complete_shutdown_waiters_locked(error_code ec) noexcept {
-  for (shutdown_waiter& waiter : shutdown_waiters_) {
+  for (completion_waiter& waiter : shutdown_waiters_) {
     // Posted to the executor whose work the waiter holds (the handler's own,
     // or the scheduler's); the post keeps that work until the handler ran.
     asio::post(waiter.work, asio::append(std::move(waiter.handler), ec));
@@ -182,27 +222,128 @@ void scheduler_impl::complete_shutdown_waiters_locked(error_code ec) noexcept {
   shutdown_waiters_.clear();
 }
 
-void scheduler_impl::watch_changed(void* self, int delta) noexcept {
-  auto* s = static_cast<scheduler_impl*>(self);
-  const std::lock_guard lock(s->state_mutex_);
-  s->watching_ = delta > 0 ? s->watching_ + 1 : s->watching_ - 1;
-  if (delta < 0) s->complete_shutdown_locked();
+scheduler_impl& scheduler_impl::owner_of(void* program) noexcept {
+  return *static_cast<scheduler_impl*>(static_cast<program_lanes*>(program)->owner());
 }
 
-void scheduler_impl::making_changed(void* self, int delta) noexcept {
-  auto* s = static_cast<scheduler_impl*>(self);
+void scheduler_impl::abort_pending_locked() noexcept {
+  closed_ = true;
+  complete_shutdown_waiters_locked(asio::error::operation_aborted);
+  const std::lock_guard lock(waves_mutex_);
+  for (const auto& program : programs_) {
+    for (completion_waiter& w : program->replaced)
+      asio::post(w.work, asio::append(std::move(w.handler), asio::error::operation_aborted));
+    program->replaced.clear();
+  }
+}
+
+void scheduler_impl::watch_changed(void* program, int delta) noexcept {
+  auto& p = *static_cast<program_lanes*>(program);
+  scheduler_impl& s = owner_of(program);
+  if (delta > 0) p.watching.fetch_add(1);
+  {
+    const std::lock_guard lock(s.state_mutex_);
+    s.watching_ = delta > 0 ? s.watching_ + 1 : s.watching_ - 1;
+    if (delta < 0) s.complete_shutdown_locked();
+  }
+  if (delta < 0 && p.watching.fetch_sub(1) == 1 && p.retired.load()) s.retire_if_done(p);
+}
+
+void scheduler_impl::making_changed(void* program, int delta) noexcept {
+  auto& p = *static_cast<program_lanes*>(program);
+  scheduler_impl& s = owner_of(program);
   if (delta > 0) {
-    s->making_.fetch_add(1, std::memory_order_relaxed);
+    p.making.fetch_add(1);
+    s.making_.fetch_add(1, std::memory_order_relaxed);
     try {
-      s->live_began();
+      s.live_began();
     } catch (...) {
       // Counted as living all the same; the outstanding work could not be
       // taken, and the wave waiting for the lane holds it anyway.
     }
-  } else {
-    s->making_.fetch_sub(1, std::memory_order_relaxed);
-    s->live_ended();  // last: may free this object
+    return;
   }
+  if (p.making.fetch_sub(1) == 1 && p.retired.load()) s.retire_if_done(p);
+  s.making_.fetch_sub(1, std::memory_order_relaxed);
+  s.live_ended();  // last: may free this object
+}
+
+void scheduler_impl::lane_released(void* program) noexcept {
+  auto& p = *static_cast<program_lanes*>(program);
+  if (p.retired.load()) owner_of(program).retire_if_done(p);
+}
+
+void scheduler_impl::replace(std::shared_ptr<const compiled_program> program, completion_waiter waiter) {
+  const auto fail = [&](error_code ec) { asio::post(waiter.work, asio::append(std::move(waiter.handler), ec)); };
+  if (!program) return fail(make_error_code(errc::invalid_scheduler_option));
+  if (!accepting_.load()) return fail(make_error_code(errc::scheduler_shut_down));
+  auto made = make_program(std::move(program));
+  if (!made) return fail(made.error().code);
+  program_lanes* old = nullptr;
+  {
+    const std::lock_guard lock(waves_mutex_);
+    programs_.reserve(programs_.size() + 1);
+    old = current_;
+    current_ = made->get();
+    programs_.push_back(std::move(*made));
+  }
+  {
+    const std::lock_guard lock(state_mutex_);
+    old->replaced.push_back(std::move(waiter));
+  }
+  // From here its last wave, lane or watch to end retires it (or this does).
+  old->retired.store(true);
+  retire_if_done(*old);
+}
+
+void scheduler_impl::retire_if_done(program_lanes& p) noexcept {
+  {
+    const std::lock_guard lock(state_mutex_);
+    if (closed_ || p.retiring || p.busy()) return;
+    p.retiring = true;
+    // Lives until retired: the destructor waits for it.
+    live_began_locked();
+  }
+  // Once, run or not: an executor that goes with the job queued destroys it.
+  struct job {
+    scheduler_impl* self;
+    program_lanes* program;
+    job(scheduler_impl* s, program_lanes* p) noexcept : self(s), program(p) {}
+    job(job&& other) noexcept : self(std::exchange(other.self, nullptr)), program(other.program) {}
+    job& operator=(job&&) = delete;
+    ~job() {
+      if (self != nullptr) self->retire(program, false);
+    }
+    void operator()() { std::exchange(self, nullptr)->retire(program, true); }
+  };
+  try {
+    // Posted: a fence watch or a lane being made that ends here is inside
+    // its lane pool, which cannot go from there.
+    asio::post(host_.executor(), job(this, &p));
+  } catch (...) {
+    // Nothing was queued: the job, destroyed unrun, retired it.
+  }
+}
+
+void scheduler_impl::retire(program_lanes* p, bool posted) noexcept {
+  std::unique_ptr<program_lanes> gone;
+  {
+    const std::lock_guard lock(waves_mutex_);
+    const auto it = std::find_if(programs_.begin(), programs_.end(), [&](const auto& x) { return x.get() == p; });
+    gone = std::move(*it);
+    programs_.erase(it);
+  }
+  std::vector<completion_waiter> waiters;
+  {
+    const std::lock_guard lock(state_mutex_);
+    waiters = std::move(gone->replaced);
+  }
+  // Its lanes' memory goes back to the device here.
+  gone.reset();
+  if (posted)
+    for (completion_waiter& w : waiters) asio::post(w.work, asio::append(std::move(w.handler), error_code{}));
+  waiters.clear();
+  live_ended();  // last: may free this object
 }
 
 scheduler_stats scheduler_impl::stats() const noexcept {
@@ -212,21 +353,37 @@ scheduler_stats scheduler_impl::stats() const noexcept {
   const std::uint64_t live = live_.load(std::memory_order_acquire);
   const std::uint64_t making = making_.load(std::memory_order_relaxed);
   s.live = live > making ? live - making : 0;
-  for (const auto& pool : pools_) {
-    const lane_counts c = pool->counts();
-    s.lanes += c.lanes;
-    s.lane_bytes += c.bytes;
+  const std::lock_guard lock(waves_mutex_);
+  for (const auto& program : programs_) {
+    for (const auto& pool : program->pools()) {
+      const lane_counts c = pool->counts();
+      s.lanes += c.lanes;
+      s.lane_bytes += c.bytes;
+    }
   }
   return s;
 }
 
 std::uint64_t scheduler_impl::trim() {
+  // Replaced programs' too: their free lanes wait for nothing.
   std::uint64_t freed = 0;
-  for (const auto& pool : pools_) freed += pool->trim();
+  const std::lock_guard lock(waves_mutex_);
+  for (const auto& program : programs_)
+    for (const auto& pool : program->pools()) freed += pool->trim();
   return freed;
 }
 
-void scheduler_impl::shutdown(shutdown_waiter waiter) {
+std::shared_ptr<const compiled_program> scheduler_impl::program() const noexcept {
+  const std::lock_guard lock(waves_mutex_);
+  return current_->shared_program();
+}
+
+std::span<const std::unique_ptr<lane_pool>> scheduler_impl::pools() const noexcept {
+  const std::lock_guard lock(waves_mutex_);
+  return current_->pools();
+}
+
+void scheduler_impl::shutdown(completion_waiter waiter) {
   // Waves accepted before this still run to the end; later ones are refused.
   accepting_.store(false);
   const std::lock_guard lock(state_mutex_);
@@ -236,7 +393,10 @@ void scheduler_impl::shutdown(shutdown_waiter waiter) {
 
 void scheduler_impl::close() noexcept {
   accepting_.store(false);
-  for (auto& lanes : dispatchers_) lanes->close(make_error_code(errc::scheduler_shut_down));
+  const std::lock_guard lock(waves_mutex_);
+  for (const auto& program : programs_)
+    for (std::size_t b = 0; b < program->program().buckets.size(); ++b)
+      program->dispatcher(b).close(make_error_code(errc::scheduler_shut_down));
 }
 
 void scheduler_impl::close_to_last_wave() noexcept {
@@ -253,9 +413,10 @@ void scheduler_impl::close_and_wait() noexcept {
     std::unique_lock lock(state_mutex_);
     idle_changed_.wait(lock, [&] { return idle_; });
     // Lanes still quarantined go to the device with the pools: a pending
-    // async_shutdown can no longer see them come back, and its handler is
-    // invoked all the same, as Asio's operations are when their object goes.
-    complete_shutdown_waiters_locked(asio::error::operation_aborted);
+    // async_shutdown or async_replace can no longer see them come back, and
+    // its handler is invoked all the same, as Asio's operations are when
+    // their object goes.
+    abort_pending_locked();
   }
   // A device thread that posted a wave's last step may still be inside the
   // post; it touches nothing of ours afterwards.
@@ -289,8 +450,8 @@ result<std::unique_ptr<scheduler>> scheduler::create(std::shared_ptr<const compi
         devices.begin() + static_cast<std::ptrdiff_t>(d))
       return make_error(errc::invalid_scheduler_option, "device " + std::to_string(d) + " is given twice");
   }
-  auto impl = std::make_unique<detail::scheduler_impl>(program, devices, std::move(executor), options);
-  if (auto lanes = impl->make_lanes(); !lanes) return lanes.error();
+  auto impl = std::make_unique<detail::scheduler_impl>(devices, std::move(executor), options);
+  if (auto started = impl->start(std::move(program)); !started) return started.error();
   // Waves beyond the lanes queue for one; by default twice the lanes covers
   // a window of waves submitted ahead, and two more the one whose handler
   // submits the next and the one whose coroutine is ending, so that steady
@@ -317,29 +478,30 @@ scheduler::~scheduler() {
 
 scheduler::executor_type scheduler::get_executor() const noexcept { return impl_->host().executor(); }
 
-detail::bucket_choice scheduler::choose_bucket(const wave_request& request) const noexcept {
-  return impl_->choose_bucket(request);
-}
-
-void scheduler::submit(detail::bucket_choice choice, detail::encoder_ref encode,
+void scheduler::submit(const detail::copied_request& request, detail::encoder_ref encode,
                        const detail::completion_installer& install) {
-  impl_->submit(choice, encode, install);
+  impl_->submit(request, encode, install);
 }
 
-void scheduler::shutdown(detail::shutdown_waiter waiter) { impl_->shutdown(std::move(waiter)); }
+void scheduler::shutdown(detail::completion_waiter waiter) { impl_->shutdown(std::move(waiter)); }
+
+void scheduler::replace(std::shared_ptr<const compiled_program> program, detail::completion_waiter waiter) {
+  impl_->replace(std::move(program), std::move(waiter));
+}
 
 std::span<const std::unique_ptr<lane_pool>> scheduler::pools() const noexcept { return impl_->pools(); }
 
 std::span<const std::unique_ptr<lane_pool>> scheduler::pools(std::size_t device) const noexcept {
-  const std::size_t buckets = impl_->program().buckets.size();
-  return impl_->pools().subspan(device * buckets, buckets);
+  const std::span<const std::unique_ptr<lane_pool>> all = impl_->pools();
+  const std::size_t buckets = all.size() / impl_->host().devices().size();
+  return all.subspan(device * buckets, buckets);
 }
 
 scheduler_stats scheduler::stats() const noexcept { return impl_->stats(); }
 
 std::uint64_t scheduler::trim() { return impl_->trim(); }
 
-const compiled_program& scheduler::program() const noexcept { return impl_->program(); }
+std::shared_ptr<const compiled_program> scheduler::program() const noexcept { return impl_->program(); }
 
 gpu::device& scheduler::device(std::size_t index) const noexcept { return *impl_->host().devices()[index].device; }
 

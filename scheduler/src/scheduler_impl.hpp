@@ -1,13 +1,14 @@
 // scheduler_impl.hpp (private) — the scheduler behind the facade
-// (scheduler.cpp): which bucket a request runs in, the lane pools and their
-// dispatchers, the recycled waves, shutdown. What its waves see of it is
-// its wave_host; a wave's own life is in wave_impl.hpp.
+// (scheduler.cpp): which bucket a request runs in, the programs it runs
+// (the current one and replaced ones still going, each with its lane pools:
+// program_lanes.hpp), the recycled waves, replacement and shutdown. What its
+// waves see of it is its wave_host; a wave's own life is in wave_impl.hpp.
 #pragma once
 
-#include "ferrum/scheduler/detail/shutdown_waiter.hpp"
+#include "ferrum/scheduler/detail/completion_waiter.hpp"
 #include "ferrum/scheduler/detail/wave_submission.hpp"
 #include "ferrum/scheduler/scheduler.hpp"
-#include "lane_dispatcher.hpp"
+#include "program_lanes.hpp"
 #include "wave_host.hpp"
 #include "wave_impl.hpp"
 
@@ -25,22 +26,21 @@ namespace ferrum::detail {
 
 class scheduler_impl {
  public:
-  scheduler_impl(std::shared_ptr<const compiled_program> program, std::span<gpu::device* const> devices,
-                 boost::asio::any_io_executor executor, const scheduler_options& options);
+  scheduler_impl(std::span<gpu::device* const> devices, boost::asio::any_io_executor executor,
+                 const scheduler_options& options);
   scheduler_impl(const scheduler_impl&) = delete;
   scheduler_impl& operator=(const scheduler_impl&) = delete;
 
-  // Makes every lane pool from the program's lane recipes, one per (device,
-  // bucket), a bucket's joined to its dispatcher (cold).
-  [[nodiscard]] result<void> make_lanes();
+  // Makes the first program's lane pools (cold): its current program.
+  [[nodiscard]] result<void> start(std::shared_ptr<const compiled_program> program);
   // Makes `count` waves (and frames, at the first wave) ahead: cold.
   void reserve_waves(std::size_t count);
-  [[nodiscard]] bucket_choice choose_bucket(const wave_request& request) const noexcept;
   // Takes a recycled wave (a new one at a new peak), installs its handler
-  // through `install` and starts it.
-  void submit(bucket_choice choice, encoder_ref encode, const completion_installer& install);
+  // through `install` and starts it on the current program.
+  void submit(const copied_request& request, encoder_ref encode, const completion_installer& install);
 
-  void shutdown(shutdown_waiter waiter);
+  void shutdown(completion_waiter waiter);
+  void replace(std::shared_ptr<const compiled_program> program, completion_waiter waiter);
   // The scheduler goes: refuses new waves, fails queued ones, and waits
   // until no wave lives (every handler ran).
   void close_and_wait() noexcept;
@@ -53,8 +53,8 @@ class scheduler_impl {
 
   [[nodiscard]] scheduler_stats stats() const noexcept;
   std::uint64_t trim();
-  [[nodiscard]] const compiled_program& program() const noexcept { return *program_; }
-  [[nodiscard]] std::span<const std::unique_ptr<lane_pool>> pools() const noexcept { return pools_; }
+  [[nodiscard]] std::shared_ptr<const compiled_program> program() const noexcept;
+  [[nodiscard]] std::span<const std::unique_ptr<lane_pool>> pools() const noexcept;
   [[nodiscard]] const wave_host& host() const noexcept { return host_; }
 
  private:
@@ -66,34 +66,53 @@ class scheduler_impl {
   // free this object (close_to_last_wave).
   void live_began();
   void live_ended() noexcept;
-  // A lane pool started (+1) or ended (-1) a watch on a lane's fence:
-  // shutdown waits for them.
-  static void watch_changed(void* self, int delta) noexcept;
-  // A lane pool started (+1) or ended (-1) making a lane: lives.
-  static void making_changed(void* self, int delta) noexcept;
+  // With state_mutex_ held: live_began without taking it.
+  void live_began_locked() noexcept;
+  // The hooks of a program's lane pools (context: the program_lanes). A
+  // fence watch started (+1) or ended (-1): shutdown waits for them. A lane
+  // started being made (+1) or was handed on (-1): lives. A lease gave a
+  // lane back. Each may be the last thing a replaced program waited for.
+  [[nodiscard]] lane_pool::hooks pool_hooks() const noexcept;
+  static void watch_changed(void* program, int delta) noexcept;
+  static void making_changed(void* program, int delta) noexcept;
+  static void lane_released(void* program) noexcept;
+  [[nodiscard]] static scheduler_impl& owner_of(void* program) noexcept;
+  // Makes a program's lane pools (cold).
+  [[nodiscard]] result<std::unique_ptr<program_lanes>> make_program(std::shared_ptr<const compiled_program> program);
+  // A replaced program `p` may have nothing running any more: if so, it
+  // goes (posted: retire()).
+  void retire_if_done(program_lanes& p) noexcept;
+  // Removes `p` and frees its lanes, then completes the replacements that
+  // waited for it (`posted`: with success; else, its post destroyed unrun,
+  // without running them).
+  void retire(program_lanes* p, bool posted) noexcept;
   // Refuses later waves and fails the queued ones (scheduler_shut_down).
   void close() noexcept;
-  [[nodiscard]] wave* take_wave();
+  // A recycled wave (a new one at a new peak), counted on the current program.
+  [[nodiscard]] std::pair<wave*, program_lanes*> take_wave();
   // With state_mutex_ held: completes the shutdown waiters once no wave
   // lives and no quarantined lane waits for its fence.
   void complete_shutdown_locked() noexcept;
+  // With state_mutex_ held, as the scheduler goes: replaced programs go no
+  // more, and every pending shutdown and replacement completes with
+  // operation_aborted.
+  void abort_pending_locked() noexcept;
   // With state_mutex_ held: posts every shutdown waiter's handler with `ec`.
   void complete_shutdown_waiters_locked(boost::system::error_code ec) noexcept;
 
-  std::shared_ptr<const compiled_program> program_;
-  // Per bucket (program order), who holds which of its lanes on any device.
-  std::vector<std::shared_ptr<lane_dispatcher>> dispatchers_;
-  // Device-major: device d's lane pool of bucket b at d * buckets + b.
-  std::vector<std::unique_ptr<lane_pool>> pools_;
   std::vector<std::unique_ptr<wave>> waves_;
-  std::mutex waves_mutex_;         // guards waves_ and free_waves_
+  // Guards waves_, free_waves_, programs_ and current_: a wave is taken and
+  // counted on the current program in one step, which a replacement cannot
+  // come between.
+  mutable std::mutex waves_mutex_;
   std::vector<wave*> free_waves_;  // capacity reserved for every wave: pushing never allocates
 
   std::atomic<std::uint64_t> next_id_{1};
   std::atomic<bool> accepting_{true};
-  // Waves prepared and not yet recycled, and lanes being made. Changed without a lock; only its
-  // transitions from and to zero take state_mutex_ (they set idle_), so a
-  // steady stream of waves takes no lock here.
+  // Waves prepared and not yet recycled, lanes being made and replaced
+  // programs going. Changed without a lock; only its transitions from and to
+  // zero take state_mutex_ (they set idle_), so a steady stream of waves
+  // takes no lock here.
   std::atomic<std::uint64_t> live_{0};
   std::atomic<std::uint64_t> making_{0};  // lanes being made (not waves)
   mutable std::mutex state_mutex_;
@@ -109,7 +128,15 @@ class scheduler_impl {
   // The executor's outstanding work while any wave lives: a wave waiting for
   // a fence (completed from a device thread) keeps io_context::run going.
   std::optional<boost::asio::any_io_executor> work_;
-  std::vector<shutdown_waiter> shutdown_waiters_;
+  std::vector<completion_waiter> shutdown_waiters_;
+  // Closed (destroyed): no replaced program starts going any more.
+  bool closed_ = false;
+  // The programs: the current one, and replaced ones still going. Before
+  // host_, so that their lane pools go after the fence watchdog stopped and
+  // before everything their hooks touch.
+  std::vector<std::unique_ptr<program_lanes>> programs_;
+  program_lanes* current_ = nullptr;
+  std::uint64_t serial_ = 0;
   // Last, so that it goes first: its fence watchdog stops before the waves
   // whose entries it reads go.
   wave_host host_;

@@ -2,6 +2,7 @@
 // await a lane, bind, encode (fan out, fan in), submit, await the terminal
 // fence, give the lane back, conclude (docs/design.md, "The hot path").
 #include "lane_dispatcher.hpp"
+#include "program_lanes.hpp"
 #include "wave_impl.hpp"
 
 #include <boost/asio/bind_allocator.hpp>
@@ -105,7 +106,7 @@ struct wave::encoding_nodes {
     wave_host& host = w.host_;
     w.continuation_ = h;
     w.step_.store(wave_step::encoding);
-    const std::size_t nodes = host.node_count();
+    const std::size_t nodes = w.contexts_.size();
     w.chunk_count_ = std::max<std::size_t>(1, std::min(host.options().encoder_tasks, nodes));
     w.chunks_left_.store(w.chunk_count_);
     for (std::size_t c = 0; c + 1 < w.chunk_count_; ++c) {
@@ -294,7 +295,8 @@ void wave::encoder_threw(std::size_t node, std::exception_ptr thrown) noexcept {
 
 error_code wave::submit() noexcept {
   lane& l = *held_;
-  const submission_plan::outcome submitted = device_->submissions.submit(l.submit_lists, submissions_);
+  const submission_plan::outcome submitted =
+      program_->submissions(device_->index).submit(l.submit_lists, submissions_);
   if (!submitted.value) {
     message_ = submitted.value.error().what();
     if (submitted.submitted_any) {
@@ -342,13 +344,9 @@ void wave::give_back(lane_return how) noexcept {
 
 // --- set-up, start, cancellation, hand-offs ---------------------------------------
 
-wave::wave(wave_host& host)
-    : host_(host),
-      submissions_(host.make_submission_values()),
-      buffer_(host.options().encoder_tasks + 2),
-      contexts_(host.node_count()),
-      node_spans_(host.options().trace != nullptr ? host.node_count() : 0),
-      gpu_time_(host.options().gpu_timestamps ? host.node_count() : 0) {
+wave::wave(wave_host& host, const program_lanes& program)
+    : host_(host), buffer_(host.options().encoder_tasks + 2), gpu_time_(0) {
+  size_for(program);
   host.watchdog().add(watch_);
   outcome_.context = this;
   outcome_.delivered = [](wave_outcome* o) noexcept {
@@ -357,8 +355,19 @@ wave::wave(wave_host& host)
   };
 }
 
-void wave::prepare(std::uint64_t id, const compiled_bucket* bucket, lane_dispatcher* lanes, encoder_ref encode,
-                   error_code early_error) noexcept {
+void wave::size_for(const program_lanes& program) {
+  const std::size_t nodes = program.program().node_count;
+  submissions_ = program.make_submission_values();
+  contexts_.resize(nodes);
+  if (host_.options().trace != nullptr) node_spans_.resize(nodes);
+  if (host_.options().gpu_timestamps) gpu_time_.resize(nodes);
+  sized_for_ = program.serial();
+}
+
+void wave::prepare(std::uint64_t id, const program_lanes& program, const compiled_bucket* bucket,
+                   lane_dispatcher* lanes, encoder_ref encode, error_code early_error) {
+  if (program.serial() != sized_for_) size_for(program);
+  program_ = &program;
   id_ = id;
   bucket_ = bucket;
   lanes_ = lanes;

@@ -20,6 +20,12 @@ class wave_gpu_time {
   // Room for `nodes` nodes' times; 0 when the scheduler has no GPU timestamps.
   explicit wave_gpu_time(std::size_t nodes) : timestamps_(2 * nodes), nodes_(nodes) {}
 
+  // Room for `nodes` nodes (a new program; 0: none).
+  void resize(std::size_t nodes) {
+    timestamps_.resize(2 * nodes);
+    nodes_.resize(nodes);
+  }
+
   // For a new wave: no times read.
   void reset() noexcept { read_.store(false, std::memory_order_relaxed); }
   // Node `node`'s timestamp before (slot 2n) or after (2n + 1) its commands,

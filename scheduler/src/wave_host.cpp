@@ -36,18 +36,15 @@ scheduler_stats wave_counters::read() const noexcept {
   return s;
 }
 
-wave_host::wave_host(const compiled_program& program, std::span<gpu::device* const> devices,
-                     boost::asio::any_io_executor executor, const scheduler_options& options,
-                     void (*on_recycle)(void* owner, wave& w) noexcept, void* owner)
+wave_host::wave_host(std::span<gpu::device* const> devices, boost::asio::any_io_executor executor,
+                     const scheduler_options& options, void (*on_recycle)(void* owner, wave& w) noexcept, void* owner)
     : executor_(std::move(executor)),
       options_(options),
-      node_count_(program.node_count),
       recycle_(on_recycle),
       owner_(owner),
       watchdog_(options.fence_timeout) {
   devices_.reserve(devices.size());
-  for (gpu::device* d : devices)
-    devices_.push_back({d, devices_.size(), submission_plan(program.dependencies, *d, options.queues)});
+  for (gpu::device* d : devices) devices_.push_back({d, devices_.size()});
 }
 
 const wave_device& wave_host::device_of(const lane& l) const noexcept {
@@ -58,16 +55,6 @@ const wave_device& wave_host::device_of(const lane& l) const noexcept {
 
 bool wave_host::every_device_lost() const noexcept {
   return std::all_of(devices_.begin(), devices_.end(), [](const wave_device& d) { return d.device->lost(); });
-}
-
-submission_plan::values wave_host::make_submission_values() const {
-  submission_plan::values most = devices_.front().submissions.make_values();
-  for (const wave_device& d : devices_) {
-    submission_plan::values v = d.submissions.make_values();
-    if (v.submitted.size() > most.submitted.size()) most.submitted = std::move(v.submitted);
-    if (v.waits.capacity() > most.waits.capacity()) most.waits = std::move(v.waits);
-  }
-  return most;
 }
 
 void wave_host::wait_for_posts() const noexcept {

@@ -1,16 +1,14 @@
 // wave_host.hpp (private) — what a wave needs of the scheduler that runs it,
 // and nothing more: the executor and how to post to it, the options, the
-// fence watchdog, the coroutine frames, the counters, the devices (each with
-// its submission plan), and where a finished wave goes back; and the memory
+// fence watchdog, the coroutine frames, the counters, the devices (not
+// the program's), and where a finished wave goes back; and the memory
 // waves reuse (coroutine frames, posts from a wave's own buffer). The scheduler
 // (scheduler_impl.hpp) owns one; a wave (wave_impl.hpp) sees only this.
 #pragma once
 
 #include "fence_watchdog.hpp"
-#include "ferrum/binding/compiled_program.hpp"
 #include "ferrum/scheduler/lane_pool.hpp"
 #include "ferrum/scheduler/scheduler.hpp"
-#include "submission_plan.hpp"
 
 #include "ferrum/async/post_buffer.hpp"
 
@@ -124,11 +122,10 @@ void post_with(const boost::asio::any_io_executor& executor, async::post_buffer<
 
 // --- the host ----------------------------------------------------------------------
 
-// One device of the scheduler: how a wave's nodes go to its queues.
+// One device of the scheduler.
 struct wave_device {
   gpu::device* device;
   std::size_t index;  // in the scheduler's devices
-  submission_plan submissions;
 };
 
 // What waves report as they go: lock-free counters, read together by
@@ -160,15 +157,13 @@ using wave_buffer = async::post_buffer<wave_entry_bytes>;
 class wave_host {
  public:
   // `on_recycle(owner, w)`: wave `w` has ended and its completion was delivered.
-  wave_host(const compiled_program& program, std::span<gpu::device* const> devices,
-            boost::asio::any_io_executor executor, const scheduler_options& options,
+  wave_host(std::span<gpu::device* const> devices, boost::asio::any_io_executor executor, const scheduler_options& options,
             void (*on_recycle)(void* owner, wave& w) noexcept, void* owner);
   wave_host(const wave_host&) = delete;
   wave_host& operator=(const wave_host&) = delete;
 
   [[nodiscard]] const boost::asio::any_io_executor& executor() const noexcept { return executor_; }
   [[nodiscard]] const scheduler_options& options() const noexcept { return options_; }
-  [[nodiscard]] std::size_t node_count() const noexcept { return node_count_; }
   [[nodiscard]] fence_watchdog& watchdog() noexcept { return watchdog_; }
   [[nodiscard]] frame_pool& frames() noexcept { return frames_; }
   [[nodiscard]] wave_counters& counters() noexcept { return counters_; }
@@ -178,8 +173,6 @@ class wave_host {
   // The device lane `l` is on.
   [[nodiscard]] const wave_device& device_of(const lane& l) const noexcept;
   [[nodiscard]] bool every_device_lost() const noexcept;
-  // Room for any device's segment values and waits (a wave runs on any).
-  [[nodiscard]] submission_plan::values make_submission_values() const;
 
   // Posts `f` to the executor with its memory from `buffer`; counted, so
   // that the scheduler's destruction waits for a device thread still inside
@@ -200,7 +193,6 @@ class wave_host {
  private:
   boost::asio::any_io_executor executor_;
   scheduler_options options_;
-  std::size_t node_count_;
   std::vector<wave_device> devices_;
   frame_pool frames_;
   wave_counters counters_;

@@ -35,6 +35,7 @@
 namespace ferrum::detail {
 
 class lane_dispatcher;
+class program_lanes;
 
 // Where a wave is, as far as a cancellation needs to know.
 enum class wave_step : std::uint8_t { prepared, acquiring, encoding, submitted };
@@ -48,15 +49,19 @@ enum class lane_return : std::uint8_t {
 
 class wave {
  public:
-  explicit wave(wave_host& host);
+  // Sized for `program`'s nodes (a later program's are sized at prepare).
+  wave(wave_host& host, const program_lanes& program);
   wave(const wave&) = delete;
   wave& operator=(const wave&) = delete;
 
   // Sets the wave up for a new use (by the scheduler, under no lock): the
-  // bucket it runs in and where its lanes come from, or the error it
-  // completes with at once.
-  void prepare(std::uint64_t id, const compiled_bucket* bucket, lane_dispatcher* lanes, encoder_ref encode,
-               boost::system::error_code early_error) noexcept;
+  // program it runs on, the bucket it runs in and where its lanes come
+  // from, or the error it completes with at once. Allocates only for a
+  // program with more nodes or segments than the wave had room for.
+  void prepare(std::uint64_t id, const program_lanes& program, const compiled_bucket* bucket, lane_dispatcher* lanes,
+               encoder_ref encode, boost::system::error_code early_error);
+
+  [[nodiscard]] const program_lanes& program() const noexcept { return *program_; }
 
   // Starts the wave's coroutine on the scheduler's executor (never inline).
   void launch() noexcept;
@@ -81,6 +86,8 @@ class wave {
 
   // The coroutine and its steps (wave.cpp).
   static task run(wave& w);
+  // Room for `program`'s nodes and segments (cold: a new program).
+  void size_for(const program_lanes& program);
   void bind_nodes() noexcept;
   void encode_chunk(std::size_t chunk) noexcept;
   [[nodiscard]] boost::system::error_code submit() noexcept;
@@ -110,6 +117,9 @@ class wave {
   void trace_node(std::size_t node, const trace_clock& started) noexcept;
 
   wave_host& host_;
+  const program_lanes* program_ = nullptr;
+  // The serial of the program the per-node state is sized for.
+  std::uint64_t sized_for_ = 0;
   std::uint64_t id_ = 0;
   const compiled_bucket* bucket_ = nullptr;
   lane_dispatcher* lanes_ = nullptr;

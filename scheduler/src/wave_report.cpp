@@ -1,6 +1,7 @@
 // wave_report.cpp — what a wave reports: its report (phase ends included), its
 // spans for the trace, and its completion (posted to its handler, and
 // delivered under a delivery_scope).
+#include "program_lanes.hpp"
 #include "wave_impl.hpp"
 
 namespace ferrum::detail {
@@ -14,7 +15,8 @@ wave_report wave::report_now() const {
   r.bucket = bucket_ != nullptr ? &bucket_->id : nullptr;
   r.device = device_ != nullptr ? device_->index : 0;
   r.lane = held_ != nullptr ? held_->index : 0;
-  r.nodes = host_.node_count();
+  r.nodes = contexts_.size();
+  r.program = program_->program().hash;
   r.submitted_value = submitted_value_;
   r.started = started_;
   for (std::size_t phase = 0; phase < wave_phase_count; ++phase) {
@@ -40,7 +42,7 @@ void wave::finish(error_code ec) noexcept {
 void wave::conclude(error_code ec) noexcept {
   if (trace_recorder* trace = host_.options().trace)
     record_wave(*trace, report_now(), node_spans_,
-                (device_ != nullptr ? *device_ : host_.devices().front()).submissions.node_queues());
+                program_->submissions(device_ != nullptr ? device_->index : 0).node_queues());
   finish(ec);
 }
 

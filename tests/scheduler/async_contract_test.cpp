@@ -2,7 +2,7 @@
 // the I/O object's executor, cancellation types, arguments copied at
 // initiation, every completion token style, every encoder form — on an
 // io_context and on a thread_pool.
-#include "scheduler_support.hpp"
+#include "contract_fixture.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_allocator.hpp>
@@ -11,7 +11,6 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/experimental/promise.hpp>
@@ -40,56 +39,9 @@ using sched_test::hanging;
 
 namespace {
 
-// The two kinds of execution context users embed: an io_context run by two
-// threads of the test, and a thread_pool of two.
-struct on_io_context {
-  asio::io_context context;
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard{context.get_executor()};
-  std::vector<std::thread> threads;
-
-  on_io_context() {
-    for (int i = 0; i < 2; ++i) threads.emplace_back([this] { context.run(); });
-  }
-  ~on_io_context() { stop(); }
-  [[nodiscard]] asio::any_io_executor executor() { return context.get_executor(); }
-  [[nodiscard]] bool running_here() { return context.get_executor().running_in_this_thread(); }
-  void stop() {
-    guard.reset();
-    for (std::thread& t : threads)
-      if (t.joinable()) t.join();
-  }
-};
-
-struct on_thread_pool {
-  asio::thread_pool context{2};
-  [[nodiscard]] asio::any_io_executor executor() { return context.get_executor(); }
-  [[nodiscard]] bool running_here() { return context.get_executor().running_in_this_thread(); }
-  void stop() { context.join(); }
-};
-
-// A scheduler over the null device whose waves run on a `Context`.
-template <class Context>
-struct contract_fixture {
-  explicit contract_fixture(ferrum::gpu::null_device_options device_options = {},
-                            ferrum::scheduler_options options = {}, std::uint32_t lanes = 2)
-      : plan(sched_test::make_plan(3, lanes)),
-        program(std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(plan))),
-        device(::test::null_device(device_options)) {
-    auto made = ferrum::scheduler::create(program, *device, context.executor(), options);
-    if (!made) FAIL(made.error().what());
-    scheduler = std::move(*made);
-  }
-  ~contract_fixture() {
-    scheduler.reset();
-    context.stop();
-  }
-
-  ferrum::plan plan;
-  std::shared_ptr<const ferrum::compiled_program> program;
-  std::unique_ptr<ferrum::gpu::null_device> device;
-  Context context;
-  std::unique_ptr<ferrum::scheduler> scheduler;
-};
+using sched_test::contract_fixture;
+using sched_test::on_io_context;
+using sched_test::on_thread_pool;
 
 const ferrum::wave_request step{"step", {1, 1, 1}};
 

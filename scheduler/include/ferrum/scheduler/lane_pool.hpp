@@ -144,10 +144,12 @@ class lane_pool {
   // with +1 when a fence watch starts (quarantine, release_when_reached) and
   // with -1 when it ends (on the device's thread: the lane is back, or its
   // device failed); `making` with +1 when a lane starts being made and -1
-  // once it was handed on. Set before any lane is used.
+  // once it was handed on; `released` when release() gave a lane back. Set
+  // before any lane is used.
   struct hooks {
     void (*watching)(void* context, int delta) noexcept = nullptr;
     void (*making)(void* context, int delta) noexcept = nullptr;
+    void (*released)(void* context) noexcept = nullptr;
     void* context = nullptr;
   };
   void set_hooks(hooks h) noexcept { hooks_ = h; }

@@ -40,7 +40,7 @@
 #include "ferrum/binding/compiled_program.hpp"
 #include "ferrum/error.hpp"
 #include "ferrum/gpu/device.hpp"
-#include "ferrum/scheduler/detail/shutdown_waiter.hpp"
+#include "ferrum/scheduler/detail/completion_waiter.hpp"
 #include "ferrum/scheduler/detail/wave_submission.hpp"
 #include "ferrum/scheduler/lane_pool.hpp"
 #include "ferrum/scheduler/wave.hpp"
@@ -184,9 +184,10 @@ class scheduler {
   // coroutine encoder may suspend (its node's context stays valid until it
   // returns); its frame comes from Asio's per-thread recycling.
   //
-  // Arguments: the request is resolved to its bucket when async_submit is
-  // called (nothing of it is read later, so a lazy token may start the wave
-  // after the request is gone).
+  // Arguments: the request is copied when async_submit is called (nothing of
+  // it is read later, so a lazy token may start the wave after the request
+  // is gone), and resolved to its bucket when the wave is initiated — on the
+  // program current then (async_replace).
   //
   // Completion signature: void(boost::system::error_code, wave_report). The
   // handler runs on its associated executor, or this scheduler's; the wave
@@ -213,7 +214,41 @@ class scheduler {
     static_assert(std::is_lvalue_reference_v<Encoder> || std::is_pointer_v<std::remove_cvref_t<Encoder>>,
                   "an encoder must outlive its wave: pass an lvalue (or a function pointer), not a temporary");
     return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, wave_report)>(
-        initiate_submit(this), token, choose_bucket(request), detail::encoder_ref::of(std::forward<Encoder>(encode)));
+        initiate_submit(this), token, detail::copied_request(request),
+        detail::encoder_ref::of(std::forward<Encoder>(encode)));
+  }
+
+  // Replaces the program waves run on, while waves run: waves initiated
+  // after this operation's initiation run on `program`; those initiated
+  // before finish on the program they were accepted on. `program`'s lane
+  // pools are made at initiation, as create makes them (every lane, or none
+  // with lane_making::when_needed); the replaced program's lanes go once
+  // nothing of it runs any more — its waves recycled, its lanes back from
+  // their fences (quarantined ones when they come back; those of a lost
+  // device for good), leases taken through its lane pools given back — and
+  // the operation completes then, its lanes' memory given back to the
+  // device. Replay recordings, timestamp pools and persistent resources
+  // belong to their lanes and go with them: a persistent resource starts
+  // fresh on the new program (encode_context::lane_previous_wave is 0 on a
+  // lane's first wave). Replacements may overlap; each completes when the
+  // program it replaced has gone. pools() and program() say the current
+  // program's from the initiation on.
+  //
+  // Completion signature: void(boost::system::error_code), on the handler's
+  // associated executor or this scheduler's, whose outstanding work it
+  // keeps while pending; its associated allocator holds the pending
+  // handler. Errors (nothing replaced): invalid_scheduler_option (no
+  // program), scheduler_shut_down (after async_shutdown or during the
+  // destruction), and those of create's lane pools (no_binding_layout,
+  // timestamps_unsupported, the device's allocation errors). A scheduler
+  // destroyed first completes it with operation_aborted. Cancellation:
+  // none — the replacement is made at initiation; what remains is waiting
+  // for the old program to go, which nothing would stop.
+  template <class CompletionToken = boost::asio::default_completion_token_t<executor_type>>
+  auto async_replace(std::shared_ptr<const compiled_program> program,
+                     CompletionToken&& token = boost::asio::default_completion_token_t<executor_type>()) {
+    return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(initiate_replace(this),
+                                                                                         token, std::move(program));
   }
 
   // Stops accepting waves (later ones fail with scheduler_shut_down), lets
@@ -231,9 +266,10 @@ class scheduler {
                                                                                          token);
   }
 
-  // Every lane pool, device-major: device d's pool of bucket b (the
-  // program's bucket order) is pools()[d * buckets + b]; pools(d) is device
-  // d's alone.
+  // Every lane pool of the current program, device-major: device d's pool
+  // of bucket b (the program's bucket order) is pools()[d * buckets + b];
+  // pools(d) is device d's alone. Valid until a replacement of the program
+  // completes.
   [[nodiscard]] std::span<const std::unique_ptr<lane_pool>> pools() const noexcept;
   [[nodiscard]] std::span<const std::unique_ptr<lane_pool>> pools(std::size_t device) const noexcept;
   [[nodiscard]] scheduler_stats stats() const noexcept;
@@ -242,7 +278,8 @@ class scheduler {
   // Lanes held, on their way back or quarantined keep theirs. Returns the
   // bytes given back. Any thread.
   std::uint64_t trim();
-  [[nodiscard]] const compiled_program& program() const noexcept;
+  // The current program (async_replace).
+  [[nodiscard]] std::shared_ptr<const compiled_program> program() const noexcept;
   // The first device, and device `index` (below device_count()).
   [[nodiscard]] gpu::device& device(std::size_t index = 0) const noexcept;
   [[nodiscard]] std::size_t device_count() const noexcept;
@@ -264,39 +301,53 @@ class scheduler {
    public:
     using initiation_base::initiation_base;
     template <class Handler>
-    void operator()(Handler&& handler, detail::bucket_choice choice, detail::encoder_ref encode) const {
+    void operator()(Handler&& handler, const detail::copied_request& request, detail::encoder_ref encode) const {
       using handler_type = std::decay_t<Handler>;
       // Some tokens (use_promise) pass the handler as an lvalue: taken over here.
       handler_type owned(std::forward<Handler>(handler));
       self_->submit(
-          choice, encode,
+          request, encode,
           {&owned, [](void* h, detail::wave_completion& completion, const boost::asio::any_io_executor& io_executor) {
              completion.emplace(std::move(*static_cast<handler_type*>(h)), io_executor);
            }});
     }
   };
 
+  // A void(error_code) handler kept pending, with the outstanding work of
+  // the executor it will run on, taken now.
+  template <class Handler>
+  detail::completion_waiter pending(Handler&& handler) const {
+    auto work = boost::asio::prefer(boost::asio::get_associated_executor(handler, get_executor()),
+                                    boost::asio::execution::outstanding_work.tracked);
+    return {boost::asio::any_completion_handler<void(boost::system::error_code)>(std::forward<Handler>(handler)),
+            executor_type(std::move(work))};
+  }
+
   class initiate_shutdown : public initiation_base {
    public:
     using initiation_base::initiation_base;
     template <class Handler>
     void operator()(Handler&& handler) const {
-      // The work is taken now, on the executor the handler will run on.
-      auto work = boost::asio::prefer(boost::asio::get_associated_executor(handler, self_->get_executor()),
-                                      boost::asio::execution::outstanding_work.tracked);
-      self_->shutdown(
-          {boost::asio::any_completion_handler<void(boost::system::error_code)>(std::forward<Handler>(handler)),
-           executor_type(std::move(work))});
+      self_->shutdown(self_->pending(std::forward<Handler>(handler)));
+    }
+  };
+
+  class initiate_replace : public initiation_base {
+   public:
+    using initiation_base::initiation_base;
+    template <class Handler>
+    void operator()(Handler&& handler, std::shared_ptr<const compiled_program> program) const {
+      self_->replace(std::move(program), self_->pending(std::forward<Handler>(handler)));
     }
   };
 
   explicit scheduler(std::unique_ptr<detail::scheduler_impl> impl) noexcept;
 
-  // Resolves the request's bucket (see async_submit).
-  [[nodiscard]] detail::bucket_choice choose_bucket(const wave_request& request) const noexcept;
   // Runs a wave (a recycled one) whose handler `install` provides.
-  void submit(detail::bucket_choice choice, detail::encoder_ref encode, const detail::completion_installer& install);
-  void shutdown(detail::shutdown_waiter waiter);
+  void submit(const detail::copied_request& request, detail::encoder_ref encode,
+              const detail::completion_installer& install);
+  void shutdown(detail::completion_waiter waiter);
+  void replace(std::shared_ptr<const compiled_program> program, detail::completion_waiter waiter);
 
   std::unique_ptr<detail::scheduler_impl> impl_;
 };

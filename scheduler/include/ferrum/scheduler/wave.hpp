@@ -126,6 +126,9 @@ struct gpu_interval {
 struct wave_report {
   // The wave's id in its scheduler, from 1.
   std::uint64_t wave = 0;
+  // The program it ran on (its plan's hash): the scheduler's current program
+  // when the wave was accepted (scheduler::async_replace).
+  plan_hash program{};
   // The bucket it ran in (owned by the compiled program), or null when none
   // was picked.
   const bucket_id* bucket = nullptr;

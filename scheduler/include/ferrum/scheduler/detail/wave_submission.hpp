@@ -5,6 +5,7 @@
 #pragma once
 
 #include "ferrum/async/operation.hpp"
+#include "ferrum/binding/ids.hpp"
 #include "ferrum/error.hpp"
 #include "ferrum/scheduler/wave.hpp"
 
@@ -13,6 +14,8 @@
 #include <boost/asio/cancellation_type.hpp>
 #include <boost/system/error_code.hpp>
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -200,13 +203,26 @@ struct encoder_ref {
   }
 };
 
-// The bucket async_submit resolved the request to when it was called, so
-// that nothing of the request is read later (a lazy token may start the wave
-// long after): its index in the program's buckets, or why the request is
-// refused.
-struct bucket_choice {
-  std::size_t bucket = 0;
-  errc refused = errc::ok;
+// The request, copied when async_submit is called, so that nothing of the
+// caller's is read later (a lazy token may start the wave long after). It is
+// resolved to a bucket when the wave is initiated, on the program current
+// then. A class longer than any id cannot name a bucket: kept as such.
+class copied_request {
+ public:
+  explicit copied_request(const wave_request& request) noexcept
+      : length_(request.bucket_class.size()), extent_(request.extent) {
+    if (length_ <= class_.size()) std::copy_n(request.bucket_class.data(), length_, class_.data());
+  }
+  // False for a class longer than any id.
+  [[nodiscard]] bool kept() const noexcept { return length_ <= class_.size(); }
+  [[nodiscard]] wave_request request() const noexcept {
+    return {std::string_view(class_.data(), kept() ? length_ : 0), extent_};
+  }
+
+ private:
+  std::array<char, max_id_length> class_{};
+  std::size_t length_;
+  bucket_capacity extent_;
 };
 
 // How async_submit's initiation hands its handler to the wave that will

@@ -1,5 +1,5 @@
-// ferrum/scheduler/detail/shutdown_waiter.hpp — one pending async_shutdown
-// (internal).
+// ferrum/scheduler/detail/completion_waiter.hpp — one pending
+// async_shutdown or async_replace (internal).
 #pragma once
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -10,7 +10,7 @@ namespace ferrum::detail {
 
 // The handler, and the outstanding work of the executor it will run on (its
 // associated executor, or the scheduler's), held until it is posted there.
-struct shutdown_waiter {
+struct completion_waiter {
   boost::asio::any_completion_handler<void(boost::system::error_code)> handler;
   boost::asio::any_io_executor work;
 };
