@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 
 #include <charconv>
+#include <string>
+#include <vector>
 #include <stdexcept>
 #include <system_error>
 
@@ -22,6 +24,18 @@ CLI::Validator whole_number(std::uint64_t min, std::uint64_t max) {
         if (!text.empty() && ec == std::errc{} && stop == end && value >= min && value <= max) return {};
         return "must be a whole number from " + std::to_string(min) + " to " + std::to_string(max) + ", not '" + text +
                "'";
+      },
+      "");
+}
+
+// "WxH", each a whole number from 1 to 4096.
+CLI::Validator image_size_text() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const auto x = text.find('x');
+        const auto in_range = [](std::string part) { return whole_number(1, 4096)(part).empty(); };
+        if (x != std::string::npos && in_range(text.substr(0, x)) && in_range(text.substr(x + 1))) return {};
+        return "must be WxH, each a whole number from 1 to 4096, not '" + text + "'";
       },
       "");
 }
@@ -50,6 +64,21 @@ void describe(CLI::App& app, options& o) {
                  "height pixels.")
       ->type_name("H")
       ->check(whole_number(1, 4096));
+  app.add_option_function<std::vector<std::string>>(
+         "--resize-at",
+         [&o](const std::vector<std::string>& values) {
+           o.resize_at = std::stoull(values[0]);
+           const std::string& size = values[1];
+           const auto x = size.find('x');
+           o.resize_to = {static_cast<std::uint32_t>(std::stoul(size.substr(0, x))),
+                          static_cast<std::uint32_t>(std::stoul(size.substr(x + 1)))};
+         },
+         "From frame N (1 to the frame count - 1) on, frames are W x H pixels (each 1 to 4096): a plan made "
+         "for that size is compiled on a background thread and replaces the running one while frames go on.")
+      ->type_name("N WxH")
+      ->expected(2)
+      ->check(whole_number(1, 1'000'000).application_index(0))
+      ->check(image_size_text().application_index(1));
   app.add_option("--out", o.out, "Where frame.png, trace.json and timeline.svg go (default frame_loop_out).")
       ->type_name("DIR");
   app.add_option("--plan", o.plan, "The plan (default: frame_loop.json beside the example's sources).")
@@ -77,6 +106,9 @@ options parse_options(int argc, const char* const* argv) {
   describe(app, o);
   try {
     app.parse(argc, argv);
+    if (o.resize_at && *o.resize_at >= o.frames)
+      throw std::invalid_argument("--resize-at: frame " + std::to_string(*o.resize_at) + " is not below --frames " +
+                                  std::to_string(o.frames) + " (--help lists the options)");
   } catch (const CLI::CallForHelp&) {
     o.help = true;
   } catch (const CLI::ParseError& e) {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 namespace frame_loop {
@@ -22,6 +23,10 @@ struct options {
   bool validate = false;       // Vulkan validation layers on; any message fails the run
   bool gpu_timestamps = true;  // GPU time per pass (off: --no-gpu-timestamps, or a device without them)
   bool help = false;           // --help or -h: print usage() and do nothing else
+  // --resize-at N WxH: frames from N on are WxH, on a plan compiled for that
+  // size on a background thread and swapped in while frames run.
+  std::optional<std::uint64_t> resize_at;
+  image_size resize_to;
 };
 
 // Parses the command line (`argv[0]` is the program's name). Throws

@@ -10,8 +10,16 @@
 // and replays them (scheduler_options::replay): later frames only write the
 // pattern's parameters into its slot.
 //
+// Lanes are made when a frame first needs them (lane_making::when_needed),
+// so a run holds only its own bucket's. With --resize-at N WxH, frames from
+// N on are WxH: a plan for that size is compiled, and its kernels made, on a
+// background thread while frames go on, then swapped in
+// (scheduler::async_replace); frames from N on run on it, the frames before
+// finish on the old one, whose lanes then go.
+//
 //   ferrum_frame_loop                          # 300 frames on Vulkan (a GPU, or lavapipe)
 //   ferrum_frame_loop --device null --frames 60 --out /tmp/frames
+//   ferrum_frame_loop --frames 120 --resize-at 60 640x360
 //
 // The parts: frame_loop.json (the plan: nodes, the pattern's parameter slot,
 // the images and their pools, buckets by pixel count, three lanes),
@@ -19,6 +27,7 @@
 // frame_kernels.hpp and shaders/ (the passes), frame_loop_options.hpp (the
 // command line), png_writer.hpp.
 #include "frame_loop_options.hpp"
+#include "frame_plan.hpp"
 #include "frame_renderer.hpp"
 #include "png_writer.hpp"
 
@@ -33,6 +42,8 @@
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -46,11 +57,13 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <span>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -105,34 +118,126 @@ void write_file(const std::filesystem::path& path, Write write) {
   if (!out) throw std::runtime_error("cannot write '" + path.string() + "'");
 }
 
+double milliseconds_since(clock_type::time_point since) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - since).count();
+}
+
+// --resize-at: the new size's plan and kernels, made on a background thread
+// when the first frame at the new size is due, then swapped in on the
+// completions' thread. Frames at the new size wait for the swap.
+struct frame_resize {
+  std::uint64_t at = 0;  // the first frame at the new size
+  frame_loop::image_size size;
+  std::thread maker;
+  // Made by `maker`, or why they could not be.
+  std::shared_ptr<const ferrum::compiled_program> program;
+  std::optional<frame_loop::frame_renderer> renderer;
+  std::string failure;
+  double make_ms = 0;
+  // On the completions' thread: requested (a frame at the new size was
+  // due), swapped (frames at the new size may go), the old program gone.
+  bool requested = false;
+  bool swapped = false;
+  bool replaced = false;
+  clock_type::time_point requested_at;
+  double first_frame_ms = 0;  // from the request to the first frame at the new size completed
+  std::uint32_t lanes_before = 0;
+  std::uint64_t bytes_before = 0;
+  std::uint32_t lanes_after = 0;
+  std::uint64_t bytes_after = 0;
+  std::optional<asio::steady_timer> swap_done;  // cancelled at the swap, waking the frames that wait
+
+  ~frame_resize() {
+    if (maker.joinable()) maker.join();
+  }
+};
+
 // What the frame chains share; only the io_context's thread touches it.
 struct frame_loop_run {
   ferrum::scheduler* scheduler;
   const frame_loop::frame_renderer* renderer;
-  ferrum::wave_request request;
   std::uint64_t frames;
   std::uint64_t in_flight;
   std::vector<double> frame_ms;  // per frame: submit to completion
   std::vector<double> gpu_ms;    // per frame with GPU timestamps: first pass begin to last pass end
   ferrum::wave_report last{};    // the wave that drew the last frame
   std::string failure{};         // the first frame that failed, and why
+  frame_resize* resize = nullptr;
 };
+
+// Called on the completions' thread once the maker is done: the new program
+// replaces the old (frames submitted from here on run on it), and the
+// frames that wait go.
+void swap_in(frame_loop_run* run, asio::io_context& completions) {
+  frame_resize& r = *run->resize;
+  r.maker.join();
+  if (!r.failure.empty()) {
+    run->failure = "resizing to " + std::to_string(r.size.width) + "x" + std::to_string(r.size.height) + ": " +
+                   r.failure;
+  } else {
+    const ferrum::scheduler_stats before = run->scheduler->stats();
+    r.lanes_before = before.lanes;
+    r.bytes_before = before.lane_bytes;
+    run->scheduler->async_replace(r.program, asio::bind_executor(completions, [run](boost::system::error_code ec) {
+                                    frame_resize& done = *run->resize;
+                                    if (ec && run->failure.empty())
+                                      run->failure = "replacing the program: " + ferrum::error_code_name(ec);
+                                    const ferrum::scheduler_stats after = run->scheduler->stats();
+                                    done.lanes_after = after.lanes;
+                                    done.bytes_after = after.lane_bytes;
+                                    done.replaced = true;
+                                  }));
+  }
+  r.swapped = true;
+  r.swap_done->cancel();
+}
+
+// Starts making the new size's plan and kernels on a background thread.
+void request_resize(frame_loop_run* run, asio::io_context& completions, ferrum::gpu::device& device,
+                    const ferrum::plan& base) {
+  frame_resize& r = *run->resize;
+  r.requested = true;
+  r.requested_at = clock_type::now();
+  r.maker = std::thread([run, &completions, &device, &base] {
+    frame_resize& job = *run->resize;
+    try {
+      const auto started = clock_type::now();
+      const ferrum::plan p = frame_loop::plan_for_size(base, job.size);
+      job.program = std::make_shared<const ferrum::compiled_program>(ferrum::compile(p).value());
+      job.renderer.emplace(device, p, *job.program, job.size);
+      job.make_ms = milliseconds_since(started);
+    } catch (const std::exception& e) {
+      job.failure = e.what();
+    }
+    asio::post(completions, [run, &completions] { swap_in(run, completions); });
+  });
+}
 
 // Frames first, first + in_flight, ...: each is submitted when the one before
 // it completed, so `in_flight` chains keep that many frames in flight.
-asio::awaitable<void> frame_chain(frame_loop_run* run, std::uint64_t first) {
+asio::awaitable<void> frame_chain(frame_loop_run* run, std::uint64_t first, asio::io_context* completions,
+                                  ferrum::gpu::device* device, const ferrum::plan* base) {
   for (std::uint64_t frame = first; frame < run->frames && run->failure.empty(); frame += run->in_flight) {
-    frame_loop::frame_encoder encode{run->renderer, frame};
+    const frame_loop::frame_renderer* renderer = run->renderer;
+    frame_resize* resize = run->resize;
+    if (resize != nullptr && frame >= resize->at) {
+      if (!resize->requested) request_resize(run, *completions, *device, *base);
+      if (!resize->swapped) co_await resize->swap_done->async_wait(asio::as_tuple(asio::use_awaitable));
+      if (!run->failure.empty()) co_return;
+      renderer = &*resize->renderer;
+    }
+    frame_loop::frame_encoder encode{renderer, frame};
     const auto submitted = clock_type::now();
     // Completes after the frame's fence, its lane back in the pool.
     auto [ec, report] =
-        co_await run->scheduler->async_submit(run->request, encode, asio::as_tuple(asio::use_awaitable));
+        co_await run->scheduler->async_submit(renderer->request(), encode, asio::as_tuple(asio::use_awaitable));
     if (ec) {
       run->failure = "frame " + std::to_string(frame) + " failed: " + ferrum::error_code_name(ec) + ": " +
                      ec.message() + (report.message.empty() ? "" : " (" + report.message + ")");
       co_return;
     }
-    run->frame_ms[frame] = std::chrono::duration<double, std::milli>(clock_type::now() - submitted).count();
+    run->frame_ms[frame] = milliseconds_since(submitted);
+    if (resize != nullptr && frame == resize->at) resize->first_frame_ms = milliseconds_since(resize->requested_at);
     if (report.gpu)
       run->gpu_ms.push_back(std::chrono::duration<double, std::milli>(report.gpu->end - report.gpu->begin).count());
     // The per-pass GPU times are the wave's memory, gone once it is reused.
@@ -174,10 +279,17 @@ int run(const frame_loop::options& o, validation_log& log) {
   }
   // Declared so that they go in a safe order: the scheduler (every wave
   // done, then its lanes and their memory) before the kernels its lanes'
-  // lists used, the threads before the device.
+  // lists used (the resize's too), the threads before the device.
   const std::unique_ptr<ferrum::gpu::device> device = std::move(*made);
   asio::thread_pool workers(2);
   const frame_loop::frame_renderer renderer(*device, plan, *program, o.size);
+  asio::io_context completions;
+  frame_resize resize;
+  if (o.resize_at) {
+    resize.at = *o.resize_at;
+    resize.size = o.resize_to;
+    resize.swap_done.emplace(completions, asio::steady_timer::time_point::max());
+  }
   // GPU time per pass where the device has timestamps.
   const ferrum::gpu::timestamp_clock gpu_clock = device->timestamps();
   const bool gpu_timed = o.gpu_timestamps && gpu_clock.supported;
@@ -190,10 +302,12 @@ int run(const frame_loop::options& o, validation_log& log) {
   // The fence timeout is long because a frame's fence may wait for every
   // frame in flight, and lavapipe, one submission at a time on the CPU,
   // takes seconds for each 1920x1080 frame; it still catches a hung GPU.
+  // Lanes made when needed: the run holds its own bucket's alone.
   ferrum::scheduler_options settings{.fence_timeout = std::chrono::seconds(60),
                                      .encoder_tasks = 2,
                                      .replay = true,
                                      .gpu_timestamps = gpu_timed,
+                                     .make_lanes = ferrum::lane_making::when_needed,
                                      .trace = &trace};
   std::unique_ptr<ferrum::scheduler> scheduler =
       ferrum::scheduler::create(program, *device, workers.get_executor(), settings).value();
@@ -202,21 +316,21 @@ int run(const frame_loop::options& o, validation_log& log) {
   // width x height pixels: the smallest bucket holding them runs it.
   frame_loop_run loop{.scheduler = scheduler.get(),
                       .renderer = &renderer,
-                      .request = renderer.request(),
                       .frames = o.frames,
                       .in_flight = program->lanes,
                       .frame_ms = std::vector<double>(o.frames),
-                      .gpu_ms = {}};
+                      .gpu_ms = {},
+                      .resize = o.resize_at ? &resize : nullptr};
   loop.gpu_ms.reserve(o.frames);
-  asio::io_context completions;
   for (std::uint64_t first = 0; first < std::min(loop.in_flight, loop.frames); ++first)
-    asio::co_spawn(completions, frame_chain(&loop, first), [](std::exception_ptr e) {
-      if (e) std::rethrow_exception(e);
-    });
+    asio::co_spawn(completions, frame_chain(&loop, first, &completions, device.get(), &plan),
+                   [](std::exception_ptr e) {
+                     if (e) std::rethrow_exception(e);
+                   });
   const auto started = clock_type::now();
   completions.run();
   const std::chrono::duration<double> elapsed = clock_type::now() - started;
-  const std::uint32_t most_in_flight = scheduler->stats().max_in_flight;
+  const ferrum::scheduler_stats stats = scheduler->stats();
   if (!loop.failure.empty()) {
     // A failed frame may have left its lane in quarantine, its lists still
     // running the renderer's kernels on the GPU: wait until the GPU holds no
@@ -226,11 +340,15 @@ int run(const frame_loop::options& o, validation_log& log) {
     completions.run();
     throw std::runtime_error(loop.failure);
   }
+  // The last frame's size and renderer.
+  const frame_loop::frame_renderer& drew = o.resize_at ? *resize.renderer : renderer;
+  const frame_loop::image_size size = drew.size();
+  const std::shared_ptr<const ferrum::compiled_program> last_program = scheduler->program();
 
   // The last frame's lane holds what it drew, in its persistent output,
   // while the scheduler lives: check it against the host.
-  const std::span<const std::byte> pixels = renderer.output(*scheduler, loop.last);
-  const int difference = largest_difference(pixels, renderer.draw_on_host(o.frames - 1));
+  const std::span<const std::byte> pixels = drew.output(*scheduler, loop.last);
+  const int difference = largest_difference(pixels, drew.draw_on_host(o.frames - 1));
   if (difference > allowed_difference)
     throw std::runtime_error("the last frame differs from the kernels' C++ forms by up to " +
                              std::to_string(difference) +
@@ -240,24 +358,27 @@ int run(const frame_loop::options& o, validation_log& log) {
   const auto png_path = o.out / "frame.png";
   const auto trace_path = o.out / "trace.json";
   const auto svg_path = o.out / "timeline.svg";
-  frame_loop::write_png(png_path, o.size.width, o.size.height, pixels);
+  frame_loop::write_png(png_path, size.width, size.height, pixels);
   write_file(trace_path, [&](std::ostream& out) { ferrum::write_chrome_trace(out, trace, plan); });
   write_file(svg_path, [&](std::ostream& out) { ferrum::write_timeline_svg(out, trace, plan); });
 
-  // The lane memory of the bucket the frames ran in, and what aliasing
+  // The lane memory of the bucket the last frames ran in, and what aliasing
   // saved of it.
-  const ferrum::compiled_bucket& bucket = *program->find(*loop.last.bucket);
+  const ferrum::compiled_bucket& bucket = *last_program->find(*loop.last.bucket);
   const auto saved_percent = std::lround(
       100.0 * (1.0 - static_cast<double>(bucket.lane_bytes()) / static_cast<double>(bucket.unaliased_lane_size_bytes)));
 
   std::cout << std::fixed << std::setprecision(1) << "device:     " << device->kind() << " (" << device->name() << ")\n"
-            << "frames:     " << o.frames << " of " << o.size.width << "x" << o.size.height << ", " << most_in_flight
-            << " in flight at most (lanes: " << program->lanes << ")\n"
-            << "memory:     " << program->domains.size() << " pools, " << mebibytes(bucket.lane_bytes())
+            << "frames:     " << o.frames << " of " << o.size.width << "x" << o.size.height
+            << (o.resize_at ? ", from frame " + std::to_string(resize.at) + " of " + std::to_string(size.width) + "x" +
+                                  std::to_string(size.height)
+                            : std::string())
+            << ", " << stats.max_in_flight << " in flight at most (lanes: " << last_program->lanes << ")\n"
+            << "memory:     " << last_program->domains.size() << " pools, " << mebibytes(bucket.lane_bytes())
             << " MiB per lane (" << mebibytes(bucket.unaliased_lane_size_bytes) << " MiB unaliased, " << saved_percent
-            << "% saved), " << program->lanes << " lanes of bucket " << bucket.id.str() << "; "
-            << mebibytes(program->admitted_bytes) << " MiB in all (" << program->buckets.size() << " buckets x "
-            << program->lanes << " lanes)\n"
+            << "% saved); lanes made when needed: " << stats.lanes << ", " << mebibytes(stats.lane_bytes)
+            << " MiB (every bucket's up front: " << last_program->buckets.size() << " buckets x " << last_program->lanes
+            << " lanes, " << mebibytes(last_program->admitted_bytes) << " MiB)\n"
             << "frames/s:   " << static_cast<double>(o.frames) / elapsed.count() << '\n'
             << "frame time: p50 " << percentile(loop.frame_ms, 50) << " ms, p99 " << percentile(loop.frame_ms, 99)
             << " ms (submit to completion)\n";
@@ -269,6 +390,21 @@ int run(const frame_loop::options& o, validation_log& log) {
               << (o.gpu_timestamps ? "the device has no timestamps: " + std::string(gpu_clock.calibration)
                                    : std::string("--no-gpu-timestamps"))
               << ")\n";
+  }
+  if (o.resize_at) {
+    // The frames in flight when the change came, and those right after it.
+    const std::uint64_t from = resize.at > loop.in_flight ? resize.at - loop.in_flight : 0;
+    const std::uint64_t to = std::min(o.frames, resize.at + loop.in_flight);
+    const double longest = *std::max_element(loop.frame_ms.begin() + static_cast<std::ptrdiff_t>(from),
+                                             loop.frame_ms.begin() + static_cast<std::ptrdiff_t>(to));
+    std::cout << "resize:     at frame " << resize.at << " to " << size.width << "x" << size.height << ": plan compiled and "
+              << "kernels made in " << resize.make_ms << " ms on a background thread; first frame at the new size "
+              << resize.first_frame_ms << " ms after the request; longest frame around it " << longest
+              << " ms (p50 at the new size "
+              << percentile({loop.frame_ms.begin() + static_cast<std::ptrdiff_t>(resize.at), loop.frame_ms.end()}, 50)
+              << " ms); memory " << mebibytes(resize.bytes_before) << " MiB (" << resize.lanes_before
+              << " lanes) before, " << mebibytes(resize.bytes_after) << " MiB (" << resize.lanes_after
+              << " lanes) once the old program went\n";
   }
   std::cout << "check:      the last frame matches the kernels' C++ forms (largest difference " << difference
             << "/255)\n"
