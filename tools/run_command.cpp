@@ -274,9 +274,15 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
   summary.violations = violations(r.checks);
   // Every device's buckets are the same: the first device's describe them.
   const wave_checks& checks = *r.checks.front();
-  for (std::size_t b = 0; b < r.waves->pools(0).size(); ++b)
-    summary.memory.push_back(bucket_memory_of(*program, r.waves->pools(0)[b]->bucket(), checks.checked_per_wave(b),
-                                              checks.unchecked_per_wave(b)));
+  for (std::size_t b = 0; b < r.waves->pools(0).size(); ++b) {
+    bucket_memory& m = summary.memory.emplace_back(bucket_memory_of(
+        *program, r.waves->pools(0)[b]->bucket(), checks.checked_per_wave(b), checks.unchecked_per_wave(b)));
+    for (std::size_t d = 0; d < r.waves->device_count(); ++d) {
+      const lane_counts c = r.waves->pools(d)[b]->counts();
+      m.lanes_made += c.lanes;
+      m.made_bytes += c.bytes;
+    }
+  }
   summary.v2 = parsed->format == plan_format::v2;
   if (summary.v2) {
     // Every submission takes its queue's next timeline value.

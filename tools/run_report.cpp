@@ -91,6 +91,8 @@ nlohmann::ordered_json run_json(const run_summary& s) {
     bucket["pools"] = std::move(pools);
     bucket["resources_checked_per_wave"] = m.resources_checked_per_wave;
     if (s.v2) bucket["resources_unchecked_per_wave"] = m.resources_unchecked_per_wave;
+    bucket["lanes_made"] = m.lanes_made;
+    bucket["made_bytes"] = m.made_bytes;
     memory.push_back(std::move(bucket));
   }
   document["memory"] = std::move(memory);
@@ -155,7 +157,7 @@ void write_run_summary(std::ostream& out, const run_summary& s) {
     out << "; " << m.unaliased_lane_bytes << " unaliased), " << m.resources_checked_per_wave
         << " resources checked per wave";
     if (s.v2) out << ", " << m.resources_unchecked_per_wave << " unchecked";
-    out << '\n';
+    out << "; " << m.lanes_made << " lanes made, " << m.made_bytes << " bytes\n";
   }
   if (s.v2) {
     out << "  queues      ";
