@@ -40,6 +40,7 @@ using sched_test::hanging;
 namespace {
 
 using sched_test::contract_fixture;
+using sched_test::counting_allocator;
 using sched_test::on_io_context;
 using sched_test::on_thread_pool;
 
@@ -503,34 +504,6 @@ TEMPLATE_TEST_CASE("a scheduler destroyed from its wave's own handler neither ha
   f.context.stop();  // joins: the last wave has freed the scheduler by then
   waves.check();
 }
-
-namespace {
-
-// Counts what it allocates; a handler bound to it must get its memory from it.
-template <class T>
-struct counting_allocator {
-  using value_type = T;
-  std::atomic<int>* allocations;
-  std::atomic<int>* deallocations;
-  explicit counting_allocator(std::atomic<int>* a, std::atomic<int>* d) noexcept : allocations(a), deallocations(d) {}
-  template <class U>
-  counting_allocator(const counting_allocator<U>& other) noexcept  // NOLINT: converting, as allocators are
-      : allocations(other.allocations), deallocations(other.deallocations) {}
-  T* allocate(std::size_t n) {
-    allocations->fetch_add(1);
-    return std::allocator<T>().allocate(n);
-  }
-  void deallocate(T* p, std::size_t n) noexcept {
-    deallocations->fetch_add(1);
-    std::allocator<T>().deallocate(p, n);
-  }
-  template <class U>
-  bool operator==(const counting_allocator<U>& other) const noexcept {
-    return allocations == other.allocations;
-  }
-};
-
-}  // namespace
 
 TEMPLATE_TEST_CASE("async_submit: a handler too large for the wave gets its memory from its associated allocator",
                    "[scheduler]", on_io_context, on_thread_pool) {

@@ -1,5 +1,6 @@
-// The two kinds of execution context users embed, and a scheduler over the
-// null device whose waves run on one: what the Asio contract tests run on.
+// The two kinds of execution context users embed, a scheduler over the null
+// device whose waves run on one, and an allocator that counts: what the Asio
+// contract tests run on.
 #pragma once
 
 #include "scheduler_support.hpp"
@@ -8,6 +9,9 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
 
+#include <atomic>
+#include <cstddef>
+#include <memory>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -63,6 +67,30 @@ struct contract_fixture {
   std::unique_ptr<ferrum::gpu::null_device> device;
   Context context;
   std::unique_ptr<ferrum::scheduler> scheduler;
+};
+
+// Counts what it allocates; a handler bound to it must get its memory from it.
+template <class T>
+struct counting_allocator {
+  using value_type = T;
+  std::atomic<int>* allocations;
+  std::atomic<int>* deallocations;
+  explicit counting_allocator(std::atomic<int>* a, std::atomic<int>* d) noexcept : allocations(a), deallocations(d) {}
+  template <class U>
+  counting_allocator(const counting_allocator<U>& other) noexcept  // NOLINT: converting, as allocators are
+      : allocations(other.allocations), deallocations(other.deallocations) {}
+  T* allocate(std::size_t n) {
+    allocations->fetch_add(1);
+    return std::allocator<T>().allocate(n);
+  }
+  void deallocate(T* p, std::size_t n) noexcept {
+    deallocations->fetch_add(1);
+    std::allocator<T>().deallocate(p, n);
+  }
+  template <class U>
+  bool operator==(const counting_allocator<U>& other) const noexcept {
+    return allocations == other.allocations;
+  }
 };
 
 }  // namespace sched_test

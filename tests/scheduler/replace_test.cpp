@@ -3,6 +3,7 @@
 // io_context and a thread_pool).
 #include "contract_fixture.hpp"
 
+#include <boost/asio/bind_allocator.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
@@ -161,6 +162,21 @@ TEST_CASE("async_replace keeps outstanding work on its handler's executor until 
   REQUIRE(handled.has_value());
   CHECK_FALSE(*handled);
   CHECK_FALSE(sched_test::get(wave).ec);
+}
+
+TEMPLATE_TEST_CASE("async_replace keeps its pending handler in memory from the handler's associated allocator",
+                   "[scheduler]", on_io_context, on_thread_pool) {
+  contract_fixture<TestType> f;
+  std::atomic<int> allocations{0};
+  std::atomic<int> deallocations{0};
+  std::promise<error_code> replaced;
+  f.scheduler->async_replace(program_of(3, 2), asio::bind_allocator(sched_test::counting_allocator<void>(
+                                                                        &allocations, &deallocations),
+                                                                    [&](error_code ec) { replaced.set_value(ec); }));
+  auto done = replaced.get_future();
+  CHECK_FALSE(ready(done));
+  CHECK(allocations >= 1);
+  REQUIRE(sched_test::eventually([&] { return deallocations.load() == allocations.load(); }));
 }
 
 TEST_CASE("async_replace completes only once the old program's quarantined lane came back from its fence",
