@@ -222,8 +222,11 @@ void lane_pool::start_making(void* self, lane& l) noexcept {
 
 void lane_pool::made(lane& l, boost::system::error_code ec) noexcept {
   dispatcher_->made(l, ec);
-  hook(hooks_.making, -1);
+  // Done with this lane pool before the hook, which may end the last thing
+  // its scheduler waits for (and so the lane pool) on this very thread.
+  const hooks h = hooks_;
   making_.fetch_sub(1, std::memory_order_acq_rel);
+  if (h.making != nullptr) h.making(h.context, -1);
 }
 
 lane* lane_pool::acquire(waiter& w, boost::system::error_code& ec, const std::atomic<bool>* cancelled) {
