@@ -240,12 +240,13 @@ int main(int argc, char** argv) {
   const int trials = argc > 1 ? std::max(1, std::atoi(argv[1])) : 7;
   const ferrum::plan a = ferrum::bench::binding_plan(16, 3, slot_bytes);
   const ferrum::plan b = ferrum::bench::binding_plan(24, 3, slot_bytes);
-  std::printf("plan A: 16 nodes -> plan B: 24 nodes of %llu KiB slots; 3 lanes, %zu waves in flight, null device "
-              "%lld us per submission; %d trials, medians\n",
-              static_cast<unsigned long long>(slot_bytes / 1024), window, static_cast<long long>(latency.count()),
-              trials);
+  std::printf(
+      "plan A: 16 nodes -> plan B: 24 nodes of %llu KiB slots; 3 lanes, %zu waves in flight, null device "
+      "%lld us per submission; %d trials, medians\n",
+      static_cast<unsigned long long>(slot_bytes / 1024), window, static_cast<long long>(latency.count()), trials);
   std::printf("%-8s | %7s | %7s | %8s | %9s | %8s | %-14s | %-19s| %-19s| %-19s|\n", "way", "compile", "call",
-              "call cpu", "first new", "old gone", "stall / gap", " before p50/p99", " during p50/p99", " after p50/p99");
+              "call cpu", "first new", "old gone", "stall / gap", " before p50/p99", " during p50/p99",
+              " after p50/p99");
   std::printf("%-8s | %7s | %7s | %8s | %9s | %8s | %-14s | %-19s| %-19s| %-19s|\n", "", "ms", "ms", "ms", "ms", "ms",
               "ms", " ms (waves)", " ms (waves)", " ms (waves)");
   std::vector<trial> replaced, restarted;

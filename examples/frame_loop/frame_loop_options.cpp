@@ -5,10 +5,10 @@
 #include <CLI/CLI.hpp>
 
 #include <charconv>
-#include <string>
-#include <vector>
 #include <stdexcept>
+#include <string>
 #include <system_error>
+#include <vector>
 
 namespace frame_loop {
 namespace {

@@ -172,8 +172,8 @@ void swap_in(frame_loop_run* run, asio::io_context& completions) {
   frame_resize& r = *run->resize;
   r.maker.join();
   if (!r.failure.empty()) {
-    run->failure = "resizing to " + std::to_string(r.size.width) + "x" + std::to_string(r.size.height) + ": " +
-                   r.failure;
+    run->failure =
+        "resizing to " + std::to_string(r.size.width) + "x" + std::to_string(r.size.height) + ": " + r.failure;
   } else {
     const ferrum::scheduler_stats before = run->scheduler->stats();
     r.lanes_before = before.lanes;
@@ -323,10 +323,9 @@ int run(const frame_loop::options& o, validation_log& log) {
                       .resize = o.resize_at ? &resize : nullptr};
   loop.gpu_ms.reserve(o.frames);
   for (std::uint64_t first = 0; first < std::min(loop.in_flight, loop.frames); ++first)
-    asio::co_spawn(completions, frame_chain(&loop, first, &completions, device.get(), &plan),
-                   [](std::exception_ptr e) {
-                     if (e) std::rethrow_exception(e);
-                   });
+    asio::co_spawn(completions, frame_chain(&loop, first, &completions, device.get(), &plan), [](std::exception_ptr e) {
+      if (e) std::rethrow_exception(e);
+    });
   const auto started = clock_type::now();
   completions.run();
   const std::chrono::duration<double> elapsed = clock_type::now() - started;
@@ -397,7 +396,8 @@ int run(const frame_loop::options& o, validation_log& log) {
     const std::uint64_t to = std::min(o.frames, resize.at + loop.in_flight);
     const double longest = *std::max_element(loop.frame_ms.begin() + static_cast<std::ptrdiff_t>(from),
                                              loop.frame_ms.begin() + static_cast<std::ptrdiff_t>(to));
-    std::cout << "resize:     at frame " << resize.at << " to " << size.width << "x" << size.height << ": plan compiled and "
+    std::cout << "resize:     at frame " << resize.at << " to " << size.width << "x" << size.height
+              << ": plan compiled and "
               << "kernels made in " << resize.make_ms << " ms on a background thread; first frame at the new size "
               << resize.first_frame_ms << " ms after the request; longest frame around it " << longest
               << " ms (p50 at the new size "

@@ -6,10 +6,12 @@
 #include "lane_dispatcher.hpp"
 #include "submission_plan.hpp"
 
+#include "ferrum/async/post_once.hpp"
+
 #include <boost/asio/error.hpp>
-#include <boost/asio/post.hpp>
 
 #include <algorithm>
+#include <new>
 #include <string>
 #include <thread>
 #include <utility>
@@ -39,9 +41,8 @@ result<void> make_lane(lane& l, const compiled_program& program, const compiled_
   if (!arena) return arena.error();
   l.arena = std::move(*arena);
   l.arena->guard();
-  l.binding_target = {
-      bucket.id, l.index, allocation_lifetime::invocation,
-      l.arena->bytes().subspan(binding_offset, static_cast<std::size_t>(layout.physical_size_bytes()))};
+  l.binding_target = {bucket.id, l.index, allocation_lifetime::invocation,
+                      l.arena->bytes().subspan(binding_offset, static_cast<std::size_t>(layout.physical_size_bytes()))};
   l.evidence = recipe.evidence;
   auto bound = execution_binding::bind(program.hash, program.node_count, bucket.binding, l.binding_target, l.evidence);
   if (!bound) return bound.error();
@@ -71,8 +72,8 @@ result<void> make_lane(lane& l, const compiled_program& program, const compiled_
                              : gpu::arena_range{});
     auto list = device.create_command_list(detail::placed_queue(program.dependencies, node, queues));
     if (!list) return list.error();
-    (*list)->grant(std::span<const gpu::arena_range>(l.granted)
-                       .subspan(recipe.use_begin[node], recipe.use_begin[node + 1] - recipe.use_begin[node]));
+    (*list)->grant(std::span<const gpu::arena_range>(l.granted).subspan(
+        recipe.use_begin[node], recipe.use_begin[node + 1] - recipe.use_begin[node]));
     l.submit_lists.push_back(list->get());
     l.lists.push_back(std::move(*list));
   }
@@ -132,8 +133,8 @@ result<std::unique_ptr<lane_pool>> lane_pool::create(const compiled_program& pro
     pool->watches_.push_back(std::make_unique<fence_watch>(*pool, *l));
     pool->lanes_.push_back(std::move(l));
   }
-  pool->member_ = pool->dispatcher_->join(pool.get(), pool->lanes_, device, bucket.id, {&lane_pool::start_making, pool.get()},
-                                          making == lane_making::at_create);
+  pool->member_ = pool->dispatcher_->join(pool.get(), pool->lanes_, device, bucket.id,
+                                          {&lane_pool::start_making, pool.get()}, making == lane_making::at_create);
   return pool;
 }
 
@@ -192,32 +193,21 @@ void lane_pool::start_making(void* self, lane& l) noexcept {
   // scheduler goes while the lane is being made.
   pool->making_.fetch_add(1, std::memory_order_acq_rel);
   pool->hook(pool->hooks_.making, +1);
-  // Once, run or not: an executor that goes with the job queued destroys it.
-  struct job {
-    lane_pool* pool;
-    lane* target;
-    explicit job(lane_pool* p, lane* l) noexcept : pool(p), target(l) {}
-    job(job&& other) noexcept : pool(std::exchange(other.pool, nullptr)), target(other.target) {}
-    job& operator=(job&&) = delete;
-    ~job() {
-      if (pool != nullptr) pool->made(*target, make_error_code(boost::asio::error::operation_aborted));
-    }
-    void operator()() {
-      lane_pool* p = std::exchange(pool, nullptr);
-      boost::system::error_code ec;
-      if (auto made = make_lane(*target, *p->program_, *p->bucket_, *p->device_, p->gpu_timestamps_, p->queues_);
-          !made) {
-        ec = made.error().code;
-        free_lane(*target);
+  async::post_once(pool->executor_, [pool, target = &l](bool run) noexcept {
+    // Not run: its executor went with it queued.
+    boost::system::error_code ec = boost::asio::error::operation_aborted;
+    if (run) {
+      try {
+        auto made =
+            make_lane(*target, *pool->program_, *pool->bucket_, *pool->device_, pool->gpu_timestamps_, pool->queues_);
+        ec = made ? boost::system::error_code() : made.error().code;
+      } catch (const std::bad_alloc&) {
+        ec = make_error_code(errc::out_of_host_memory);
       }
-      p->made(*target, ec);
+      if (ec) free_lane(*target);
     }
-  };
-  try {
-    boost::asio::post(pool->executor_, job(pool, &l));
-  } catch (...) {
-    // Nothing was queued: the job, destroyed unrun, told the dispatcher.
-  }
+    pool->made(*target, ec);
+  });
 }
 
 void lane_pool::made(lane& l, boost::system::error_code ec) noexcept {

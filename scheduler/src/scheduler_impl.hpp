@@ -1,5 +1,5 @@
 // scheduler_impl.hpp (private) — the scheduler behind the facade
-// (scheduler.cpp): which bucket a request runs in, the programs it runs
+// (scheduler.cpp; its programs in scheduler_programs.cpp): which bucket a request runs in, the programs it runs
 // (the current one and replaced ones still going, each with its lane pools:
 // program_lanes.hpp), the recycled waves, replacement and shutdown. What its
 // waves see of it is its wave_host; a wave's own life is in wave_impl.hpp.
@@ -83,9 +83,9 @@ class scheduler_impl {
   // goes (posted: retire()).
   void retire_if_done(program_lanes& p) noexcept;
   // Removes `p` and frees its lanes, then completes the replacements that
-  // waited for it (`posted`: with success; else, its post destroyed unrun,
-  // without running them).
-  void retire(program_lanes* p, bool posted) noexcept;
+  // waited for it (`ran` on the executor: with success; else, its post
+  // destroyed unrun with the executor, their handlers are destroyed too).
+  void retire(program_lanes* p, bool ran) noexcept;
   // Refuses later waves and fails the queued ones (scheduler_shut_down).
   void close() noexcept;
   // A recycled wave (a new one at a new peak), counted on the current program.

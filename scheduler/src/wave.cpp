@@ -295,8 +295,7 @@ void wave::encoder_threw(std::size_t node, std::exception_ptr thrown) noexcept {
 
 error_code wave::submit() noexcept {
   lane& l = *held_;
-  const submission_plan::outcome submitted =
-      program_->submissions(device_->index).submit(l.submit_lists, submissions_);
+  const submission_plan::outcome submitted = program_->submissions(device_->index).submit(l.submit_lists, submissions_);
   if (!submitted.value) {
     message_ = submitted.value.error().what();
     if (submitted.submitted_any) {

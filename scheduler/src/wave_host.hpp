@@ -157,8 +157,8 @@ using wave_buffer = async::post_buffer<wave_entry_bytes>;
 class wave_host {
  public:
   // `on_recycle(owner, w)`: wave `w` has ended and its completion was delivered.
-  wave_host(std::span<gpu::device* const> devices, boost::asio::any_io_executor executor, const scheduler_options& options,
-            void (*on_recycle)(void* owner, wave& w) noexcept, void* owner);
+  wave_host(std::span<gpu::device* const> devices, boost::asio::any_io_executor executor,
+            const scheduler_options& options, void (*on_recycle)(void* owner, wave& w) noexcept, void* owner);
   wave_host(const wave_host&) = delete;
   wave_host& operator=(const wave_host&) = delete;
 

@@ -135,8 +135,8 @@ TEST_CASE("lane making: a lane the device refuses fails the wave it was made for
 TEST_CASE("lane making: made at create, a lane the device refuses fails create", "[scheduler]") {
   ferrum::gpu::null_device_options small;
   small.max_arena_bytes = 16;
-  const auto program = std::make_shared<const ferrum::compiled_program>(
-      ferrum::test::compile_ok(sched_test::make_plan(2, 2)));
+  const auto program =
+      std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(sched_test::make_plan(2, 2)));
   auto device = ::test::null_device(small);
   boost::asio::io_context io;
   const auto made = ferrum::scheduler::create(program, *device, io.get_executor());
@@ -146,8 +146,8 @@ TEST_CASE("lane making: made at create, a lane the device refuses fails create",
 
 TEST_CASE("lane making: a wave cancelled while its lane is made completes at once, and the lane is kept free",
           "[scheduler]") {
-  const auto program = std::make_shared<const ferrum::compiled_program>(
-      ferrum::test::compile_ok(sched_test::make_plan(2, 2)));
+  const auto program =
+      std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(sched_test::make_plan(2, 2)));
   auto device = ::test::null_device({});
   boost::asio::io_context io;
   auto s = test::require(ferrum::scheduler::create(program, *device, io.get_executor(), when_needed()));
@@ -178,8 +178,8 @@ TEST_CASE("lane making: with GPU timestamps on a device without them, create fai
           "[scheduler]") {
   ferrum::gpu::null_device_options no_timestamps;
   no_timestamps.timestamps = false;
-  const auto program = std::make_shared<const ferrum::compiled_program>(
-      ferrum::test::compile_ok(sched_test::make_plan(2, 2)));
+  const auto program =
+      std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(sched_test::make_plan(2, 2)));
   auto device = ::test::null_device(no_timestamps);
   boost::asio::io_context io;
   ferrum::scheduler_options o = when_needed();

@@ -110,8 +110,8 @@ TEMPLATE_TEST_CASE("async_replace: waves accepted after it run on the new progra
   CHECK(f.scheduler->stats().lane_bytes == 3 * (next->buckets[0].lane_bytes() + next->buckets[1].lane_bytes()));
 }
 
-TEMPLATE_TEST_CASE("async_replace: every completion token style, lazy ones replacing only when launched",
-                   "[scheduler]", on_io_context, on_thread_pool) {
+TEMPLATE_TEST_CASE("async_replace: every completion token style, lazy ones replacing only when launched", "[scheduler]",
+                   on_io_context, on_thread_pool) {
   contract_fixture<TestType> f;
   ferrum::scheduler& s = *f.scheduler;
   const auto next = program_of(5, 2);
@@ -170,9 +170,9 @@ TEMPLATE_TEST_CASE("async_replace keeps its pending handler in memory from the h
   std::atomic<int> allocations{0};
   std::atomic<int> deallocations{0};
   std::promise<error_code> replaced;
-  f.scheduler->async_replace(program_of(3, 2), asio::bind_allocator(sched_test::counting_allocator<void>(
-                                                                        &allocations, &deallocations),
-                                                                    [&](error_code ec) { replaced.set_value(ec); }));
+  f.scheduler->async_replace(program_of(3, 2),
+                             asio::bind_allocator(sched_test::counting_allocator<void>(&allocations, &deallocations),
+                                                  [&](error_code ec) { replaced.set_value(ec); }));
   auto done = replaced.get_future();
   CHECK_FALSE(ready(done));
   CHECK(allocations >= 1);
@@ -241,8 +241,7 @@ TEST_CASE("destroying a scheduler with async_replace pending invokes the handler
   CHECK(ready(done) == asio::error::operation_aborted);
 }
 
-TEST_CASE("async_replace: overlapping replacements each complete, and only the last program remains",
-          "[scheduler]") {
+TEST_CASE("async_replace: overlapping replacements each complete, and only the last program remains", "[scheduler]") {
   ferrum::gpu::null_device_options slow;
   slow.latency = 20ms;
   ferrum::scheduler_options options;

@@ -55,8 +55,8 @@ struct replace_run {
   replace_run() : device(::test::null_device(device_options())), pool(4) {
     // Programs of different shapes: 3 to 8 nodes, 2 or 3 lanes, one or two buckets.
     for (std::size_t i = 0; i <= replacements; ++i)
-      programs.push_back(std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(
-          sched_test::make_plan(3 + i, static_cast<std::uint32_t>(2 + i % 2), i % 2 == 0))));
+      programs.push_back(std::make_shared<const ferrum::compiled_program>(
+          ferrum::test::compile_ok(sched_test::make_plan(3 + i, static_cast<std::uint32_t>(2 + i % 2), i % 2 == 0))));
     ferrum::scheduler_options options;
     options.make_lanes = ferrum::lane_making::when_needed;
     options.encoder_tasks = 2;
@@ -94,8 +94,7 @@ asio::awaitable<void> produce(replace_run& run, std::size_t producer) {
     // program has one, and fits none (no_bucket_fits) where it has not.
     const ferrum::wave_request request{"step", {1, (producer + i) % 3 == 0 ? 3u : 1u, 1}};
     w.replaced_before = run.replaced_returned.load();
-    auto [ec, report] =
-        co_await run.scheduler->async_submit(request, encode, asio::as_tuple(asio::use_awaitable));
+    auto [ec, report] = co_await run.scheduler->async_submit(request, encode, asio::as_tuple(asio::use_awaitable));
     w.replaced_after = run.replaced_started.load();
     w.ec = ec;
     w.report = std::move(report);

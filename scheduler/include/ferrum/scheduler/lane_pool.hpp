@@ -159,9 +159,8 @@ class lane_pool {
   // linked into the device's timeline (lane_pool.cpp).
   struct fence_watch;
 
-  lane_pool(const compiled_program& program, const compiled_bucket& bucket, gpu::device& device,
-            executor_type executor, bool gpu_timestamps, queue_placement queues,
-            std::shared_ptr<detail::lane_dispatcher> dispatcher);
+  lane_pool(const compiled_program& program, const compiled_bucket& bucket, gpu::device& device, executor_type executor,
+            bool gpu_timestamps, queue_placement queues, std::shared_ptr<detail::lane_dispatcher> dispatcher);
   // Sets a held lane aside (quarantined, or `returning`) and watches its
   // last submission's value. Errors: as the give-backs'.
   [[nodiscard]] result<void> watch(lane& l, std::uint64_t hold, bool returning, const char* action);

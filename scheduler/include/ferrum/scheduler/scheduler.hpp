@@ -247,8 +247,8 @@ class scheduler {
   template <class CompletionToken = boost::asio::default_completion_token_t<executor_type>>
   auto async_replace(std::shared_ptr<const compiled_program> program,
                      CompletionToken&& token = boost::asio::default_completion_token_t<executor_type>()) {
-    return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(initiate_replace(this),
-                                                                                         token, std::move(program));
+    return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(initiate_replace(this), token,
+                                                                                         std::move(program));
   }
 
   // Stops accepting waves (later ones fail with scheduler_shut_down), lets
