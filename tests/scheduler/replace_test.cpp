@@ -42,14 +42,31 @@ error_code ready(std::future<error_code>& f) {
   return f.get();
 }
 
-// Records, per wave, the nodes it encoded and what the lane held before.
+// Records what the lane held before the wave (node 0's view).
 struct recording_encoder {
-  std::atomic<std::uint64_t> previous{~std::uint64_t{0}};
+  mutable std::atomic<std::uint64_t> previous{~std::uint64_t{0}};
   void operator()(const ferrum::encode_context& c) const {
-    if (c.node_index == 0) const_cast<std::atomic<std::uint64_t>&>(previous) = c.lane_previous_wave;
+    if (c.node_index == 0) previous = c.lane_previous_wave;
     test::require(c.commands.fill(c.slot, 3u));
   }
 };
+
+// Fence timeouts of 30 ms.
+ferrum::scheduler_options short_fence() {
+  ferrum::scheduler_options options;
+  options.fence_timeout = 30ms;
+  return options;
+}
+
+// Runs one wave whose fence times out: its lane stays quarantined until the
+// device's hang ends.
+sched_test::outcome timed_out_wave(ferrum::scheduler& s) {
+  static const recording_encoder encode;
+  auto failed = sched_test::submit(s, encode);
+  sched_test::outcome o = sched_test::get(failed);
+  REQUIRE(o.ec == errc::fence_timeout);
+  return o;
+}
 
 }  // namespace
 
@@ -181,15 +198,9 @@ TEMPLATE_TEST_CASE("async_replace keeps its pending handler in memory from the h
 
 TEST_CASE("async_replace completes only once the old program's quarantined lane came back from its fence",
           "[scheduler]") {
-  // The submission hangs 300 ms; the wave times out after 30 ms and its lane
-  // stays quarantined until the fence is reached after all.
-  ferrum::scheduler_options options;
-  options.fence_timeout = 30ms;
-  contract_fixture<on_thread_pool> f(sched_test::hanging(300ms), options);
-  recording_encoder encode;
-  auto failed = sched_test::submit(*f.scheduler, encode);
-  const auto [ec, report] = sched_test::get(failed);
-  REQUIRE(ec == errc::fence_timeout);
+  // The submission hangs 300 ms: the lane comes back once it ends.
+  contract_fixture<on_thread_pool> f(sched_test::hanging(300ms), short_fence());
+  const ferrum::wave_report report = timed_out_wave(*f.scheduler).report;
   auto done = replace(*f.scheduler, program_of(3, 2));
   CHECK(done.wait_for(50ms) == std::future_status::timeout);
   CHECK_FALSE(ready(done));
@@ -227,14 +238,10 @@ TEST_CASE("async_replace refuses what it cannot run, and the old program goes on
 
 TEST_CASE("destroying a scheduler with async_replace pending invokes the handler with operation_aborted",
           "[scheduler]") {
-  // The old program's lane is quarantined with a fence that never comes
-  // while the scheduler lives.
-  ferrum::scheduler_options options;
-  options.fence_timeout = 30ms;
-  contract_fixture<on_thread_pool> f(sched_test::hanging(0ms), options);
-  recording_encoder encode;
-  auto failed = sched_test::submit(*f.scheduler, encode);
-  CHECK(sched_test::get(failed).ec == errc::fence_timeout);
+  // The old program's lane stays quarantined: its fence never comes while
+  // the scheduler lives.
+  contract_fixture<on_thread_pool> f(sched_test::hanging(0ms), short_fence());
+  (void)timed_out_wave(*f.scheduler);
   auto done = replace(*f.scheduler, program_of(3, 2));
   CHECK(done.wait_for(50ms) == std::future_status::timeout);
   f.scheduler.reset();
