@@ -23,6 +23,10 @@
 //               before the call, during the change (until the first wave on
 //               B completed) and after it
 //
+// Ways: `replace` (lanes made at create: the new program's lanes are made in
+// the call), `needed` (the same with lane_making::when_needed: the new
+// program's lanes are made as its waves need them), `restart`.
+//
 //   ferrum_bench_replace [trials]     # default 7
 #include "bench_plan.hpp"
 
@@ -54,7 +58,7 @@ using clock_type = std::chrono::steady_clock;
 
 constexpr std::size_t window = 3;
 constexpr auto latency = std::chrono::microseconds(1000);
-constexpr std::uint64_t slot_bytes = 16384;
+constexpr std::uint64_t slot_bytes = 1 << 20;
 constexpr auto phase = std::chrono::milliseconds(150);
 
 double ms(clock_type::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
@@ -157,16 +161,18 @@ struct trial {
   std::array<std::vector<double>, 3> latency;  // before, during, after
 };
 
-enum class way { replace, restart };
+enum class way { replace, replace_when_needed, restart };
 
 trial run_trial(way how, const ferrum::plan& a, const ferrum::plan& b) {
-  ferrum::gpu::null_device_options options;
-  options.latency = latency;
-  auto device = ferrum::gpu::null_device::create(options).value();
+  ferrum::gpu::null_device_options device_options;
+  device_options.latency = latency;
+  auto device = ferrum::gpu::null_device::create(device_options).value();
   asio::thread_pool pool(2);
   const auto program_a = std::make_shared<const ferrum::compiled_program>(ferrum::compile(a).value());
   const ferrum::plan_hash hash_b = ferrum::compile(b).value().hash;
-  auto s = ferrum::scheduler::create(program_a, *device, pool.get_executor()).value();
+  ferrum::scheduler_options options;
+  if (how == way::replace_when_needed) options.make_lanes = ferrum::lane_making::when_needed;
+  auto s = ferrum::scheduler::create(program_a, *device, pool.get_executor(), options).value();
   stream waves(pool, hash_b);
   waves.start(*s);
   std::this_thread::sleep_for(phase);
@@ -177,7 +183,7 @@ trial run_trial(way how, const ferrum::plan& a, const ferrum::plan& b) {
   const double cpu = thread_cpu_ms();
   const auto program_b = std::make_shared<const ferrum::compiled_program>(ferrum::compile(b).value());
   t.compile_ms = ms(clock_type::now() - call);
-  if (how == way::replace) {
+  if (how != way::restart) {
     s->async_replace(program_b, [&](boost::system::error_code ec) {
       if (ec) std::abort();
       gone.set_value(clock_type::now());
@@ -241,7 +247,7 @@ int main(int argc, char** argv) {
   const ferrum::plan a = ferrum::bench::binding_plan(16, 3, slot_bytes);
   const ferrum::plan b = ferrum::bench::binding_plan(24, 3, slot_bytes);
   std::printf(
-      "plan A: 16 nodes -> plan B: 24 nodes of %llu KiB slots; 3 lanes, %zu waves in flight, null device "
+      "plan A: 16 nodes -> plan B: 24 nodes of %llu KiB slots (lanes of 16 and 24 MiB); 3 lanes, %zu waves in flight, null device "
       "%lld us per submission; %d trials, medians\n",
       static_cast<unsigned long long>(slot_bytes / 1024), window, static_cast<long long>(latency.count()), trials);
   std::printf("%-8s | %7s | %7s | %8s | %9s | %8s | %-14s | %-19s| %-19s| %-19s|\n", "way", "compile", "call",
@@ -249,19 +255,27 @@ int main(int argc, char** argv) {
               " after p50/p99");
   std::printf("%-8s | %7s | %7s | %8s | %9s | %8s | %-14s | %-19s| %-19s| %-19s|\n", "", "ms", "ms", "ms", "ms", "ms",
               "ms", " ms (waves)", " ms (waves)", " ms (waves)");
-  std::vector<trial> replaced, restarted;
+  std::vector<trial> replaced, replaced_when_needed, restarted;
   for (int i = 0; i < trials; ++i) {
-    // Alternated, so that both see the same machine.
+    // Alternated, so that all see the same machine.
     replaced.push_back(run_trial(way::replace, a, b));
+    replaced_when_needed.push_back(run_trial(way::replace_when_needed, a, b));
     restarted.push_back(run_trial(way::restart, a, b));
   }
   report("replace", replaced);
+  report("needed", replaced_when_needed);
   report("restart", restarted);
   std::vector<double> ratio;
   for (int i = 0; i < trials; ++i) ratio.push_back(restarted[i].first_new_ms / replaced[i].first_new_ms);
-  std::vector<double> stall;
-  for (int i = 0; i < trials; ++i) stall.push_back(restarted[i].longest_gap_ms / replaced[i].longest_gap_ms);
+  std::vector<double> stall, ratio_needed, stall_needed;
+  for (int i = 0; i < trials; ++i) {
+    stall.push_back(restarted[i].longest_gap_ms / replaced[i].longest_gap_ms);
+    ratio_needed.push_back(restarted[i].first_new_ms / replaced_when_needed[i].first_new_ms);
+    stall_needed.push_back(restarted[i].longest_gap_ms / replaced_when_needed[i].longest_gap_ms);
+  }
   std::printf("restart / replace (medians of per-trial ratios): first wave on the new program %.2fx, stall %.2fx\n",
               median(ratio), median(stall));
+  std::printf("restart / needed:                                 first wave on the new program %.2fx, stall %.2fx\n",
+              median(ratio_needed), median(stall_needed));
   return 0;
 }
