@@ -222,7 +222,7 @@ int main(int argc, char** argv) {
       const double per_node = compile_s * 1e9 / static_cast<double>(n);
       if (n == reference) first_per_node = per_node;
       last_per_node = per_node;
-      std::printf("%10zu %12zu %12.1f %10.0f", n, p.resources.size(), compile_s * 1e3, per_node);
+      std::printf("%10zu %12zu %12.3f %10.0f", n, p.resources.size(), compile_s * 1e3, per_node);
       if (n <= baseline_limit) {
         volatile std::size_t sink = 0;
         const double seed_s = best_seconds(runs, [&] { sink = original_owner_lookup(p); });
@@ -286,5 +286,14 @@ int main(int argc, char** argv) {
   std::printf(
       "load: parse_plan (schema_only) + compile of the plan file's text in this process; cli: ferrum compile FILE "
       "--json\n");
+  // What a change of plan between two frames can afford (async_replace):
+  // the in-memory compile of mixed plans, best of 20.
+  std::printf("\ntargets (mixed shape, in memory, best of 20):\n");
+  for (const auto& [n, limit_ms] : {std::pair<std::size_t, double>{100, 0.1}, {1000, 0.5}}) {
+    const ferrum::plan p = generate(n, true);
+    const double ms = best_seconds(20, [&] { (void)ferrum::compile(p).value(); }) * 1e3;
+    std::printf("  %5zu nodes: compile %.3f ms (%.0f ns/node) <= %.3f ms: %s\n", n, ms,
+                ms * 1e6 / static_cast<double>(n), limit_ms, ms <= limit_ms ? "met" : "not met");
+  }
   return 0;
 }

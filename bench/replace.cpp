@@ -247,7 +247,8 @@ int main(int argc, char** argv) {
   const ferrum::plan a = ferrum::bench::binding_plan(16, 3, slot_bytes);
   const ferrum::plan b = ferrum::bench::binding_plan(24, 3, slot_bytes);
   std::printf(
-      "plan A: 16 nodes -> plan B: 24 nodes of %llu KiB slots (lanes of 16 and 24 MiB); 3 lanes, %zu waves in flight, null device "
+      "plan A: 16 nodes -> plan B: 24 nodes of %llu KiB slots (lanes of 16 and 24 MiB); 3 lanes, %zu waves in flight, "
+      "null device "
       "%lld us per submission; %d trials, medians\n",
       static_cast<unsigned long long>(slot_bytes / 1024), window, static_cast<long long>(latency.count()), trials);
   std::printf("%-8s | %7s | %7s | %8s | %9s | %8s | %-14s | %-19s| %-19s| %-19s|\n", "way", "compile", "call",

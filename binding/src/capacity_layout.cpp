@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory_resource>
 #include <queue>
 #include <set>
 
@@ -21,7 +22,8 @@ result<std::uint64_t> pack_conservative(std::vector<projection>& projections, co
 }
 
 // Free ranges of an interval arena, found by size (best fit) and by offset
-// (coalescing).
+// (coalescing). Every give and take inserts or erases tree nodes: they come
+// from a pool of their own, which recycles them, not from malloc each time.
 class free_ranges {
  public:
   // Takes `size` bytes at an `alignment` boundary from a free range; nullopt
@@ -75,8 +77,9 @@ class free_ranges {
   }
 
  private:
-  std::map<std::uint64_t, std::uint64_t> by_offset_;
-  std::set<std::pair<std::uint64_t, std::uint64_t>> by_size_;
+  std::pmr::unsynchronized_pool_resource nodes_;  // before the trees: outlives them
+  std::pmr::map<std::uint64_t, std::uint64_t> by_offset_{&nodes_};
+  std::pmr::set<std::pair<std::uint64_t, std::uint64_t>> by_size_{&nodes_};
 };
 
 // Packs members so that only members with overlapping live intervals keep

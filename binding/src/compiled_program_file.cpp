@@ -4,6 +4,7 @@
 #include "lane_recipes.hpp"
 #include "plan_index.hpp"
 #include "program_file_format.hpp"
+#include "sha256_writer.hpp"
 
 #include <openssl/evp.h>
 
@@ -21,7 +22,7 @@ std::string at_byte(std::size_t offset) { return "at byte " + std::to_string(off
 result<sha256_digest> sha256(std::span<const std::byte> bytes) {
   sha256_digest digest;
   unsigned int size = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), digest.bytes.data(), &size, EVP_sha256(), nullptr) != 1 ||
+  if (EVP_Digest(bytes.data(), bytes.size(), digest.bytes.data(), &size, detail::sha256_md(), nullptr) != 1 ||
       size != digest.bytes.size())
     return make_error(errc::digest_failed, "OpenSSL EVP SHA-256");
   return digest;
@@ -238,6 +239,7 @@ result<std::vector<std::byte>> save_compiled_program(const compiled_program& pro
 }
 
 result<compiled_program> load_compiled_program(std::span<const std::byte> bytes, const plan& p) {
+  const detail::sha256_scope sha256;  // every digest of this load on this thread
   auto covered = check_envelope(bytes);
   if (!covered) return covered.error();
   auto tables = decode(*covered);

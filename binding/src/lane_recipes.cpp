@@ -5,6 +5,37 @@
 #include <utility>
 
 namespace ferrum::detail {
+namespace {
+
+// record_backing_slices(p, bucket, claim, capacity) for the domain `domain`,
+// read straight from it: a compiled capacity layout's projections are the
+// domain's members in order, and the members are in resource id order
+// (derive_pool_domains; the program file's checked order), so member m's
+// descriptor is p.resources[members[m]] and the slices come out in id order
+// with no sort of, or search in, all the plan's resources (that was most of
+// a small plan's recipe). Layouts that are not so go to
+// record_backing_slices, which decides them as ever.
+result<std::vector<backing_slice>> binding_evidence(const plan& p, const bucket_id& bucket, const pool_domain& domain,
+                                                    const claim_identity& claim, const capacity_layout& capacity) {
+  const std::vector<projection>& projections = capacity.projections;
+  const std::vector<std::size_t>& members = domain.members;
+  if (projections.size() != members.size()) return record_backing_slices(p, bucket, claim, capacity);
+  std::vector<backing_slice> slices;
+  slices.reserve(projections.size());
+  for (std::size_t m = 0; m < projections.size(); ++m) {
+    const projection& proj = projections[m];
+    // Strictly ascending ids: the order record_backing_slices sorts into.
+    if (members[m] >= p.resources.size() || p.resources[members[m]].id != proj.resource ||
+        (m > 0 && !(projections[m - 1].resource < proj.resource)))
+      return record_backing_slices(p, bucket, claim, capacity);
+    const resource_descriptor& r = p.resources[members[m]];
+    slices.push_back({proj.resource, claim.digest(), bucket, proj.offset, proj.capacity, capacity.physical_size_bytes,
+                      proj.alignment, r.usage, r.element});
+  }
+  return slices;
+}
+
+}  // namespace
 
 result<void> make_lane_recipes(compiled_program& program, const plan& p, const plan_index& index) {
   // Every node's resources (plan indices), nodes side by side.
@@ -38,7 +69,11 @@ result<void> make_lane_recipes(compiled_program& program, const plan& p, const p
                                      [&](const wave_domain_layout& w) { return w.claim == bucket.binding->claim(); });
     if (domain == program.wave_layouts.end()) continue;  // the lane pool refuses it: missing_domain_layout
     recipe.binding_domain = static_cast<std::size_t>(domain - program.wave_layouts.begin());
-    auto evidence = record_backing_slices(p, bucket.id, domain->claim, bucket.capacity_layouts[recipe.binding_domain]);
+    const capacity_layout& capacity = bucket.capacity_layouts[recipe.binding_domain];
+    auto evidence =
+        recipe.binding_domain < program.domains.size()
+            ? binding_evidence(p, bucket.id, program.domains[recipe.binding_domain], domain->claim, capacity)
+            : record_backing_slices(p, bucket.id, domain->claim, capacity);
     if (!evidence) return evidence.error();
     recipe.evidence = std::move(*evidence);
   }

@@ -134,9 +134,14 @@ result<void> validate_nodes(const plan& p, const detail::plan_index& index, std:
 // there are few pools and many resources).
 result<std::vector<pool_id>> used_pools(const plan& p, const std::vector<bool>& used) {
   boost::unordered_flat_set<std::string_view, std::hash<std::string_view>> pool_names;
+  std::string_view previous;
   for (std::size_t i = 0; i < p.resources.size(); ++i) {
     if (!used[i]) return detail::unused_resource(p.resources[i], i);
-    pool_names.insert(p.resources[i].pool.view());
+    // A pool's resources usually come together: hash only a change of pool.
+    if (const std::string_view pool = p.resources[i].pool.view(); i == 0 || pool != previous) {
+      pool_names.insert(pool);
+      previous = pool;
+    }
   }
   std::vector<pool_id> pools;
   for (std::string_view name : pool_names) pools.push_back(pool_id::make(name).value());

@@ -15,9 +15,15 @@ result<std::vector<pool_domain>> derive_pool_domains(const plan& p) {
 
 result<std::vector<pool_domain>> detail::derive_pool_domains(const plan& p, const plan_index& index) {
   // Pools are few: number them in id order, then deal the resources, already
-  // in id order, into their pools.
+  // in id order, into their pools. A pool's resources usually come together:
+  // the map is consulted only where the pool changes from the resource before.
   boost::unordered_flat_map<std::string_view, std::size_t, std::hash<std::string_view>> pool_of;
-  for (const resource_descriptor& r : p.resources) pool_of.emplace(r.pool.view(), 0);
+  std::string_view previous;
+  for (std::size_t i = 0; i < p.resources.size(); ++i)
+    if (const std::string_view pool = p.resources[i].pool.view(); i == 0 || pool != previous) {
+      pool_of.emplace(pool, 0);
+      previous = pool;
+    }
   std::vector<std::string_view> names;
   for (const auto& entry : pool_of) names.push_back(entry.first);
   std::sort(names.begin(), names.end());
@@ -31,8 +37,15 @@ result<std::vector<pool_domain>> detail::derive_pool_domains(const plan& p, cons
   for (const pool_option& option : p.pools)
     if (auto it = pool_of.find(option.pool.view()); it != pool_of.end()) domains[it->second].liveness = option.liveness;
 
+  std::size_t current = 0;
+  bool first = true;
   for (std::size_t r : index.resources_by_id()) {
-    pool_domain& domain = domains[pool_of.at(p.resources[r].pool.view())];
+    if (const std::string_view pool = p.resources[r].pool.view(); first || pool != previous) {
+      current = pool_of.at(pool);
+      previous = pool;
+      first = false;
+    }
+    pool_domain& domain = domains[current];
     if (auto ok = detail::check_pool_member(p, domain, r); !ok) return ok.error();
     domain.members.push_back(r);
   }

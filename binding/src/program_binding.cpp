@@ -1,5 +1,6 @@
 #include "ferrum/binding/program_binding.hpp"
 
+#include "conservative_packing.hpp"
 #include "ferrum/binding/demand.hpp"
 #include "huge_pages.hpp"
 #include "plan_index.hpp"
@@ -83,6 +84,34 @@ const binding_slot* program_binding_layout::slot_for_node(std::size_t node_index
   return it != slots_.end() && it->node_index == node_index ? &*it : nullptr;
 }
 
+namespace {
+
+// detail::sort_by_offset, mostly without the sort: a binding pool is
+// conservative, so compile packed it in conservative_order (a counting sort
+// by alignment) and offsets strictly increase along that order. Where they
+// do, that order is the only one by offset and no comparison sort is needed;
+// where they do not (a caller's own layouts), sort_by_offset decides.
+void order_by_offset(std::vector<detail::binding_placement>& placements, const plan& p, const pool_domain& domain) {
+  if (!std::all_of(placements.begin(), placements.end(),
+                   [](const detail::binding_placement& s) { return is_valid_alignment(s.alignment); })) {
+    detail::sort_by_offset(placements, p, domain);
+    return;
+  }
+  const std::vector<std::size_t> order = detail::conservative_order(
+      placements.size(), [&](std::size_t i) { return detail::alignment_class(placements[i].alignment); });
+  for (std::size_t i = 1; i < order.size(); ++i)
+    if (placements[order[i - 1]].offset >= placements[order[i]].offset) {
+      detail::sort_by_offset(placements, p, domain);
+      return;
+    }
+  std::vector<detail::binding_placement> sorted;
+  detail::reserve_huge(sorted, placements.size());
+  for (std::size_t i : order) sorted.push_back(placements[i]);
+  placements = std::move(sorted);
+}
+
+}  // namespace
+
 result<std::map<bucket_id, program_binding_layout>> compile_program_binding_layouts(
     const plan& p, const plan_hash& hash, const std::vector<pool_domain>& domains,
     const std::vector<std::optional<wave_domain_layout>>& layouts, const bucket_capacity_layouts& capacities) {
@@ -137,7 +166,7 @@ result<std::map<bucket_id, program_binding_layout>> detail::compile_program_bind
       placements.push_back({proj.offset, proj.capacity, descriptor.alignment, node_index, j});
     }
 
-    detail::sort_by_offset(placements, p, domain);
+    order_by_offset(placements, p, domain);
     if (auto covered = detail::check_binding_cover(placements, capacity->physical_size_bytes, bucket.str(), p, domain);
         !covered)
       return covered.error();

@@ -2,14 +2,27 @@
 
 #include <openssl/evp.h>
 
-#include <cstring>
-
 namespace ferrum::detail {
+
+namespace {
+thread_local const evp_md_st* scoped_md = nullptr;
+}  // namespace
+
+sha256_scope::sha256_scope() noexcept : fetched_(EVP_MD_fetch(nullptr, "SHA256", nullptr)), outer_(scoped_md) {
+  if (fetched_ != nullptr) scoped_md = fetched_;
+}
+
+sha256_scope::~sha256_scope() {
+  scoped_md = outer_;
+  EVP_MD_free(fetched_);
+}
+
+const evp_md_st* sha256_md() noexcept { return scoped_md != nullptr ? scoped_md : EVP_sha256(); }
 
 void sha256_writer::ctx_deleter::operator()(evp_md_ctx_st* ctx) const noexcept { EVP_MD_CTX_free(ctx); }
 
 sha256_writer::sha256_writer() : ctx_(EVP_MD_CTX_new()) {
-  ok_ = ctx_ != nullptr && EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) == 1;
+  ok_ = ctx_ != nullptr && EVP_DigestInit_ex(ctx_.get(), sha256_md(), nullptr) == 1;
 }
 
 sha256_writer::~sha256_writer() = default;
@@ -19,27 +32,14 @@ void sha256_writer::flush() {
   used_ = 0;
 }
 
-void sha256_writer::put(const void* data, std::size_t size) {
-  if (size > sizeof buffer_ - used_) flush();
+void sha256_writer::put_long(const void* data, std::size_t size) {
+  flush();
   if (size > sizeof buffer_) {
     if (ok_) ok_ = EVP_DigestUpdate(ctx_.get(), data, size) == 1;
     return;
   }
-  std::memcpy(buffer_ + used_, data, size);
-  used_ += size;
-}
-
-void sha256_writer::u8(std::uint8_t v) { put(&v, 1); }
-
-void sha256_writer::u64(std::uint64_t v) {
-  unsigned char bytes[8];
-  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<unsigned char>(v >> (8 * i));
-  put(bytes, sizeof bytes);
-}
-
-void sha256_writer::str(std::string_view s) {
-  u64(s.size());
-  put(s.data(), s.size());
+  std::memcpy(buffer_, data, size);
+  used_ = size;
 }
 
 result<sha256_digest> sha256_writer::finish() {
