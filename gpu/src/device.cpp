@@ -49,6 +49,11 @@ result<std::unique_ptr<command_list>> device::create_command_list(queue_kind kin
   return do_create_command_list(kind);
 }
 
+result<std::unique_ptr<semaphore>> device::create_semaphore(semaphore_kind kind) {
+  if (auto r = check_usable(); !r) return r.error();
+  return do_create_semaphore(kind);
+}
+
 timestamp_clock device::timestamps() const {
   const std::lock_guard lock(timestamps_mutex_);
   return timestamps_;

@@ -9,15 +9,16 @@
 namespace ferrum::gpu {
 
 result<void> queue::submit(std::span<command_list* const> lists, std::uint64_t signal_value,
-                           std::span<const queue_wait> waits) {
+                           std::span<const queue_wait> waits, const external_sync& external) {
   const std::lock_guard lock(mutex_);
-  return submit_locked(lists, signal_value, waits);
+  return submit_locked(lists, signal_value, waits, external);
 }
 
-result<std::uint64_t> queue::submit_next(std::span<command_list* const> lists, std::span<const queue_wait> waits) {
+result<std::uint64_t> queue::submit_next(std::span<command_list* const> lists, std::span<const queue_wait> waits,
+                                         const external_sync& external) {
   const std::lock_guard lock(mutex_);
   const std::uint64_t value = last_submitted_.load(std::memory_order_relaxed) + 1;
-  if (auto r = submit_locked(lists, value, waits); !r) return r.error();
+  if (auto r = submit_locked(lists, value, waits, external); !r) return r.error();
   return value;
 }
 
@@ -52,7 +53,7 @@ result<void> queue::check_waits(std::span<const queue_wait> waits) {
 }
 
 result<void> queue::submit_locked(std::span<command_list* const> lists, std::uint64_t signal_value,
-                                  std::span<const queue_wait> waits) {
+                                  std::span<const queue_wait> waits, const external_sync& external) {
   if (const auto failure = timeline_.failure())
     return make_error(failure == make_error_code(errc::device_shut_down) ? errc::device_shut_down : errc::device_lost,
                       "submit of value " + std::to_string(signal_value));
@@ -61,6 +62,10 @@ result<void> queue::submit_locked(std::span<command_list* const> lists, std::uin
     return make_error(errc::timeline_not_monotonic,
                       "signal value " + std::to_string(signal_value) + " after " + std::to_string(last));
   if (auto r = check_waits(waits); !r) return r;
+  for (std::size_t i = 0; i < external.waits.size(); ++i)
+    if (auto r = check_semaphore_op(external.waits[i], *device_, "semaphore wait", i); !r) return r;
+  for (std::size_t i = 0; i < external.signals.size(); ++i)
+    if (auto r = check_semaphore_op(external.signals[i], *device_, "semaphore signal", i); !r) return r;
   // Each list is marked queued as it passes its checks, so a list given twice
   // fails on its second appearance; on any error the marks are undone.
   auto undo = [&](std::size_t marked) {
@@ -107,7 +112,7 @@ result<void> queue::submit_locked(std::span<command_list* const> lists, std::uin
     list->submitted_on_ = this;
     list->state_ = command_list::state::submitted;
   }
-  if (auto r = do_submit(lists, signal_value, waits_); !r) {
+  if (auto r = do_submit(lists, signal_value, waits_, external); !r) {
     for (command_list* list : lists) {
       list->submitted_value_ = list->previous_value_;
       list->submitted_on_ = list->previous_on_;

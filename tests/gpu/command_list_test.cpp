@@ -25,7 +25,7 @@ class stub_queue final : public ferrum::gpu::queue {
 
  protected:
   ferrum::result<void> do_submit(std::span<command_list* const>, std::uint64_t,
-                                 std::span<const ferrum::gpu::queue_wait>) override {
+                                 std::span<const ferrum::gpu::queue_wait>, const ferrum::gpu::external_sync&) override {
     return {};
   }
 };

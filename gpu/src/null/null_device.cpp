@@ -7,6 +7,7 @@
 #include "null/null_arena.hpp"
 #include "null/null_command_list.hpp"
 #include "null/null_kernel.hpp"
+#include "null/null_semaphore.hpp"
 #include "null/null_timestamp_pool.hpp"
 
 #include <chrono>
@@ -69,6 +70,10 @@ result<std::unique_ptr<kernel>> null_device_impl::do_create_kernel(const kernel_
 
 result<std::unique_ptr<command_list>> null_device_impl::do_create_command_list(queue_kind kind) {
   return std::unique_ptr<command_list>(new null_command_list(*this, kind));
+}
+
+result<std::unique_ptr<semaphore>> null_device_impl::do_create_semaphore(semaphore_kind kind) {
+  return std::unique_ptr<semaphore>(new null_semaphore(*this, kind));
 }
 
 result<std::unique_ptr<timestamp_pool>> null_device_impl::do_create_timestamp_pool(std::uint32_t slots,

@@ -5,6 +5,7 @@
 
 #include "null/null_command_list.hpp"
 #include "null/null_device.hpp"
+#include "null/null_semaphore.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -25,24 +26,36 @@ void null_queue::request_stop() noexcept {
 }
 
 result<void> null_queue::do_submit(std::span<command_list* const> lists, std::uint64_t signal_value,
-                                   std::span<const queue_wait> waits) {
-  const std::uint64_t submission = ++submissions_;
+                                   std::span<const queue_wait> waits, const external_sync& external) {
   if (device_.options().inline_completion) {
+    // Nothing waits on the submitting thread: a semaphore not signalled yet
+    // is refused (and nothing submitted).
+    for (std::size_t i = 0; i < external.waits.size(); ++i) {
+      const semaphore_op& w = external.waits[i];
+      if (!static_cast<const null_semaphore*>(w.on)->ready(w.value))
+        return make_error(errc::wait_not_submitted, "semaphore wait " + std::to_string(i) +
+                                                        " is not signalled, and inline_completion cannot wait");
+    }
+    const std::uint64_t submission = ++submissions_;
     // create refused every option that pauses, so run() cannot stop early,
     // and every submitted value is reached inside its submit: a wait not
     // reached means its submission was lost. A loss since the queue's check
     // leaves the submission unrun, as on the worker.
     const bool ready =
         std::all_of(waits.begin(), waits.end(), [](const queue_wait& w) { return w.on->timeline().reached(w.value); });
-    if (ready && !device_.lost()) run(lists, waits, signal_value, submission);
+    if (ready && !device_.lost()) run(lists, waits, external, signal_value, submission);
     return {};
   }
+  const std::uint64_t submission = ++submissions_;
   {
     const std::lock_guard lock(mutex_);
-    pending_.entries.push_back(
-        {pending_.lists.size(), lists.size(), pending_.waits.size(), waits.size(), signal_value, submission});
+    pending_.entries.push_back({pending_.lists.size(), lists.size(), pending_.waits.size(), waits.size(),
+                                signal_value, submission, pending_.ops.size(), external.waits.size(),
+                                external.signals.size()});
     pending_.lists.insert(pending_.lists.end(), lists.begin(), lists.end());
     pending_.waits.insert(pending_.waits.end(), waits.begin(), waits.end());
+    pending_.ops.insert(pending_.ops.end(), external.waits.begin(), external.waits.end());
+    pending_.ops.insert(pending_.ops.end(), external.signals.begin(), external.signals.end());
   }
   wake_.notify_one();
   return {};
@@ -62,22 +75,31 @@ void null_queue::work() noexcept {
       // Behind a hang that never ended, or on a lost device, nothing runs:
       // those values are never reached and their waits fail at shutdown or
       // have failed with the loss already.
-      if (!stalled && !device_.lost())
-        stalled = !run(std::span(running.lists).subspan(e.first_list, e.list_count),
-                       std::span(running.waits).subspan(e.first_wait, e.wait_count), e.value, e.submission);
+      if (stalled || device_.lost()) continue;
+      const std::span<const semaphore_op> ops = std::span(running.ops).subspan(e.first_op, e.op_waits + e.op_signals);
+      stalled = !run(std::span(running.lists).subspan(e.first_list, e.list_count),
+                     std::span(running.waits).subspan(e.first_wait, e.wait_count),
+                     {ops.first(e.op_waits), ops.subspan(e.op_waits)}, e.value, e.submission);
     }
     running.clear();
   }
 }
 
-bool null_queue::run(std::span<command_list* const> lists, std::span<const queue_wait> waits, std::uint64_t value,
-                     std::uint64_t submission) noexcept {
+bool null_queue::run(std::span<command_list* const> lists, std::span<const queue_wait> waits,
+                     const external_sync& external, std::uint64_t value, std::uint64_t submission) noexcept {
   // The waits first, as a GPU queue's semaphore waits: the submission's
   // commands, and its faults, come once every waited value is reached.
   for (const queue_wait& w : waits) {
     // The base class checked that each waited queue is this device's.
     auto& waited = static_cast<null_queue&>(device_.queue_at(w.on->index()));
     if (!await(waited.own_timeline(), w.value)) return false;
+  }
+  // The base class checked that each semaphore is this device's. Every
+  // stage waits: the worker runs commands one after another.
+  for (const semaphore_op& w : external.waits) {
+    auto& s = static_cast<null_semaphore&>(*w.on);
+    if (!await(s.counter(), s.start_wait(w.value))) return false;
+    s.wait_ended();
   }
   const null_fault_options& faults = device_.options().faults;
   const std::optional<fault_decision> fault = decide_fault(faults, index(), submission);
@@ -98,6 +120,9 @@ bool null_queue::run(std::span<command_list* const> lists, std::span<const queue
     const auto duration = std::chrono::duration_cast<std::chrono::microseconds>(faults.hang_duration);
     if (!pause(duration, duration.count() == 0)) return false;
   }
+  // The semaphores before the queue's own value: whoever sees the
+  // submission's value reached finds them signalled.
+  for (const semaphore_op& signal : external.signals) static_cast<null_semaphore&>(*signal.on).signal(signal.value);
   timeline_.advance(value);
   return true;
 }

@@ -33,9 +33,13 @@ struct batch {
     std::size_t wait_count;
     std::uint64_t value;
     std::uint64_t submission;  // 1 for the first submission to the queue
+    std::size_t first_op;      // its semaphore waits, then its signals
+    std::size_t op_waits;
+    std::size_t op_signals;
   };
   std::vector<command_list*> lists;
   std::vector<queue_wait> waits;
+  std::vector<semaphore_op> ops;
   std::vector<entry> entries;
 
   batch() {
@@ -43,12 +47,14 @@ struct batch {
     // grows a batch.
     lists.reserve(4096);
     waits.reserve(256);
+    ops.reserve(256);
     entries.reserve(256);
   }
 
   void clear() noexcept {
     lists.clear();
     waits.clear();
+    ops.clear();
     entries.clear();
   }
 };
@@ -78,7 +84,7 @@ class null_queue final : public queue {
 
  protected:
   result<void> do_submit(std::span<command_list* const> lists, std::uint64_t signal_value,
-                         std::span<const queue_wait> waits) override;
+                         std::span<const queue_wait> waits, const external_sync& external) override;
 
  private:
   // A wait of the worker on another timeline, completed by whoever advances
@@ -98,8 +104,8 @@ class null_queue final : public queue {
   // Runs one submission (`submission` is 1 for the first on this queue);
   // false when the worker must stop running work (the device stopped during a
   // hang that had no end or a wait, or a waited timeline failed).
-  bool run(std::span<command_list* const> lists, std::span<const queue_wait> waits, std::uint64_t value,
-           std::uint64_t submission) noexcept;
+  bool run(std::span<command_list* const> lists, std::span<const queue_wait> waits, const external_sync& external,
+           std::uint64_t value, std::uint64_t submission) noexcept;
   // Blocks until `t` reached `value` (true), or failed or the device stops
   // (false).
   bool await(null_timeline& t, std::uint64_t value) noexcept;

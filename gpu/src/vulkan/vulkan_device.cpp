@@ -217,6 +217,13 @@ result<std::unique_ptr<command_list>> vulkan_device::do_create_command_list(queu
   return vulkan_command_list::create(*this, kind, c);
 }
 
+result<std::unique_ptr<semaphore>> vulkan_device::do_create_semaphore(semaphore_kind kind) {
+  auto handle = kind == semaphore_kind::binary ? create_binary_semaphore(objects_->device, "binary")
+                                               : create_timeline_semaphore(objects_->device, "timeline");
+  if (!handle) return handle.error();
+  return std::unique_ptr<semaphore>(new vulkan_semaphore(*this, objects_->device, *handle, kind, true));
+}
+
 result<std::unique_ptr<timestamp_pool>> vulkan_device::do_create_timestamp_pool(std::uint32_t slots,
                                                                                 timestamp_clock& clock) {
   if (!clock_anchored_) {
@@ -288,6 +295,15 @@ vulkan_native_handles vulkan_device::native() const noexcept {
 std::optional<vulkan_native_handles> native_handles(const device& d) noexcept {
   if (const auto* v = dynamic_cast<const vulkan_device*>(&d)) return v->native();
   return std::nullopt;
+}
+
+result<std::unique_ptr<semaphore>> import_vulkan_semaphore(device& d, VkSemaphore handle, semaphore_kind kind) {
+  const auto* v = dynamic_cast<const vulkan_device*>(&d);
+  if (v == nullptr)
+    return make_error(errc::invalid_device_option, "import_vulkan_semaphore: device " + quote_text(d.name()) +
+                                                       " is not a Vulkan device");
+  if (handle == VK_NULL_HANDLE) return make_error(errc::invalid_device_option, "import_vulkan_semaphore: a null handle");
+  return std::unique_ptr<semaphore>(new vulkan_semaphore(d, v->native().device, handle, kind, false));
 }
 
 result<std::unique_ptr<device>> create_vulkan_device(const vulkan_device_options& options) {

@@ -2,6 +2,7 @@
 
 #include "vulkan/vk_result.hpp"
 #include "vulkan/vulkan_command_list.hpp"
+#include "vulkan/vulkan_semaphore.hpp"
 
 #include <optional>
 #include <string>
@@ -9,7 +10,7 @@
 namespace ferrum::gpu {
 
 result<void> vulkan_queue::do_submit(std::span<command_list* const> lists, std::uint64_t signal_value,
-                                     std::span<const queue_wait> waits) {
+                                     std::span<const queue_wait> waits, const external_sync& external) {
   buffers_.clear();
   // The base class checked that every list is this device's, hence a
   // vulkan_command_list, made for this queue's family, ended and not in
@@ -33,14 +34,27 @@ result<void> vulkan_queue::do_submit(std::span<command_list* const> lists, std::
     // The stage is supported on every queue family, transfer-only ones too.
     wait_stages_.push_back(VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
   }
+  // The base class checked that each semaphore is this device's (a
+  // vulkan_semaphore). A binary semaphore's value is ignored.
+  for (const semaphore_op& w : external.waits) {
+    wait_semaphores_.push_back(static_cast<const vulkan_semaphore*>(w.on)->handle());
+    wait_values_.push_back(w.value);
+    wait_stages_.push_back(wait_stage_mask(w.stage));
+  }
+  signal_semaphores_.assign(1, context_.timeline_semaphore);
+  signal_values_.assign(1, signal_value);
+  for (const semaphore_op& signal : external.signals) {
+    signal_semaphores_.push_back(static_cast<const vulkan_semaphore*>(signal.on)->handle());
+    signal_values_.push_back(signal.value);
+  }
 
   VkTimelineSemaphoreSubmitInfo values{};
   values.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
   // One value per wait semaphore, all timeline semaphores.
   values.waitSemaphoreValueCount = static_cast<std::uint32_t>(wait_values_.size());
   values.pWaitSemaphoreValues = wait_values_.data();
-  values.signalSemaphoreValueCount = 1;
-  values.pSignalSemaphoreValues = &signal_value;
+  values.signalSemaphoreValueCount = static_cast<std::uint32_t>(signal_values_.size());
+  values.pSignalSemaphoreValues = signal_values_.data();
   VkSubmitInfo submit{};
   submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
   submit.pNext = &values;
@@ -51,10 +65,11 @@ result<void> vulkan_queue::do_submit(std::span<command_list* const> lists, std::
   // each list order their memory accesses.
   submit.commandBufferCount = static_cast<std::uint32_t>(buffers_.size());
   submit.pCommandBuffers = buffers_.data();
-  // The signal operation's first scope is every command of the batch, so the
-  // value is reached only when all of them completed.
-  submit.signalSemaphoreCount = 1;
-  submit.pSignalSemaphores = &context_.timeline_semaphore;
+  // The signal operations' first scope is every command of the batch (and
+  // every earlier one on the queue), so the values are reached only when
+  // all of them completed.
+  submit.signalSemaphoreCount = static_cast<std::uint32_t>(signal_semaphores_.size());
+  submit.pSignalSemaphores = signal_semaphores_.data();
 
   VkResult r = VK_SUCCESS;
   {

@@ -44,7 +44,7 @@ class vulkan_queue final : public queue {
 
  protected:
   result<void> do_submit(std::span<command_list* const> lists, std::uint64_t signal_value,
-                         std::span<const queue_wait> waits) override;
+                         std::span<const queue_wait> waits, const external_sync& external) override;
 
  private:
   context context_;
@@ -54,6 +54,8 @@ class vulkan_queue final : public queue {
   std::vector<VkSemaphore> wait_semaphores_;
   std::vector<std::uint64_t> wait_values_;
   std::vector<VkPipelineStageFlags> wait_stages_;
+  std::vector<VkSemaphore> signal_semaphores_;
+  std::vector<std::uint64_t> signal_values_;
 };
 
 }  // namespace ferrum::gpu

@@ -32,6 +32,7 @@
 #include "ferrum/gpu/command_list.hpp"
 #include "ferrum/gpu/kernel.hpp"
 #include "ferrum/gpu/queue.hpp"
+#include "ferrum/gpu/semaphore.hpp"
 #include "ferrum/gpu/timestamp_pool.hpp"
 #include "ferrum/queue_kind.hpp"
 
@@ -79,6 +80,11 @@ class device {
   // submissions to that queue. Errors: device_lost and the device's
   // allocation errors.
   [[nodiscard]] result<std::unique_ptr<command_list>> create_command_list(queue_kind kind = queue_kind::compute);
+
+  // A semaphore of `kind` (ferrum/gpu/semaphore.hpp) that this device's
+  // submissions may wait on and signal: unsignalled, a timeline one at 0.
+  // Errors: device_lost and the device's allocation errors.
+  [[nodiscard]] result<std::unique_ptr<semaphore>> create_semaphore(semaphore_kind kind);
 
   // Whether and how the device times its queue's commands
   // (ferrum/gpu/timestamp_pool.hpp).
@@ -149,6 +155,7 @@ class device {
   virtual result<std::unique_ptr<arena>> do_create_arena(std::size_t bytes) = 0;
   virtual result<std::unique_ptr<kernel>> do_create_kernel(const kernel_source& source) = 0;
   virtual result<std::unique_ptr<command_list>> do_create_command_list(queue_kind kind) = 0;
+  virtual result<std::unique_ptr<semaphore>> do_create_semaphore(semaphore_kind kind) = 0;
   // Called under the device's timestamp lock, with the timestamps supported;
   // may refine `clock` (a calibration's uncertainty).
   virtual result<std::unique_ptr<timestamp_pool>> do_create_timestamp_pool(std::uint32_t slots,

@@ -23,6 +23,7 @@
 #pragma once
 
 #include "ferrum/error.hpp"
+#include "ferrum/gpu/semaphore.hpp"
 #include "ferrum/gpu/timeline.hpp"
 #include "ferrum/queue_kind.hpp"
 
@@ -65,14 +66,22 @@ class queue {
   // its queue's last_submitted(): it would stall this queue forever),
   // device_lost, device_shut_down, or the device's submission error. Nothing
   // is submitted on an error.
+  //
+  // `external`: semaphores (ferrum/gpu/semaphore.hpp) the submission also
+  // waits on, holding back the commands of each wait's stage, and signals
+  // once its commands completed. More errors: invalid_semaphore_op,
+  // foreign_object (a semaphore of another device); on the null device with
+  // inline_completion, wait_not_submitted for a wait not signalled yet (it
+  // cannot wait).
   [[nodiscard]] result<void> submit(std::span<command_list* const> lists, std::uint64_t signal_value,
-                                    std::span<const queue_wait> waits = {});
+                                    std::span<const queue_wait> waits = {}, const external_sync& external = {});
 
   // Submits `lists` signalling the next value (last_submitted() + 1), taken
   // under the same lock, so concurrent callers never race for a value.
   // Returns that value. Errors: as submit, except timeline_not_monotonic.
   [[nodiscard]] result<std::uint64_t> submit_next(std::span<command_list* const> lists,
-                                                  std::span<const queue_wait> waits = {});
+                                                  std::span<const queue_wait> waits = {},
+                                                  const external_sync& external = {});
 
   // The highest value submitted so far. Lock-free: a submission to another
   // queue reads it to check its waits.
@@ -97,13 +106,13 @@ class queue {
 
   // The device part, called under the queue's lock after the checks passed.
   // `waits` are checked (this device's queues, submitted values), at most one
-  // per queue, none on value 0.
+  // per queue, none on value 0; so is every semaphore of `external`.
   virtual result<void> do_submit(std::span<command_list* const> lists, std::uint64_t signal_value,
-                                 std::span<const queue_wait> waits) = 0;
+                                 std::span<const queue_wait> waits, const external_sync& external) = 0;
 
  private:
   [[nodiscard]] result<void> submit_locked(std::span<command_list* const> lists, std::uint64_t signal_value,
-                                           std::span<const queue_wait> waits);
+                                           std::span<const queue_wait> waits, const external_sync& external);
   // Checks `waits` into waits_ (merged per queue, value 0 dropped).
   [[nodiscard]] result<void> check_waits(std::span<const queue_wait> waits);
 

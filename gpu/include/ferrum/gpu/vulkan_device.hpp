@@ -106,6 +106,13 @@ struct vulkan_native_handles {
 // The handles of `d`, or none when `d` is not a Vulkan device.
 [[nodiscard]] std::optional<vulkan_native_handles> native_handles(const device& d) noexcept;
 
+// An engine's semaphore of `kind`, made on `d`'s VkDevice, as a ferrum
+// semaphore (ferrum/gpu/semaphore.hpp) that submissions and waves may wait on
+// and signal; it stays the engine's, which destroys it after this object.
+// Errors: invalid_device_option (`d` not a Vulkan device, a null handle).
+[[nodiscard]] result<std::unique_ptr<semaphore>> import_vulkan_semaphore(device& d, VkSemaphore handle,
+                                                                         semaphore_kind kind);
+
 // Maps a VkResult to ferrum's code: VK_ERROR_DEVICE_LOST to device_lost, the
 // out-of-memory results to out_of_device_memory / out_of_host_memory,
 // VK_ERROR_INCOMPATIBLE_DRIVER and VK_ERROR_INITIALIZATION_FAILED to
