@@ -38,6 +38,19 @@ class engine_vulkan {
   }
 
   [[nodiscard]] VkDevice device() const noexcept { return device_; }
+  [[nodiscard]] VkPhysicalDevice physical_device() const noexcept { return physical_device_; }
+  [[nodiscard]] std::uint32_t queue_family() const noexcept { return queue_family_; }
+
+  // The engine's own submission to its queue, under the mutex ferrum takes too.
+  [[nodiscard]] VkResult submit(const VkSubmitInfo& info) {
+    const std::lock_guard lock(queue_mutex_);
+    return vkQueueSubmit(queue_, 1, &info, VK_NULL_HANDLE);
+  }
+  // Waits for the queue to go idle, under the same mutex.
+  VkResult wait_idle() {
+    const std::lock_guard lock(queue_mutex_);
+    return vkQueueWaitIdle(queue_);
+  }
   // The physical device's name ("llvmpipe (LLVM 15.0.6, 256 bits)" on lavapipe).
   [[nodiscard]] const char* name() const noexcept { return properties_.deviceName; }
 

@@ -16,6 +16,18 @@ std::uint32_t seed_of(std::uint64_t frame, std::size_t node) noexcept {
   return ferrum::gpu::builtin::pattern_word(static_cast<std::uint32_t>(frame), static_cast<std::uint32_t>(node));
 }
 
+// The engine's word `i` of an inbox region in frame `frame`.
+std::uint32_t engine_word(std::uint64_t frame, std::size_t i) noexcept {
+  return ferrum::gpu::builtin::pattern_word(0xe0000000u ^ static_cast<std::uint32_t>(frame),
+                                            static_cast<std::uint32_t>(i));
+}
+
+std::uint32_t word_at(std::span<const std::byte> bytes, std::size_t offset) noexcept {
+  std::uint32_t word = 0;
+  std::memcpy(&word, bytes.data() + offset, 4);
+  return word;
+}
+
 void require(const ferrum::result<void>& recorded, const char* command) {
   if (!recorded) throw std::runtime_error(std::string(command) + " refused: " + recorded.error().what());
 }
@@ -33,9 +45,12 @@ ferrum::result<std::unique_ptr<frame_work>> frame_work::create(ferrum::gpu::devi
   if (!writer) return writer.error();
   work->writer_ = std::move(*writer);
   work->region_bytes_ = static_cast<std::size_t>(bucket.binding->physical_size_bytes());
-  auto readback = device.create_arena(frames_in_flight * work->region_bytes_);
-  if (!readback) return readback.error();
-  work->readback_ = std::move(*readback);
+  auto inbox = device.create_arena(frames_in_flight * work->region_bytes_);
+  if (!inbox) return inbox.error();
+  work->inbox_ = std::move(*inbox);
+  auto outbox = device.create_arena(frames_in_flight * 2 * work->region_bytes_);
+  if (!outbox) return outbox.error();
+  work->outbox_ = std::move(*outbox);
   work->encoders_.resize(frames_in_flight);
   for (std::size_t ring_index = 0; ring_index < frames_in_flight; ++ring_index) {
     work->encoders_[ring_index].work_ = work.get();
@@ -49,14 +64,33 @@ frame_encoder& frame_work::arm(std::size_t ring_index, std::uint64_t frame) noex
   return encoders_[ring_index];
 }
 
-std::size_t frame_work::wrong_words(std::size_t ring_index) const noexcept {
+std::vector<std::uint32_t> frame_work::engine_words(std::uint64_t frame) const {
+  std::vector<std::uint32_t> words(region_bytes_ / 4);
+  for (std::size_t i = 0; i < words.size(); ++i) words[i] = engine_word(frame, i);
+  return words;
+}
+
+std::span<const std::byte> frame_work::outbox(std::size_t ring_index) const noexcept {
+  return outbox_->bytes().subspan(ring_index * 2 * region_bytes_, 2 * region_bytes_);
+}
+
+std::size_t frame_work::wrong_echo(std::span<const std::byte> region, std::size_t ring_index) const noexcept {
   const std::uint64_t frame = encoders_[ring_index].frame_;
-  const std::byte* region = readback_->bytes().data() + ring_index * region_bytes_;
   std::size_t wrong = 0;
   for (const ferrum::binding_slot& slot : layout_->slots()) {
+    const auto first = static_cast<std::size_t>(slot.offset) / 4;
+    for (std::size_t i = 0; i < slot.capacity / 4; ++i)
+      wrong += word_at(region, static_cast<std::size_t>(slot.offset) + i * 4) != engine_word(frame, first + i) ? 1 : 0;
+  }
+  return wrong;
+}
+
+std::size_t frame_work::wrong_words(std::span<const std::byte> region, std::size_t ring_index) const noexcept {
+  const std::uint64_t frame = encoders_[ring_index].frame_;
+  std::size_t wrong = wrong_echo(region, ring_index);
+  for (const ferrum::binding_slot& slot : layout_->slots()) {
     for (std::size_t i = 0; i < slot.capacity / 4; ++i) {
-      std::uint32_t word = 0;
-      std::memcpy(&word, region + slot.offset + i * 4, 4);
+      const std::uint32_t word = word_at(region, region_bytes_ + static_cast<std::size_t>(slot.offset) + i * 4);
       wrong +=
           word != ferrum::gpu::builtin::pattern_word(seed_of(frame, slot.node_index), static_cast<std::uint32_t>(i))
               ? 1
@@ -68,9 +102,18 @@ std::size_t frame_work::wrong_words(std::size_t ring_index) const noexcept {
 
 void frame_encoder::operator()(const ferrum::encode_context& c) const {
   if (c.binding == nullptr) return;  // a node without a slot has nothing to write
+  const std::size_t offset = static_cast<std::size_t>(c.binding->slot().offset);
+  const std::size_t in = ring_index_ * work_->region_bytes_ + offset;
+  const std::size_t out = ring_index_ * 2 * work_->region_bytes_ + offset;
+  // Commands of one list run in order: each sees what the one before wrote.
+  // The engine's words, which its own GPU work put into the inbox (the
+  // wave's first submission waits on the engine's semaphore for them),
+  // into the lane slot, and from there back out.
+  require(c.commands.copy(work_->inbox_->range(in, c.slot.size), c.slot), "copy from the inbox");
+  require(c.commands.copy(c.slot, work_->outbox_->range(out, c.slot.size)), "copy of the echo to the outbox");
+  // The wave's own words.
   const std::array<std::uint32_t, 1> seed{seed_of(frame_, c.node_index)};
   require(c.commands.dispatch(*work_->writer_, c.slot, {}, seed), "write_pattern");
-  // Commands of one list run in order: the copy sees the pattern.
-  const std::size_t region = ring_index_ * work_->region_bytes_ + static_cast<std::size_t>(c.binding->slot().offset);
-  require(c.commands.copy(c.slot, work_->readback_->range(region, c.slot.size)), "copy to the readback arena");
+  require(c.commands.copy(c.slot, work_->outbox_->range(out + work_->region_bytes_, c.slot.size)),
+          "copy of the pattern to the outbox");
 }

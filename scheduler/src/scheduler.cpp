@@ -14,7 +14,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <string>
+#include <utility>
 #include <thread>
 
 namespace ferrum {
@@ -64,6 +66,28 @@ bucket_choice choose_bucket(const compiled_program& program, const copied_reques
   }
   if (best) return {*best, errc::ok};
   return {0, errc::no_bucket_fits};
+}
+
+// Why the request's semaphores cannot be used, if so: more than a wave
+// holds, a scheduler over several devices (a wave's device is known only
+// once it has a lane), or a semaphore op its device's queues refuse.
+std::optional<error> sync_refused(const copied_request& request, std::span<const wave_device> devices) {
+  const std::pair<const copied_semaphores*, std::string_view> sets[] = {{&request.wait(), "wave_request::wait"},
+                                                                       {&request.signal(), "wave_request::signal"}};
+  for (const auto& [set, name] : sets) {
+    if (set->given == 0) continue;
+    if (!set->kept())
+      return make_error(errc::too_many_semaphores, std::string(name) + " has " + std::to_string(set->given) +
+                                                       " semaphores; a wave holds at most " +
+                                                       std::to_string(max_wave_semaphores));
+    if (devices.size() != 1)
+      return make_error(errc::invalid_wave_request, std::string(name) + ": semaphores on a scheduler over " +
+                                                        std::to_string(devices.size()) +
+                                                        " devices, where a wave's device is known only once it runs");
+    for (std::size_t i = 0; i < set->ops.size(); ++i)
+      if (auto r = gpu::check_semaphore_op(set->ops[i], *devices.front().device, name, i); !r) return r.error();
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -124,13 +148,16 @@ void scheduler_impl::submit(const copied_request& request, encoder_ref encode, c
   const bucket_choice choice = choose_bucket(program->program(), request);
   const std::uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
   try {
-    if (choice.refused != errc::ok) {
-      w->prepare(id, *program, nullptr, nullptr, encode, make_error_code(choice.refused));
+    if (const std::optional<error> refused = sync_refused(request, host_.devices())) {
+      // Nothing of the semaphores is used: the wave fails before them.
+      w->prepare(id, *program, nullptr, nullptr, encode, nullptr, refused->code, refused->what());
+    } else if (choice.refused != errc::ok) {
+      w->prepare(id, *program, nullptr, nullptr, encode, &request, make_error_code(choice.refused));
     } else if (!accepting_.load()) {
-      w->prepare(id, *program, nullptr, nullptr, encode, make_error_code(errc::scheduler_shut_down));
+      w->prepare(id, *program, nullptr, nullptr, encode, &request, make_error_code(errc::scheduler_shut_down));
     } else {
       w->prepare(id, *program, &program->program().buckets[choice.bucket], &program->dispatcher(choice.bucket), encode,
-                 {});
+                 &request, {});
     }
   } catch (...) {
     // No room for a new program's nodes could be made: the wave never started.

@@ -29,6 +29,12 @@ submission_plan::submission_plan(const dependency_graph& graph, gpu::device& dev
   // The compute queue's last submission must come after every other
   // queue's: the last segment when it is a compute one waiting for each of
   // them, else a join.
+  std::vector<bool> seen(queues, false);
+  for (const segment& g : segments_) {
+    first_on_queue_.push_back(!seen[g.queue->index()]);
+    seen[g.queue->index()] = true;
+    one_queue_ = one_queue_ && g.queue == segments_.front().queue;
+  }
   const segment& last = segments_.back();
   const std::size_t compute = device.queue().index();
   joins_ = last.queue->index() != compute;
@@ -39,39 +45,72 @@ submission_plan::submission_plan(const dependency_graph& graph, gpu::device& dev
 submission_plan::values submission_plan::make_values() const {
   values v;
   v.submitted.assign(segments_.size(), 0);
-  v.waits.reserve(device_->queue_count());
+  // Its waits, and a gate's.
+  v.waits.reserve(device_->queue_count() + 1);
   return v;
 }
 
-submission_plan::outcome submission_plan::submit(std::span<gpu::command_list* const> lists, values& v) const noexcept {
-  for (std::size_t i = 0; i < segments_.size(); ++i) {
+submission_plan::outcome submission_plan::submit(std::span<gpu::command_list* const> lists, values& v,
+                                                 const gpu::external_sync& sync) const noexcept {
+  outcome done{std::uint64_t{0}};
+  // The gate: the engine's waits before any queue's first segment.
+  std::uint64_t gate = 0;
+  if (!sync.waits.empty() && !one_queue_) {
+    auto value = device_->queue().submit_next({}, {}, {sync.waits, {}});
+    if (!value) {
+      done.value = value.error();
+      return done;
+    }
+    gate = *value;
+    done.waited = true;
+  }
+  const std::size_t count = segments_.size();
+  for (std::size_t i = 0; i < count; ++i) {
     const segment& s = segments_[i];
     v.waits.clear();
     for (std::size_t q = 0; q < s.waits_on.size(); ++q)
       if (s.waits_on[q] != none) v.waits.push_back({&device_->queue_at(q), v.submitted[s.waits_on[q]]});
-    auto value = s.queue->submit_next(lists.subspan(s.begin, s.end - s.begin), v.waits);
+    if (gate != 0 && first_on_queue_[i]) v.waits.push_back({&device_->queue(), gate});
+    gpu::external_sync own;
+    if (i == 0 && gate == 0) own.waits = sync.waits;
+    if (i + 1 == count && !joins_) own.signals = sync.signals;
+    auto value = s.queue->submit_next(lists.subspan(s.begin, s.end - s.begin), v.waits, own);
     if (!value) {
       // Earlier segments are on the GPU: join them, so that one value on the
-      // compute queue still says when the lane is free.
-      outcome failed{value.error(), i > 0, 0};
-      if (i > 0)
-        if (auto joined = join(v, segments_[i - 1])) failed.covered = *joined;
-      return failed;
+      // compute queue still says when the lane is free; the join signals
+      // the engine's semaphores once they are done.
+      done.value = value.error();
+      done.submitted_any = i > 0;
+      if (i > 0) {
+        if (auto joined = join(v, segments_[i - 1], sync.signals)) {
+          done.covered = *joined;
+          done.signalled = true;
+        }
+      }
+      return done;
     }
     v.submitted[i] = *value;
+    done.waited = true;
   }
-  if (!joins_) return {v.submitted.back()};
-  return {join(v, segments_.back())};
+  done.signalled = !joins_;
+  if (!joins_) {
+    done.value = v.submitted.back();
+    return done;
+  }
+  done.value = join(v, segments_.back(), sync.signals);
+  done.signalled = done.value.has_value();
+  return done;
 }
 
-result<std::uint64_t> submission_plan::join(values& v, const segment& last) const noexcept {
+result<std::uint64_t> submission_plan::join(values& v, const segment& last,
+                                            std::span<const gpu::semaphore_op> signals) const noexcept {
   gpu::queue& compute = device_->queue();
   v.waits.clear();
   // A queue's later value implies its earlier ones: its latest segment is enough.
   for (std::size_t q = 0; q < last.latest.size(); ++q)
     if (q != compute.index() && last.latest[q] != none)
       v.waits.push_back({&device_->queue_at(q), v.submitted[last.latest[q]]});
-  return compute.submit_next({}, v.waits);
+  return compute.submit_next({}, v.waits, {{}, signals});
 }
 
 }  // namespace ferrum::detail

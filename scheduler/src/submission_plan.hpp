@@ -13,6 +13,13 @@
 // On a device with one queue (lavapipe) the whole wave is one segment, as
 // for a v1 plan.
 //
+// The engine's semaphores (wave_request::wait, ::signal): the wave's last
+// submission — the join, or the last segment when there is none — signals
+// them. The waits go on the first segment when every segment runs on one
+// queue; otherwise on a *gate*, an empty compute submission before the
+// first segment, whose value the first segment of each queue waits for (a
+// semaphore wait holds back only its own submission's commands).
+//
 // Made once per scheduler on the cold path; a wave keeps its segment values
 // and waits in memory reserved when the wave is made.
 #pragma once
@@ -71,22 +78,33 @@ class submission_plan {
   // segment had been submitted before it (the join is then still attempted,
   // and `covered` holds its value, else 0), so the caller keeps the lane
   // until that value.
+  //
+  // `sync`'s waits and signals are submitted with the segments; `waited`
+  // and `signalled` say whether they were (on an error, what is left for
+  // the caller to pass on).
   struct outcome {
     result<std::uint64_t> value;
     bool submitted_any = false;
     std::uint64_t covered = 0;
+    bool waited = false;
+    bool signalled = false;
   };
-  [[nodiscard]] outcome submit(std::span<gpu::command_list* const> lists, values& v) const noexcept;
+  [[nodiscard]] outcome submit(std::span<gpu::command_list* const> lists, values& v,
+                               const gpu::external_sync& sync = {}) const noexcept;
 
  private:
   // The join after segment `last`: an empty compute submission waiting for
-  // each other queue's latest segment up to it.
-  [[nodiscard]] result<std::uint64_t> join(values& v, const segment& last) const noexcept;
+  // each other queue's latest segment up to it, signalling `signals`.
+  [[nodiscard]] result<std::uint64_t> join(values& v, const segment& last,
+                                           std::span<const gpu::semaphore_op> signals) const noexcept;
 
   gpu::device* device_;
   std::vector<segment> segments_;
   std::vector<queue_kind> node_queues_;
   bool joins_ = false;
+  // Per segment: whether it is the first on its queue (waits for a gate).
+  std::vector<bool> first_on_queue_;
+  bool one_queue_ = true;
 };
 
 }  // namespace ferrum::detail

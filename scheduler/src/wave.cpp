@@ -157,6 +157,7 @@ wave::task wave::run(wave& w) {
     if (ec == errc::all_lanes_quarantined && host.every_device_lost()) ec = make_error_code(errc::device_lost);
   }
   if (ec) {
+    w.pass_on();
     w.conclude(ec);
     co_return;
   }
@@ -174,6 +175,7 @@ wave::task wave::run(wave& w) {
     // Nothing of this wave reached the GPU: the lane goes back at once. Part
     // of it did when a later segment failed: quarantined until it is done.
     w.give_back(w.partly_submitted_ ? lane_return::quarantined : lane_return::unsubmitted);
+    w.pass_on();
     w.conclude(ec);
     co_return;
   }
@@ -295,7 +297,10 @@ void wave::encoder_threw(std::size_t node, std::exception_ptr thrown) noexcept {
 
 error_code wave::submit() noexcept {
   lane& l = *held_;
-  const submission_plan::outcome submitted = program_->submissions(device_->index).submit(l.submit_lists, submissions_);
+  const submission_plan::outcome submitted =
+      program_->submissions(device_->index).submit(l.submit_lists, submissions_, {waits_, signals_});
+  waits_passed_ = submitted.waited;
+  signals_passed_ = submitted.signalled;
   if (!submitted.value) {
     message_ = submitted.value.error().what();
     if (submitted.submitted_any) {
@@ -341,6 +346,31 @@ void wave::give_back(lane_return how) noexcept {
   }
 }
 
+void wave::pass_on() noexcept {
+  const bool waits_left = !waits_passed_ && !waits_.empty();
+  const bool signals_left = !signals_passed_ && !signals_.empty();
+  if (!waits_left && !signals_left) return;
+  // The lane's device, or the one the semaphores were checked against (a
+  // scheduler with semaphores has one device).
+  gpu::device& d = device_ != nullptr ? *device_->device : *host_.devices().front().device;
+  const gpu::external_sync left{waits_left ? std::span<const gpu::semaphore_op>(waits_)
+                                           : std::span<const gpu::semaphore_op>(),
+                                signals_left ? std::span<const gpu::semaphore_op>(signals_)
+                                             : std::span<const gpu::semaphore_op>()};
+  waits_passed_ = true;
+  signals_passed_ = true;
+  if (auto r = d.queue().submit_next({}, {}, left); !r) {
+    // A lost or shut down device: nothing more runs on it, the engine's
+    // semaphores with it. Said in the report.
+    try {
+      if (!message_.empty()) message_ += "; ";
+      message_ += "the wave's semaphores could not be passed on: " + r.error().what();
+    } catch (const std::bad_alloc&) {
+      // The wave's code still says what failed.
+    }
+  }
+}
+
 // --- set-up, start, cancellation, hand-offs ---------------------------------------
 
 wave::wave(wave_host& host, const program_lanes& program)
@@ -364,7 +394,8 @@ void wave::size_for(const program_lanes& program) {
 }
 
 void wave::prepare(std::uint64_t id, const program_lanes& program, const compiled_bucket* bucket,
-                   lane_dispatcher* lanes, encoder_ref encode, error_code early_error) {
+                   lane_dispatcher* lanes, encoder_ref encode, const copied_request* sync, error_code early_error,
+                   std::string_view early_message) {
   if (program.serial() != sized_for_) size_for(program);
   program_ = &program;
   id_ = id;
@@ -382,8 +413,16 @@ void wave::prepare(std::uint64_t id, const program_lanes& program, const compile
   for (auto& ended : ended_) ended.store(0, std::memory_order_relaxed);
   submitted_value_ = 0;
   partly_submitted_ = false;
+  waits_.clear();
+  signals_.clear();
+  if (sync != nullptr) {
+    waits_.assign(sync->wait().ops.begin(), sync->wait().ops.end());
+    signals_.assign(sync->signal().ops.begin(), sync->signal().ops.end());
+  }
+  waits_passed_ = false;
+  signals_passed_ = false;
   failed_node_.reset();
-  message_.clear();
+  message_.assign(early_message);
   continuation_ = {};
   held_ = nullptr;
   handed_ec_ = {};
@@ -407,6 +446,9 @@ void wave::resume_later() noexcept {
 
 void wave::cancel(asio::cancellation_type_t type) noexcept {
   if (!async::requested(type)) return;
+  // A wave handed semaphores passes them on whatever happens, which is a
+  // side effect: total alone is never honoured then.
+  if ((!waits_.empty() || !signals_.empty()) && !async::allows_side_effects(type)) return;
   // Which types each step honours (README, "Asynchronous operations"): any
   // while the wave waits for a lane (nothing has happened yet); from encoding
   // on the wave has side effects (encoders ran, or the GPU has its work),

@@ -58,8 +58,11 @@ class wave {
   // program it runs on, the bucket it runs in and where its lanes come
   // from, or the error it completes with at once. Allocates only for a
   // program with more nodes or segments than the wave had room for.
+  // `sync`: the engine's semaphores, passed on whatever happens (none when
+  // the early error refused them); `early_message` says more of the error.
   void prepare(std::uint64_t id, const program_lanes& program, const compiled_bucket* bucket, lane_dispatcher* lanes,
-               encoder_ref encode, boost::system::error_code early_error);
+               encoder_ref encode, const copied_request* sync, boost::system::error_code early_error,
+               std::string_view early_message = {});
 
   [[nodiscard]] const program_lanes& program() const noexcept { return *program_; }
 
@@ -92,6 +95,9 @@ class wave {
   void encode_chunk(std::size_t chunk) noexcept;
   [[nodiscard]] boost::system::error_code submit() noexcept;
   void give_back(lane_return how) noexcept;
+  // Submits what the wave did not of the engine's semaphores: an empty
+  // submission that waits on them and signals them, on the wave's device.
+  void pass_on() noexcept;
   // The first failure of the wave's encoding counts: its node and message.
   void fail_encoding(boost::system::error_code ec, std::size_t node, std::string_view message) noexcept;
   void encoder_threw(std::size_t node, std::exception_ptr thrown) noexcept;
@@ -148,6 +154,12 @@ class wave {
   submission_plan::values submissions_;
   // A segment failed after earlier ones were submitted.
   bool partly_submitted_ = false;
+  // The engine's semaphores (wave_request::wait, ::signal), and whether
+  // each set was submitted (with the wave, or by pass_on).
+  boost::container::static_vector<gpu::semaphore_op, max_wave_semaphores> waits_;
+  boost::container::static_vector<gpu::semaphore_op, max_wave_semaphores> signals_;
+  bool waits_passed_ = false;
+  bool signals_passed_ = false;
   std::optional<std::size_t> failed_node_;
   std::string message_;
 

@@ -32,7 +32,12 @@ result<void> null_queue::do_submit(std::span<command_list* const> lists, std::ui
     // is refused (and nothing submitted).
     for (std::size_t i = 0; i < external.waits.size(); ++i) {
       const semaphore_op& w = external.waits[i];
-      if (!static_cast<const null_semaphore*>(w.on)->ready(w.value))
+      // Earlier waits of this submission on the same binary semaphore take
+      // a signal each first: two waits on one signal would block here.
+      const auto ahead = static_cast<std::uint64_t>(std::count_if(
+          external.waits.begin(), external.waits.begin() + static_cast<std::ptrdiff_t>(i),
+          [&](const semaphore_op& earlier) { return earlier.on == w.on; }));
+      if (!static_cast<const null_semaphore*>(w.on)->ready(w.value, ahead))
         return make_error(errc::wait_not_submitted, "semaphore wait " + std::to_string(i) +
                                                         " is not signalled, and inline_completion cannot wait");
     }
@@ -101,6 +106,9 @@ bool null_queue::run(std::span<command_list* const> lists, std::span<const queue
     if (!await(s.counter(), s.start_wait(w.value))) return false;
     s.wait_ended();
   }
+  // A loss while the worker waited on a semaphore (which the loss does not
+  // fail) leaves the submission unrun, as any other behind the loss.
+  if (!external.waits.empty() && device_.lost()) return true;
   const null_fault_options& faults = device_.options().faults;
   const std::optional<fault_decision> fault = decide_fault(faults, index(), submission);
   if (fault && fault->kind == fault_kind::lost) {

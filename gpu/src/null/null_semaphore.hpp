@@ -42,17 +42,18 @@ class null_semaphore final : public semaphore {
     }
     changed_.notify_all();
   }
-  // Whether a wait started now would end at once (inline completion).
-  [[nodiscard]] bool ready(std::uint64_t value) const noexcept {
+  // Whether a wait started now, after `ahead` more waits on a binary
+  // semaphore took their signals, would end at once (inline completion).
+  [[nodiscard]] bool ready(std::uint64_t value, std::uint64_t ahead = 0) const noexcept {
     if (kind() == semaphore_kind::timeline) return counter_.reached(value);
     const std::lock_guard lock(mutex_);
-    return counter_.completed() > taken_;
+    return counter_.completed() > taken_ + ahead;
   }
   // A worker's signal.
   void signal(std::uint64_t value) noexcept {
     {
       const std::lock_guard lock(mutex_);
-      counter_.advance(kind() == semaphore_kind::binary ? counter_.completed() + 1 : value);
+      signal_locked(value);
     }
     changed_.notify_all();
   }
@@ -60,13 +61,16 @@ class null_semaphore final : public semaphore {
  protected:
   result<void> do_signal_from_host(std::uint64_t value) override {
     {
+      // Checked and signalled under one lock: of two racing host signals,
+      // the lower one is refused rather than dropped.
       const std::lock_guard lock(mutex_);
       if (kind() == semaphore_kind::timeline && value <= counter_.completed())
         return make_error(errc::invalid_semaphore_op, "host signal: value " + std::to_string(value) +
                                                           " is not above the current " +
                                                           std::to_string(counter_.completed()));
+      signal_locked(value);
     }
-    signal(value);
+    changed_.notify_all();
     return {};
   }
   result<std::uint64_t> do_value() const override {
@@ -79,6 +83,9 @@ class null_semaphore final : public semaphore {
   }
 
  private:
+  void signal_locked(std::uint64_t value) noexcept {
+    counter_.advance(kind() == semaphore_kind::binary ? counter_.completed() + 1 : value);
+  }
   [[nodiscard]] std::uint64_t value_locked() const noexcept {
     const std::uint64_t signals = counter_.completed();
     return kind() == semaphore_kind::timeline ? signals : signals - std::min(signals, consumed_);

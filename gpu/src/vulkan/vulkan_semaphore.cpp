@@ -19,6 +19,14 @@ vulkan_semaphore::~vulkan_semaphore() {
 result<void> vulkan_semaphore::do_signal_from_host(std::uint64_t value) {
   if (kind() == semaphore_kind::binary)
     return make_error(errc::unsupported_command, "a host signal of a binary Vulkan semaphore");
+  // Vulkan requires the value above the current one (VkSemaphoreSignalInfo);
+  // refused here as on the null device instead of reaching the driver.
+  std::uint64_t current = 0;
+  if (VkResult r = vkGetSemaphoreCounterValue(device_, handle_, &current); r != VK_SUCCESS)
+    return make_vk_error(r, "vkGetSemaphoreCounterValue");
+  if (value <= current)
+    return make_error(errc::invalid_semaphore_op, "host signal: value " + std::to_string(value) +
+                                                      " is not above the current " + std::to_string(current));
   VkSemaphoreSignalInfo info{};
   info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO;
   info.semaphore = handle_;

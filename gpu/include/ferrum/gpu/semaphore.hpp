@@ -101,8 +101,8 @@ struct semaphore_op {
 // its commands, signalled once they all completed (before the queue's own
 // timeline value is reached, on the null device).
 struct external_sync {
-  std::span<const semaphore_op> waits;
-  std::span<const semaphore_op> signals;
+  std::span<const semaphore_op> waits{};
+  std::span<const semaphore_op> signals{};
 
   [[nodiscard]] bool empty() const noexcept { return waits.empty() && signals.empty(); }
 };

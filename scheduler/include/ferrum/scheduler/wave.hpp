@@ -12,6 +12,7 @@
 
 #include "ferrum/binding/execution_binding.hpp"
 #include "ferrum/gpu/command_list.hpp"
+#include "ferrum/gpu/semaphore.hpp"
 
 #include <array>
 #include <atomic>
@@ -25,13 +26,30 @@
 
 namespace ferrum {
 
+// The most semaphores a wave waits on, and the most it signals
+// (wave_request::wait, wave_request::signal).
+inline constexpr std::size_t max_wave_semaphores = 4;
+
 // A wave's size class: it runs in the smallest bucket of `bucket_class`
 // whose capacity covers `extent` in every dimension (the smallest by the
 // product of dimensions, ties by bucket id).
+//
+// The engine's sync (README, "A wave and the engine's semaphores"): the
+// wave's first submission waits on `wait` (a swapchain image's acquisition,
+// the engine's timeline value for its own work), holding back the commands
+// of each wait's stage, and its last submission (its join) signals `signal`
+// once every command of the wave completed. Semaphores of the wave's device
+// (gpu::device::create_semaphore, gpu::import_vulkan_semaphore), at most
+// max_wave_semaphores each. A wave handed semaphores always passes them on:
+// one that fails or is cancelled before its submission waits on them and
+// signals them in an empty submission instead, so that what the engine waits
+// for still comes.
 struct wave_request {
-  // Must stay valid only until async_submit returns.
+  // Must stay valid only until async_submit returns (all of it is copied).
   std::string_view bucket_class;
   bucket_capacity extent{1, 1, 1};
+  std::span<const gpu::semaphore_op> wait{};
+  std::span<const gpu::semaphore_op> signal{};
 };
 
 // One resource a node lists in the plan, on the wave's lane: its bytes in the

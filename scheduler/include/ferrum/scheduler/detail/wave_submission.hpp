@@ -10,6 +10,7 @@
 #include "ferrum/scheduler/wave.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/container/static_vector.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/cancellation_type.hpp>
 #include <boost/system/error_code.hpp>
@@ -20,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <new>
+#include <span>
 #include <type_traits>
 #include <utility>
 
@@ -203,6 +205,19 @@ struct encoder_ref {
   }
 };
 
+// A wave's semaphores, copied in place (no allocation): at most
+// max_wave_semaphores; `given` says how many the request had.
+struct copied_semaphores {
+  boost::container::static_vector<gpu::semaphore_op, max_wave_semaphores> ops;
+  std::size_t given = 0;
+
+  explicit copied_semaphores(std::span<const gpu::semaphore_op> from) noexcept : given(from.size()) {
+    for (std::size_t i = 0; i < std::min(from.size(), ops.capacity()); ++i) ops.push_back(from[i]);
+  }
+  // False when the request had more than a wave holds.
+  [[nodiscard]] bool kept() const noexcept { return given <= ops.capacity(); }
+};
+
 // The request, copied when async_submit is called, so that nothing of the
 // caller's is read later (a lazy token may start the wave long after). It is
 // resolved to a bucket when the wave is initiated, on the program current
@@ -210,19 +225,23 @@ struct encoder_ref {
 class copied_request {
  public:
   explicit copied_request(const wave_request& request) noexcept
-      : length_(request.bucket_class.size()), extent_(request.extent) {
+      : length_(request.bucket_class.size()), extent_(request.extent), wait_(request.wait), signal_(request.signal) {
     if (length_ <= class_.size()) std::copy_n(request.bucket_class.data(), length_, class_.data());
   }
   // False for a class longer than any id.
   [[nodiscard]] bool kept() const noexcept { return length_ <= class_.size(); }
   [[nodiscard]] wave_request request() const noexcept {
-    return {std::string_view(class_.data(), kept() ? length_ : 0), extent_};
+    return {std::string_view(class_.data(), kept() ? length_ : 0), extent_, wait_.ops, signal_.ops};
   }
+  [[nodiscard]] const copied_semaphores& wait() const noexcept { return wait_; }
+  [[nodiscard]] const copied_semaphores& signal() const noexcept { return signal_; }
 
  private:
   std::array<char, max_id_length> class_{};
   std::size_t length_;
   bucket_capacity extent_;
+  copied_semaphores wait_;
+  copied_semaphores signal_;
 };
 
 // How async_submit's initiation hands its handler to the wave that will
