@@ -136,7 +136,8 @@ namespace ferrum {
   X(wait_already_pending, "a timeline wait is started while it is still pending on a timeline")                    \
   /* external semaphores and presentation */                                                                         \
   X(invalid_semaphore_op, "a semaphore wait or signal is malformed (no semaphore, a binary one with a value, a timeline one at 0)") \
-  X(too_many_semaphores, "a wave is given more semaphores to wait on or signal than it holds")
+  X(too_many_semaphores, "a wave is given more semaphores to wait on or signal than it holds")                      \
+  X(presentation_unsupported, "the device's compute queue family cannot present to the surface")
 
 enum class errc : int {
 // 0 is reserved for success, as error_code requires.

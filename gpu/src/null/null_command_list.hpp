@@ -93,6 +93,11 @@ class null_command_list final : public command_list {
     c.second = destination;
     return {};
   }
+  result<void> do_copy_to_image(arena_range source, const image_target& target) override {
+    (void)source;
+    (void)target;
+    return make_error(errc::unsupported_command, "the null device has no images to copy into");
+  }
   result<void> do_host(host_function function) override {
     add(command::op::host).function = function;
     return {};

@@ -15,7 +15,9 @@
 // ordering it after earlier submissions on the queue, and separates every two
 // consecutive commands; one making compute and transfer writes available to
 // the host closes it, so the host reads them once the submission's timeline
-// value is reached.
+// value is reached. A copy into an image (copy_to_image) brings its own
+// barriers: the arena's earlier writes -> the copy's read, the image to
+// TRANSFER_DST and, after the copy, to PRESENT_SRC.
 //
 //   auto list = vulkan_command_list::create(owner, context);
 //   (*list)->begin(); (*list)->fill(range, 0u); (*list)->end();
@@ -61,6 +63,7 @@ class vulkan_command_list final : public command_list {
                            std::span<const std::uint32_t> push) override;
   result<void> do_fill(arena_range target, std::uint32_t value) override;
   result<void> do_copy(arena_range source, arena_range destination) override;
+  result<void> do_copy_to_image(arena_range source, const image_target& target) override;
   result<void> do_host(host_function function) override;
   result<void> do_timestamp(const timestamp_pool& pool, std::uint32_t slot) override;
   result<void> do_end() override;

@@ -300,9 +300,10 @@ std::optional<vulkan_native_handles> native_handles(const device& d) noexcept {
 result<std::unique_ptr<semaphore>> import_vulkan_semaphore(device& d, VkSemaphore handle, semaphore_kind kind) {
   const auto* v = dynamic_cast<const vulkan_device*>(&d);
   if (v == nullptr)
-    return make_error(errc::invalid_device_option, "import_vulkan_semaphore: device " + quote_text(d.name()) +
-                                                       " is not a Vulkan device");
-  if (handle == VK_NULL_HANDLE) return make_error(errc::invalid_device_option, "import_vulkan_semaphore: a null handle");
+    return make_error(errc::invalid_device_option,
+                      "import_vulkan_semaphore: device " + quote_text(d.name()) + " is not a Vulkan device");
+  if (handle == VK_NULL_HANDLE)
+    return make_error(errc::invalid_device_option, "import_vulkan_semaphore: a null handle");
   return std::unique_ptr<semaphore>(new vulkan_semaphore(d, v->native().device, handle, kind, false));
 }
 
@@ -345,9 +346,16 @@ result<std::unique_ptr<device>> create_vulkan_device(const vulkan_device_options
   // calibration submission, where the device offers them.
   const bool calibrated = options.calibration == vulkan_device_options::timestamp_calibration::automatic &&
                           calibrates_monotonic(objects->instance->handle(), objects->physical.handle);
-  const std::array<const char*, 1> extensions{calibrated_timestamps_extension};
-  if (calibrated) {
-    info.enabledExtensionCount = static_cast<std::uint32_t>(extensions.size());
+  if (options.presentation && !objects->physical.offers_swapchain)
+    return make_error(errc::vulkan_feature_missing, "device " + quote_text(objects->physical.name) + " lacks " +
+                                                        VK_KHR_SWAPCHAIN_EXTENSION_NAME +
+                                                        " (vulkan_device_options::presentation)");
+  std::array<const char*, 2> extensions{};
+  std::uint32_t extension_count = 0;
+  if (calibrated) extensions[extension_count++] = calibrated_timestamps_extension;
+  if (options.presentation) extensions[extension_count++] = VK_KHR_SWAPCHAIN_EXTENSION_NAME;
+  if (extension_count != 0) {
+    info.enabledExtensionCount = extension_count;
     info.ppEnabledExtensionNames = extensions.data();
   }
   if (VkResult r = vkCreateDevice(objects->physical.handle, &info, nullptr, &objects->device); r != VK_SUCCESS) {
@@ -356,6 +364,7 @@ result<std::unique_ptr<device>> create_vulkan_device(const vulkan_device_options
   }
   objects->owns_device = true;
   objects->calibrated_timestamps = calibrated;
+  objects->presentation = options.presentation;
   vulkan_device_objects::queue_objects compute;
   compute.family = chosen.queue_family;
   vkGetDeviceQueue(objects->device, compute.family, 0, &compute.queue);

@@ -54,6 +54,8 @@ struct vulkan_device_objects {
   std::mutex* queue_mutex = nullptr;
   // VK_EXT_calibrated_timestamps is enabled on `device`.
   bool calibrated_timestamps = false;
+  // VK_KHR_swapchain is enabled on `device` (vulkan_device_options::presentation).
+  bool presentation = false;
   // Host-signalled only, to interrupt the fence waiter (fence_waiter.hpp).
   VkSemaphore wake = VK_NULL_HANDLE;
   // One storage buffer at binding 0, compute stage: every arena's set.
@@ -77,6 +79,10 @@ class vulkan_device final : public device {
   ~vulkan_device() override;
 
   [[nodiscard]] vulkan_native_handles native() const noexcept;
+  // Whether VK_KHR_swapchain is enabled (swapchains may be made).
+  [[nodiscard]] bool presentation() const noexcept { return objects_->presentation; }
+  // The compute queue, with its timeline semaphore and its presentation.
+  [[nodiscard]] vulkan_queue& compute_queue() noexcept { return *queues_.front(); }
 
  protected:
   result<std::unique_ptr<arena>> do_create_arena(std::size_t bytes) override;

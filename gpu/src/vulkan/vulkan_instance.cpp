@@ -126,6 +126,22 @@ result<std::unique_ptr<vulkan_instance>> vulkan_instance::create(const vulkan_de
     }
   }
 
+  // The caller's extensions (a window system's surfaces), each offered by
+  // the loader or an implicit layer.
+  if (!options.instance_extensions.empty()) {
+    auto loader_extensions = instance_extensions(nullptr);
+    if (!loader_extensions) return loader_extensions.error();
+    for (const std::string& name : options.instance_extensions) {
+      if (!has_name(*loader_extensions, name.c_str()))
+        return make_error(
+            errc::vulkan_feature_missing,
+            "instance extension " + name + " (vulkan_device_options::instance_extensions) is not offered");
+      bool listed = false;
+      for (const char* enabled : extensions) listed = listed || name == enabled;
+      if (!listed) extensions.push_back(name.c_str());
+    }
+  }
+
   VkApplicationInfo application{};
   application.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
   application.pApplicationName = "ferrum";

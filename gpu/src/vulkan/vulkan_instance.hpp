@@ -18,12 +18,12 @@ namespace ferrum::gpu {
 
 class vulkan_instance {
  public:
-  // Creates an instance for Vulkan 1.2 with no window-system extensions. With
-  // options.validation, enables VK_LAYER_KHRONOS_validation with
+  // Creates an instance for Vulkan 1.2 with options.instance_extensions (a
+  // window system's, else none). With options.validation, enables VK_LAYER_KHRONOS_validation with
   // synchronization validation and forwards warnings and errors to
   // options.sink (stderr without one). Errors: vulkan_unavailable (no driver,
   // a loader below 1.2), vulkan_feature_missing (validation asked for but not
-  // installed), out_of_*_memory, vulkan_error.
+  // installed, an instance extension not offered), out_of_*_memory, vulkan_error.
   [[nodiscard]] static result<std::unique_ptr<vulkan_instance>> create(const vulkan_device_options& options);
 
   // Uses an engine's instance without owning it.

@@ -3,11 +3,31 @@
 #include "vulkan/vk_result.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <vector>
 
 namespace ferrum::gpu {
 namespace {
+
+// Whether `handle` offers the device extension `name` (false when the
+// enumeration itself fails: the extension cannot be enabled then either).
+bool offers_extension(VkPhysicalDevice handle, const char* name) {
+  std::vector<VkExtensionProperties> extensions;
+  for (;;) {
+    std::uint32_t count = 0;
+    if (vkEnumerateDeviceExtensionProperties(handle, nullptr, &count, nullptr) != VK_SUCCESS) return false;
+    extensions.resize(count);
+    const VkResult r = vkEnumerateDeviceExtensionProperties(handle, nullptr, &count, extensions.data());
+    if (r == VK_INCOMPLETE) continue;
+    if (r != VK_SUCCESS) return false;
+    extensions.resize(count);
+    break;
+  }
+  for (const VkExtensionProperties& e : extensions)
+    if (std::strcmp(e.extensionName, name) == 0) return true;
+  return false;
+}
 
 // A device's suitability: the description, or what it lacks.
 struct inspection {
@@ -109,6 +129,7 @@ inspection inspect(VkPhysicalDevice handle, std::optional<std::uint32_t> family)
   out.device.timestamp_valid_bits = families[out.device.queue_family].timestampValidBits;
   out.device.transfer_timestamp_valid_bits = families[out.device.transfer_family].timestampValidBits;
   out.device.timestamp_period = properties.properties.limits.timestampPeriod;
+  out.device.offers_swapchain = offers_extension(handle, VK_KHR_SWAPCHAIN_EXTENSION_NAME);
   return out;
 }
 

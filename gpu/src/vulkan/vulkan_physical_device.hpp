@@ -43,6 +43,8 @@ struct vulkan_physical_device {
   // timestamps) and the device's timestampPeriod (nanoseconds per tick).
   std::uint32_t timestamp_valid_bits = 0;
   float timestamp_period = 0;
+  // It offers VK_KHR_swapchain (vulkan_device_options::presentation).
+  bool offers_swapchain = false;
 
   // Whether transfer work has a queue of its own.
   [[nodiscard]] bool separate_transfer_queue() const noexcept {

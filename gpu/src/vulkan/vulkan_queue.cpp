@@ -89,4 +89,24 @@ result<void> vulkan_queue::do_submit(std::span<command_list* const> lists, std::
   return {};
 }
 
+VkResult vulkan_queue::present(const VkPresentInfoKHR& info, std::uint64_t* submitted) noexcept {
+  VkResult r = VK_SUCCESS;
+  {
+    const std::lock_guard lock(submission_mutex());
+    std::optional<std::lock_guard<std::mutex>> engine_lock;
+    if (context_.queue_mutex != nullptr) engine_lock.emplace(*context_.queue_mutex);
+    *submitted = last_submitted();
+    r = vkQueuePresentKHR(context_.queue, &info);
+  }
+  if (r == VK_ERROR_DEVICE_LOST) context_.waiter->fail_all(make_error_code(errc::device_lost));
+  return r;
+}
+
+VkResult vulkan_queue::wait_idle() noexcept {
+  const std::lock_guard lock(submission_mutex());
+  std::optional<std::lock_guard<std::mutex>> engine_lock;
+  if (context_.queue_mutex != nullptr) engine_lock.emplace(*context_.queue_mutex);
+  return vkQueueWaitIdle(context_.queue);
+}
+
 }  // namespace ferrum::gpu

@@ -42,6 +42,15 @@ class vulkan_queue final : public queue {
   [[nodiscard]] std::uint32_t family() const noexcept { return context_.family; }
   [[nodiscard]] VkSemaphore semaphore() const noexcept { return context_.timeline_semaphore; }
 
+  // vkQueuePresentKHR under the lock submissions take (and the engine's):
+  // a queue is externally synchronized. `*submitted` is last_submitted()
+  // then, the value whose reaching means every submission before the
+  // presentation completed. A loss fails every wait, as a submission's does.
+  [[nodiscard]] VkResult present(const VkPresentInfoKHR& info, std::uint64_t* submitted) noexcept;
+  // vkQueueWaitIdle under the same locks: the presentations queued so far
+  // are done (nothing else tells when their semaphore waits happened).
+  [[nodiscard]] VkResult wait_idle() noexcept;
+
  protected:
   result<void> do_submit(std::span<command_list* const> lists, std::uint64_t signal_value,
                          std::span<const queue_wait> waits, const external_sync& external) override;

@@ -53,6 +53,14 @@ template <class F>
   return {[](void* context) noexcept { (*static_cast<F*>(context))(); }, &f};
 }
 
+// A device's image that copy_to_image writes: a swapchain's
+// (swapchain::record_copy fills it in), 8 bits per channel, 4 channels.
+struct image_target {
+  const gpu::device* device = nullptr;  // the device the image belongs to
+  std::uint64_t native_handle = 0;      // a VkImage on Vulkan
+  std::uint32_t width = 0, height = 0;
+};
+
 class command_list {
  public:
   command_list(const command_list&) = delete;
@@ -79,6 +87,18 @@ class command_list {
   // Copies `source` into `destination` (same size, not overlapping). Errors: as
   // dispatch, copy_size_mismatch, overlapping_copy.
   [[nodiscard]] result<void> copy(arena_range source, arena_range destination);
+
+  // Copies `source` — width * height * 4 bytes, rows tightly packed — into
+  // the whole of `target`, a presentable image (ferrum/gpu/swapchain.hpp):
+  // its earlier contents are discarded and it is left ready to present. A
+  // submission holding this command waits on the image's acquisition at
+  // sync_stage::transfer. `source` is read as a copy's source is. Errors:
+  // command_list_state, foreign_object (the image or the arena of another
+  // device), range_out_of_bounds, misaligned_range, range_not_granted,
+  // copy_size_mismatch (not width * height * 4 bytes, or an empty image),
+  // unsupported_command (the null device, a list made for the transfer
+  // queue).
+  [[nodiscard]] result<void> copy_to_image(arena_range source, const image_target& target);
 
   // Calls `function` on the device's timeline thread, in order with the other
   // commands. Only the null device runs host functions (unsupported_command on
@@ -133,6 +153,7 @@ class command_list {
                                    std::span<const std::uint32_t> push) = 0;
   virtual result<void> do_fill(arena_range target, std::uint32_t value) = 0;
   virtual result<void> do_copy(arena_range source, arena_range destination) = 0;
+  virtual result<void> do_copy_to_image(arena_range source, const image_target& target) = 0;
   virtual result<void> do_host(host_function function) = 0;
   virtual result<void> do_timestamp(const timestamp_pool& pool, std::uint32_t slot) = 0;
   virtual result<void> do_end() = 0;

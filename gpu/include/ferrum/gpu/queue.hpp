@@ -110,6 +110,10 @@ class queue {
   virtual result<void> do_submit(std::span<command_list* const> lists, std::uint64_t signal_value,
                                  std::span<const queue_wait> waits, const external_sync& external) = 0;
 
+  // The lock submissions take, for a device's other uses of its queue that
+  // must be serialized with them (a swapchain's presentation).
+  [[nodiscard]] std::mutex& submission_mutex() const noexcept { return mutex_; }
+
  private:
   [[nodiscard]] result<void> submit_locked(std::span<command_list* const> lists, std::uint64_t signal_value,
                                            std::span<const queue_wait> waits, const external_sync& external);

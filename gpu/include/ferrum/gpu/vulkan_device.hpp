@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ferrum::gpu {
 
@@ -54,6 +55,14 @@ struct vulkan_device_options {
   // timestamp pool is made).
   enum class timestamp_calibration { automatic, one_time };
   timestamp_calibration calibration = timestamp_calibration::automatic;
+  // Instance extensions to enable besides ferrum's own, such as the surface
+  // extensions glfwGetRequiredInstanceExtensions names; each must be offered
+  // by the loader (vulkan_feature_missing naming it otherwise).
+  std::vector<std::string> instance_extensions;
+  // Enables VK_KHR_swapchain on the device, for ferrum/gpu/swapchain.hpp
+  // (vulkan_feature_missing when the physical device lacks it; with a
+  // device_name, only matching devices that offer it are considered).
+  bool presentation = false;
 };
 
 // An engine's Vulkan objects. The device must have been created with Vulkan

@@ -1,0 +1,580 @@
+#include "vulkan/vulkan_swapchain.hpp"
+
+#include "ferrum/async/operation.hpp"
+#include "ferrum/gpu/command_list.hpp"
+
+#include "vulkan/vk_result.hpp"
+#include "vulkan/vulkan_device.hpp"
+#include "vulkan/vulkan_queue.hpp"
+#include "vulkan/vulkan_semaphore.hpp"
+
+#include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <thread>
+
+namespace ferrum::gpu {
+namespace {
+
+constexpr std::uint32_t max_frames_in_flight = 8;
+// Waits for the compute queue are made in steps of this, so that a stop is
+// noticed; the destructor's and a recreation's give up after wait_steps.
+constexpr std::uint64_t wait_step_ns = 100'000'000;
+constexpr int wait_steps = 50;
+// vkAcquireNextImageKHR holds the swapchain's lock, which present() needs
+// too: it waits at most this long at a time.
+constexpr std::uint64_t acquire_step_ns = 20'000'000;
+// Out of date again right after a recreation this many times: give up.
+constexpr int recreation_attempts = 8;
+
+VkSemaphore handle_of(const semaphore& s) noexcept { return static_cast<const vulkan_semaphore&>(s).handle(); }
+
+}  // namespace
+
+// --- the public class -------------------------------------------------------
+
+result<std::unique_ptr<swapchain>> swapchain::create(device& d, const swapchain_options& options) {
+  auto impl = vulkan_swapchain::create(d, options);
+  if (!impl) return impl.error();
+  return std::unique_ptr<swapchain>(new swapchain(std::move(*impl)));
+}
+
+swapchain::swapchain(std::unique_ptr<vulkan_swapchain> impl) noexcept : impl_(std::move(impl)) {}
+swapchain::~swapchain() = default;
+
+void swapchain::acquire(acquire_handler handler, boost::asio::any_io_executor work) {
+  impl_->acquire(std::move(handler), std::move(work));
+}
+result<void> swapchain::record_copy(command_list& list, arena_range source, const swapchain_image& image) {
+  return impl_->record_copy(list, source, image);
+}
+result<void> swapchain::present(const swapchain_image& image) { return impl_->present(image); }
+void swapchain::resize(std::uint32_t width, std::uint32_t height) { impl_->resize(width, height); }
+std::uint64_t swapchain::recreations() const noexcept { return impl_->recreations(); }
+channel_order swapchain::order() const noexcept { return impl_->order(); }
+std::uint32_t swapchain::width() const noexcept { return impl_->width(); }
+std::uint32_t swapchain::height() const noexcept { return impl_->height(); }
+
+// --- creation ---------------------------------------------------------------
+
+vulkan_swapchain::vulkan_swapchain(vulkan_device& d, const swapchain_options& options)
+    : device_(&d),
+      queue_(&d.compute_queue()),
+      vk_device_(d.native().device),
+      physical_(d.native().physical_device),
+      options_(options),
+      state_(std::make_shared<shared_state>()),
+      wanted_width_(options.width),
+      wanted_height_(options.height) {}
+
+result<std::unique_ptr<vulkan_swapchain>> vulkan_swapchain::create(device& d, const swapchain_options& options) {
+  auto* v = dynamic_cast<vulkan_device*>(&d);
+  if (v == nullptr)
+    return make_error(errc::invalid_device_option,
+                      "swapchain::create: device " + quote_text(d.name()) + " is not a Vulkan device");
+  if (!v->presentation())
+    return make_error(errc::invalid_device_option, "swapchain::create: device " + quote_text(d.name()) +
+                                                       " was not made with vulkan_device_options::presentation");
+  if (options.surface == VK_NULL_HANDLE)
+    return make_error(errc::invalid_device_option, "swapchain::create: swapchain_options::surface is null");
+  if (options.frames_in_flight == 0 || options.frames_in_flight > max_frames_in_flight)
+    return make_error(errc::invalid_device_option, "swapchain::create: swapchain_options::frames_in_flight " +
+                                                       std::to_string(options.frames_in_flight) + " is not in 1..8");
+
+  std::unique_ptr<vulkan_swapchain> self(new vulkan_swapchain(*v, options));
+  const std::uint32_t family = v->native().queue_family;
+  VkBool32 supported = VK_FALSE;
+  if (VkResult r = vkGetPhysicalDeviceSurfaceSupportKHR(self->physical_, family, options.surface, &supported);
+      r != VK_SUCCESS)
+    return make_vk_error(r, "swapchain::create: vkGetPhysicalDeviceSurfaceSupportKHR");
+  if (supported != VK_TRUE)
+    return make_error(errc::presentation_unsupported, "swapchain::create: queue family " + std::to_string(family) +
+                                                          " of device " + quote_text(d.name()) +
+                                                          " cannot present to the surface");
+
+  // 8-bit UNORM, not sRGB: the bytes shown are the bytes written.
+  std::vector<VkSurfaceFormatKHR> formats;
+  for (;;) {
+    std::uint32_t count = 0;
+    if (VkResult r = vkGetPhysicalDeviceSurfaceFormatsKHR(self->physical_, options.surface, &count, nullptr);
+        r != VK_SUCCESS)
+      return make_vk_error(r, "swapchain::create: vkGetPhysicalDeviceSurfaceFormatsKHR");
+    formats.resize(count);
+    const VkResult r = vkGetPhysicalDeviceSurfaceFormatsKHR(self->physical_, options.surface, &count, formats.data());
+    if (r == VK_INCOMPLETE) continue;
+    if (r != VK_SUCCESS) return make_vk_error(r, "swapchain::create: vkGetPhysicalDeviceSurfaceFormatsKHR");
+    formats.resize(count);
+    break;
+  }
+  const auto find = [&](VkFormat format) {
+    return std::find_if(formats.begin(), formats.end(),
+                        [&](const VkSurfaceFormatKHR& f) { return f.format == format; });
+  };
+  if (auto rgba = find(VK_FORMAT_R8G8B8A8_UNORM); rgba != formats.end()) {
+    self->format_ = *rgba;
+    self->order_ = channel_order::rgba;
+  } else if (auto bgra = find(VK_FORMAT_B8G8R8A8_UNORM); bgra != formats.end()) {
+    self->format_ = *bgra;
+    self->order_ = channel_order::bgra;
+  } else {
+    return make_error(errc::vulkan_feature_missing,
+                      "swapchain::create: the surface offers neither R8G8B8A8_UNORM nor B8G8R8A8_UNORM");
+  }
+
+  std::vector<VkPresentModeKHR> modes;
+  for (;;) {
+    std::uint32_t count = 0;
+    if (VkResult r = vkGetPhysicalDeviceSurfacePresentModesKHR(self->physical_, options.surface, &count, nullptr);
+        r != VK_SUCCESS)
+      return make_vk_error(r, "swapchain::create: vkGetPhysicalDeviceSurfacePresentModesKHR");
+    modes.resize(count);
+    const VkResult r =
+        vkGetPhysicalDeviceSurfacePresentModesKHR(self->physical_, options.surface, &count, modes.data());
+    if (r == VK_INCOMPLETE) continue;
+    if (r != VK_SUCCESS) return make_vk_error(r, "swapchain::create: vkGetPhysicalDeviceSurfacePresentModesKHR");
+    modes.resize(count);
+    break;
+  }
+  // FIFO is always offered.
+  const auto offered = [&](VkPresentModeKHR mode) {
+    return std::find(modes.begin(), modes.end(), mode) != modes.end();
+  };
+  if (!options.vsync) {
+    if (offered(VK_PRESENT_MODE_MAILBOX_KHR))
+      self->present_mode_ = VK_PRESENT_MODE_MAILBOX_KHR;
+    else if (offered(VK_PRESENT_MODE_IMMEDIATE_KHR))
+      self->present_mode_ = VK_PRESENT_MODE_IMMEDIATE_KHR;
+  }
+
+  self->slots_.resize(options.frames_in_flight);
+  for (frame_slot& slot : self->slots_) {
+    auto acquired = d.create_semaphore(semaphore_kind::binary);
+    if (!acquired) return acquired.error();
+    slot.acquired = std::move(*acquired);
+  }
+  if (auto r = self->build(); !r) return r.error();
+  // build() counted the first swapchain as a recreation.
+  self->recreations_.store(0, std::memory_order_release);
+  try {
+    self->worker_ = std::thread([s = self.get()] { s->run(); });
+  } catch (const std::system_error& e) {
+    return make_error(errc::out_of_host_memory, std::string("swapchain::create: starting its thread: ") + e.what());
+  }
+  return self;
+}
+
+result<void> vulkan_swapchain::build() {
+  VkSurfaceCapabilitiesKHR caps{};
+  if (VkResult r = vkGetPhysicalDeviceSurfaceCapabilitiesKHR(physical_, options_.surface, &caps); r != VK_SUCCESS)
+    return make_vk_error(r, "swapchain: vkGetPhysicalDeviceSurfaceCapabilitiesKHR");
+  if ((caps.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_DST_BIT) == 0)
+    return make_error(errc::vulkan_feature_missing, "swapchain: the surface's images cannot be transfer destinations");
+  std::uint32_t width = 0, height = 0;
+  {
+    const std::lock_guard lock(state_->mutex);
+    width = wanted_width_;
+    height = wanted_height_;
+    recreate_ = false;
+  }
+  VkExtent2D extent = caps.currentExtent;
+  if (extent.width == 0xFFFFFFFFu) {
+    // The surface takes the swapchain's extent.
+    extent.width = std::clamp(width, caps.minImageExtent.width, caps.maxImageExtent.width);
+    extent.height = std::clamp(height, caps.minImageExtent.height, caps.maxImageExtent.height);
+  }
+  if (extent.width == 0 || extent.height == 0)
+    return make_error(errc::invalid_device_option, "swapchain: the extent is " + std::to_string(extent.width) + "x" +
+                                                       std::to_string(extent.height) +
+                                                       " (a zero size asked for, or a minimized window)");
+  std::uint32_t images = caps.minImageCount + 1;
+  if (caps.maxImageCount != 0) images = std::min(images, caps.maxImageCount);
+  VkCompositeAlphaFlagBitsKHR alpha = VK_COMPOSITE_ALPHA_OPAQUE_BIT_KHR;
+  if ((caps.supportedCompositeAlpha & alpha) == 0) {
+    for (std::uint32_t bit = 1; bit != 0 && bit <= caps.supportedCompositeAlpha; bit <<= 1u) {
+      if ((caps.supportedCompositeAlpha & bit) != 0) {
+        alpha = static_cast<VkCompositeAlphaFlagBitsKHR>(bit);
+        break;
+      }
+    }
+  }
+
+  auto made = std::make_unique<chain>();
+  VkSwapchainCreateInfoKHR info{};
+  info.sType = VK_STRUCTURE_TYPE_SWAPCHAIN_CREATE_INFO_KHR;
+  info.surface = options_.surface;
+  info.minImageCount = images;
+  info.imageFormat = format_.format;
+  info.imageColorSpace = format_.colorSpace;
+  info.imageExtent = extent;
+  info.imageArrayLayers = 1;
+  info.imageUsage = VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+  // Only the compute queue's family writes and presents them.
+  info.imageSharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  info.preTransform = caps.currentTransform;
+  info.compositeAlpha = alpha;
+  info.presentMode = present_mode_;
+  info.clipped = VK_TRUE;
+  info.oldSwapchain = current_ ? current_->handle : VK_NULL_HANDLE;
+  {
+    // oldSwapchain is externally synchronized.
+    const std::lock_guard lock(vk_mutex_);
+    if (VkResult r = vkCreateSwapchainKHR(vk_device_, &info, nullptr, &made->handle); r != VK_SUCCESS) {
+      made->handle = VK_NULL_HANDLE;
+      return make_vk_error(r, "swapchain: vkCreateSwapchainKHR at " + std::to_string(extent.width) + "x" +
+                                  std::to_string(extent.height));
+    }
+  }
+  const auto destroy_made = [&] { vkDestroySwapchainKHR(vk_device_, made->handle, nullptr); };
+  for (;;) {
+    std::uint32_t count = 0;
+    if (VkResult r = vkGetSwapchainImagesKHR(vk_device_, made->handle, &count, nullptr); r != VK_SUCCESS) {
+      destroy_made();
+      return make_vk_error(r, "swapchain: vkGetSwapchainImagesKHR");
+    }
+    made->images.resize(count);
+    const VkResult r = vkGetSwapchainImagesKHR(vk_device_, made->handle, &count, made->images.data());
+    if (r == VK_INCOMPLETE) continue;
+    if (r != VK_SUCCESS) {
+      destroy_made();
+      return make_vk_error(r, "swapchain: vkGetSwapchainImagesKHR");
+    }
+    made->images.resize(count);
+    break;
+  }
+  for (std::size_t i = 0; i < made->images.size(); ++i) {
+    auto presentable = device_->create_semaphore(semaphore_kind::binary);
+    if (!presentable) {
+      made->presentable.clear();
+      destroy_made();
+      return presentable.error();
+    }
+    made->presentable.push_back(std::move(*presentable));
+  }
+  made->width = extent.width;
+  made->height = extent.height;
+
+  std::vector<std::unique_ptr<chain>> gone;
+  {
+    const std::lock_guard lock(state_->mutex);
+    if (current_) retired_.push_back(std::move(current_));
+    current_ = std::move(made);
+    // A retired swapchain goes once it is not the latest retired one (whose
+    // last presentations may still be queued) and no acquired image of it
+    // waits to be presented.
+    for (std::size_t i = 0; i + 1 < retired_.size();) {
+      const chain* c = retired_[i].get();
+      const bool held =
+          std::any_of(slots_.begin(), slots_.end(), [&](const frame_slot& s) { return s.in_use && s.owner == c; });
+      if (held) {
+        ++i;
+        continue;
+      }
+      gone.push_back(std::move(retired_[i]));
+      retired_.erase(retired_.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  }
+  // The presentable semaphores stay until the swapchain goes: nothing says
+  // when a presentation's wait on them happened but the queue's idling.
+  for (const auto& c : gone) {
+    vkDestroySwapchainKHR(vk_device_, c->handle, nullptr);
+    for (auto& p : c->presentable) presented_.push_back(std::move(p));
+  }
+  width_.store(extent.width, std::memory_order_release);
+  height_.store(extent.height, std::memory_order_release);
+  recreations_.fetch_add(1, std::memory_order_acq_rel);
+  return {};
+}
+
+vulkan_swapchain::~vulkan_swapchain() {
+  std::deque<request> queued;
+  {
+    const std::lock_guard lock(state_->mutex);
+    state_->stopping = true;
+    queued.swap(state_->requests);
+  }
+  state_->wake.notify_all();
+  for (request& r : queued) complete(std::move(r), boost::asio::error::operation_aborted, {});
+  if (worker_.joinable()) worker_.join();
+  // Everything the frames' waves and presentations used: the compute
+  // queue's values recorded at each presentation. Bounded: after a device
+  // loss or a hung GPU the objects go anyway.
+  std::uint64_t last = 0;
+  for (const frame_slot& s : slots_) last = std::max(last, s.reuse_value);
+  (void)wait_compute(last, "destroying the swapchain", false);
+  // The presentations' semaphore waits: no fence tells when they happened
+  // (without VK_EXT_swapchain_maintenance1), so the queue is idled once,
+  // under its submission lock; bounded by what is queued on it.
+  if (frames_ != 0) (void)queue_->wait_idle();
+  // Each swapchain before its presentable semaphores, the current one (made
+  // with the others as oldSwapchain) first.
+  if (current_) {
+    vkDestroySwapchainKHR(vk_device_, current_->handle, nullptr);
+    current_->presentable.clear();
+  }
+  for (auto& c : retired_) {
+    vkDestroySwapchainKHR(vk_device_, c->handle, nullptr);
+    c->presentable.clear();
+  }
+  presented_.clear();
+  // The slots' semaphores go with slots_.
+}
+
+// --- acquisition ------------------------------------------------------------
+
+void vulkan_swapchain::canceller::operator()(boost::asio::cancellation_type_t type) const {
+  // Any requested type: a queued acquisition has done nothing yet.
+  if (!async::requested(type)) return;
+  std::optional<request> found;
+  {
+    const std::lock_guard lock(state->mutex);
+    auto it =
+        std::find_if(state->requests.begin(), state->requests.end(), [&](const request& r) { return r.id == id; });
+    if (it == state->requests.end()) return;  // being acquired, or completed: too late
+    found.emplace(std::move(*it));
+    state->requests.erase(it);
+  }
+  // The slot calls this object: completing clears the slot only at the upcall.
+  complete(std::move(*found), boost::asio::error::operation_aborted, {});
+}
+
+void vulkan_swapchain::complete(request r, boost::system::error_code ec, const swapchain_image& image) {
+  boost::asio::any_io_executor work = r.work;
+  // The handler runs on the executor whose work `w` keeps; the work goes
+  // when the posted function does, after the handler has returned.
+  boost::asio::post(work, [handler = std::move(r.handler), w = std::move(r.work), ec, image]() mutable {
+    auto slot = handler.get_cancellation_slot();
+    if (slot.is_connected()) slot.clear();
+    std::move(handler)(ec, image);
+  });
+}
+
+void vulkan_swapchain::acquire(swapchain::acquire_handler handler, boost::asio::any_io_executor work) {
+  auto slot = handler.get_cancellation_slot();
+  {
+    const std::lock_guard lock(state_->mutex);
+    if (state_->stopping) {
+      complete({0, std::move(handler), std::move(work)}, boost::asio::error::operation_aborted, {});
+      return;
+    }
+    const std::uint64_t id = ++state_->next_id;
+    state_->requests.push_back({id, std::move(handler), std::move(work)});
+    // Under the lock: the thread cannot take the request before the
+    // canceller is in place.
+    if (slot.is_connected()) slot.template emplace<canceller>(state_, id);
+  }
+  state_->wake.notify_all();
+}
+
+void vulkan_swapchain::run() {
+  std::unique_lock lock(state_->mutex);
+  for (;;) {
+    // A request stays queued (cancellable) until the slot of the next
+    // frame is free: its last frame presented.
+    state_->wake.wait(lock, [&] {
+      return state_->stopping || (!state_->requests.empty() && !slots_[frames_ % slots_.size()].in_use);
+    });
+    if (state_->stopping) return;
+    request r = std::move(state_->requests.front());
+    state_->requests.pop_front();
+    const std::uint64_t frame = ++frames_;
+    frame_slot& slot = slots_[(frame - 1) % slots_.size()];
+    slot.in_use = true;
+    slot.frame = frame;
+    slot.owner = nullptr;
+    lock.unlock();
+    auto image = acquire_frame(frame, slot);
+    lock.lock();
+    if (!image) {
+      // Nothing acquired: the frame number and the slot are free again.
+      slot.in_use = false;
+      --frames_;
+      lock.unlock();
+      complete(std::move(r), image.error().code, {});
+    } else {
+      lock.unlock();
+      complete(std::move(r), {}, *image);
+    }
+    lock.lock();
+  }
+}
+
+result<void> vulkan_swapchain::wait_compute(std::uint64_t value, const char* what, bool stoppable) {
+  if (value == 0) return {};
+  for (int step = 0; step < wait_steps; ++step) {
+    const VkResult r = wait_timeline_semaphore(vk_device_, queue_->semaphore(), value, wait_step_ns);
+    if (r == VK_SUCCESS) return {};
+    if (r != VK_TIMEOUT) return make_vk_error(r, std::string("swapchain: ") + what);
+    if (stoppable) {
+      const std::lock_guard lock(state_->mutex);
+      if (state_->stopping)
+        return error{
+            boost::system::error_code(boost::asio::error::operation_aborted), {}, "the swapchain is destroyed"};
+    }
+  }
+  return make_error(errc::vulkan_error, std::string("swapchain: ") + what + ": the compute queue's value " +
+                                            std::to_string(value) + " was not reached in 5 s");
+}
+
+result<swapchain_image> vulkan_swapchain::acquire_frame(std::uint64_t frame, frame_slot& slot) {
+  // The slot's semaphore was last waited on by a wave submitted before its
+  // frame was presented: that wave must be done before it is signalled again.
+  std::uint64_t reuse = 0;
+  {
+    const std::lock_guard lock(state_->mutex);
+    reuse = slot.reuse_value;
+  }
+  if (auto r = wait_compute(reuse, "reusing a frame's acquire semaphore", true); !r) return r.error();
+
+  const VkSemaphore acquired = handle_of(*slot.acquired);
+  for (int attempt = 0; attempt < recreation_attempts;) {
+    bool recreate = false;
+    {
+      const std::lock_guard lock(state_->mutex);
+      recreate = recreate_;
+    }
+    if (recreate) {
+      // Only this swapchain's frames: every value a presentation recorded.
+      std::uint64_t last = 0;
+      {
+        const std::lock_guard lock(state_->mutex);
+        for (const frame_slot& s : slots_) last = std::max(last, s.reuse_value);
+      }
+      if (auto r = wait_compute(last, "recreating the swapchain", true); !r) return r.error();
+      if (auto r = build(); !r) return r.error();
+      ++attempt;
+    }
+    chain* c = nullptr;
+    {
+      const std::lock_guard lock(state_->mutex);
+      c = current_.get();
+    }
+    std::uint32_t index = 0;
+    VkResult r = VK_TIMEOUT;
+    {
+      // Let a waiting presentation in first: it frees an image.
+      while (presenters_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+      const std::lock_guard lock(vk_mutex_);
+      r = vkAcquireNextImageKHR(vk_device_, c->handle, acquire_step_ns, acquired, VK_NULL_HANDLE, &index);
+    }
+    if (r == VK_TIMEOUT || r == VK_NOT_READY) {
+      const std::lock_guard lock(state_->mutex);
+      if (state_->stopping)
+        return error{
+            boost::system::error_code(boost::asio::error::operation_aborted), {}, "the swapchain is destroyed"};
+      continue;
+    }
+    if (r == VK_ERROR_OUT_OF_DATE_KHR) {
+      // Nothing acquired, the semaphore untouched: recreate and try again.
+      const std::lock_guard lock(state_->mutex);
+      recreate_ = true;
+      continue;
+    }
+    if (r != VK_SUCCESS && r != VK_SUBOPTIMAL_KHR)
+      return make_vk_error(r, "swapchain: vkAcquireNextImageKHR of frame " + std::to_string(frame));
+    swapchain_image image;
+    image.index = index;
+    image.width = c->width;
+    image.height = c->height;
+    image.acquired = slot.acquired.get();
+    image.presentable = c->presentable[index].get();
+    image.frame = frame;
+    const std::lock_guard lock(state_->mutex);
+    // Suboptimal: the image is acquired (the semaphore will be signalled),
+    // so it is handed out; the next acquisition recreates.
+    if (r == VK_SUBOPTIMAL_KHR) recreate_ = true;
+    slot.owner = c;
+    slot.index = index;
+    return image;
+  }
+  return make_error(errc::vulkan_error, "swapchain: still out of date after " + std::to_string(recreation_attempts) +
+                                            " recreations (frame " + std::to_string(frame) + ")");
+}
+
+// --- use --------------------------------------------------------------------
+
+vulkan_swapchain::frame_slot* vulkan_swapchain::handed_out(const swapchain_image& image) noexcept {
+  if (image.frame == 0) return nullptr;
+  frame_slot& slot = slots_[(image.frame - 1) % slots_.size()];
+  if (!slot.in_use || slot.frame != image.frame || slot.owner == nullptr || slot.index != image.index) return nullptr;
+  return &slot;
+}
+
+result<void> vulkan_swapchain::record_copy(command_list& list, arena_range source, const swapchain_image& image) {
+  image_target target;
+  target.device = device_;
+  {
+    const std::lock_guard lock(state_->mutex);
+    const frame_slot* slot = handed_out(image);
+    if (slot == nullptr)
+      return make_error(errc::invalid_device_option, "swapchain::record_copy: frame " + std::to_string(image.frame) +
+                                                         " is not an acquired image of this swapchain waiting to be "
+                                                         "presented");
+    target.native_handle = reinterpret_cast<std::uintptr_t>(slot->owner->images[slot->index]);
+    target.width = slot->owner->width;
+    target.height = slot->owner->height;
+  }
+  return list.copy_to_image(source, target);
+}
+
+result<void> vulkan_swapchain::present(const swapchain_image& image) {
+  VkSwapchainKHR handle = VK_NULL_HANDLE;
+  VkSemaphore wait = VK_NULL_HANDLE;
+  bool current = false;
+  {
+    const std::lock_guard lock(state_->mutex);
+    frame_slot* slot = handed_out(image);
+    if (slot == nullptr)
+      return make_error(errc::invalid_device_option, "swapchain::present: frame " + std::to_string(image.frame) +
+                                                         " is not an acquired image of this swapchain (presented "
+                                                         "already?)");
+    handle = slot->owner->handle;
+    wait = handle_of(*slot->owner->presentable[slot->index]);
+    current = slot->owner == current_.get();
+  }
+  // An image of a retired swapchain is still presented: that consumes the
+  // presentable semaphore's signal (the engine may show it or not).
+  VkPresentInfoKHR info{};
+  info.sType = VK_STRUCTURE_TYPE_PRESENT_INFO_KHR;
+  info.waitSemaphoreCount = 1;
+  info.pWaitSemaphores = &wait;
+  info.swapchainCount = 1;
+  info.pSwapchains = &handle;
+  info.pImageIndices = &image.index;
+  std::uint64_t submitted = 0;
+  VkResult r = VK_SUCCESS;
+  {
+    presenters_.fetch_add(1, std::memory_order_acq_rel);
+    const std::lock_guard lock(vk_mutex_);
+    presenters_.fetch_sub(1, std::memory_order_acq_rel);
+    r = queue_->present(info, &submitted);
+  }
+  {
+    const std::lock_guard lock(state_->mutex);
+    frame_slot& slot = slots_[(image.frame - 1) % slots_.size()];
+    // Out of date, suboptimal and errors alike: the queue operation was
+    // enqueued (its semaphore wait happens), so the slot is reused once the
+    // waves submitted until now are done.
+    slot.in_use = false;
+    slot.owner = nullptr;
+    slot.reuse_value = submitted;
+    if (current && (r == VK_ERROR_OUT_OF_DATE_KHR || r == VK_SUBOPTIMAL_KHR)) recreate_ = true;
+  }
+  state_->wake.notify_all();
+  if (r == VK_SUCCESS || r == VK_SUBOPTIMAL_KHR || r == VK_ERROR_OUT_OF_DATE_KHR) return {};
+  return make_vk_error(r, "swapchain::present: vkQueuePresentKHR of frame " + std::to_string(image.frame));
+}
+
+void vulkan_swapchain::resize(std::uint32_t width, std::uint32_t height) {
+  const std::lock_guard lock(state_->mutex);
+  wanted_width_ = width;
+  wanted_height_ = height;
+  recreate_ = true;
+}
+
+}  // namespace ferrum::gpu
