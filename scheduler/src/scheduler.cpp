@@ -16,8 +16,8 @@
 #include <limits>
 #include <optional>
 #include <string>
-#include <utility>
 #include <thread>
+#include <utility>
 
 namespace ferrum {
 namespace detail {
@@ -73,7 +73,7 @@ bucket_choice choose_bucket(const compiled_program& program, const copied_reques
 // once it has a lane), or a semaphore op its device's queues refuse.
 std::optional<error> sync_refused(const copied_request& request, std::span<const wave_device> devices) {
   const std::pair<const copied_semaphores*, std::string_view> sets[] = {{&request.wait(), "wave_request::wait"},
-                                                                       {&request.signal(), "wave_request::signal"}};
+                                                                        {&request.signal(), "wave_request::signal"}};
   for (const auto& [set, name] : sets) {
     if (set->given == 0) continue;
     if (!set->kept())

@@ -353,10 +353,9 @@ void wave::pass_on() noexcept {
   // The lane's device, or the one the semaphores were checked against (a
   // scheduler with semaphores has one device).
   gpu::device& d = device_ != nullptr ? *device_->device : *host_.devices().front().device;
-  const gpu::external_sync left{waits_left ? std::span<const gpu::semaphore_op>(waits_)
-                                           : std::span<const gpu::semaphore_op>(),
-                                signals_left ? std::span<const gpu::semaphore_op>(signals_)
-                                             : std::span<const gpu::semaphore_op>()};
+  const gpu::external_sync left{
+      waits_left ? std::span<const gpu::semaphore_op>(waits_) : std::span<const gpu::semaphore_op>(),
+      signals_left ? std::span<const gpu::semaphore_op>(signals_) : std::span<const gpu::semaphore_op>()};
   waits_passed_ = true;
   signals_passed_ = true;
   if (auto r = d.queue().submit_next({}, {}, left); !r) {

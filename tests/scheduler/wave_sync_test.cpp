@@ -264,9 +264,10 @@ TEST_CASE("wave sync: total cancellation is ignored by a wave with semaphores, w
   CHECK_FALSE(sched_test::get(first).ec);
 }
 
-TEST_CASE("wave sync: a wave whose fence never comes because its wait is never signalled times out, quarantined "
-          "until the engine signals",
-          "[scheduler]") {
+TEST_CASE(
+    "wave sync: a wave whose fence never comes because its wait is never signalled times out, quarantined "
+    "until the engine signals",
+    "[scheduler]") {
   ferrum::scheduler_options options;
   options.fence_timeout = 100ms;
   fixture f(2, 1, {}, options);
@@ -300,11 +301,8 @@ TEST_CASE("wave sync: refused semaphores name what is wrong, and nothing is subm
     CHECK(o.ec == code);
     CHECK_THAT(o.report.message, Catch::Contains(std::string(says)));
   };
-  const std::array<semaphore_op, ferrum::max_wave_semaphores + 1> five{{{timeline.get(), 1},
-                                                                        {timeline.get(), 2},
-                                                                        {timeline.get(), 3},
-                                                                        {timeline.get(), 4},
-                                                                        {timeline.get(), 5}}};
+  const std::array<semaphore_op, ferrum::max_wave_semaphores + 1> five{
+      {{timeline.get(), 1}, {timeline.get(), 2}, {timeline.get(), 3}, {timeline.get(), 4}, {timeline.get(), 5}}};
   refused({"step", {1, 1, 1}, five, {}}, errc::too_many_semaphores, "wave_request::wait has 5 semaphores");
   refused({"step", {1, 1, 1}, {}, five}, errc::too_many_semaphores, "wave_request::signal has 5 semaphores");
   const semaphore_op none[] = {{nullptr, 0}};
@@ -342,9 +340,10 @@ TEST_CASE("wave sync: a scheduler over two devices refuses semaphores on a wave"
   pool.join();
 }
 
-TEMPLATE_TEST_CASE("wave sync: the semaphores are copied when async_submit is called, so a deferred wave waits on "
-                   "them after the caller's array is gone",
-                   "[scheduler]", sched_test::on_io_context, sched_test::on_thread_pool) {
+TEMPLATE_TEST_CASE(
+    "wave sync: the semaphores are copied when async_submit is called, so a deferred wave waits on "
+    "them after the caller's array is gone",
+    "[scheduler]", sched_test::on_io_context, sched_test::on_thread_pool) {
   sched_test::contract_fixture<TestType> f;
   binary_pair sync(*f.device);
   auto encode = [](const ferrum::encode_context&) {};

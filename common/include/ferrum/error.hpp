@@ -133,10 +133,11 @@ namespace ferrum {
   X(wait_not_submitted, "a submission waits for a queue's timeline value that was never submitted")                  \
   X(queue_mismatch, "a command list is submitted to a queue other than the one of the kind it was made for")         \
   /* timelines */                                                                                                    \
-  X(wait_already_pending, "a timeline wait is started while it is still pending on a timeline")                    \
+  X(wait_already_pending, "a timeline wait is started while it is still pending on a timeline")                      \
   /* external semaphores and presentation */                                                                         \
-  X(invalid_semaphore_op, "a semaphore wait or signal is malformed (no semaphore, a binary one with a value, a timeline one at 0)") \
-  X(too_many_semaphores, "a wave is given more semaphores to wait on or signal than it holds")                      \
+  X(invalid_semaphore_op,                                                                                            \
+    "a semaphore wait or signal is malformed (no semaphore, a binary one with a value, a timeline one at 0)")        \
+  X(too_many_semaphores, "a wave is given more semaphores to wait on or signal than it holds")                       \
   X(presentation_unsupported, "the device's compute queue family cannot present to the surface")
 
 enum class errc : int {

@@ -34,9 +34,9 @@ result<void> null_queue::do_submit(std::span<command_list* const> lists, std::ui
       const semaphore_op& w = external.waits[i];
       // Earlier waits of this submission on the same binary semaphore take
       // a signal each first: two waits on one signal would block here.
-      const auto ahead = static_cast<std::uint64_t>(std::count_if(
-          external.waits.begin(), external.waits.begin() + static_cast<std::ptrdiff_t>(i),
-          [&](const semaphore_op& earlier) { return earlier.on == w.on; }));
+      const auto ahead = static_cast<std::uint64_t>(
+          std::count_if(external.waits.begin(), external.waits.begin() + static_cast<std::ptrdiff_t>(i),
+                        [&](const semaphore_op& earlier) { return earlier.on == w.on; }));
       if (!static_cast<const null_semaphore*>(w.on)->ready(w.value, ahead))
         return make_error(errc::wait_not_submitted, "semaphore wait " + std::to_string(i) +
                                                         " is not signalled, and inline_completion cannot wait");
@@ -54,9 +54,8 @@ result<void> null_queue::do_submit(std::span<command_list* const> lists, std::ui
   const std::uint64_t submission = ++submissions_;
   {
     const std::lock_guard lock(mutex_);
-    pending_.entries.push_back({pending_.lists.size(), lists.size(), pending_.waits.size(), waits.size(),
-                                signal_value, submission, pending_.ops.size(), external.waits.size(),
-                                external.signals.size()});
+    pending_.entries.push_back({pending_.lists.size(), lists.size(), pending_.waits.size(), waits.size(), signal_value,
+                                submission, pending_.ops.size(), external.waits.size(), external.signals.size()});
     pending_.lists.insert(pending_.lists.end(), lists.begin(), lists.end());
     pending_.waits.insert(pending_.waits.end(), waits.begin(), waits.end());
     pending_.ops.insert(pending_.ops.end(), external.waits.begin(), external.waits.end());

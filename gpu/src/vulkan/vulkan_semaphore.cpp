@@ -7,9 +7,11 @@
 
 namespace ferrum::gpu {
 
-vulkan_semaphore::vulkan_semaphore(const gpu::device& owner, VkDevice device, VkSemaphore handle,
-                                   semaphore_kind kind, bool owned) noexcept
-    : semaphore(owner, kind, reinterpret_cast<std::uint64_t>(handle)), device_(device), handle_(handle),
+vulkan_semaphore::vulkan_semaphore(const gpu::device& owner, VkDevice device, VkSemaphore handle, semaphore_kind kind,
+                                   bool owned) noexcept
+    : semaphore(owner, kind, reinterpret_cast<std::uint64_t>(handle)),
+      device_(device),
+      handle_(handle),
       owned_(owned) {}
 
 vulkan_semaphore::~vulkan_semaphore() {
@@ -48,8 +50,8 @@ result<std::uint64_t> vulkan_semaphore::do_value() const {
 result<bool> vulkan_semaphore::do_wait_from_host(std::uint64_t value, std::chrono::nanoseconds timeout) const {
   if (kind() == semaphore_kind::binary)
     return make_error(errc::unsupported_command, "a host wait on a binary Vulkan semaphore");
-  const VkResult r =
-      wait_timeline_semaphore(device_, handle_, value, static_cast<std::uint64_t>(std::max<std::int64_t>(0, timeout.count())));
+  const VkResult r = wait_timeline_semaphore(device_, handle_, value,
+                                             static_cast<std::uint64_t>(std::max<std::int64_t>(0, timeout.count())));
   if (r == VK_TIMEOUT) return false;
   if (r != VK_SUCCESS) return make_vk_error(r, "vkWaitSemaphores for value " + std::to_string(value));
   return true;

@@ -10,9 +10,9 @@
 #include "ferrum/scheduler/wave.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
-#include <boost/container/static_vector.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/cancellation_type.hpp>
+#include <boost/container/static_vector.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <algorithm>
