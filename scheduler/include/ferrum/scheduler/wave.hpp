@@ -161,6 +161,9 @@ struct wave_report {
   std::chrono::steady_clock::time_point started;
   std::array<std::optional<std::chrono::steady_clock::time_point>, wave_phase_count> ended{};
   // For encoder_failed: the node whose encoder threw, and its message.
+  // `message` also says what was wrong with refused semaphores
+  // (wave_request::wait, ::signal), a submission's error, and whether the
+  // semaphores of a failed wave could not be passed on.
   std::optional<std::size_t> failed_node;
   std::string message;
   // With scheduler_options::gpu_timestamps, once the wave's fence was
