@@ -94,12 +94,13 @@ std::uint32_t to_byte(float hdr, float exposure) noexcept {
 
 void tonemap_cpu(const ferrum::gpu::kernel_args& args) noexcept {
   const float exposure = std::bit_cast<float>(args.push[0]);
+  const bool bgra = args.push[1] != static_cast<std::uint32_t>(channel_order::rgba);
   const std::size_t count = args.primary.size() / rgba8_pixel_bytes;
   for (std::size_t p = 0; p < count; ++p) {
     const std::uint32_t r = to_byte(load_float(args.secondary, 4 * p + 0), exposure);
     const std::uint32_t g = to_byte(load_float(args.secondary, 4 * p + 1), exposure);
     const std::uint32_t b = to_byte(load_float(args.secondary, 4 * p + 2), exposure);
-    store_word(args.primary, p, r | (g << 8) | (b << 16) | (255u << 24));
+    store_word(args.primary, p, (bgra ? b | (r << 16) : r | (b << 16)) | (g << 8) | (255u << 24));
   }
 }
 
@@ -131,7 +132,7 @@ ferrum::gpu::kernel_source blur_kernel() noexcept {
 }
 
 ferrum::gpu::kernel_source tonemap_kernel() noexcept {
-  return {.name = "frame_loop.tonemap", .spirv = tonemap_spirv, .cpu = &tonemap_cpu, .push_words = 1};
+  return {.name = "frame_loop.tonemap", .spirv = tonemap_spirv, .cpu = &tonemap_cpu, .push_words = 2};
 }
 
 }  // namespace frame_loop

@@ -9,7 +9,8 @@
 //   list.dispatch(*pattern, hdr_image, slot, std::array<std::uint32_t, 2>{width, height}).value();
 //
 // Images are row-major: HDR images hold RGBA as four f32 words per pixel, the
-// output one RGBA8 word per pixel (red in the low byte, as PNG stores it). A
+// output one RGBA8 word per pixel (red in the low byte, as PNG stores it;
+// BGRA instead when the tone map is asked for it). A
 // kernel covers its primary range, which must hold exactly the image.
 #pragma once
 
@@ -56,9 +57,14 @@ enum class blur_axis : std::uint32_t { rows = 0, columns = 1 };
 // image. Push words: width, height, radius, axis.
 [[nodiscard]] ferrum::gpu::kernel_source blur_kernel() noexcept;
 
+// The byte order of the tone map's 8-bit pixels: RGBA (as PNG stores it,
+// and the host checks it), or BGRA for a swapchain whose images are
+// (--present).
+enum class channel_order : std::uint32_t { rgba = 0, bgra = 1 };
+
 // tonemap: exposure, Reinhard's c / (1 + c), gamma 2, to 8 bits. Primary:
-// the RGBA8 image; secondary: the HDR image. Push word: the exposure's f32
-// bits.
+// the 8-bit image; secondary: the HDR image. Push words: the exposure's f32
+// bits, the channel_order.
 [[nodiscard]] ferrum::gpu::kernel_source tonemap_kernel() noexcept;
 
 }  // namespace frame_loop

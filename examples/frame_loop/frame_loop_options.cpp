@@ -91,6 +91,19 @@ void describe(CLI::App& app, options& o) {
                "Do not time the passes on the GPU (by default each pass is, where the device has timestamps: GPU "
                "time per frame in the summary, a GPU track in the trace).")
       ->disable_flag_override();
+  app.add_flag("--present", o.present,
+               "Show the frames in a window (GLFW, a Vulkan swapchain; needs a display and --device vulkan); "
+               "--resize-at resizes it. Also writes expected.png, the last frame's C++ forms, to --out.")
+      ->disable_flag_override();
+  app.add_option("--hold-until", o.hold_until,
+                 "With --present: after the last frame, print 'ready for screenshot' and keep the window until "
+                 "FILE exists (at most 120 s).")
+      ->type_name("FILE");
+  app.add_option("--compare-screenshot", o.compare_screenshot,
+                 "Compare SHOT (a PNG screenshot of the --present window) with EXPECTED (its expected.png): "
+                 "print the largest red/green/blue difference; fail above the frame check's tolerance.")
+      ->type_name("SHOT EXPECTED")
+      ->expected(2);
   app.footer("Exit status: 0 ok, 1 failed, 77 no Vulkan driver (1 instead when FERRUM_REQUIRE_VULKAN=1).");
 }
 
@@ -109,6 +122,10 @@ options parse_options(int argc, const char* const* argv) {
     if (o.resize_at && *o.resize_at >= o.frames)
       throw std::invalid_argument("--resize-at: frame " + std::to_string(*o.resize_at) + " is not below --frames " +
                                   std::to_string(o.frames) + " (--help lists the options)");
+    if (o.present && o.device != "vulkan")
+      throw std::invalid_argument("--present needs --device vulkan (--help lists the options)");
+    if (!o.hold_until.empty() && !o.present)
+      throw std::invalid_argument("--hold-until needs --present (--help lists the options)");
   } catch (const CLI::CallForHelp&) {
     o.help = true;
   } catch (const CLI::ParseError& e) {

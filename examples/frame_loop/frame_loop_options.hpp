@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace frame_loop {
 
@@ -27,6 +28,16 @@ struct options {
   // size on a background thread and swapped in while frames run.
   std::optional<std::uint64_t> resize_at;
   image_size resize_to;
+  // --present: the frames shown in a window (GLFW, a Vulkan swapchain;
+  // frame_presenter.hpp), which --resize-at resizes. Vulkan only.
+  bool present = false;
+  // --hold-until FILE: with --present, after the last frame the window stays
+  // until FILE exists (for a screenshot), after "ready for screenshot".
+  std::filesystem::path hold_until;
+  // --compare-screenshot SHOT EXPECTED: compare two PNG files (a screenshot
+  // of the window, the expected.png a --present run wrote) and do nothing
+  // else; empty otherwise.
+  std::vector<std::filesystem::path> compare_screenshot;
 };
 
 // Parses the command line (`argv[0]` is the program's name). Throws

@@ -6,6 +6,7 @@
 #include <bit>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace frame_loop {
 namespace {
@@ -73,8 +74,8 @@ void check_plan(const ferrum::plan& p, const ferrum::compiled_program& program, 
 }  // namespace
 
 frame_renderer::frame_renderer(ferrum::gpu::device& device, const ferrum::plan& p,
-                               const ferrum::compiled_program& program, image_size size)
-    : size_(size) {
+                               const ferrum::compiled_program& program, image_size size, channel_order order)
+    : size_(size), order_(order) {
   if (size.width == 0 || size.height == 0) throw std::runtime_error("the image size must not be 0");
   check_plan(p, program, pixels());
   pattern_ = device.create_kernel(pattern_kernel()).value();
@@ -90,8 +91,24 @@ std::array<std::uint32_t, 4> frame_renderer::blur_push(blur_axis axis) const noe
   return {size_.width, size_.height, blur_radius, static_cast<std::uint32_t>(axis)};
 }
 
-std::array<std::uint32_t, 1> frame_renderer::tonemap_push() const noexcept {
-  return {std::bit_cast<std::uint32_t>(exposure)};
+std::array<std::uint32_t, 2> frame_renderer::tonemap_push() const noexcept {
+  return {std::bit_cast<std::uint32_t>(exposure), static_cast<std::uint32_t>(order_)};
+}
+
+bool frame_renderer::draws_output(const ferrum::encode_context& c) const noexcept {
+  return c.node_index == tonemap_node;
+}
+
+ferrum::gpu::arena_range frame_renderer::output_range(const ferrum::encode_context& c) const {
+  return image(c, rgba8_id, rgba8_pixel_bytes);
+}
+
+std::vector<std::byte> frame_renderer::to_rgba(std::span<const std::byte> pixels) const {
+  std::vector<std::byte> rgba(pixels.begin(), pixels.end());
+  if (order_ == channel_order::bgra)
+    for (std::size_t p = 0; p + rgba8_pixel_bytes <= rgba.size(); p += rgba8_pixel_bytes)
+      std::swap(rgba[p], rgba[p + 2]);
+  return rgba;
 }
 
 ferrum::gpu::arena_range frame_renderer::image(const ferrum::encode_context& c, std::string_view id,

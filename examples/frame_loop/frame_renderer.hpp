@@ -9,6 +9,9 @@
 //   // once the wave completed, and until its lane's next wave:
 //   std::span<const std::byte> pixels = renderer.output(scheduler, report);
 //
+// With --present, frame_presenter.hpp's encoder adds, after node/tonemap's
+// pass, the copy of output_range() into the frame's swapchain image.
+//
 // The example makes no memory of its own. Its images are workspace resources
 // of the plan (frame_loop.json), which the scheduler places in the one arena
 // it makes for each lane, once: a frame writes only its own lane's bytes, and
@@ -26,6 +29,7 @@
 //     (interval)       resource/frame.blurred_x  blur.x .. blur.y    RGBA f32, 16 bytes
 //                      resource/frame.blurred    blur.y .. tonemap   RGBA f32, 16 bytes
 //   pool/frame.output  resource/frame.rgba8      tonemap, persistent RGBA8, 4 bytes
+//                        (BGRA8 under --present when the swapchain's images are: the same word, red and blue swapped)
 //
 // The blur runs as its two separable halves so that images can share bytes:
 // a single blur pass reads the pattern's image and writes the blurred one,
@@ -83,8 +87,10 @@ class frame_renderer {
   // frame.rgba8 persistent; a bucket of class "frame" holding width x height
   // pixels), ferrum::error_exception with the device's error when it refuses
   // a kernel.
+  // `order`: the byte order the tone map writes frame.rgba8 in (BGRA for a
+  // swapchain of BGRA images, --present).
   frame_renderer(ferrum::gpu::device& device, const ferrum::plan& p, const ferrum::compiled_program& program,
-                 image_size size);
+                 image_size size, channel_order order = channel_order::rgba);
 
   // What every frame's wave asks for: class "frame", extent width x height
   // pixels.
@@ -104,11 +110,23 @@ class frame_renderer {
   [[nodiscard]] std::span<const std::byte> output(const ferrum::scheduler& scheduler,
                                                   const ferrum::wave_report& report) const;
 
+  // Whether node `c.node_index` is the one whose pass writes the frame's
+  // final 8-bit image (node/tonemap, the last), and that image's bytes on
+  // `c`'s lane, once its pass is recorded: what a presenter copies into a
+  // swapchain image, in the same list, after the pass.
+  [[nodiscard]] bool draws_output(const ferrum::encode_context& c) const noexcept;
+  [[nodiscard]] ferrum::gpu::arena_range output_range(const ferrum::encode_context& c) const;
+
+  // `pixels` (output()'s or draw_on_host()'s) in RGBA order, as PNG stores
+  // them.
+  [[nodiscard]] std::vector<std::byte> to_rgba(std::span<const std::byte> pixels) const;
+
   // Frame `frame` drawn on the host by the kernels' C++ forms, pass for pass
   // as the device draws it, for checking what a device drew.
   [[nodiscard]] std::vector<std::byte> draw_on_host(std::uint64_t frame) const;
 
   [[nodiscard]] image_size size() const noexcept { return size_; }
+  [[nodiscard]] channel_order order() const noexcept { return order_; }
 
  private:
   [[nodiscard]] std::size_t pixels() const noexcept { return std::size_t{size_.width} * size_.height; }
@@ -119,9 +137,10 @@ class frame_renderer {
   // The kernels' own push words; the same on the device and on the host.
   [[nodiscard]] std::array<std::uint32_t, 2> pattern_push() const noexcept;
   [[nodiscard]] std::array<std::uint32_t, 4> blur_push(blur_axis axis) const noexcept;
-  [[nodiscard]] std::array<std::uint32_t, 1> tonemap_push() const noexcept;
+  [[nodiscard]] std::array<std::uint32_t, 2> tonemap_push() const noexcept;
 
   image_size size_;
+  channel_order order_;
   std::unique_ptr<ferrum::gpu::kernel> pattern_;
   std::unique_ptr<ferrum::gpu::kernel> blur_;  // both halves: the axis is a push word
   std::unique_ptr<ferrum::gpu::kernel> tonemap_;

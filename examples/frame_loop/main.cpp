@@ -10,6 +10,13 @@
 // and replays them (scheduler_options::replay): later frames only write the
 // pattern's parameters into its slot.
 //
+// With --present (frame_presenter.hpp) the frames are shown in a window:
+// each frame acquires a swapchain image (in frame order), its wave waits on
+// the image's acquisition, copies the final image into it after the tone
+// map and signals it presentable, and the frame is presented, in frame
+// order, once its wave completed. Lists are recorded afresh then (no
+// replay: the copy's destination changes every frame).
+//
 // Lanes are made when a frame first needs them (lane_making::when_needed),
 // so a run holds only its own bucket's. With --resize-at N WxH, frames from
 // N on are WxH: a plan for that size is compiled, and its kernels made, on a
@@ -20,16 +27,20 @@
 //   ferrum_frame_loop                          # 300 frames on Vulkan (a GPU, or lavapipe)
 //   ferrum_frame_loop --device null --frames 60 --out /tmp/frames
 //   ferrum_frame_loop --frames 120 --resize-at 60 640x360
+//   ferrum_frame_loop --present --frames 600 --resize-at 300 640x360
 //
 // The parts: frame_loop.json (the plan: nodes, the pattern's parameter slot,
 // the images and their pools, buckets by pixel count, three lanes),
 // frame_renderer.hpp (kernels, the images' layout and why, the encoder),
 // frame_kernels.hpp and shaders/ (the passes), frame_loop_options.hpp (the
-// command line), png_writer.hpp.
+// command line), frame_presenter.hpp (--present), png_writer.hpp,
+// screenshot_compare.hpp (--compare-screenshot, for the screenshot test).
 #include "frame_loop_options.hpp"
 #include "frame_plan.hpp"
+#include "frame_presenter.hpp"
 #include "frame_renderer.hpp"
 #include "png_writer.hpp"
+#include "screenshot_compare.hpp"
 
 #include "ferrum/binding/compiled_program.hpp"
 #include "ferrum/binding/plan_json.hpp"
@@ -48,6 +59,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -56,6 +68,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -88,7 +101,9 @@ struct validation_log {
   }
 };
 
-ferrum::result<std::unique_ptr<ferrum::gpu::device>> make_device(const frame_loop::options& o, validation_log& log) {
+// `surface_extensions`: --present's (presentation on); empty otherwise.
+ferrum::result<std::unique_ptr<ferrum::gpu::device>> make_device(const frame_loop::options& o, validation_log& log,
+                                                                 const std::vector<std::string>& surface_extensions) {
   if (o.device == "null") {
     auto made = ferrum::gpu::null_device::create({});
     if (!made) return made.error();
@@ -98,6 +113,10 @@ ferrum::result<std::unique_ptr<ferrum::gpu::device>> make_device(const frame_loo
   options.validation = o.validate;
   options.sink = &validation_log::record;
   options.sink_context = &log;
+  if (!surface_extensions.empty()) {
+    options.instance_extensions = surface_extensions;
+    options.presentation = true;
+  }
   return ferrum::gpu::create_vulkan_device(options);
 }
 
@@ -135,9 +154,15 @@ struct frame_resize {
   std::string failure;
   double make_ms = 0;
   // On the completions' thread: requested (a frame at the new size was
-  // due), swapped (frames at the new size may go), the old program gone.
+  // due), made (the maker is done), swapped (frames at the new size may
+  // go), the old program gone; and the frames before `at` whose waves were
+  // submitted: the swap waits for all of them (with --present a frame's
+  // submission waits for its image, so it may come after the next frames
+  // asked for the new size).
   bool requested = false;
+  bool made = false;
   bool swapped = false;
+  std::uint64_t submitted_before = 0;
   bool replaced = false;
   clock_type::time_point requested_at;
   double first_frame_ms = 0;  // from the request to the first frame at the new size completed
@@ -163,15 +188,90 @@ struct frame_loop_run {
   ferrum::wave_report last{};    // the wave that drew the last frame
   std::string failure{};         // the first frame that failed, and why
   frame_resize* resize = nullptr;
+  // --present: frames acquire their swapchain images in frame order (frame
+  // `next_acquire`'s turn) and are presented in frame order (`presented`
+  // so far; completed frames wait in `to_present`). `turn` never expires:
+  // cancelling it wakes every chain waiting for its turn, which looks again.
+  frame_loop::frame_presenter* presenter = nullptr;
+  std::optional<asio::steady_timer> turn{};
+  std::uint64_t next_acquire = 0;
+  std::uint64_t presented = 0;
+  std::map<std::uint64_t, ferrum::gpu::swapchain_image> to_present{};
 };
 
-// Called on the completions' thread once the maker is done: the new program
+// Wakes the chains waiting for their turn (a frame acquired, presented, or
+// failed), and once the run failed, those waiting for the resize's swap
+// (when its maker is done; otherwise the swap wakes them).
+void wake(frame_loop_run* run) {
+  if (run->turn) run->turn->cancel();
+  frame_resize* r = run->resize;
+  if (!run->failure.empty() && r != nullptr && r->made && !r->swapped) {
+    r->maker.join();
+    r->swapped = true;
+    r->swap_done->cancel();
+  }
+}
+
+// Frame `frame`'s swapchain image, acquired in its turn; at --resize-at's
+// frame, once every frame before it was presented, the window and the
+// swapchain are resized first. None when the run failed meanwhile.
+asio::awaitable<std::optional<ferrum::gpu::swapchain_image>> acquire_image(frame_loop_run* run, std::uint64_t frame) {
+  while (run->failure.empty() && run->next_acquire != frame)
+    co_await run->turn->async_wait(asio::as_tuple(asio::use_awaitable));
+  // The swapchain is recreated by the next acquisition: no image of the old
+  // one may still wait to be presented.
+  if (run->resize != nullptr && frame == run->resize->at) {
+    while (run->failure.empty() && run->presented != frame)
+      co_await run->turn->async_wait(asio::as_tuple(asio::use_awaitable));
+    if (run->failure.empty()) run->presenter->resize(run->resize->size);
+  }
+  if (!run->failure.empty()) co_return std::nullopt;
+  auto [ec, image] = co_await run->presenter->swapchain().async_acquire(asio::as_tuple(asio::use_awaitable));
+  ++run->next_acquire;
+  wake(run);
+  if (ec) {
+    if (run->failure.empty())
+      run->failure = "frame " + std::to_string(frame) +
+                     ": acquiring a swapchain image: " + ferrum::error_code_name(ec) + ": " + ec.message();
+    co_return std::nullopt;
+  }
+  co_return image;
+}
+
+// Presents the completed frame `frame` and those after it that completed
+// already, in frame order (completions may come out of it). Presenting in
+// the wave's completion, not as soon as it is submitted: present() must
+// come after the submission of the wave that signals the image presentable,
+// and async_submit tells the example nothing between its call and its
+// completion (after the wave's fence). It costs the window up to a frame of
+// latency, not throughput: the next frames are in flight on the GPU
+// meanwhile, and the lanes still bound them.
+void present_in_order(frame_loop_run* run, std::uint64_t frame, const ferrum::gpu::swapchain_image& image) {
+  run->to_present.emplace(frame, image);
+  while (run->failure.empty() && !run->to_present.empty() && run->to_present.begin()->first == run->presented) {
+    try {
+      run->presenter->present(run->to_present.begin()->second);
+    } catch (const std::exception& e) {
+      run->failure = "frame " + std::to_string(run->presented) + ": presenting: " + e.what();
+    }
+    run->to_present.erase(run->to_present.begin());
+    ++run->presented;
+  }
+  if (run->presenter->closed() && run->failure.empty()) run->failure = "the window was closed";
+  wake(run);
+}
+
+// Called on the completions' thread once the maker is done and every frame
+// before the new size was submitted (or the run failed): the new program
 // replaces the old (frames submitted from here on run on it), and the
 // frames that wait go.
 void swap_in(frame_loop_run* run, asio::io_context& completions) {
   frame_resize& r = *run->resize;
+  if (r.swapped || !r.made || (r.submitted_before != r.at && run->failure.empty())) return;
   r.maker.join();
-  if (!r.failure.empty()) {
+  if (!run->failure.empty()) {
+    // Nothing more runs: only the frames that wait are woken.
+  } else if (!r.failure.empty()) {
     run->failure =
         "resizing to " + std::to_string(r.size.width) + "x" + std::to_string(r.size.height) + ": " + r.failure;
   } else {
@@ -204,12 +304,15 @@ void request_resize(frame_loop_run* run, asio::io_context& completions, ferrum::
       const auto started = clock_type::now();
       const ferrum::plan p = frame_loop::plan_for_size(base, job.size);
       job.program = std::make_shared<const ferrum::compiled_program>(ferrum::compile(p).value());
-      job.renderer.emplace(device, p, *job.program, job.size);
+      job.renderer.emplace(device, p, *job.program, job.size, run->renderer->order());
       job.make_ms = milliseconds_since(started);
     } catch (const std::exception& e) {
       job.failure = e.what();
     }
-    asio::post(completions, [run, &completions] { swap_in(run, completions); });
+    asio::post(completions, [run, &completions] {
+      run->resize->made = true;
+      swap_in(run, completions);
+    });
   });
 }
 
@@ -226,17 +329,40 @@ asio::awaitable<void> frame_chain(frame_loop_run* run, std::uint64_t first, asio
       if (!run->failure.empty()) co_return;
       renderer = &*resize->renderer;
     }
-    frame_loop::frame_encoder encode{renderer, frame};
+    ferrum::wave_request request = renderer->request();
+    // --present: the wave waits for its image's acquisition before its
+    // copy into it (the passes before it may run), and signals it
+    // presentable at its end; a wave that fails still passes both on.
+    std::optional<ferrum::gpu::swapchain_image> image;
+    std::array<ferrum::gpu::semaphore_op, 1> wait{};
+    std::array<ferrum::gpu::semaphore_op, 1> signal{};
+    if (run->presenter != nullptr) {
+      image = co_await acquire_image(run, frame);
+      if (!image) co_return;
+      wait = {{{image->acquired, 0, ferrum::gpu::sync_stage::transfer}}};
+      signal = {{{image->presentable, 0, ferrum::gpu::sync_stage::all}}};
+      request.wait = wait;
+      request.signal = signal;
+    }
+    // Without --present (no image) the frame's passes alone, as
+    // frame_encoder records them.
+    frame_loop::presented_frame_encoder encode{renderer, frame, image ? &run->presenter->swapchain() : nullptr,
+                                               image ? &*image : nullptr};
+    // The last frame at the old size lets the swap go, once this wave is
+    // submitted (the post runs after the co_await below initiated it).
+    if (resize != nullptr && frame < resize->at && ++resize->submitted_before == resize->at)
+      asio::post(*completions, [run, completions] { swap_in(run, *completions); });
     const auto submitted = clock_type::now();
     // Completes after the frame's fence, its lane back in the pool.
-    auto [ec, report] =
-        co_await run->scheduler->async_submit(renderer->request(), encode, asio::as_tuple(asio::use_awaitable));
+    auto [ec, report] = co_await run->scheduler->async_submit(request, encode, asio::as_tuple(asio::use_awaitable));
     if (ec) {
       run->failure = "frame " + std::to_string(frame) + " failed: " + ferrum::error_code_name(ec) + ": " +
                      ec.message() + (report.message.empty() ? "" : " (" + report.message + ")");
+      wake(run);
       co_return;
     }
     run->frame_ms[frame] = milliseconds_since(submitted);
+    if (image) present_in_order(run, frame, *image);
     if (resize != nullptr && frame == resize->at) resize->first_frame_ms = milliseconds_since(resize->requested_at);
     if (report.gpu)
       run->gpu_ms.push_back(std::chrono::duration<double, std::milli>(report.gpu->end - report.gpu->begin).count());
@@ -266,11 +392,27 @@ int run(const frame_loop::options& o, validation_log& log) {
   const ferrum::plan plan = ferrum::parse_plan(read_file(o.plan)).value();
   const auto program = std::make_shared<const ferrum::compiled_program>(ferrum::compile(plan).value());
 
-  auto made = make_device(o, log);
+  const char* required = std::getenv("FERRUM_REQUIRE_VULKAN");
+  const bool skip_without_vulkan = required == nullptr || std::string_view(required) != "1";
+  // --present: GLFW first, for the instance extensions its surfaces need;
+  // none when no Vulkan driver offers surfaces.
+  std::optional<frame_loop::glfw_session> glfw;
+  std::vector<std::string> surface_extensions;
+  if (o.present) {
+    glfw.emplace();
+    surface_extensions = glfw->instance_extensions();
+    if (surface_extensions.empty()) {
+      if (skip_without_vulkan) {
+        std::cerr << "frame_loop: skipped: no Vulkan driver makes window surfaces (GLFW finds no surface "
+                     "extensions); --device null runs on the CPU, without --present\n";
+        return exit_skipped;
+      }
+      throw std::runtime_error("--present: no Vulkan driver makes window surfaces (GLFW finds no surface extensions)");
+    }
+  }
+  auto made = make_device(o, log, surface_extensions);
   if (!made) {
-    const char* required = std::getenv("FERRUM_REQUIRE_VULKAN");
-    if (made.error() == ferrum::errc::vulkan_unavailable &&
-        (required == nullptr || std::string_view(required) != "1")) {
+    if (made.error() == ferrum::errc::vulkan_unavailable && skip_without_vulkan) {
       std::cerr << "frame_loop: skipped: no usable Vulkan driver (" << made.error().what()
                 << "); --device null runs on the CPU\n";
       return exit_skipped;
@@ -279,10 +421,17 @@ int run(const frame_loop::options& o, validation_log& log) {
   }
   // Declared so that they go in a safe order: the scheduler (every wave
   // done, then its lanes and their memory) before the kernels its lanes'
-  // lists used (the resize's too), the threads before the device.
+  // lists used (the resize's too), the threads before the device; the
+  // swapchain (which waits for its frames) after the scheduler, before the
+  // device.
   const std::unique_ptr<ferrum::gpu::device> device = std::move(*made);
   asio::thread_pool workers(2);
-  const frame_loop::frame_renderer renderer(*device, plan, *program, o.size);
+  // --present: the window, its swapchain at the frame size (an acquisition
+  // per frame in flight), whose byte order the tone map writes.
+  std::optional<frame_loop::frame_presenter> presenter;
+  if (o.present) presenter.emplace(*glfw, *device, o.size, program->lanes);
+  const frame_loop::frame_renderer renderer(*device, plan, *program, o.size,
+                                            presenter ? presenter->order() : frame_loop::channel_order::rgba);
   asio::io_context completions;
   frame_resize resize;
   if (o.resize_at) {
@@ -303,9 +452,11 @@ int run(const frame_loop::options& o, validation_log& log) {
   // frame in flight, and lavapipe, one submission at a time on the CPU,
   // takes seconds for each 1920x1080 frame; it still catches a hung GPU.
   // Lanes made when needed: the run holds its own bucket's alone.
+  // --present records every frame's lists afresh: the copy's destination,
+  // the frame's swapchain image, is another each frame.
   ferrum::scheduler_options settings{.fence_timeout = std::chrono::seconds(60),
                                      .encoder_tasks = 2,
-                                     .replay = true,
+                                     .replay = !o.present,
                                      .gpu_timestamps = gpu_timed,
                                      .make_lanes = ferrum::lane_making::when_needed,
                                      .trace = &trace};
@@ -320,7 +471,9 @@ int run(const frame_loop::options& o, validation_log& log) {
                       .in_flight = program->lanes,
                       .frame_ms = std::vector<double>(o.frames),
                       .gpu_ms = {},
-                      .resize = o.resize_at ? &resize : nullptr};
+                      .resize = o.resize_at ? &resize : nullptr,
+                      .presenter = presenter ? &*presenter : nullptr};
+  if (presenter) loop.turn.emplace(completions, asio::steady_timer::time_point::max());
   loop.gpu_ms.reserve(o.frames);
   for (std::uint64_t first = 0; first < std::min(loop.in_flight, loop.frames); ++first)
     asio::co_spawn(completions, frame_chain(&loop, first, &completions, device.get(), &plan), [](std::exception_ptr e) {
@@ -346,8 +499,10 @@ int run(const frame_loop::options& o, validation_log& log) {
 
   // The last frame's lane holds what it drew, in its persistent output,
   // while the scheduler lives: check it against the host.
+  // (In the swapchain's order, RGBA or BGRA, both.)
   const std::span<const std::byte> pixels = drew.output(*scheduler, loop.last);
-  const int difference = largest_difference(pixels, drew.draw_on_host(o.frames - 1));
+  const std::vector<std::byte> expected = drew.draw_on_host(o.frames - 1);
+  const int difference = largest_difference(pixels, expected);
   if (difference > allowed_difference)
     throw std::runtime_error("the last frame differs from the kernels' C++ forms by up to " +
                              std::to_string(difference) +
@@ -357,7 +512,10 @@ int run(const frame_loop::options& o, validation_log& log) {
   const auto png_path = o.out / "frame.png";
   const auto trace_path = o.out / "trace.json";
   const auto svg_path = o.out / "timeline.svg";
-  frame_loop::write_png(png_path, size.width, size.height, pixels);
+  frame_loop::write_png(png_path, size.width, size.height, drew.to_rgba(pixels));
+  // What the window shows after the last frame: for the screenshot test.
+  const auto expected_path = o.out / "expected.png";
+  if (presenter) frame_loop::write_png(expected_path, size.width, size.height, drew.to_rgba(expected));
   write_file(trace_path, [&](std::ostream& out) { ferrum::write_chrome_trace(out, trace, plan); });
   write_file(svg_path, [&](std::ostream& out) { ferrum::write_timeline_svg(out, trace, plan); });
 
@@ -390,6 +548,14 @@ int run(const frame_loop::options& o, validation_log& log) {
                                    : std::string("--no-gpu-timestamps"))
               << ")\n";
   }
+  if (presenter) {
+    const std::vector<double>& intervals = presenter->present_intervals_ms();
+    std::cout << "present:    " << presenter->presented() << " frames in a window, "
+              << (presenter->order() == frame_loop::channel_order::bgra ? "BGRA" : "RGBA")
+              << " swapchain images; present to present p50 " << (intervals.empty() ? 0.0 : percentile(intervals, 50))
+              << " ms, p99 " << (intervals.empty() ? 0.0 : percentile(intervals, 99)) << " ms\n"
+              << "swapchain recreations: " << presenter->swapchain().recreations() << '\n';
+  }
   if (o.resize_at) {
     // The frames in flight when the change came, and those right after it.
     const std::uint64_t from = resize.at > loop.in_flight ? resize.at - loop.in_flight : 0;
@@ -413,6 +579,25 @@ int run(const frame_loop::options& o, validation_log& log) {
             << (trace.dropped() == 0 ? "" : ", the oldest dropped")
             << "; open it in https://ui.perfetto.dev or chrome://tracing)\n"
             << "timeline:   " << svg_path.string() << '\n';
+  if (presenter) std::cout << "expected:   " << expected_path.string() << " (what the window shows now)\n";
+  if (presenter && !o.hold_until.empty()) {
+    std::cout.flush();
+    presenter->hold_until(o.hold_until, std::chrono::seconds(120));
+  }
+  return 0;
+}
+
+// --compare-screenshot SHOT EXPECTED: the screenshot test's check, with the
+// tolerance of the frame check.
+int compare_screenshot(const std::filesystem::path& shot, const std::filesystem::path& expected) {
+  const frame_loop::screenshot_difference d = frame_loop::compare_screenshot(shot, expected);
+  std::cout << "screenshot: " << shot.string() << " against " << expected.string() << " (" << d.width << "x" << d.height
+            << "): largest difference " << d.largest << "/255 in a channel (allowed: " << allowed_difference << ")\n";
+  if (d.largest > allowed_difference) {
+    std::cerr << "frame_loop: error: the screenshot differs from the last frame's C++ forms by up to " << d.largest
+              << "/255 in a channel\n";
+    return 1;
+  }
   return 0;
 }
 
@@ -425,6 +610,7 @@ int main(int argc, char** argv) {
       std::cout << frame_loop::usage();
       return 0;
     }
+    if (!o.compare_screenshot.empty()) return compare_screenshot(o.compare_screenshot[0], o.compare_screenshot[1]);
     // The log outlives the device, whose destruction may report too. (A
     // skipped run's messages are the loader's, about the missing driver.)
     validation_log log;

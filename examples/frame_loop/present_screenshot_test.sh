@@ -1,0 +1,103 @@
+#!/bin/sh
+# examples/frame_loop/present_screenshot_test.sh — the --present screenshot
+# test (CMakeLists.txt): on a virtual X display (xvfb-run), ferrum_frame_loop
+# on lavapipe shows 120 frames in a window, resized at frame 60, with the validation
+# layers on (through the loader's environment, which the test sets: they
+# print to stdout, which the test's regular expression reads); after the last frame it keeps the window (--hold-until) while
+# xwd takes a screenshot of it, which ImageMagick's convert makes a PNG, and
+# frame_loop --compare-screenshot compares with the last frame's C++ forms
+# (expected.png), allowing the difference the frame check allows.
+#
+#   present_screenshot_test.sh FRAME_LOOP OUT_DIR SCREENSHOT_PNG
+#
+# Exit status: 0 ok; 77 no Vulkan driver (frame_loop's, unless
+# FERRUM_REQUIRE_VULKAN=1); 1 otherwise, a missing tool included.
+#
+# FERRUM_FRAME_LOOP_LD_PRELOAD: the LD_PRELOAD of frame_loop alone (the asan
+# build's, cmake/ferrum_sanitizers.cmake), not of Xvfb, xwd or convert.
+set -eu
+
+if [ $# -ne 3 ]; then
+  echo "usage: $0 FRAME_LOOP OUT_DIR SCREENSHOT_PNG" >&2
+  exit 2
+fi
+
+# Outside the virtual display: check the tools, then run this script again
+# under xvfb-run (24-bit colour, as a desktop's).
+if [ -z "${FERRUM_PRESENT_TEST_DISPLAY:-}" ]; then
+  for tool in xvfb-run:xvfb xwd:x11-apps convert:imagemagick; do
+    if ! command -v "${tool%%:*}" >/dev/null 2>&1; then
+      echo "present_screenshot_test: error: ${tool%%:*} is missing: install Debian's ${tool#*:}" \
+        "(scripts/install-deps.sh)" >&2
+      exit 1
+    fi
+  done
+  FERRUM_PRESENT_TEST_DISPLAY=1 exec xvfb-run -a -s "-screen 0 1280x1024x24" "$0" "$@"
+fi
+
+frame_loop=$1
+out=$2
+screenshot=$3
+# lavapipe, where it is installed, even beside a GPU: its surfaces work on
+# Xvfb, which a GPU's driver may not present to. (Unless the caller chose
+# the drivers.)
+for icd in /usr/share/vulkan/icd.d/lvp_icd.*.json; do
+  if [ -e "$icd" ] && [ -z "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}" ]; then
+    VK_DRIVER_FILES=$icd
+    VK_ICD_FILENAMES=$icd
+    export VK_DRIVER_FILES VK_ICD_FILENAMES
+  fi
+done
+title="ferrum frame_loop" # frame_presenter.hpp's window title
+preload=${FERRUM_FRAME_LOOP_LD_PRELOAD:-}
+rm -rf "$out"
+mkdir -p "$out"
+log="$out/frame_loop.log"
+taken="$out/screenshot-taken"
+: >"$log"
+
+LD_PRELOAD=$preload "$frame_loop" --present --frames 120 --resize-at 60 320x180 --out "$out" \
+  --hold-until "$taken" >"$log" 2>&1 &
+pid=$!
+# Released whatever happens: frame_loop waits for this file after its last frame.
+trap 'touch "$taken"' EXIT
+
+# Until the window shows the last frame, or frame_loop ended first (a
+# failure, or 77: no Vulkan driver). lavapipe takes seconds; 240 s at most.
+waited=0
+until grep -q "ready for screenshot" "$log"; do
+  if ! kill -0 "$pid" 2>/dev/null; then
+    status=0
+    wait "$pid" || status=$?
+    cat "$log"
+    [ "$status" -eq 77 ] && exit 77
+    echo "present_screenshot_test: error: frame_loop ended (status $status) before its window was ready" >&2
+    [ "$status" -eq 0 ] && status=1
+    exit "$status"
+  fi
+  if [ "$waited" -ge 1200 ]; then
+    cat "$log"
+    echo "present_screenshot_test: error: no 'ready for screenshot' within 240 s" >&2
+    exit 1
+  fi
+  sleep 0.2
+  waited=$((waited + 1))
+done
+
+shot_status=0
+xwd -name "$title" -silent -out "$out/window.xwd" || shot_status=$?
+touch "$taken"
+status=0
+wait "$pid" || status=$?
+cat "$log"
+if [ "$status" -ne 0 ]; then
+  echo "present_screenshot_test: error: frame_loop failed (status $status)" >&2
+  exit 1
+fi
+if [ "$shot_status" -ne 0 ]; then
+  echo "present_screenshot_test: error: xwd could not take a screenshot of the window '$title'" >&2
+  exit 1
+fi
+convert "$out/window.xwd" "$screenshot"
+LD_PRELOAD=$preload "$frame_loop" --compare-screenshot "$screenshot" "$out/expected.png"
+echo "screenshot: $screenshot"
