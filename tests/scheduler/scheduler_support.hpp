@@ -76,11 +76,11 @@ std::future<outcome> submit(ferrum::scheduler& s, Encoder& encode, ferrum::wave_
 
 // Submits a wave whose handler is bound to `signal`.
 template <class Encoder>
-std::future<outcome> submit_cancellable(ferrum::scheduler& s, Encoder& encode,
-                                        boost::asio::cancellation_signal& signal) {
+std::future<outcome> submit_cancellable(ferrum::scheduler& s, Encoder& encode, boost::asio::cancellation_signal& signal,
+                                        ferrum::wave_request request = {"step", {1, 1, 1}}) {
   auto done = std::make_shared<std::promise<outcome>>();
   auto result = done->get_future();
-  s.async_submit({"step", {1, 1, 1}}, encode,
+  s.async_submit(request, encode,
                  boost::asio::bind_cancellation_slot(signal.slot(),
                                                      [done](boost::system::error_code ec, ferrum::wave_report report) {
                                                        done->set_value({ec, std::move(report)});

@@ -7,7 +7,6 @@
 #include "scheduler_support.hpp"
 #include "two_queue_waves.hpp"
 
-#include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/deferred.hpp>
 
@@ -198,13 +197,7 @@ TEST_CASE("wave sync: a wave that fails or is cancelled still waits on and signa
     binary_pair sync(*f.device);
     REQUIRE(sync.wait->signal_from_host(0).has_value());
     boost::asio::cancellation_signal cancel;
-    auto done = std::make_shared<std::promise<sched_test::outcome>>();
-    auto queued = done->get_future();
-    f.scheduler->async_submit(
-        sync.request(), encode,
-        boost::asio::bind_cancellation_slot(cancel.slot(), [done](boost::system::error_code ec, ferrum::wave_report r) {
-          done->set_value({ec, std::move(r)});
-        }));
+    auto queued = sched_test::submit_cancellable(*f.scheduler, encode, cancel, sync.request());
     REQUIRE(eventually([&] { return f.scheduler->pools()[0]->counts().waiting == 1; }));
     cancel.emit(boost::asio::cancellation_type::terminal);
     CHECK(sched_test::get(queued).ec == boost::asio::error::operation_aborted);
@@ -248,13 +241,7 @@ TEST_CASE("wave sync: total cancellation is ignored by a wave with semaphores, w
   binary_pair sync(*f.device);
   REQUIRE(sync.wait->signal_from_host(0).has_value());
   boost::asio::cancellation_signal cancel;
-  auto done = std::make_shared<std::promise<sched_test::outcome>>();
-  auto queued = done->get_future();
-  f.scheduler->async_submit(
-      sync.request(), encode,
-      boost::asio::bind_cancellation_slot(cancel.slot(), [done](boost::system::error_code ec, ferrum::wave_report r) {
-        done->set_value({ec, std::move(r)});
-      }));
+  auto queued = sched_test::submit_cancellable(*f.scheduler, encode, cancel, sync.request());
   REQUIRE(eventually([&] { return f.scheduler->pools()[0]->counts().waiting == 1; }));
   cancel.emit(boost::asio::cancellation_type::total);
   const auto o = sched_test::get(queued);
