@@ -36,10 +36,10 @@ class null_semaphore final : public semaphore {
   // A worker's wait ended: a binary semaphore's signal is consumed.
   void wait_ended() noexcept {
     if (kind() == semaphore_kind::timeline) return;
-    {
-      const std::lock_guard lock(mutex_);
-      ++consumed_;
-    }
+    // Notified under the lock: a host waiter that sees the change may
+    // destroy the semaphore once it has the lock back.
+    const std::lock_guard lock(mutex_);
+    ++consumed_;
     changed_.notify_all();
   }
   // Whether a wait started now, after `ahead` more waits on a binary
@@ -51,10 +51,8 @@ class null_semaphore final : public semaphore {
   }
   // A worker's signal.
   void signal(std::uint64_t value) noexcept {
-    {
-      const std::lock_guard lock(mutex_);
-      signal_locked(value);
-    }
+    const std::lock_guard lock(mutex_);
+    signal_locked(value);
     changed_.notify_all();
   }
 
@@ -69,8 +67,8 @@ class null_semaphore final : public semaphore {
                                                           " is not above the current " +
                                                           std::to_string(counter_.completed()));
       signal_locked(value);
+      changed_.notify_all();
     }
-    changed_.notify_all();
     return {};
   }
   result<std::uint64_t> do_value() const override {
