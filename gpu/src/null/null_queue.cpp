@@ -102,8 +102,11 @@ bool null_queue::run(std::span<command_list* const> lists, std::span<const queue
   // stage waits: the worker runs commands one after another.
   for (const semaphore_op& w : external.waits) {
     auto& s = static_cast<null_semaphore&>(*w.on);
+    // Read before the wait: once a timeline semaphore's value came, its
+    // owner may destroy it (nothing of the worker touches it again).
+    const bool binary = s.kind() == semaphore_kind::binary;
     if (!await(s.counter(), s.start_wait(w.value))) return false;
-    s.wait_ended();
+    if (binary) s.wait_ended();
   }
   // A loss while the worker waited on a semaphore (which the loss does not
   // fail) leaves the submission unrun, as any other behind the loss.

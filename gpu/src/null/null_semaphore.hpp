@@ -33,9 +33,8 @@ class null_semaphore final : public semaphore {
     const std::lock_guard lock(mutex_);
     return ++taken_;
   }
-  // A worker's wait ended: a binary semaphore's signal is consumed.
+  // A worker's wait on a binary semaphore ended: its signal is consumed.
   void wait_ended() noexcept {
-    if (kind() == semaphore_kind::timeline) return;
     // Notified under the lock: a host waiter that sees the change may
     // destroy the semaphore once it has the lock back.
     const std::lock_guard lock(mutex_);
