@@ -244,6 +244,10 @@ TEST_CASE("wave sync: total cancellation is ignored by a wave with semaphores, w
   auto queued = sched_test::submit_cancellable(*f.scheduler, encode, cancel, sync.request());
   REQUIRE(eventually([&] { return f.scheduler->pools()[0]->counts().waiting == 1; }));
   cancel.emit(boost::asio::cancellation_type::total);
+  // Still queued: the request was ignored. (Read under the dispatcher's
+  // lock, which the lane's hand-over takes later: the emit happens before
+  // the wave's completion clears the slot, as Asio requires.)
+  CHECK(f.scheduler->pools()[0]->counts().waiting == 1);
   const auto o = sched_test::get(queued);
   CHECK_FALSE(o.ec);  // it ran: the lane came when the first wave's fence did
   CHECK(o.report.submitted_value == 2);
