@@ -278,7 +278,7 @@ struct engine_filler {
 
   // Fills the buffer with `value` and waits for it; false if a call failed.
   // `contended` counts the submissions that found ferrum holding the lock.
-  bool fill(std::uint32_t value, int& contended) {
+  bool fill(std::uint32_t value, std::atomic<int>& contended) {
     if (vkResetCommandBuffer(commands, 0) != VK_SUCCESS) return false;
     VkCommandBufferBeginInfo begin{};
     begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
@@ -323,7 +323,7 @@ TEST_CASE("vulkan: the engine submits to the shared queue under its lock while f
     auto list = require(device->create_command_list());
     // The engine's thread: its own submissions, in a loop, each checked.
     std::atomic<bool> stop{false};
-    int contended = 0;
+    std::atomic<int> contended{0};
     int engine_fills = 0;
     std::size_t engine_wrong = 0;
     bool engine_failed = false;
@@ -344,7 +344,8 @@ TEST_CASE("vulkan: the engine submits to the shared queue under its lock while f
     int ferrum_submissions = 0;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     for (std::uint32_t push_value = 1;
-         ferrum_submissions < 50 || (contended == 0 && std::chrono::steady_clock::now() < deadline); ++push_value) {
+         ferrum_submissions < 50 || (contended.load() == 0 && std::chrono::steady_clock::now() < deadline);
+         ++push_value) {
       const std::array<std::uint32_t, 1> push{push_value};
       const std::uint64_t value = submit(*device, *list, [&](ferrum::gpu::command_list& l) {
         require(l.dispatch(*writer, arena->range(0, 4096), {}, push));
@@ -358,11 +359,11 @@ TEST_CASE("vulkan: the engine submits to the shared queue under its lock while f
     }
     stop = true;
     engine_thread.join();
-    INFO(ferrum_submissions << " ferrum submissions, " << engine_fills << " engine fills, " << contended
+    INFO(ferrum_submissions << " ferrum submissions, " << engine_fills << " engine fills, " << contended.load()
                             << " engine submissions found the lock held");
     CHECK_FALSE(engine_failed);
     CHECK(engine_fills > 0);
-    CHECK(contended > 0);
+    CHECK(contended.load() > 0);
     CHECK(ferrum_wrong == 0);
     CHECK(engine_wrong == 0);
     list.reset();
