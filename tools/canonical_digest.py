@@ -23,6 +23,7 @@ ENUMS = {
     "view": ["contiguous", "strided"],
     "liveness": ["conservative", "interval"],
     "queue": ["compute", "transfer"],
+    "access": ["read", "write", "read-write"],
 }
 
 
@@ -113,6 +114,21 @@ def plan_hash(plan):
         w.enum("liveness", options.get("liveness", "conservative"))
     w.u64(plan["lanes"])
     w.u64(plan["budget_bytes"])
+    if v2:
+        # Declared accesses other than read-write (the default, so declaring
+        # it is no declaration): nodes in plan order, resources in id order;
+        # only when there is one, so other plans end at budget_bytes.
+        declared = []
+        for i, node in enumerate(plan["nodes"]):
+            for r, access in sorted(node.get("access", {}).items(), key=lambda kv: key(kv[0])):
+                if access != "read-write":
+                    declared.append((i, r, access))
+        if declared:
+            w.u64(len(declared))
+            for i, r, access in declared:
+                w.u64(i)
+                w.str(r)
+                w.enum("access", access)
     return w.digest()
 
 

@@ -1,6 +1,8 @@
 // lane_recipes.cpp — every bucket's lane recipe (ferrum/binding/lane_recipe.hpp).
 #include "lane_recipes.hpp"
 
+#include "ferrum/binding/barriers.hpp"
+
 #include <algorithm>
 #include <utility>
 
@@ -40,11 +42,13 @@ result<std::vector<backing_slice>> binding_evidence(const plan& p, const bucket_
 result<void> make_lane_recipes(compiled_program& program, const plan& p, const plan_index& index) {
   // Every node's resources (plan indices), nodes side by side.
   std::vector<std::size_t> uses;
+  std::vector<resource_access> accesses;
   std::vector<std::size_t> use_begin{0};
   use_begin.reserve(p.nodes.size() + 1);
   for (std::size_t n = 0; n < p.nodes.size(); ++n) {
     const auto listed = index.uses(n);
     uses.insert(uses.end(), listed.begin(), listed.end());
+    for (std::size_t k = 0; k < listed.size(); ++k) accesses.push_back(p.nodes[n].access_of(k));
     use_begin.push_back(uses.size());
   }
   // Per plan resource: its domain and its place among the members.
@@ -57,12 +61,16 @@ result<void> make_lane_recipes(compiled_program& program, const plan& p, const p
     recipe.use_begin = use_begin;
     recipe.uses.clear();
     recipe.uses.reserve(uses.size());
-    for (const std::size_t r : uses) {
+    for (std::size_t u = 0; u < uses.size(); ++u) {
+      const std::size_t r = uses[u];
       const auto [d, m] = place[r];
       const projection& proj = bucket.capacity_layouts[d].projections[m];
-      recipe.uses.push_back(
-          {d, m, p.resources[r].kind, p.resources[r].lifetime, bucket.pool_offsets[d] + proj.offset, proj.capacity});
+      recipe.uses.push_back({d, m, p.resources[r].kind, p.resources[r].lifetime, bucket.pool_offsets[d] + proj.offset,
+                             proj.capacity, accesses[u]});
     }
+    recipe.barrier_before = derive_barriers(recipe, program.dependencies);
+    recipe.barriers_per_wave =
+        static_cast<std::size_t>(std::count(recipe.barrier_before.begin(), recipe.barrier_before.end(), true));
     if (!bucket.binding) continue;
     // The binding domain is the pool whose claim the layout covers.
     const auto domain = std::find_if(program.wave_layouts.begin(), program.wave_layouts.end(),

@@ -39,6 +39,8 @@ constexpr name_table<storage_view, 2> view_names{
     {{storage_view::contiguous, "contiguous"}, {storage_view::strided, "strided"}}};
 constexpr name_table<liveness_mode, 2> liveness_names{
     {{liveness_mode::conservative, "conservative"}, {liveness_mode::interval, "interval"}}};
+constexpr name_table<resource_access, 3> access_names{
+    {{resource_access::read, "read"}, {resource_access::write, "write"}, {resource_access::read_write, "read-write"}}};
 
 template <class Enum, std::size_t N>
 std::string_view name_of(const name_table<Enum, N>& table, Enum v) noexcept {
@@ -107,6 +109,7 @@ result<void> validate_resources(const plan& p, const detail::plan_index& index) 
 result<void> validate_nodes(const plan& p, const detail::plan_index& index, std::vector<bool>& used) {
   for (std::size_t i = 0; i < p.nodes.size(); ++i) {
     const plan_node& node = p.nodes[i];
+    if (auto ok = detail::check_access(node, i, p.format); !ok) return ok.error();
     for (std::size_t j = 0; j < node.resources.size(); ++j) {
       const std::size_t r = index.uses(i)[j];
       if (r == detail::plan_index::none)
@@ -198,6 +201,7 @@ std::string_view to_string(element_type v) noexcept { return name_of(element_nam
 std::string_view to_string(storage_allocator v) noexcept { return name_of(allocator_names, v); }
 std::string_view to_string(storage_view v) noexcept { return name_of(view_names, v); }
 std::string_view to_string(liveness_mode v) noexcept { return name_of(liveness_names, v); }
+std::string_view to_string(resource_access v) noexcept { return name_of(access_names, v); }
 std::string_view to_string(plan_format v) noexcept {
   return v == plan_format::v1 ? "ferrum.plan.v1" : v == plan_format::v2 ? "ferrum.plan.v2" : "unknown";
 }
@@ -230,6 +234,10 @@ template <>
 std::optional<liveness_mode> enum_from_string(std::string_view t) noexcept {
   return value_of(liveness_names, t);
 }
+template <>
+std::optional<resource_access> enum_from_string(std::string_view t) noexcept {
+  return value_of(access_names, t);
+}
 
 std::string sha256_digest::str() const {
   static constexpr char hex[] = "0123456789abcdef";
@@ -248,6 +256,46 @@ result<void> validate_plan(const plan& p) { return detail::validate_plan(p, deta
 namespace detail {
 
 result<plan_hash> hash_plan(const plan& p, const plan_index& index) { return hash_plan(p, index.resources_by_id()); }
+
+namespace {
+
+// A v2 plan's declared accesses other than read_write (the default, so
+// declaring it is no declaration), nodes in plan order and each node's
+// resources in id order; errors of check_access.
+struct declared_access {
+  std::size_t node;
+  std::string_view resource;
+  resource_access access;
+};
+
+result<std::vector<declared_access>> declared_accesses(const plan& p) {
+  std::vector<declared_access> declared;
+  for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+    const plan_node& node = p.nodes[i];
+    if (node.access.empty()) continue;
+    if (auto ok = check_access(node, i, p.format); !ok) return ok.error();
+    const std::size_t first = declared.size();
+    for (std::size_t k = 0; k < node.resources.size(); ++k)
+      if (node.access[k] != resource_access::read_write)
+        declared.push_back({i, node.resources[k].view(), node.access[k]});
+    std::sort(declared.begin() + static_cast<std::ptrdiff_t>(first), declared.end(),
+              [](const declared_access& a, const declared_access& b) { return a.resource < b.resource; });
+  }
+  return declared;
+}
+
+// The plan hash's trailing part (docs/canonical-encoding.md): present only
+// when there is a declaration, so plans without any hash as before.
+void hash_declared_accesses(sha256_writer& w, const std::vector<declared_access>& declared) {
+  w.u64(declared.size());
+  for (const declared_access& d : declared) {
+    w.u64(d.node);
+    w.str(d.resource);
+    w.enumeration(d.access);
+  }
+}
+
+}  // namespace
 
 result<plan_hash> hash_plan(const plan& p, std::span<const std::size_t> resources_by_id) {
   sha256_writer w;
@@ -327,6 +375,11 @@ result<plan_hash> hash_plan(const plan& p, std::span<const std::size_t> resource
 
   w.u64(p.lanes);
   w.u64(p.budget_bytes);
+  if (v2) {
+    const auto declared = declared_accesses(p);
+    if (!declared) return declared.error();
+    if (!declared->empty()) hash_declared_accesses(w, *declared);
+  }
   return w.finish();
 }
 

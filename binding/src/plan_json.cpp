@@ -236,13 +236,37 @@ class known_members {
   std::size_t count_ = 0;
 };
 
-// A v2 node may also name its queue and the nodes it runs after; in a v1
-// document those fields are unknown.
+// `{"<resource id>": "read" | "write" | "read-write", ...}`: how the node
+// uses some of its resources; the others are read-write. Fills node.access,
+// parallel to node.resources. The keys come in key order and are matched
+// against the resources in id order, so a node of many resources costs
+// O(n log n), not a scan per key.
+template <class View>
+void read_access(const cursor<View>& c, plan_node& node) {
+  node.access.assign(node.resources.size(), resource_access::read_write);
+  std::vector<std::size_t> by_id(node.resources.size());
+  for (std::size_t k = 0; k < by_id.size(); ++k) by_id[k] = k;
+  std::stable_sort(by_id.begin(), by_id.end(),
+                   [&](std::size_t a, std::size_t b) { return node.resources[a] < node.resources[b]; });
+  auto next = by_id.begin();
+  c.for_each_member_in_key_order([&](std::string_view key, const cursor<View>& value) {
+    while (next != by_id.end() && node.resources[*next].view() < key) ++next;
+    if (next == by_id.end() || node.resources[*next].view() != key)
+      reject(errc::dangling_reference,
+             "node " + node_id::quote(node.id.view()) + " declares an access to resource " + quote_text(key) +
+                 ", which is not in its resources",
+             value.path());
+    node.access[*next] = value.template enumeration<resource_access>();
+  });
+}
+
+// A v2 node may also name its queue, the nodes it runs after and how it
+// accesses its resources; in a v1 document those fields are unknown.
 template <class View>
 plan_node read_node(const cursor<View>& c, plan_format format) {
   const known_members<View> m = format == plan_format::v1
                                     ? c.require_object({"id", "resources", "binding"})
-                                    : c.require_object({"id", "resources", "binding", "queue", "after"});
+                                    : c.require_object({"id", "resources", "binding", "queue", "after", "access"});
   plan_node node;
   node.id = m["id"].template id<node_id>();
   m["resources"].for_each_element(
@@ -257,6 +281,7 @@ plan_node read_node(const cursor<View>& c, plan_format format) {
   }
   if (auto after = m.optional("after"))
     after->for_each_element([&](const cursor<View>& d) { node.after.push_back(d.template id<node_id>()); });
+  if (auto access = m.optional("access")) read_access(*access, node);
   return node;
 }
 

@@ -80,6 +80,27 @@ error repeated_use(const plan_node& node, std::size_t n, std::size_t j) {
                     node_path(n) + "/resources/" + std::to_string(j));
 }
 
+error access_error(const plan_node& node, std::size_t n, plan_format format) {
+  const std::string path = node_path(n) + "/access";
+  if (format != plan_format::v2)
+    return make_error(errc::unknown_field, "field 'access' is not defined in ferrum.plan.v1; use ferrum.plan.v2", path);
+  const auto count = [](std::size_t number, std::string_view what) {
+    return std::to_string(number) + " " + std::string(what) + (number == 1 ? "" : what.back() == 's' ? "es" : "s");
+  };
+  if (node.access.size() != node.resources.size())
+    return make_error(errc::invalid_access,
+                      "node " + node_id::quote(node.id.view()) + " declares " + count(node.access.size(), "access") +
+                          " for its " + count(node.resources.size(), "resource"),
+                      path);
+  std::size_t k = 0;
+  while (k + 1 < node.access.size() && node.access[k] <= resource_access::read_write) ++k;
+  return make_error(errc::invalid_access,
+                    "node " + node_id::quote(node.id.view()) + " declares access " +
+                        std::to_string(static_cast<unsigned>(node.access[k])) + " to resource " +
+                        resource_id::quote(node.resources[k].view()) + " (not read, write or read-write)",
+                    path + "/" + json_pointer_token(node.resources[k].view()));
+}
+
 error binding_not_owned(const plan_node& node, std::size_t n) {
   return make_error(errc::binding_not_owned,
                     "node " + node_id::quote(node.id.view()) + " binds resource " +

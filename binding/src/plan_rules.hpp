@@ -104,6 +104,20 @@ namespace ferrum::detail {
   return {};
 }
 
+// Node n's declared accesses: none in a v1 plan (unknown_field, at its
+// `access`); in a v2 plan none, or one per resource (invalid_access, at its
+// `access`), each a resource_access (invalid_access, at the resource's
+// entry, keyed by its id as in the plan file).
+[[nodiscard]] error access_error(const plan_node& node, std::size_t n, plan_format format);
+
+[[nodiscard]] inline result<void> check_access(const plan_node& node, std::size_t n, plan_format format) {
+  if (node.access.empty()) return {};
+  if (format != plan_format::v2 || node.access.size() != node.resources.size()) return access_error(node, n, format);
+  for (const resource_access a : node.access)
+    if (a > resource_access::read_write) return access_error(node, n, format);
+  return {};
+}
+
 // --- Pools.
 
 // Options for a pool no resource uses (dangling_reference), or for one pool

@@ -68,8 +68,9 @@ result<void> check_node_order(file_plan& f) {
       [&](std::size_t earlier, std::size_t later) { return duplicate_node(f.p, earlier, later); });
 }
 
-// Every node's resources, resolved by the file and confirmed by id; the
-// live intervals; each node's binding resource and its owner.
+// Every node's declared accesses and resources, resolved by the file and
+// confirmed by id; the live intervals; each node's binding resource and its
+// owner.
 result<void> check_uses(file_plan& f) {
   const plan& p = f.p;
   f.intervals.assign(p.resources.size(), live_interval{no_index, 0});
@@ -79,6 +80,7 @@ result<void> check_uses(file_plan& f) {
   std::size_t k = 0;
   for (std::size_t n = 0; n < p.nodes.size(); ++n) {
     const plan_node& node = p.nodes[n];
+    if (auto ok = check_access(node, n, p.format); !ok) return ok.error();
     std::size_t bound = no_index;
     for (std::size_t j = 0; j < node.resources.size(); ++j, ++k) {
       const std::size_t r = f.t.use_resource[k];

@@ -30,7 +30,7 @@ bool command_list::executable() const noexcept {
   return state_ == state::executable || (state_ == state::submitted && last_submission_reached());
 }
 
-result<void> command_list::begin() {
+result<void> command_list::begin(list_opening opening) {
   if (state_ == state::submitted && !last_submission_reached())
     return make_error(errc::command_list_in_flight,
                       "begin while timeline value " + std::to_string(submitted_value_) + " is not reached");
@@ -38,6 +38,8 @@ result<void> command_list::begin() {
   if (auto r = do_begin(); !r) return r;
   state_ = state::recording;
   commands_ = 0;
+  barriers_ = 0;
+  barrier_due_ = opening == list_opening::barrier;
   return {};
 }
 
@@ -75,6 +77,18 @@ result<void> command_list::recorded(result<void> r) {
   return r;
 }
 
+void command_list::order(std::initializer_list<arena_range> ranges) noexcept {
+  const bool outside = std::any_of(ranges.begin(), ranges.end(), [this](const arena_range& range) {
+    return range.arena != nullptr && (!range.arena->guarded() || !granted(range, access::write));
+  });
+  if (barrier_due_ || outside) {
+    do_barrier();
+    ++barriers_;
+  }
+  // The next command of the list is ordered after this one.
+  barrier_due_ = true;
+}
+
 result<void> command_list::dispatch(const kernel& k, arena_range primary, arena_range secondary,
                                     std::span<const std::uint32_t> push) {
   if (auto r = check_recording("dispatch"); !r) return r;
@@ -100,6 +114,7 @@ result<void> command_list::dispatch(const kernel& k, arena_range primary, arena_
   // so a shader never reads push constants that were not set.
   std::array<std::uint32_t, max_kernel_push_words> words{};
   std::copy(push.begin(), push.end(), words.begin());
+  order({primary, secondary});
   return recorded(do_dispatch(k, primary, secondary, std::span(words).first(k.push_words())));
 }
 
@@ -108,6 +123,7 @@ result<void> command_list::fill(arena_range target, std::uint32_t value) {
   if (target.arena == nullptr) return make_error(errc::range_out_of_bounds, "fill without a range");
   if (auto r = check_range("fill", "target", target, access::write); !r) return r;
   if (target.size == 0) return {};
+  order({target});
   return recorded(do_fill(target, value));
 }
 
@@ -124,6 +140,7 @@ result<void> command_list::copy(arena_range source, arena_range destination) {
     return make_error(errc::overlapping_copy,
                       describe("copy", "source", source) + " overlaps " + describe("copy", "destination", destination));
   if (source.size == 0) return {};
+  order({source, destination});
   return recorded(do_copy(source, destination));
 }
 
@@ -141,6 +158,9 @@ result<void> command_list::copy_to_image(arena_range source, const image_target&
     return make_error(errc::copy_size_mismatch, "copy_to_image of " + std::to_string(source.size) + " bytes into a " +
                                                     std::to_string(target.width) + "x" + std::to_string(target.height) +
                                                     " image of " + std::to_string(bytes) + " bytes");
+  // The copy brings its own barrier after the arena's earlier writes; the
+  // next command is ordered after its read.
+  barrier_due_ = true;
   return recorded(do_copy_to_image(source, target));
 }
 

@@ -233,7 +233,13 @@ void wave::encode_chunk(std::size_t chunk) noexcept {
     const encode_context& context = *contexts_[node];
     gpu::command_list& list = context.commands;
     if (!replay_) {
-      if (auto r = list.begin(); !r) return fail_encoding(r.error().code, node, r.error().what());
+      // The compiler's barriers; a node it derived none for (a program
+      // made by hand) opens with one.
+      const std::vector<bool>& before = bucket_->lane.barrier_before;
+      const bool barrier =
+          host_.options().barriers == barrier_placement::every_node || node >= before.size() || before[node];
+      if (auto r = list.begin(barrier ? gpu::list_opening::barrier : gpu::list_opening::by_hazards); !r)
+        return fail_encoding(r.error().code, node, r.error().what());
       if (auto r = wave_gpu_time::write(l, list, node, false); !r)
         return fail_encoding(r.error().code, node, r.error().what());
     }

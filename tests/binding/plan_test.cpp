@@ -3,6 +3,7 @@
 #include "pinned_digests.hpp"
 #include "plan_builder.hpp"
 
+#include "ferrum/binding/compiled_program_file.hpp"
 #include "ferrum/binding/plan_json.hpp"
 
 #include <algorithm>
@@ -225,6 +226,99 @@ TEST_CASE("plan: changing any field changes the plan hash", "[binding][plan]") {
   }
 }
 
+namespace {
+
+// with_workspace() as a v2 plan whose node/a reads resource/a and writes
+// resource/w.
+plan with_accesses() {
+  plan p = with_workspace();
+  p.format = plan_format::v2;
+  p.nodes[0].access = {resource_access::read, resource_access::write};
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("plan: declared accesses are v2 only, one per resource", "[binding][plan]") {
+  CHECK(validate_plan(with_accesses()).has_value());
+
+  SECTION("a v1 plan declaring accesses") {
+    plan p = with_accesses();
+    p.format = plan_format::v1;
+    check_rejected(p, errc::unknown_field, "/nodes/0/access");
+  }
+  SECTION("fewer accesses than resources") {
+    plan p = with_accesses();
+    p.nodes[0].access.pop_back();
+    check_rejected(p, errc::invalid_access, "/nodes/0/access");
+    CHECK(validate_plan(p).error().detail == "node 'node/a' declares 1 access for its 2 resources");
+    // Hashing and compiling refuse it alike, without reading past the list.
+    CHECK(code_of(hash_plan(p)) == errc::invalid_access);
+    CHECK(code_of(compile(p)) == errc::invalid_access);
+  }
+  SECTION("more accesses than resources") {
+    plan p = with_accesses();
+    p.nodes[0].access.push_back(resource_access::read);
+    check_rejected(p, errc::invalid_access, "/nodes/0/access");
+    CHECK(validate_plan(p).error().detail == "node 'node/a' declares 3 accesses for its 2 resources");
+  }
+  SECTION("an access that is not a resource_access") {
+    plan p = with_accesses();
+    p.nodes[0].access[1] = static_cast<resource_access>(7);
+    check_rejected(p, errc::invalid_access, "/nodes/0/access/resource~1w");
+    CHECK(code_of(hash_plan(p)) == errc::invalid_access);
+  }
+}
+
+TEST_CASE("plan: a compiled program file is refused for a plan with bad accesses", "[binding][plan]") {
+  const plan p = with_accesses();
+  const compiled_program program = test::compile_ok(p);
+  const auto bytes = save_compiled_program(program, p);
+  REQUIRE(bytes.has_value());
+  CHECK(load_compiled_program(*bytes, p).has_value());
+
+  plan fewer = p;
+  fewer.nodes[0].access.pop_back();
+  auto loaded = load_compiled_program(*bytes, fewer);
+  REQUIRE_FALSE(loaded.has_value());
+  CHECK(loaded.error() == errc::invalid_access);
+  CHECK(loaded.error().path == "/nodes/0/access");
+}
+
+TEST_CASE("plan: the plan hash covers declared accesses other than read-write", "[binding][plan]") {
+  plan none = with_workspace();
+  none.format = plan_format::v2;
+  const plan_hash base = hash_plan(none).value();
+
+  // Declaring read-write throughout is declaring nothing.
+  plan read_write = none;
+  read_write.nodes[0].access.assign(2, resource_access::read_write);
+  CHECK(hash_plan(read_write).value() == base);
+
+  const plan_hash declared = hash_plan(with_accesses()).value();
+  CHECK(declared != base);
+  const std::vector<std::function<void(plan&)>> edits = {
+      [](plan& x) { x.nodes[0].access[0] = resource_access::read_write; },
+      [](plan& x) { x.nodes[0].access[0] = resource_access::write; },
+      [](plan& x) { x.nodes[0].access[1] = resource_access::read; },
+      [](plan& x) {
+        x.nodes[0].access = {resource_access::write, resource_access::read};
+      },
+  };
+  for (std::size_t i = 0; i < edits.size(); ++i) {
+    plan changed = with_accesses();
+    edits[i](changed);
+    INFO("edit " << i);
+    CHECK(hash_plan(changed).value() != declared);
+  }
+
+  // Declarations follow their resources, not the order the node lists them in.
+  plan reordered = with_accesses();
+  std::reverse(reordered.nodes[0].resources.begin(), reordered.nodes[0].resources.end());
+  std::reverse(reordered.nodes[0].access.begin(), reordered.nodes[0].access.end());
+  CHECK(hash_plan(reordered).value() == declared);
+}
+
 TEST_CASE("plan: enum names round-trip through to_string and enum_from_string", "[binding][plan]") {
   CHECK(enum_from_string<storage_allocator>(to_string(storage_allocator::linear_arena)) ==
         storage_allocator::linear_arena);
@@ -232,4 +326,8 @@ TEST_CASE("plan: enum names round-trip through to_string and enum_from_string", 
   CHECK(enum_from_string<element_type>("f32") == element_type::f32);
   CHECK(enum_from_string<liveness_mode>("interval") == liveness_mode::interval);
   CHECK(enum_from_string<buffer_usage>("Binding") == std::nullopt);
+  for (const resource_access a : {resource_access::read, resource_access::write, resource_access::read_write})
+    CHECK(enum_from_string<resource_access>(to_string(a)) == a);
+  CHECK(to_string(resource_access::read_write) == "read-write");
+  CHECK(enum_from_string<resource_access>("read_write") == std::nullopt);
 }

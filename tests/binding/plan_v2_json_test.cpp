@@ -1,6 +1,6 @@
-// Tests of ferrum.plan.v2 files: nodes with `queue` and `after`, loaded by
-// both parsers alike, rejected with the dependency codes at their JSON paths;
-// v1 files keep refusing the new fields.
+// Tests of ferrum.plan.v2 files: nodes with `queue`, `after` and `access`,
+// loaded by both parsers alike, rejected with the dependency and access codes
+// at their JSON paths; v1 files keep refusing the new fields.
 #include "ferrum/binding/compiled_program.hpp"
 #include "ferrum/binding/plan_json.hpp"
 
@@ -11,15 +11,17 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <sstream>
+#include <vector>
 
 using namespace ferrum;
 using json = nlohmann::json;
 
 namespace {
 
-std::string example_text() {
-  std::ifstream in(std::string(FERRUM_SOURCE_DIR) + "/examples/plans/two_queues.json");
+std::string example_text(const std::string& name = "two_queues.json") {
+  std::ifstream in(std::string(FERRUM_SOURCE_DIR) + "/examples/plans/" + name);
   REQUIRE(in);
   std::stringstream text;
   text << in.rdbuf();
@@ -32,6 +34,30 @@ std::string edited(Edit edit) {
   json doc = json::parse(example_text());
   edit(doc);
   return doc.dump();
+}
+
+// The two-queue example with accesses declared (its upload node:
+// {"resource/upload.args": "read", "resource/staging": "write"}).
+std::string access_text() { return example_text("two_queues_access.json"); }
+
+// The access example with `edit` applied to its JSON.
+template <class Edit>
+std::string access_edited(Edit edit) {
+  json doc = json::parse(access_text());
+  edit(doc);
+  return doc.dump();
+}
+
+// Parses `text` with both parsers, requiring that both accept it and read
+// plans of one hash.
+plan parsed_alike(const std::string& text) {
+  auto fast = parse_plan(text);
+  REQUIRE(fast.has_value());
+  auto reference = detail::parse_plan_reference(text);
+  REQUIRE(reference.has_value());
+  CHECK(hash_plan(*reference).value() == hash_plan(*fast).value());
+  for (std::size_t i = 0; i < fast->nodes.size(); ++i) CHECK(reference->nodes[i].access == fast->nodes[i].access);
+  return std::move(*fast);
 }
 
 error rejection_of(const std::string& text) {
@@ -137,4 +163,140 @@ TEST_CASE("plan_v2_json: bad queues and dependencies are rejected at their paths
     CHECK(test::code_of(e) == errc::dependency_not_earlier);
     CHECK(e.path == "/nodes/0/after/0");
   }
+}
+
+TEST_CASE("plan_v2_json: the access example loads its declared accesses", "[binding][plan_json]") {
+  const plan p = parsed_alike(access_text());
+  REQUIRE(p.nodes.size() == 5);
+  // Parallel to the node's resources: upload.args, staging.
+  const std::vector<resource_access> upload{resource_access::read, resource_access::write};
+  CHECK(p.nodes[0].access == upload);
+  CHECK(p.nodes[0].access_of(1) == resource_access::write);
+  // compose: compose.args, readback, image, frame ("read-write" declared).
+  const std::vector<resource_access> compose{resource_access::read, resource_access::read, resource_access::read,
+                                             resource_access::read_write};
+  CHECK(p.nodes[4].access == compose);
+
+  // Its hash is the one tools/canonical_digest.py computes, and not the
+  // hash of the same plan without accesses.
+  CHECK(hash_plan(p).value().str() == pinned::two_queues_access_hash.digest);
+  CHECK(hash_plan(p).value().str() != pinned::two_queues_hash.digest);
+  CHECK(test::compile_ok(p).hash == hash_plan(p).value());
+}
+
+TEST_CASE("plan_v2_json: a node without access declares none", "[binding][plan_json]") {
+  const plan p = parsed_alike(example_text());
+  for (const plan_node& node : p.nodes) {
+    CHECK(node.access.empty());
+    for (std::size_t k = 0; k < node.resources.size(); ++k) CHECK(node.access_of(k) == resource_access::read_write);
+  }
+  // An empty object declares every resource read-write.
+  const plan empty = parsed_alike(edited([](json& doc) { doc["nodes"][1]["access"] = json::object(); }));
+  CHECK(empty.nodes[1].access == std::vector<resource_access>(3, resource_access::read_write));
+}
+
+TEST_CASE("plan_v2_json: declaring read-write hashes as declaring nothing", "[binding][plan_json]") {
+  const plan_hash none = hash_plan(parsed_alike(example_text())).value();
+  CHECK(none.str() == pinned::two_queues_hash.digest);
+  CHECK(hash_plan(parsed_alike(edited([](json& doc) { doc["nodes"][1]["access"] = json::object(); }))).value() == none);
+  const plan all = parsed_alike(edited([](json& doc) {
+    for (json& node : doc["nodes"])
+      for (const json& r : node["resources"]) node["access"][r.get<std::string>()] = "read-write";
+  }));
+  CHECK(all.nodes[4].access.size() == 4);
+  CHECK(hash_plan(all).value() == none);
+  // And in the access example, dropping compose's "read-write" entry too.
+  CHECK(hash_plan(parsed_alike(access_edited([](json& doc) { doc["nodes"][4]["access"].erase("resource/frame"); })))
+            .value()
+            .str() == pinned::two_queues_access_hash.digest);
+}
+
+TEST_CASE("plan_v2_json: changing a declared access changes the hash", "[binding][plan_json]") {
+  const plan_hash base = hash_plan(parsed_alike(access_text())).value();
+  const std::vector<std::function<void(json&)>> edits = {
+      [](json& doc) { doc["nodes"][0]["access"]["resource/staging"] = "read"; },
+      [](json& doc) { doc["nodes"][0]["access"]["resource/staging"] = "read-write"; },
+      [](json& doc) { doc["nodes"][0]["access"].erase("resource/staging"); },
+      [](json& doc) { doc["nodes"][4]["access"]["resource/frame"] = "write"; },
+      [](json& doc) { doc["nodes"][3]["access"]["resource/state"] = "write"; },
+      [](json& doc) { doc["nodes"][2].erase("access"); },
+  };
+  for (std::size_t i = 0; i < edits.size(); ++i) {
+    INFO("edit " << i);
+    CHECK(hash_plan(parsed_alike(access_edited(edits[i]))).value() != base);
+  }
+}
+
+TEST_CASE("plan_v2_json: the order of an access object's keys does not change the plan", "[binding][plan_json]") {
+  // nlohmann writes keys sorted; the file lists upload.args before staging.
+  const std::string text = access_text();
+  const std::string listed = R"({"resource/upload.args": "read", "resource/staging": "write"})";
+  const std::size_t at = text.find(listed);
+  REQUIRE(at != std::string::npos);
+  std::string swapped = text;
+  swapped.replace(at, listed.size(), R"({"resource/staging": "write", "resource/upload.args": "read"})");
+  const plan a = parsed_alike(text);
+  const plan b = parsed_alike(swapped);
+  CHECK(b.nodes[0].access == a.nodes[0].access);
+  CHECK(hash_plan(b).value() == hash_plan(a).value());
+  CHECK(hash_plan(parsed_alike(access_edited([](json&) {}))).value() == hash_plan(a).value());
+}
+
+TEST_CASE("plan_v2_json: bad accesses are rejected at their paths", "[binding][plan_json]") {
+  SECTION("a resource the node does not list") {
+    const error e =
+        rejection_of(access_edited([](json& doc) { doc["nodes"][0]["access"]["resource/state"] = "read"; }));
+    CHECK(test::code_of(e) == errc::dangling_reference);
+    CHECK(e.path == "/nodes/0/access/resource~1state");
+    CHECK(e.detail.find("'node/upload'") != std::string::npos);
+    CHECK(e.detail.find("'resource/state'") != std::string::npos);
+  }
+  SECTION("a key that is no resource id at all") {
+    const error e = rejection_of(access_edited([](json& doc) { doc["nodes"][1]["access"]["Staging ~x"] = "read"; }));
+    CHECK(test::code_of(e) == errc::dangling_reference);
+    CHECK(e.path == "/nodes/1/access/Staging ~0x");
+  }
+  SECTION("of two bad keys, the first in key order") {
+    const error e = rejection_of(access_edited([](json& doc) {
+      doc["nodes"][0]["access"]["resource/z"] = "read";
+      doc["nodes"][0]["access"]["resource/image"] = "read";
+    }));
+    CHECK(e.path == "/nodes/0/access/resource~1image");
+  }
+  SECTION("an unknown access") {
+    const error e =
+        rejection_of(access_edited([](json& doc) { doc["nodes"][0]["access"]["resource/staging"] = "readwrite"; }));
+    CHECK(test::code_of(e) == errc::unknown_value);
+    CHECK(e.path == "/nodes/0/access/resource~1staging");
+    CHECK(e.detail.find("'read', 'write', 'read-write'") != std::string::npos);
+  }
+  SECTION("an access that is not a string") {
+    const error e = rejection_of(access_edited([](json& doc) { doc["nodes"][0]["access"]["resource/staging"] = 1; }));
+    CHECK(test::code_of(e) == errc::wrong_type);
+    CHECK(e.path == "/nodes/0/access/resource~1staging");
+  }
+  SECTION("access that is not an object") {
+    const error e = rejection_of(access_edited([](json& doc) {
+      doc["nodes"][2]["access"] = json::array({"read", "write"});
+    }));
+    CHECK(test::code_of(e) == errc::wrong_type);
+    CHECK(e.path == "/nodes/2/access");
+  }
+}
+
+TEST_CASE("plan_v2_json: a v1 document refuses access as an unknown field", "[binding][plan_json]") {
+  // "access" comes before "after" and "queue" in key order.
+  const error e = rejection_of(access_edited([](json& doc) { doc["format"] = "ferrum.plan.v1"; }));
+  CHECK(test::code_of(e) == errc::unknown_field);
+  CHECK(e.path == "/nodes/0/access");
+  const error alone = rejection_of(access_edited([](json& doc) {
+    doc["format"] = "ferrum.plan.v1";
+    for (json& node : doc["nodes"]) {
+      node.erase("queue");
+      node.erase("after");
+    }
+    doc["nodes"][0].erase("access");
+  }));
+  CHECK(test::code_of(alone) == errc::unknown_field);
+  CHECK(alone.path == "/nodes/1/access");
 }

@@ -138,7 +138,9 @@ namespace ferrum {
   X(invalid_semaphore_op,                                                                                            \
     "a semaphore wait or signal is malformed (no semaphore, a binary one with a value, a timeline one at 0)")        \
   X(too_many_semaphores, "a wave is given more semaphores to wait on or signal than it holds")                       \
-  X(presentation_unsupported, "the device's compute queue family cannot present to the surface")
+  X(presentation_unsupported, "the device's compute queue family cannot present to the surface")                     \
+  /* declared accesses (ferrum.plan.v2) */                                                                           \
+  X(invalid_access, "a node's declared accesses do not match its resources")
 
 enum class errc : int {
 // 0 is reserved for success, as error_code requires.

@@ -109,6 +109,9 @@ class null_command_list final : public command_list {
     return {};
   }
   result<void> do_end() override { return {}; }
+  // The worker runs commands one after another: each sees every earlier
+  // one's writes already.
+  void do_barrier() noexcept override {}
 
  private:
   command& add(command::op kind) {

@@ -99,17 +99,13 @@ result<void> vulkan_command_list::do_begin() {
   info.flags = 0;
   if (VkResult r = vkBeginCommandBuffer(buffer_, &info); r != VK_SUCCESS)
     return make_vk_error(r, "command list: vkBeginCommandBuffer");
-  // A pipeline barrier's first scope covers every command earlier in
-  // submission order, including earlier submissions on the queue, so this
-  // orders the list after the device writes of those.
-  memory_barrier(buffer_, device_stages(), device_writes(), device_stages(), device_accesses());
-  unseparated_ = false;
   return {};
 }
 
-void vulkan_command_list::separate() noexcept {
-  if (unseparated_) memory_barrier(buffer_, device_stages(), device_writes(), device_stages(), device_accesses());
-  unseparated_ = true;
+void vulkan_command_list::do_barrier() noexcept {
+  // A pipeline barrier's first scope covers every command earlier in
+  // submission order, including earlier lists and submissions on the queue.
+  memory_barrier(buffer_, device_stages(), device_writes(), device_stages(), device_accesses());
 }
 
 result<void> vulkan_command_list::do_dispatch(const kernel& k, arena_range primary, arena_range secondary,
@@ -119,7 +115,6 @@ result<void> vulkan_command_list::do_dispatch(const kernel& k, arena_range prima
   const bool has_secondary = !secondary.empty();
   const vulkan_arena& second = has_secondary ? arena_of(secondary) : first;
 
-  separate();
   vkCmdBindPipeline(buffer_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline());
   const std::array<VkDescriptorSet, 2> sets{first.descriptor_set(), second.descriptor_set()};
   vkCmdBindDescriptorSets(buffer_, VK_PIPELINE_BIND_POINT_COMPUTE, context_.pipeline_layout, 0,
@@ -152,7 +147,6 @@ result<void> vulkan_command_list::do_dispatch(const kernel& k, arena_range prima
 }
 
 result<void> vulkan_command_list::do_fill(arena_range target, std::uint32_t value) {
-  separate();
   // Offset and size are multiples of 4 (checked by the base class), as
   // vkCmdFillBuffer requires; the size is not zero.
   vkCmdFillBuffer(buffer_, arena_of(target).buffer(), target.offset, target.size, value);
@@ -160,7 +154,6 @@ result<void> vulkan_command_list::do_fill(arena_range target, std::uint32_t valu
 }
 
 result<void> vulkan_command_list::do_copy(arena_range source, arena_range destination) {
-  separate();
   VkBufferCopy region{};
   region.srcOffset = source.offset;
   region.dstOffset = destination.offset;
@@ -221,8 +214,6 @@ result<void> vulkan_command_list::do_copy_to_image(arena_range source, const ima
   to_present.newLayout = VK_IMAGE_LAYOUT_PRESENT_SRC_KHR;
   vkCmdPipelineBarrier(buffer_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0, nullptr, 0,
                        nullptr, 1, &to_present);
-  // The next command is ordered after the copy's read of the arena.
-  unseparated_ = true;
   return {};
 }
 

@@ -10,11 +10,10 @@
 // pool (cheaper than resetting single buffers, and it lets the driver reuse
 // the pool's memory).
 //
-// Memory dependencies: a global barrier (compute and transfer writes before it
-// -> compute and transfer reads and writes after it) opens the recording,
-// ordering it after earlier submissions on the queue, and separates every two
-// consecutive commands; one making compute and transfer writes available to
-// the host closes it, so the host reads them once the submission's timeline
+// Memory dependencies: a barrier (command_list::do_barrier) is a global one,
+// compute and transfer writes before it -> compute and transfer reads and
+// writes after it; one making compute and transfer writes available to the
+// host closes the recording, so the host reads them once the submission's timeline
 // value is reached. A copy into an image (copy_to_image) brings its own
 // barriers: the arena's earlier writes -> the copy's read, the image to
 // TRANSFER_DST and, after the copy, to PRESENT_SRC.
@@ -67,6 +66,7 @@ class vulkan_command_list final : public command_list {
   result<void> do_host(host_function function) override;
   result<void> do_timestamp(const timestamp_pool& pool, std::uint32_t slot) override;
   result<void> do_end() override;
+  void do_barrier() noexcept override;
 
  private:
   vulkan_command_list(const gpu::device& owner, queue_kind kind, const context& c, VkCommandPool pool,
@@ -78,14 +78,9 @@ class vulkan_command_list final : public command_list {
   [[nodiscard]] VkAccessFlags device_accesses() const noexcept;
   [[nodiscard]] VkAccessFlags device_writes() const noexcept;
 
-  // Orders the command about to be recorded after the one before it.
-  void separate() noexcept;
-
   context context_;
   VkCommandPool pool_;
   VkCommandBuffer buffer_;
-  // Whether a command was recorded since the last barrier.
-  bool unseparated_ = false;
 };
 
 }  // namespace ferrum::gpu

@@ -29,6 +29,7 @@ struct lane_use {
   allocation_lifetime lifetime = allocation_lifetime::invocation;
   std::uint64_t offset = 0;  // in the lane: its pool's offset plus its projection's
   std::uint64_t size = 0;
+  resource_access access = resource_access::read_write;  // how the node uses it
 };
 
 struct lane_recipe {
@@ -42,6 +43,10 @@ struct lane_recipe {
   // evidence bind checks, recorded from the plan.
   std::size_t binding_domain = no_domain;
   std::vector<backing_slice> evidence;
+  // Per node: whether its list opens with a barrier (derive_barriers,
+  // ferrum/binding/barriers.hpp), and how many do in one wave.
+  std::vector<bool> barrier_before;
+  std::size_t barriers_per_wave = 0;
 
   [[nodiscard]] std::span<const lane_use> node_uses(std::size_t n) const noexcept {
     return std::span<const lane_use>(uses).subspan(use_begin[n], use_begin[n + 1] - use_begin[n]);

@@ -44,6 +44,12 @@ enum class storage_view : std::uint8_t { contiguous, strided };
 // may share bytes).
 enum class liveness_mode : std::uint8_t { conservative, interval };
 
+// How a node uses one of its resources; the compiler orders the hazards
+// between nodes (a write and any other access of the same lane bytes) with
+// barriers (docs/design.md, "Barriers"). Declared in ferrum.plan.v2 only;
+// a resource without a declaration is read_write.
+enum class resource_access : std::uint8_t { read, write, read_write };
+
 // A plan's format version: how its nodes are ordered (see above).
 enum class plan_format : std::uint8_t { v1, v2 };
 
@@ -55,6 +61,8 @@ enum class plan_format : std::uint8_t { v1, v2 };
 [[nodiscard]] std::string_view to_string(storage_allocator v) noexcept;
 [[nodiscard]] std::string_view to_string(storage_view v) noexcept;
 [[nodiscard]] std::string_view to_string(liveness_mode v) noexcept;
+// "read", "write", "read-write".
+[[nodiscard]] std::string_view to_string(resource_access v) noexcept;
 // "ferrum.plan.v1" or "ferrum.plan.v2".
 [[nodiscard]] std::string_view to_string(plan_format v) noexcept;
 
@@ -109,6 +117,14 @@ struct plan_node {
   // nodes whose work must be done before it starts, each listed earlier.
   queue_kind queue = queue_kind::compute;
   std::vector<node_id> after{};
+  // v2 only: how the node uses each of `resources` (same length), or empty
+  // for read_write throughout.
+  std::vector<resource_access> access{};
+
+  // How the node uses its k-th resource.
+  [[nodiscard]] resource_access access_of(std::size_t k) const noexcept {
+    return access.empty() ? resource_access::read_write : access[k];
+  }
 };
 
 // Per bucket and pool: the bytes the pool's arena may take.
@@ -158,15 +174,19 @@ using plan_hash = sha256_digest;
 // and its dependencies are encoded in id order, nodes in plan order:
 // reordering the file's resources does not change the hash, reordering its
 // nodes does. A v1 plan hashes as it always has; a v2 plan's encoding adds
-// each node's queue and dependencies (docs/canonical-encoding.md).
+// each node's queue and dependencies, and its declared accesses other than
+// read_write (a read_write declaration hashes as none; a plan without others
+// hashes as before) (docs/canonical-encoding.md). invalid_access where a v2
+// node's `access` is not one valid entry per resource.
 [[nodiscard]] result<plan_hash> hash_plan(const plan& p);
 
 // Checks a plan's structure: at least one node and one bucket, unique ids,
 // references that resolve, contract digests, budgets, lanes >= 1, every
 // resource used by a node; in a v2 plan, dependencies that name nodes, once
-// each, without a cycle, each listed before its dependant (a v1 plan may not
-// set `queue` or `after`: unknown_field). Errors carry the JSON path of the
-// offending element.
+// each, without a cycle, each listed before its dependant, and `access`
+// empty or one resource_access per resource (invalid_access); a v1 plan may
+// not set `queue`, `after` or `access` (unknown_field). Errors carry the JSON
+// path of the offending element.
 [[nodiscard]] result<void> validate_plan(const plan& p);
 
 }  // namespace ferrum

@@ -13,7 +13,13 @@
 //   queue.submit(std::array{&list}, ++value);
 //
 // Commands of one list, and lists of successive submissions on one queue, run
-// in order, each seeing the memory writes of the ones before it.
+// in order, each seeing the memory writes of the ones before it: a barrier
+// goes before each command that follows another of the list, and before the
+// first one. A list begun with list_opening::by_hazards leaves out that
+// first barrier unless the command reaches memory outside the list's
+// grants: its owner orders the list's granted ranges against earlier work
+// itself (a scheduler wave, by the barriers the compiler derived from the
+// plan's hazards, ferrum/binding/barriers.hpp).
 //
 // A list is made for a kind of queue (compute unless asked otherwise) and is
 // submitted to the device's queue of that kind: on a GPU with a transfer queue
@@ -33,6 +39,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 
 namespace ferrum::gpu {
@@ -61,6 +68,13 @@ struct image_target {
   std::uint32_t width = 0, height = 0;
 };
 
+// How a recording orders its first command against the commands before it
+// on the queue (earlier lists of the submission, earlier submissions):
+// `barrier`, after all of them; `by_hazards`, after them only when the
+// command reaches an unguarded arena or reads a guarded one outside the
+// list's grants (what the owner's hazards cannot know about).
+enum class list_opening : std::uint8_t { barrier, by_hazards };
+
 class command_list {
  public:
   command_list(const command_list&) = delete;
@@ -69,10 +83,11 @@ class command_list {
   // reached (the device reads it until then).
   virtual ~command_list() = default;
 
-  // Starts a new recording, discarding the previous one. Errors:
+  // Starts a new recording, discarding the previous one; `opening` says how
+  // its first command is ordered (list_opening). Errors:
   // command_list_in_flight (its last submission's value is not reached yet),
   // device_lost.
-  [[nodiscard]] result<void> begin();
+  [[nodiscard]] result<void> begin(list_opening opening = list_opening::barrier);
 
   // Runs `k` over `primary` (and `secondary`, when not empty) with `push` as the
   // kernel's own push-constant words. Errors: foreign_object, range_out_of_bounds,
@@ -131,6 +146,9 @@ class command_list {
 
   // Commands recorded since begin().
   [[nodiscard]] std::size_t size() const noexcept { return commands_; }
+  // Barriers recorded since begin(), on every device alike (copy_to_image's
+  // own are not counted).
+  [[nodiscard]] std::size_t barriers() const noexcept { return barriers_; }
   // Whether the list is ended and can be submitted (again, once its last
   // submission's value is reached: a recorded list can be replayed).
   [[nodiscard]] bool executable() const noexcept;
@@ -157,6 +175,9 @@ class command_list {
   virtual result<void> do_host(host_function function) = 0;
   virtual result<void> do_timestamp(const timestamp_pool& pool, std::uint32_t slot) = 0;
   virtual result<void> do_end() = 0;
+  // Records a barrier: every command before it in submission order
+  // completes, and its writes are seen, before any command after it.
+  virtual void do_barrier() noexcept = 0;
 
  private:
   friend class queue;
@@ -171,6 +192,10 @@ class command_list {
   // own lane, whose earlier nodes' output a later node may read).
   [[nodiscard]] bool granted(arena_range range, access mode) const noexcept;
   [[nodiscard]] result<void> recorded(result<void> r);
+  // Before a command over `ranges`: a barrier when one is due (a command of
+  // this list came before it, or the list opened with one) or a range lies
+  // outside the grants.
+  void order(std::initializer_list<arena_range> ranges) noexcept;
 
   // Whether the last submission's value is reached (true when never submitted).
   [[nodiscard]] bool last_submission_reached() const noexcept;
@@ -179,6 +204,8 @@ class command_list {
   queue_kind kind_;
   state state_ = state::initial;
   std::size_t commands_ = 0;
+  std::size_t barriers_ = 0;
+  bool barrier_due_ = true;
   std::uint64_t submitted_value_ = 0;
   const gpu::queue* submitted_on_ = nullptr;
   std::uint64_t previous_value_ = 0;  // restored when a submission fails

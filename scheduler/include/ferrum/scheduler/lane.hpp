@@ -37,6 +37,14 @@ class lane_pool;
 // compute work in every node).
 enum class queue_placement : std::uint8_t { plan, compute_only };
 
+// Where a scheduler's waves put barriers between their nodes: only where
+// the compiler found a hazard (compiled_bucket::lane.barrier_before,
+// ferrum/binding/barriers.hpp) — and before any command that reaches outside
+// its node's resources — or before every node's first command, as ferrum did
+// before it derived them (the benchmarks' baseline, and for encoders whose
+// nodes share memory the plan does not declare).
+enum class barrier_placement : std::uint8_t { derived, every_node };
+
 // When a lane pool makes its lanes' memory: every lane when the pool is made
 // (the cold path pays it all, and create fails on what the device refuses), or
 // a lane when a holder waits and no free lane is left (made on the lane

@@ -92,6 +92,8 @@ struct scheduler_options {
   // that used another queue than compute ends with a join on the compute
   // queue: its submitted value, which the lane's release waits for.
   queue_placement queues = queue_placement::plan;
+  // Where barriers go between a wave's nodes (barrier_placement, lane.hpp).
+  barrier_placement barriers = barrier_placement::derived;
   // When each bucket's lanes are made (lane_making, lane.hpp). at_create,
   // the default: create makes every lane of every bucket, so that it fails
   // on what the device refuses and no wave ever waits for a lane to be made.

@@ -1,0 +1,42 @@
+// ferrum/binding/barriers.hpp — where a wave of a bucket needs barriers,
+// derived once per bucket on the cold path from the lane recipe: each
+// node's resources as bytes of a lane (aliasing included), how it uses
+// them (plan_node::access), and the queue it runs on.
+//
+// A wave records each node into its own list and submits them in plan
+// order; on the device, a barrier before node j orders every earlier
+// command on j's queue before j's commands. Node j needs one when it
+// touches bytes of the lane that an earlier node on its queue touched
+// since that queue's last barrier, and one of the two writes them (read
+// after write, write after read, write after write). Independent nodes
+// on disjoint bytes get none, and one barrier serves every hazard it
+// stands between: a plan that lists its nodes level by level (every
+// node after the ones it depends on, independent ones side by side) gets
+// one barrier per level that has a hazard with the level before.
+//
+// The queues a device gives the kinds are only known to the scheduler: a
+// device with one queue (lavapipe) runs every node on it; one with a
+// transfer queue runs the transfer nodes there, ordered against compute
+// nodes by the semaphore waits of the dependency graph. The barriers
+// derived here are enough for both: a hazard between two nodes of one
+// kind is stood between by a barrier before a node of that kind; one
+// between nodes of different kinds by any barrier.
+//
+//   std::vector<bool> before = ferrum::derive_barriers(bucket.lane, program.dependencies);
+//   if (before[3]) { /* node 3's list opens with a barrier */ }
+#pragma once
+
+#include "ferrum/binding/dependency_graph.hpp"
+#include "ferrum/binding/lane_recipe.hpp"
+
+#include <vector>
+
+namespace ferrum {
+
+// Per node (plan order): whether its list opens with a barrier. The first
+// node never does: a lane's previous wave completed before its next one
+// is submitted (the host saw its fence), and other lanes are other
+// memory. O(u log u) in the recipe's uses.
+[[nodiscard]] std::vector<bool> derive_barriers(const lane_recipe& recipe, const dependency_graph& graph);
+
+}  // namespace ferrum

@@ -1,0 +1,105 @@
+// hazard_plans.hpp — generated v2 plans whose nodes read and write shared
+// and aliased lane bytes: the plans the derived barriers
+// (ferrum/binding/barriers.hpp) are checked on, by brute force here and by
+// data and synchronization validation with hazard_encoder.hpp.
+//
+//   std::mt19937_64 rng(1);
+//   const ferrum::plan p = hazard_plans::generate(rng, {});
+//   const auto program = ferrum::test::compile_ok(p);
+//   CHECK(hazard_plans::unseparated_hazards(program.buckets[0]).empty());
+//
+// Every node owns a 16-byte binding slot (its first resource). Nodes depend
+// on random earlier ones; an interval pool's resources (which the compiler
+// aliases where the graph allows) and a conservative pool's (shared by
+// several nodes, never aliased) are used by a few nodes each, read, written
+// or both — the first user in plan order writes.
+#pragma once
+
+#include "plan_builder.hpp"
+
+#include "ferrum/binding/compiled_program.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace hazard_plans {
+
+struct shape {
+  std::size_t nodes = 10;
+  std::size_t interval_resources = 10;  // pool/w, liveness interval
+  std::size_t shared_resources = 3;     // pool/shared, conservative
+  std::uint32_t lanes = 2;
+};
+
+inline ferrum::resource_access random_access(std::mt19937_64& rng) {
+  constexpr std::array accesses{ferrum::resource_access::read, ferrum::resource_access::write,
+                                ferrum::resource_access::read_write};
+  return accesses[rng() % accesses.size()];
+}
+
+inline ferrum::plan generate(std::mt19937_64& rng, shape s) {
+  ferrum::test::plan_builder builder;
+  for (std::size_t n = 0; n < s.nodes; ++n)
+    builder.binding_node("node/" + std::to_string(n), "resource/slot." + std::to_string(n), 16);
+  std::uniform_int_distribution<std::uint64_t> words(1, 64);
+  const auto add = [&](const std::string& name, const std::string& pool, std::size_t users) {
+    builder.resource(ferrum::test::workspace_resource(name, pool, ferrum::resource_demand::fixed(4 * words(rng)), 16));
+    std::set<std::size_t> nodes;
+    while (nodes.size() < std::min(users, s.nodes)) nodes.insert(rng() % s.nodes);
+    for (std::size_t n : nodes) builder.use(n, name);
+  };
+  for (std::size_t r = 0; r < s.interval_resources; ++r)
+    add("resource/w." + std::to_string(r), "pool/w", 1 + rng() % 3);
+  for (std::size_t r = 0; r < s.shared_resources; ++r)
+    add("resource/shared." + std::to_string(r), "pool/shared", 2 + rng() % 2);
+  ferrum::plan p = builder.interval("pool/w")
+                       .bucket("step", {1, 1, 1},
+                               {{"pool/bindings", 0, 1 << 20}, {"pool/shared", 0, 1 << 20}, {"pool/w", 0, 1 << 20}})
+                       .lanes(s.lanes)
+                       .budget(std::uint64_t{1} << 30)
+                       .build();
+  p.format = ferrum::plan_format::v2;
+  std::set<std::string> written;
+  for (std::size_t n = 0; n < p.nodes.size(); ++n) {
+    ferrum::plan_node& node = p.nodes[n];
+    for (std::size_t d = 0; d < n; ++d)
+      if (rng() % 3 == 0) node.after.push_back(p.nodes[d].id);
+    // The slot stays read-write; a resource's first user writes it.
+    node.access.push_back(ferrum::resource_access::read_write);
+    for (std::size_t k = 1; k < node.resources.size(); ++k) {
+      const bool first = written.insert(node.resources[k].str()).second;
+      node.access.push_back(first ? ferrum::resource_access::write : random_access(rng));
+    }
+  }
+  return p;
+}
+
+// Pairs of nodes (earlier, later) of `bucket` whose uses conflict (overlapping
+// lane bytes, one writing) with no barrier before a node in (earlier, later]:
+// the brute-force form of what derive_barriers promises on one queue.
+inline std::vector<std::array<std::size_t, 2>> unseparated_hazards(const ferrum::compiled_bucket& bucket) {
+  const ferrum::lane_recipe& r = bucket.lane;
+  const std::size_t nodes = r.use_begin.size() - 1;
+  const auto conflict = [](const ferrum::lane_use& a, const ferrum::lane_use& b) {
+    const bool overlap = a.offset < b.offset + b.size && b.offset < a.offset + a.size;
+    return overlap && (a.access != ferrum::resource_access::read || b.access != ferrum::resource_access::read);
+  };
+  std::vector<std::array<std::size_t, 2>> out;
+  for (std::size_t j = 0; j < nodes; ++j)
+    for (std::size_t i = 0; i < j; ++i) {
+      bool hazard = false;
+      for (const ferrum::lane_use& a : r.node_uses(i))
+        for (const ferrum::lane_use& b : r.node_uses(j)) hazard = hazard || conflict(a, b);
+      bool separated = false;
+      for (std::size_t k = i + 1; k <= j; ++k) separated = separated || r.barrier_before[k];
+      if (hazard && !separated) out.push_back({i, j});
+    }
+  return out;
+}
+
+}  // namespace hazard_plans
