@@ -3,8 +3,8 @@
 # it needs, refuses when the only Vulkan devices are software ones (Mesa's
 # lavapipe), builds release, runs the Vulkan tests, the frame_loop example at
 # 1920x1080 for 600 frames with GPU timestamps, and the fence latency,
-# pipelining and replay benchmarks, then prints one summary: the device, its
-# driver and each figure. Full outputs go to build/gpu-check/.
+# pipelining, replay and barriers benchmarks, then prints one summary: the
+# device, its driver and each figure. Full outputs go to build/gpu-check/.
 #
 #   ./scripts/gpu-check.sh          # as root; about 5 minutes on 16 cores
 #
@@ -56,6 +56,12 @@ release=build/release
 "$release/bench/ferrum_bench_pipelining" 300 3 >"$out/pipelining.log" 2>&1 ||
   fail "pipelining bench (see $out/pipelining.log)"
 "$release/bench/ferrum_bench_replay" 2000 5 >"$out/replay.log" 2>&1 || fail "replay bench (see $out/replay.log)"
+# Barriers: many small independent dispatches (where a barrier's drain shows
+# most), then fewer larger ones.
+"$release/bench/ferrum_bench_barriers" --device vulkan --nodes 64 --work-kib 64 500 5 >"$out/barriers.log" 2>&1 ||
+  fail "barriers bench (see $out/barriers.log)"
+"$release/bench/ferrum_bench_barriers" --device vulkan --nodes 32 --work-kib 1024 300 5 \
+  >"$out/barriers_large.log" 2>&1 || fail "barriers bench, larger nodes (see $out/barriers_large.log)"
 
 echo
 echo "== ferrum gpu-check: $device"
@@ -69,4 +75,10 @@ echo "-- pipelining (lanes against one)"
 cat "$out/pipelining.log"
 echo "-- replay against recording"
 cat "$out/replay.log"
+barrier_figures='^compiled bucket|^ *[|] barriers|^ *(way|derived|every_node|floor) [|]|/derived:|/floor:'
+echo "-- barriers: derived against every_node and the bare floor, 64 nodes x 64 KiB"
+grep -E "$barrier_figures" "$out/barriers.log"
+echo "-- barriers: 32 nodes x 1024 KiB"
+grep -E "$barrier_figures" "$out/barriers_large.log"
+grep -A1 "not measured yet" "$out/barriers.log"
 echo "== gpu-check took $(($(date +%s) - started)) s; outputs in $out/"

@@ -57,7 +57,7 @@ exit_code run_compile(const compile_options& options, std::ostream& out, std::os
     if (!options.out_path.empty()) file = program_file_summary{options.out_path, written};
     write_compiled_json(out, *program, file);
   } else {
-    write_compiled_table(out, *program);
+    write_compiled_table(out, *program, *parsed);
     if (!options.out_path.empty())
       out << "\nprogram   written to " << options.out_path << " (" << written << " bytes, ferrum.program.v1)\n";
   }

@@ -126,6 +126,17 @@ void write_bucket(document_writer& w, const compiled_bucket& bucket) {
     write_binding(w, *bucket.binding);
   else
     w.null();
+  // Where a wave records barriers between its nodes: their count, and the
+  // plan indices of the nodes whose list opens with one.
+  w.key("barriers");
+  w.begin_object();
+  w.member("per_wave", std::uint64_t{bucket.lane.barriers_per_wave});
+  w.key("before_nodes");
+  w.begin_array();
+  for (std::size_t n = 0; n < bucket.lane.barrier_before.size(); ++n)
+    if (bucket.lane.barrier_before[n]) w.number(n);
+  w.end_array();
+  w.end_object();
   w.end_object();
 }
 

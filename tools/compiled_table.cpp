@@ -3,6 +3,7 @@
 #include "text_table.hpp"
 
 #include <string>
+#include <vector>
 
 namespace ferrum::tools {
 namespace {
@@ -56,9 +57,25 @@ void write_binding(std::ostream& out, const compiled_bucket& bucket) {
   table.write(out, 4);
 }
 
+// How many barriers a wave records between its nodes, and before which:
+// the first few nodes by id, so that a big plan's line stays short.
+void write_barriers(std::ostream& out, const compiled_bucket& bucket, const plan& p) {
+  constexpr std::size_t shown = 8;
+  const std::vector<bool>& before = bucket.lane.barrier_before;
+  out << "  barriers: " << bucket.lane.barriers_per_wave << " per wave";
+  std::size_t listed = 0;
+  for (std::size_t n = 0; n < before.size() && n < p.nodes.size() && listed < shown; ++n) {
+    if (!before[n]) continue;
+    out << (listed == 0 ? ", before " : ", ") << p.nodes[n].id.str();
+    ++listed;
+  }
+  if (bucket.lane.barriers_per_wave > listed) out << " and " << bucket.lane.barriers_per_wave - listed << " more";
+  out << '\n';
+}
+
 }  // namespace
 
-void write_compiled_table(std::ostream& out, const compiled_program& program) {
+void write_compiled_table(std::ostream& out, const compiled_program& program, const plan& p) {
   out << "plan      " << program.hash.str() << '\n'
       << "lanes     " << program.lanes << '\n'
       << "admitted  " << program.admitted_bytes << " of " << program.budget_bytes << " bytes\n";
@@ -69,6 +86,7 @@ void write_compiled_table(std::ostream& out, const compiled_program& program) {
         << bucket.unaliased_lane_size_bytes << " unaliased)\n";
     write_pools(out, bucket);
     write_binding(out, bucket);
+    write_barriers(out, bucket, p);
   }
 }
 

@@ -26,7 +26,8 @@ bucket_memory bucket_memory_of(const compiled_program& program, const compiled_b
                   bucket.unaliased_lane_size_bytes,
                   {},
                   resources_checked_per_wave,
-                  resources_unchecked_per_wave};
+                  resources_unchecked_per_wave,
+                  bucket.lane.barriers_per_wave};
   for (std::size_t d = 0; d < bucket.capacity_layouts.size(); ++d) {
     const capacity_layout& layout = bucket.capacity_layouts[d];
     m.pools.push_back({program.domains[d].pool.str(), std::string(to_string(layout.liveness)), bucket.pool_offsets[d],
@@ -91,6 +92,7 @@ nlohmann::ordered_json run_json(const run_summary& s) {
     bucket["pools"] = std::move(pools);
     bucket["resources_checked_per_wave"] = m.resources_checked_per_wave;
     if (s.v2) bucket["resources_unchecked_per_wave"] = m.resources_unchecked_per_wave;
+    bucket["barriers_per_wave"] = m.barriers_per_wave;
     bucket["lanes_made"] = m.lanes_made;
     bucket["made_bytes"] = m.made_bytes;
     memory.push_back(std::move(bucket));
@@ -157,6 +159,7 @@ void write_run_summary(std::ostream& out, const run_summary& s) {
     out << "; " << m.unaliased_lane_bytes << " unaliased), " << m.resources_checked_per_wave
         << " resources checked per wave";
     if (s.v2) out << ", " << m.resources_unchecked_per_wave << " unchecked";
+    out << ", " << m.barriers_per_wave << " barriers per wave";
     out << "; " << m.lanes_made << " lanes made, " << m.made_bytes << " bytes\n";
   }
   if (s.v2) {

@@ -2,6 +2,7 @@
 // runs the built binary and checks its exit status, stdout and stderr against
 // docs/interfaces.md, "The ferrum command".
 
+#include "compiled_plan.hpp"
 #include "ferrum_process.hpp"
 
 #include <catch2/catch.hpp>
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -17,7 +19,9 @@
 
 namespace {
 
+using cli_test::barrier_nodes;
 using cli_test::command_result;
+using cli_test::compile_in_process;
 using cli_test::example_plan;
 using cli_test::read_file;
 using cli_test::run_ferrum;
@@ -58,6 +62,21 @@ command_result compile_plan(const nlohmann::json& plan, const std::vector<std::s
 
 // A plan with one workspace resource and no binding resources.
 nlohmann::json workspace_only_plan() { return nlohmann::json::parse(cli_test::workspace_only_plan); }
+
+// Plans whose barriers the tests compare with compile()'s: a v1 plan without
+// hazards, a v1 plan with some, and a v2 plan that declares accesses.
+const std::vector<std::string> barrier_plans = {"two_nodes.json", "history.json", "two_queues_access.json"};
+
+// The table's line for the barriers of `bucket` of `c`: the first eight
+// nodes by id, then how many more.
+std::string expected_barriers_line(const cli_test::compiled_plan& c, const ferrum::compiled_bucket& bucket) {
+  const std::vector<std::size_t> nodes = barrier_nodes(bucket);
+  std::string line = "  barriers: " + std::to_string(nodes.size()) + " per wave";
+  for (std::size_t i = 0; i < nodes.size() && i < 8; ++i)
+    line += (i == 0 ? ", before " : ", ") + c.plan.nodes[nodes[i]].id.str();
+  if (nodes.size() > 8) line += " and " + std::to_string(nodes.size() - 8) + " more";
+  return line + "\n";
+}
 
 }  // namespace
 
@@ -205,6 +224,80 @@ TEST_CASE("ferrum compile: the table shows the plan hash, fingerprint and slots 
     CHECK(table.out.find(slot.at("resource").get<std::string>()) != std::string::npos);
   }
   CHECK(table.out.find("\nbucket " + doc.at("buckets")[0].at("id").get<std::string>() + " ") != std::string::npos);
+}
+
+TEST_CASE("ferrum compile: --json gives each bucket the barriers that compile() derives", "[cli]") {
+  for (const std::string& name : barrier_plans) {
+    INFO(name);
+    const cli_test::compiled_plan c = compile_in_process(example_plan(name));
+    const command_result result = run_ferrum({"compile", example_plan(name), "--json"});
+    REQUIRE(result.status == 0);
+    const nlohmann::ordered_json doc = nlohmann::ordered_json::parse(result.out);
+    const nlohmann::ordered_json& buckets = doc.at("buckets");
+    REQUIRE(buckets.size() == c.program.buckets.size());
+    for (std::size_t b = 0; b < buckets.size(); ++b) {
+      const ferrum::compiled_bucket& bucket = c.program.buckets[b];
+      INFO(bucket.id.str());
+      CHECK(buckets[b].at("id") == bucket.id.str());
+      // The bucket's last member.
+      CHECK(std::prev(buckets[b].end()).key() == "barriers");
+      const nlohmann::ordered_json& barriers = buckets[b].at("barriers");
+      std::vector<std::string> keys;
+      for (const auto& item : barriers.items()) keys.push_back(item.key());
+      CHECK(keys == std::vector<std::string>{"per_wave", "before_nodes"});
+      CHECK(barriers.at("per_wave").get<std::size_t>() == bucket.lane.barriers_per_wave);
+      CHECK(barriers.at("before_nodes").get<std::vector<std::size_t>>() == barrier_nodes(bucket));
+      CHECK(barriers.at("before_nodes").size() == bucket.lane.barriers_per_wave);
+    }
+  }
+  // Not all of them vacuous: history.json's nodes share resources.
+  CHECK(compile_in_process(example_plan("history.json")).program.buckets[0].lane.barriers_per_wave > 0);
+}
+
+TEST_CASE("ferrum compile: the table has a barriers line per bucket naming the nodes compile() derives", "[cli]") {
+  for (const std::string& name : barrier_plans) {
+    INFO(name);
+    const cli_test::compiled_plan c = compile_in_process(example_plan(name));
+    const command_result result = run_ferrum({"compile", example_plan(name)});
+    REQUIRE(result.status == 0);
+    INFO(result.out);
+    std::size_t lines = 0;
+    for (std::size_t at = 0; (at = result.out.find("\n  barriers: ", at)) != std::string::npos; ++at) ++lines;
+    CHECK(lines == c.program.buckets.size());
+    for (const ferrum::compiled_bucket& bucket : c.program.buckets) {
+      // The bucket's line, after its header.
+      const std::size_t header = result.out.find("\nbucket " + bucket.id.str() + " ");
+      REQUIRE(header != std::string::npos);
+      const std::string line = expected_barriers_line(c, bucket);
+      INFO(line);
+      CHECK(result.out.find("\n" + line, header) != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("ferrum compile: the barriers line names at most eight nodes, then how many more", "[cli]") {
+  // Twelve nodes over one workspace resource: a v1 node reads and writes
+  // what it lists, so every node after the first has a hazard.
+  nlohmann::json plan = workspace_only_plan();
+  plan["nodes"] = nlohmann::json::array();
+  for (int n = 0; n < 12; ++n)
+    plan["nodes"].push_back({{"id", "node/step." + std::to_string(n)}, {"resources", {"resource/scratch"}}});
+  const cli_test::temp_file file(plan.dump(2));
+  const cli_test::compiled_plan c = compile_in_process(file.path());
+  REQUIRE(c.program.buckets.size() == 1);
+  REQUIRE(c.program.buckets[0].lane.barriers_per_wave > 8);
+  const command_result table = run_ferrum({"compile", file.path()});
+  REQUIRE(table.status == 0);
+  INFO(table.out);
+  const std::string line = expected_barriers_line(c, c.program.buckets[0]);
+  CHECK(table.out.find("\n" + line) != std::string::npos);
+  CHECK(table.out.find(" and " + std::to_string(c.program.buckets[0].lane.barriers_per_wave - 8) + " more\n") !=
+        std::string::npos);
+  const command_result json = run_ferrum({"compile", file.path(), "--json"});
+  REQUIRE(json.status == 0);
+  // The document lists them all.
+  CHECK(nlohmann::json::parse(json.out)["buckets"][0]["barriers"]["before_nodes"].get<std::vector<std::size_t>>() ==
+        barrier_nodes(c.program.buckets[0]));
 }
 
 TEST_CASE("ferrum compile: a plan without binding resources has a null program_binding", "[cli]") {

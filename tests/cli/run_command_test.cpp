@@ -2,6 +2,7 @@
 // exit status, its ferrum.run.v1 report and its errors against
 // docs/interfaces.md ("The ferrum command", "ferrum.run.v1"). Wave counts
 // stay small: the suite also runs under the sanitizers.
+#include "compiled_plan.hpp"
 #include "ferrum_process.hpp"
 #include "run_report_checks.hpp"
 
@@ -218,6 +219,32 @@ TEST_CASE("ferrum run: workspace resources are checked, and memory is reported a
   // Every resource listing is checked: 14 in interval_liveness's six nodes.
   const json_run run = run_json(example_plan("interval_liveness.json"), {"--waves", "2"});
   CHECK(u64(run.report["memory"][0]["resources_checked_per_wave"]) == 14);
+}
+
+TEST_CASE("ferrum run: each bucket's barriers_per_wave is the one compile() derives, in the report and the summary",
+          "[cli]") {
+  for (const char* name : {"history.json", "two_queues_access.json"}) {
+    INFO(name);
+    const cli_test::compiled_plan c = cli_test::compile_in_process(example_plan(name));
+    const json_run run = run_json(example_plan(name), {"--waves", "4"});
+    check_healthy(run, 4);
+    const nlohmann::ordered_json& memory = run.report["memory"];
+    REQUIRE(memory.size() == c.program.buckets.size());
+    const command_result summary = run_ferrum({"run", example_plan(name), "--waves", "4"});
+    REQUIRE(summary.status == 0);
+    INFO(summary.out);
+    for (std::size_t b = 0; b < memory.size(); ++b) {
+      const ferrum::compiled_bucket& bucket = c.program.buckets[b];
+      CHECK(memory[b]["bucket"] == bucket.id.str());
+      CHECK(u64(memory[b]["barriers_per_wave"]) == bucket.lane.barriers_per_wave);
+      // On the bucket's memory line, before its lanes.
+      const std::size_t line = summary.out.find("\n  memory       " + bucket.id.str() + ": ");
+      REQUIRE(line != std::string::npos);
+      const std::size_t end = summary.out.find('\n', line + 1);
+      const std::string expected = ", " + std::to_string(bucket.lane.barriers_per_wave) + " barriers per wave; ";
+      CHECK(summary.out.substr(line, end - line).find(expected) != std::string::npos);
+    }
+  }
 }
 
 TEST_CASE("ferrum run: persistent resources keep their lane's last submitted wave through every fault kind", "[cli]") {

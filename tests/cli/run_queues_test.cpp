@@ -102,7 +102,8 @@ TEST_CASE("ferrum run: the summary of a two-queue plan names each queue's nodes 
   CHECK(r.err.empty());
   CHECK(r.out.find("\n  queues       compute: 3 nodes per wave, 40 submissions; transfer: 2 nodes per wave, 40 "
                    "submissions\n") != std::string::npos);
-  CHECK(r.out.find(", 15 resources checked per wave, 0 unchecked; 2 lanes made, ") != std::string::npos);
+  CHECK(r.out.find(", 15 resources checked per wave, 0 unchecked, ") != std::string::npos);
+  CHECK(r.out.find(" barriers per wave; 2 lanes made, ") != std::string::npos);
   CHECK(r.out.find("  unchecked    ") == std::string::npos);
   CHECK(r.out.find("violations   0") != std::string::npos);
 }
@@ -168,7 +169,8 @@ TEST_CASE("ferrum run: listings the checks cannot check are counted and named, a
   const command_result summary = run_ferrum({"run", file.path(), "--waves", "4"});
   INFO("stdout: " << summary.out);
   CHECK(summary.status == 0);
-  CHECK(summary.out.find(", 15 resources checked per wave, 3 unchecked; 2 lanes made, ") != std::string::npos);
+  CHECK(summary.out.find(", 15 resources checked per wave, 3 unchecked, ") != std::string::npos);
+  CHECK(summary.out.find(" barriers per wave; 2 lanes made, ") != std::string::npos);
   CHECK(summary.out.find("\n  unchecked    resource/frame at node/tail: a transfer node that no compute node runs "
                          "after\n") != std::string::npos);
   CHECK(summary.out.find("\n               resource/shared at node/left: not ordered against every other user, "

@@ -106,11 +106,12 @@ inline void check_report(const nlohmann::ordered_json& r, std::uint64_t waves, s
     std::vector<std::string> expected_keys{"bucket", "lane_bytes", "unaliased_lane_bytes", "pools",
                                            "resources_checked_per_wave"};
     if (v2) expected_keys.push_back("resources_unchecked_per_wave");
-    expected_keys.insert(expected_keys.end(), {"lanes_made", "made_bytes"});
+    expected_keys.insert(expected_keys.end(), {"barriers_per_wave", "lanes_made", "made_bytes"});
     CHECK(keys == expected_keys);
     // Made at create: every lane of the bucket, each of lane_bytes.
     CHECK(u64(bucket["lanes_made"]) >= 1);
     CHECK(u64(bucket["made_bytes"]) == u64(bucket["lanes_made"]) * u64(bucket["lane_bytes"]));
+    CHECK(bucket["barriers_per_wave"].is_number_unsigned());
     std::uint64_t end = 0;
     for (const auto& pool : bucket["pools"]) {
       keys.clear();

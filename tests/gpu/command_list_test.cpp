@@ -79,6 +79,127 @@ TEST_CASE("command list: a guarded arena is reached only through the list's gran
   CHECK(f.list->size() == 4);
 }
 
+TEST_CASE("command list: begin() opens with a barrier and puts one between every two commands", "[gpu]") {
+  fixture f;
+  CHECK(f.list->barriers() == 0);  // an empty list has none
+  test::require(f.list->fill(f.arena->range(0, 64), 1));
+  CHECK(f.list->barriers() == 1);  // before the first command
+  test::require(f.list->fill(f.arena->range(64, 64), 2));
+  test::require(f.list->fill(f.arena->range(128, 64), 3));
+  CHECK(f.list->barriers() == 3);
+  CHECK(f.list->size() == 3);
+  test::require(f.list->end());
+  CHECK(f.list->barriers() == 3);
+}
+
+TEST_CASE("command list: by_hazards on granted ranges opens without a barrier, then one between commands", "[gpu]") {
+  fixture f;
+  auto guarded = test::require(f.device->create_arena(256));
+  guarded->guard();
+  const ferrum::gpu::arena_range granted[] = {guarded->range(0, 64), guarded->range(64, 64), guarded->range(128, 64)};
+  f.list->grant(granted);
+  test::require(f.list->begin(ferrum::gpu::list_opening::by_hazards));
+  CHECK(f.list->barriers() == 0);
+  test::require(f.list->fill(granted[0], 1));
+  CHECK(f.list->barriers() == 0);  // its owner orders the granted ranges
+  test::require(f.list->fill(granted[1], 2));
+  CHECK(f.list->barriers() == 1);
+  test::require(f.list->fill(granted[2], 3));
+  CHECK(f.list->barriers() == 2);
+  // A copy inside the grants is ordered after the fills, as any command.
+  test::require(f.list->copy(guarded->range(0, 8), guarded->range(64, 8)));
+  CHECK(f.list->barriers() == 3);
+  CHECK(f.list->size() == 4);
+}
+
+TEST_CASE("command list: by_hazards opens with a barrier when the first command writes an unguarded arena", "[gpu]") {
+  fixture f;
+  test::require(f.list->begin(ferrum::gpu::list_opening::by_hazards));
+  test::require(f.list->fill(f.arena->whole(), 1));
+  CHECK(f.list->barriers() == 1);
+  // A dispatch on it, as a fill.
+  test::require(f.list->begin(ferrum::gpu::list_opening::by_hazards));
+  test::require(f.list->dispatch(*f.writer, f.arena->range(0, 64), {}, {}));
+  CHECK(f.list->barriers() == 1);
+}
+
+TEST_CASE("command list: by_hazards puts a barrier before a copy that reads a guarded arena outside the grants",
+          "[gpu]") {
+  fixture f;
+  auto guarded = test::require(f.device->create_arena(256));
+  guarded->guard();
+  const ferrum::gpu::arena_range granted[] = {guarded->range(64, 32)};
+  f.list->grant(granted);
+  // The source lies outside the granted range, in an arena the list has a
+  // grant in (allowed): the owner's hazards do not cover it.
+  test::require(f.list->begin(ferrum::gpu::list_opening::by_hazards));
+  test::require(f.list->copy(guarded->range(0, 8), guarded->range(64, 8)));
+  CHECK(f.list->barriers() == 1);
+  // Inside the grant, the same copy opens without one.
+  test::require(f.list->begin(ferrum::gpu::list_opening::by_hazards));
+  test::require(f.list->copy(guarded->range(80, 8), guarded->range(64, 8)));
+  CHECK(f.list->barriers() == 0);
+  // A copy from an unguarded arena reaches outside the grants too.
+  test::require(f.list->begin(ferrum::gpu::list_opening::by_hazards));
+  test::require(f.list->copy(f.arena->range(0, 8), guarded->range(64, 8)));
+  CHECK(f.list->barriers() == 1);
+}
+
+TEST_CASE("command list: host functions and timestamps neither record a barrier nor make one due", "[gpu]") {
+  fixture f;
+  auto guarded = test::require(f.device->create_arena(256));
+  guarded->guard();
+  const ferrum::gpu::arena_range granted[] = {guarded->whole()};
+  f.list->grant(granted);
+  auto stamps = test::require(f.device->create_timestamp_pool(2));
+  int calls = 0;
+  auto call = [&calls] { ++calls; };
+  test::require(f.list->begin(ferrum::gpu::list_opening::by_hazards));
+  test::require(f.list->timestamp(*stamps, 0));
+  test::require(f.list->host(ferrum::gpu::host_call(call)));
+  CHECK(f.list->barriers() == 0);
+  test::require(f.list->fill(guarded->range(0, 64), 1));
+  CHECK(f.list->barriers() == 0);  // still the list's first command
+  test::require(f.list->host(ferrum::gpu::host_call(call)));
+  test::require(f.list->timestamp(*stamps, 1));
+  test::require(f.list->fill(guarded->range(64, 64), 2));
+  CHECK(f.list->barriers() == 1);  // the one between the two fills, no more
+  test::require(f.list->host(ferrum::gpu::host_call(call)));
+  CHECK(f.list->barriers() == 1);
+
+  // With begin(): the opening barrier and the one between the fills.
+  test::require(f.list->begin());
+  test::require(f.list->host(ferrum::gpu::host_call(call)));
+  CHECK(f.list->barriers() == 0);
+  test::require(f.list->fill(guarded->range(0, 64), 1));
+  test::require(f.list->timestamp(*stamps, 0));
+  test::require(f.list->fill(guarded->range(64, 64), 2));
+  CHECK(f.list->barriers() == 2);
+  CHECK(calls == 0);  // recorded, never submitted
+}
+
+TEST_CASE("command list: begin() resets the barrier count", "[gpu]") {
+  fixture f;
+  test::require(f.list->fill(f.arena->range(0, 64), 1));
+  test::require(f.list->fill(f.arena->range(64, 64), 2));
+  CHECK(f.list->barriers() == 2);
+  test::require(f.list->end());
+  test::require(f.list->begin());
+  CHECK(f.list->barriers() == 0);
+  CHECK(f.list->size() == 0);
+  test::require(f.list->fill(f.arena->range(0, 64), 1));
+  CHECK(f.list->barriers() == 1);
+  // Submitted and reached: the next recording starts from none again.
+  test::require(f.list->end());
+  command_list* lists[] = {f.list.get()};
+  test::require(f.device->queue().submit(lists, 1));
+  test::require_reached(f.device->queue().timeline(), 1);
+  test::require(f.list->begin(ferrum::gpu::list_opening::by_hazards));
+  CHECK(f.list->barriers() == 0);
+  test::require(f.list->end());
+  CHECK(f.list->barriers() == 0);  // an empty list
+}
+
 TEST_CASE("command list: ranges must start and end on 4-byte boundaries", "[gpu]") {
   fixture f;
   CHECK(f.list->fill(f.arena->range(2, 8), 0).error() == errc::misaligned_range);

@@ -345,3 +345,34 @@ TEST_CASE("null device: inline_completion refuses the options that would pause t
   accepted.faults = {.seed = 1, .lost = 0.5, .max_delay = 5ms, .hang_duration = 5ms};
   CHECK(ferrum::gpu::null_device::create(accepted).has_value());
 }
+
+TEST_CASE("null device: reorder_unordered runs what no barrier orders last to first, across a submission's lists",
+          "[gpu]") {
+  null_device_options options;
+  options.reorder_unordered = true;
+  auto device = test::require(ferrum::gpu::null_device::create(options));
+  auto arena = test::require(device->create_arena(64));
+  arena->guard();
+  const std::array granted{arena->range(0, 64)};
+  const auto fill_twice = [&](ferrum::gpu::list_opening second_opening) {
+    auto first = test::require(device->create_command_list());
+    auto second = test::require(device->create_command_list());
+    first->grant(granted);
+    second->grant(granted);
+    test::require(first->begin(ferrum::gpu::list_opening::by_hazards));
+    test::require(first->fill(granted[0], 1u));
+    test::require(first->end());
+    test::require(second->begin(second_opening));
+    test::require(second->fill(granted[0], 2u));
+    test::require(second->fill(arena->range(0, 4), 3u));
+    test::require(second->end());
+    ferrum::gpu::command_list* lists[] = {first.get(), second.get()};
+    test::require_reached(device->queue().timeline(), test::require(device->queue().submit_next(lists)));
+    return std::array{test::word_at(*arena, 0), test::word_at(*arena, 15)};
+  };
+  // No barrier between the lists: the second's first fill runs before the
+  // first's; its second fill comes after a barrier, so last.
+  CHECK(fill_twice(ferrum::gpu::list_opening::by_hazards) == std::array<std::uint32_t, 2>{3u, 1u});
+  // Ordered by the second list's opening barrier: submission order.
+  CHECK(fill_twice(ferrum::gpu::list_opening::barrier) == std::array<std::uint32_t, 2>{3u, 2u});
+}

@@ -18,12 +18,16 @@
 
 #include "ferrum/gpu/builtin_kernels.hpp"
 #include "ferrum/gpu/device.hpp"
-#include "ferrum/scheduler/wave.hpp"
+#include "ferrum/scheduler/scheduler.hpp"
+
+#include <boost/asio/thread_pool.hpp>
+#include <catch2/catch.hpp>
 
 #include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <future>
 #include <memory>
 #include <optional>
 #include <span>
@@ -104,6 +108,59 @@ inline std::uint32_t mismatches(const ferrum::compiled_bucket& bucket, std::span
     total += word;
   }
   return total;
+}
+
+// What a run saw.
+struct outcome {
+  std::size_t checks = 0;        // checks recorded
+  std::size_t mismatches = 0;    // words the checks found other than the pattern they expected
+  std::size_t barriers = 0;      // barriers the waves' lists recorded
+  std::size_t lists_opened = 0;  // lists whose first command had a barrier
+};
+
+// Runs `waves` waves of `program` (compiled from `p`, one bucket "step",
+// perhaps with barriers changed) one after another on `device` and checks,
+// after each, that each node's list recorded the barriers
+// `options.barriers` asks for: before its first command when derived (or
+// every_node), between every two of its commands. Counts what the checks
+// found.
+inline outcome run(ferrum::gpu::device& device, const ferrum::plan& p,
+                   std::shared_ptr<const ferrum::compiled_program> program, std::uint64_t waves,
+                   ferrum::scheduler_options options = {}) {
+  REQUIRE(program->buckets.size() == 1);
+  const ferrum::compiled_bucket& bucket = program->buckets[0];
+  const encoder encode(device, p);
+  boost::asio::thread_pool threads(2);
+  options.encoder_tasks = 2;
+  auto made = ferrum::scheduler::create(program, device, threads.get_executor(), options);
+  if (!made) FAIL(made.error().what());
+  std::unique_ptr<ferrum::scheduler> scheduler = std::move(*made);
+  outcome o;
+  for (std::uint64_t w = 0; w < waves; ++w) {
+    std::promise<std::pair<boost::system::error_code, ferrum::wave_report>> done;
+    auto finished = done.get_future();
+    scheduler->async_submit({"step", {1, 1, 1}}, encode, [&done](boost::system::error_code ec, ferrum::wave_report r) {
+      done.set_value({ec, std::move(r)});
+    });
+    REQUIRE(finished.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
+    const auto [ec, report] = finished.get();
+    INFO("wave " << report.wave << ": " << report.message);
+    REQUIRE_FALSE(ec);
+    const ferrum::lane& lane = *scheduler->pools()[0]->lanes()[report.lane];
+    o.mismatches += mismatches(bucket, lane.arena->bytes());
+    for (std::size_t n = 0; n < p.nodes.size(); ++n) {
+      const ferrum::gpu::command_list& list = *lane.lists[n];
+      const bool opens = options.barriers == ferrum::barrier_placement::every_node || bucket.lane.barrier_before[n];
+      INFO("node " << n << ", " << list.size() << " commands");
+      CHECK(list.barriers() == (list.size() == 0 ? 0 : list.size() - 1 + (opens ? 1 : 0)));
+      o.barriers += list.barriers();
+      o.lists_opened += list.size() != 0 && opens ? 1 : 0;
+    }
+  }
+  o.checks = encode.checks();
+  scheduler.reset();
+  threads.join();
+  return o;
 }
 
 }  // namespace hazard_encoder

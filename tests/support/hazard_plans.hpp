@@ -47,16 +47,20 @@ inline ferrum::plan generate(std::mt19937_64& rng, shape s) {
   for (std::size_t n = 0; n < s.nodes; ++n)
     builder.binding_node("node/" + std::to_string(n), "resource/slot." + std::to_string(n), 16);
   std::uniform_int_distribution<std::uint64_t> words(1, 64);
-  const auto add = [&](const std::string& name, const std::string& pool, std::size_t users) {
+  // An interval resource's users are a run of one to three nodes (short
+  // lives, so that resources share bytes); a shared one's are two or three
+  // anywhere.
+  const auto add = [&](const std::string& name, const std::string& pool, bool run) {
     builder.resource(ferrum::test::workspace_resource(name, pool, ferrum::resource_demand::fixed(4 * words(rng)), 16));
+    const std::size_t users = std::min<std::size_t>(run ? 1 + rng() % 3 : 2 + rng() % 2, s.nodes);
+    const std::size_t first = rng() % s.nodes;
     std::set<std::size_t> nodes;
-    while (nodes.size() < std::min(users, s.nodes)) nodes.insert(rng() % s.nodes);
+    while (nodes.size() < users) nodes.insert(run ? (first + nodes.size()) % s.nodes : rng() % s.nodes);
     for (std::size_t n : nodes) builder.use(n, name);
   };
-  for (std::size_t r = 0; r < s.interval_resources; ++r)
-    add("resource/w." + std::to_string(r), "pool/w", 1 + rng() % 3);
+  for (std::size_t r = 0; r < s.interval_resources; ++r) add("resource/w." + std::to_string(r), "pool/w", true);
   for (std::size_t r = 0; r < s.shared_resources; ++r)
-    add("resource/shared." + std::to_string(r), "pool/shared", 2 + rng() % 2);
+    add("resource/shared." + std::to_string(r), "pool/shared", false);
   ferrum::plan p = builder.interval("pool/w")
                        .bucket("step", {1, 1, 1},
                                {{"pool/bindings", 0, 1 << 20}, {"pool/shared", 0, 1 << 20}, {"pool/w", 0, 1 << 20}})
@@ -75,6 +79,30 @@ inline ferrum::plan generate(std::mt19937_64& rng, shape s) {
       const bool first = written.insert(node.resources[k].str()).second;
       node.access.push_back(first ? ferrum::resource_access::write : random_access(rng));
     }
+  }
+  return p;
+}
+
+// Two nodes on resources of pool/own (and their slots). Independent: each
+// writes one of its own, neither runs after the other, no hazard.
+// Otherwise node 1 runs after node 0 and reads what it wrote.
+inline ferrum::plan pair(bool independent) {
+  std::mt19937_64 rng(0);
+  ferrum::plan p = generate(rng, {.nodes = 2, .interval_resources = 0, .shared_resources = 0});
+  p.pools.clear();
+  p.buckets[0].budgets = {{ferrum::test::id<ferrum::pool_id>("pool/bindings"), 0, 1 << 20},
+                          {ferrum::test::id<ferrum::pool_id>("pool/own"), 0, 1 << 20}};
+  for (std::size_t n = 0; n < 2; ++n) {
+    const std::string name = "resource/own." + std::to_string(independent ? n : 0);
+    if (independent || n == 0)
+      p.resources.push_back(
+          ferrum::test::workspace_resource(name, "pool/own", ferrum::resource_demand::fixed(256), 16));
+    p.nodes[n].resources.push_back(ferrum::test::id<ferrum::resource_id>(name));
+    const bool reads = !independent && n == 1;
+    p.nodes[n].access = {ferrum::resource_access::read_write,
+                         reads ? ferrum::resource_access::read : ferrum::resource_access::write};
+    p.nodes[n].after.clear();
+    if (reads) p.nodes[n].after.push_back(p.nodes[0].id);
   }
   return p;
 }

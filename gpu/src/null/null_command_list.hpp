@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace ferrum::gpu::null_detail {
@@ -34,6 +35,8 @@ struct command {
   std::array<std::uint32_t, max_kernel_push_words> push{};
   std::uint32_t value = 0;
   host_function function;
+  // Whether a barrier comes before it (null_device_options::reorder_unordered).
+  bool after_barrier = false;
 
   void run() const noexcept {
     switch (kind) {
@@ -66,10 +69,12 @@ class null_command_list final : public command_list {
   void run() const noexcept {
     for (const command& c : commands_) c.run();
   }
+  [[nodiscard]] std::span<const command> commands() const noexcept { return commands_; }
 
  protected:
   result<void> do_begin() override {
     commands_.clear();
+    barrier_due_ = false;
     return {};
   }
   result<void> do_dispatch(const kernel& k, arena_range primary, arena_range secondary,
@@ -109,18 +114,21 @@ class null_command_list final : public command_list {
     return {};
   }
   result<void> do_end() override { return {}; }
-  // The worker runs commands one after another: each sees every earlier
-  // one's writes already.
-  void do_barrier() noexcept override {}
+  // The worker runs commands one after another, each seeing every earlier
+  // one's writes, unless it reorders what no barrier orders: the barrier is
+  // marked on the next command.
+  void do_barrier() noexcept override { barrier_due_ = true; }
 
  private:
   command& add(command::op kind) {
     command& c = commands_.emplace_back();
     c.kind = kind;
+    c.after_barrier = std::exchange(barrier_due_, false);
     return c;
   }
 
   std::vector<command> commands_;
+  bool barrier_due_ = false;
 };
 
 }  // namespace ferrum::gpu::null_detail

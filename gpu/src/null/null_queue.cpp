@@ -17,6 +17,42 @@ namespace ferrum::gpu::null_detail {
 null_queue::null_queue(null_device_impl& owner, std::size_t index, queue_kind kind) noexcept
     : queue(owner, timeline_, index, kind), device_(owner) {}
 
+namespace {
+
+// Runs the commands of `lists` from position (l, k) back to (first_list,
+// first_command), the last first.
+void run_back(std::span<command_list* const> lists, std::size_t first_list, std::size_t first_command, std::size_t l,
+              std::size_t k) noexcept {
+  while (l > first_list || k > first_command) {
+    if (k == 0) {
+      --l;
+      k = static_cast<const null_command_list*>(lists[l])->commands().size();
+      continue;
+    }
+    --k;
+    static_cast<const null_command_list*>(lists[l])->commands()[k].run();
+  }
+}
+
+// null_device_options::reorder_unordered: each stretch between two barriers
+// runs last to first.
+void run_reordered(std::span<command_list* const> lists) noexcept {
+  std::size_t first_list = 0;
+  std::size_t first_command = 0;
+  for (std::size_t l = 0; l < lists.size(); ++l) {
+    const auto commands = static_cast<const null_command_list*>(lists[l])->commands();
+    for (std::size_t k = 0; k < commands.size(); ++k) {
+      if (!commands[k].after_barrier) continue;
+      run_back(lists, first_list, first_command, l, k);
+      first_list = l;
+      first_command = k;
+    }
+  }
+  run_back(lists, first_list, first_command, lists.size(), 0);
+}
+
+}  // namespace
+
 void null_queue::request_stop() noexcept {
   {
     const std::lock_guard lock(mutex_);
@@ -118,7 +154,11 @@ bool null_queue::run(std::span<command_list* const> lists, std::span<const queue
     device_.lose();
     return true;
   }
-  for (const command_list* list : lists) static_cast<const null_command_list*>(list)->run();
+  if (device_.options().reorder_unordered) {
+    run_reordered(lists);
+  } else {
+    for (const command_list* list : lists) static_cast<const null_command_list*>(list)->run();
+  }
   std::chrono::microseconds latency = device_.options().latency;
   if (fault && fault->kind == fault_kind::delay) {
     device_.count(fault_kind::delay);

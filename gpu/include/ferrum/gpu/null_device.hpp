@@ -94,6 +94,12 @@ struct null_device_options {
   // none, as some GPUs' queues: create_timestamp_pool fails with
   // timestamps_unsupported.
   bool timestamps = true;
+  // Runs each stretch of a submission's commands that no barrier divides
+  // (across its lists) last to first, as a GPU may run such commands in any
+  // order or at once: a barrier a hazard needed and did not get shows as a
+  // read before the write it should see. Host functions and timestamps
+  // take part. Off: commands run in submission order.
+  bool reorder_unordered = false;
 };
 
 class null_device : public device {
