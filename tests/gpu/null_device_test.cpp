@@ -376,3 +376,35 @@ TEST_CASE("null device: reorder_unordered runs what no barrier orders last to fi
   // Ordered by the second list's opening barrier: submission order.
   CHECK(fill_twice(ferrum::gpu::list_opening::barrier) == std::array<std::uint32_t, 2>{3u, 2u});
 }
+
+TEST_CASE("null device: with reorder_unordered a host function or timestamp still divides the stretches", "[gpu]") {
+  null_device_options options;
+  options.reorder_unordered = true;
+  auto device = test::require(ferrum::gpu::null_device::create(options));
+  auto arena = test::require(device->create_arena(64));
+  auto stamps = test::require(device->create_timestamp_pool(1));
+  std::uint32_t seen = 0;
+  auto observe = [&] { seen = test::word_at(*arena, 0); };
+  arena->guard();
+  const std::array granted{arena->whole()};
+  auto first = test::require(device->create_command_list());
+  auto second = test::require(device->create_command_list());
+  first->grant(granted);
+  second->grant(granted);
+  test::require(first->begin(ferrum::gpu::list_opening::by_hazards));
+  test::require(first->fill(arena->whole(), 1u));
+  test::require(first->end());
+  // No barrier anywhere: the host function and the timestamp are what
+  // order the fills.
+  test::require(second->begin(ferrum::gpu::list_opening::by_hazards));
+  test::require(second->host(ferrum::gpu::host_call(observe)));
+  test::require(second->timestamp(*stamps, 0));
+  test::require(second->fill(arena->range(0, 4), 2u));
+  test::require(second->end());
+  ferrum::gpu::command_list* lists[] = {first.get(), second.get()};
+  test::require_reached(device->queue().timeline(), test::require(device->queue().submit_next(lists)));
+  CHECK(first->barriers() + second->barriers() == 0);
+  CHECK(seen == 1u);
+  CHECK(test::word_at(*arena, 0) == 2u);
+  CHECK(test::word_at(*arena, 1) == 1u);
+}

@@ -34,18 +34,24 @@ void run_back(std::span<command_list* const> lists, std::size_t first_list, std:
   }
 }
 
-// null_device_options::reorder_unordered: each stretch between two barriers
-// runs last to first.
+// null_device_options::reorder_unordered: each stretch between two ordering
+// points runs last to first. A barrier begins a stretch; a host function or
+// a timestamp stands alone, after everything before it (a GPU's timestamp
+// waits for every earlier command).
 void run_reordered(std::span<command_list* const> lists) noexcept {
   std::size_t first_list = 0;
   std::size_t first_command = 0;
   for (std::size_t l = 0; l < lists.size(); ++l) {
     const auto commands = static_cast<const null_command_list*>(lists[l])->commands();
     for (std::size_t k = 0; k < commands.size(); ++k) {
-      if (!commands[k].after_barrier) continue;
+      const bool alone = commands[k].kind == command::op::host || commands[k].kind == command::op::timestamp;
+      if (!commands[k].after_barrier && !alone) continue;
       run_back(lists, first_list, first_command, l, k);
       first_list = l;
       first_command = k;
+      if (!alone) continue;
+      commands[k].run();
+      first_command = k + 1;
     }
   }
   run_back(lists, first_list, first_command, lists.size(), 0);

@@ -97,8 +97,9 @@ struct null_device_options {
   // Runs each stretch of a submission's commands that no barrier divides
   // (across its lists) last to first, as a GPU may run such commands in any
   // order or at once: a barrier a hazard needed and did not get shows as a
-  // read before the write it should see. Host functions and timestamps
-  // take part. Off: commands run in submission order.
+  // read before the write it should see. A host function or a timestamp
+  // runs after every command before it and before every one after it (as
+  // a GPU's timestamp does). Off: commands run in submission order.
   bool reorder_unordered = false;
 };
 
