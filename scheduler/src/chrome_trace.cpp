@@ -45,7 +45,15 @@ void write_chrome_trace(std::ostream& out, const trace_recorder& trace, const pl
     if (span.node != trace_span::no_node) out << R"(, "node": )" << span.node;
     if (span.phase == wave_phase::acquire && span.node == trace_span::no_node)
       out << R"(, "waited_us": )" << detail::fixed(detail::micros(span.begin, span.end), 3);
+    if (span.barrier) out << R"(, "barrier": true)";
     out << "}}";
+    // A barrier point: where the node's list began, after everything before
+    // it on its queue.
+    if (span.barrier)
+      out << ",\n  "
+          << R"({"name": "barrier", "cat": "barrier", "ph": "i", "s": "t", "ts": )"
+          << detail::fixed(detail::micros(trace.epoch(), s.shown_begin), 3) << R"(, "pid": )" << pid << R"(, "tid": )"
+          << tid << R"(, "args": {"wave": )" << span.wave << R"(, "node": )" << span.node << "}}";
   };
   for (std::uint32_t i = 0; i < layout.lanes.size(); ++i) {
     name_event(out, "thread_name", lanes_pid, i + 1, layout.lanes[i].name, first);

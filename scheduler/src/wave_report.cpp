@@ -42,7 +42,9 @@ void wave::finish(error_code ec) noexcept {
 void wave::conclude(error_code ec) noexcept {
   if (trace_recorder* trace = host_.options().trace)
     record_wave(*trace, report_now(), node_spans_,
-                program_->submissions(device_ != nullptr ? device_->index : 0).node_queues());
+                program_->submissions(device_ != nullptr ? device_->index : 0).node_queues(),
+                bucket_ != nullptr ? bucket_->lane.barrier_before : std::vector<bool>{},
+                host_.options().barriers == barrier_placement::every_node);
   finish(ec);
 }
 

@@ -8,11 +8,16 @@
 #include "hazard_encoder.hpp"
 
 #include "ferrum/gpu/null_device.hpp"
+#include "ferrum/scheduler/trace.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
+#include <map>
 #include <memory>
 #include <random>
+#include <sstream>
+#include <utility>
 
 namespace {
 
@@ -91,4 +96,43 @@ TEST_CASE("wave barriers: two independent nodes on their own bytes record no bar
   const hazard_encoder::outcome o = hazard_encoder::run(*device, p, program, 2);
   CHECK(o.barriers == 0);
   CHECK(o.lists_opened == 0);
+}
+
+TEST_CASE("wave barriers: the Chrome trace marks a barrier point on the GPU track where a node's list opened with one",
+          "[scheduler][barriers][trace]") {
+  auto device = reordering_device();
+  const ferrum::plan p = hazard_plans::pair(false);
+  ferrum::trace_recorder recorder(1 << 10);
+  ferrum::scheduler_options options;
+  options.gpu_timestamps = true;
+  options.trace = &recorder;
+  // The trace's spans name the program's buckets: it outlives them.
+  const auto program = compiled(p);
+  const hazard_encoder::outcome o = hazard_encoder::run(*device, p, program, 3, options);
+  CHECK(o.mismatches == 0);
+  std::ostringstream out;
+  ferrum::write_chrome_trace(out, recorder, p);
+  const auto trace = nlohmann::json::parse(out.str());
+  // Per (wave, node): the GPU span's start and its barrier mark.
+  std::map<std::pair<int, int>, double> spans;
+  std::map<std::pair<int, int>, double> barriers;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.at("ph") == "M") continue;
+    const auto key = [&] { return std::pair(e.at("args").at("wave").get<int>(), e.at("args").at("node").get<int>()); };
+    if (e.at("cat") == "gpu") {
+      spans[key()] = e.at("ts").get<double>();
+      CHECK(e.at("args").contains("barrier") == (e.at("args").at("node") == 1));
+    } else if (e.at("cat") == "barrier") {
+      CHECK(e.at("ph") == "i");
+      CHECK(e.at("pid") == 3);
+      barriers[key()] = e.at("ts").get<double>();
+    }
+  }
+  CHECK(spans.size() == 3 * 2);
+  // Node 1 reads what node 0 wrote: one barrier point per wave, at its span.
+  REQUIRE(barriers.size() == 3);
+  for (const auto& [at, ts] : barriers) {
+    CHECK(at.second == 1);
+    CHECK(ts == spans.at(at));
+  }
 }

@@ -47,6 +47,10 @@ struct trace_span {
   wave_phase phase = wave_phase::acquire;
   std::uint32_t node = no_node;
   bool gpu = false;
+  // A GPU span whose node's list opened with a barrier (derived from a
+  // hazard, or every node's with barrier_placement::every_node): the device
+  // ordered it after every command before it on its queue.
+  bool barrier = false;
   // A GPU span's device queue, named by the first kind it runs (compute on a
   // device whose one queue runs both kinds).
   queue_kind queue = queue_kind::compute;
