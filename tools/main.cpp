@@ -102,6 +102,9 @@ int run(int argc, char** argv) {
                           "Write the waves' spans as an SVG timeline: lanes as rows, phases as coloured bars.");
   run_command->add_flag("--gpu-timestamps", run_options.gpu_timestamps,
                         "Time every node on the GPU: GPU time per wave in the report, a GPU track in the trace.");
+  run_command->add_flag("--reorder", run_options.reorder,
+                        "Null device: run what no barrier orders last to first, as a GPU may, so that a missing "
+                        "barrier shows as a violation.");
   run_command->footer(
       "Waves go to the plan's buckets in turn, at most two per lane outstanding; nodes run on their plan's\n"
       "queue. For each resource a node lists (its slot and its workspace resources), the device checks what it\n"

@@ -165,6 +165,7 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
     }
     gpu::null_device_options device_options;
     device_options.faults = null_faults(options);
+    device_options.reorder_unordered = options.reorder;
     // Each device fails in its own way.
     device_options.faults.seed = options.seed + d;
     // The device's faults are decided per submission, and the accounting

@@ -80,6 +80,8 @@ std::string check_run_options(run_options& options) {
   if (options.device != "null" && options.faults.device_faults())
     return "fault kinds delay, hang and lost need --device null (the " + options.device +
            " device cannot inject them); encoder and cancel work on every device";
+  if (options.device != "null" && options.reorder)
+    return "--reorder needs --device null (the " + options.device + " device runs commands as its driver does)";
   return {};
 }
 

@@ -70,6 +70,10 @@ struct run_options {
   // --gpu-timestamps: GPU time per node (scheduler_options::gpu_timestamps),
   // reported per wave and drawn on the trace's GPU track.
   bool gpu_timestamps = false;
+  // --reorder (null device): runs what no barrier orders last to first
+  // (null_device_options::reorder_unordered), so that a barrier the plan's
+  // hazards needed and did not get shows as a violation.
+  bool reorder = false;
 };
 
 // Bounds of the numeric options (checked by check_run_options).
