@@ -39,11 +39,17 @@ void wave::finish(error_code ec) noexcept {
   host_.posting(-1);
 }
 
+namespace {
+// What a wave that never had a bucket marks (a reference: a temporary in
+// the conditional would copy the bucket's vector every traced wave).
+const std::vector<bool> no_barriers;
+}  // namespace
+
 void wave::conclude(error_code ec) noexcept {
   if (trace_recorder* trace = host_.options().trace)
     record_wave(*trace, report_now(), node_spans_,
                 program_->submissions(device_ != nullptr ? device_->index : 0).node_queues(),
-                bucket_ != nullptr ? bucket_->lane.barrier_before : std::vector<bool>{},
+                bucket_ != nullptr ? bucket_->lane.barrier_before : no_barriers,
                 host_.options().barriers == barrier_placement::every_node);
   finish(ec);
 }
