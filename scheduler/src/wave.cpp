@@ -1,6 +1,7 @@
 // wave.cpp — one submission wave's coroutine, its awaiters and its steps:
 // await a lane, bind, encode (fan out, fan in), submit, await the terminal
-// fence, give the lane back, conclude (docs/design.md, "The hot path").
+// fence, give the lane back, conclude (docs/design.md, "The hot path"); the
+// engine's semaphores it passes on are in wave_sync.cpp.
 #include "lane_dispatcher.hpp"
 #include "program_lanes.hpp"
 #include "wave_impl.hpp"
@@ -235,9 +236,8 @@ void wave::encode_chunk(std::size_t chunk) noexcept {
     if (!replay_) {
       // The compiler's barriers; a node it derived none for (a program
       // made by hand) opens with one.
-      const std::vector<bool>& before = bucket_->lane.barrier_before;
-      const bool barrier =
-          host_.options().barriers == barrier_placement::every_node || node >= before.size() || before[node];
+      const bool barrier = opens_with_barrier(bucket_->lane.barrier_before,
+                                              host_.options().barriers == barrier_placement::every_node, node);
       if (auto r = list.begin(barrier ? gpu::list_opening::barrier : gpu::list_opening::by_hazards); !r)
         return fail_encoding(r.error().code, node, r.error().what());
       if (auto r = wave_gpu_time::write(l, list, node, false); !r)
@@ -304,7 +304,7 @@ void wave::encoder_threw(std::size_t node, std::exception_ptr thrown) noexcept {
 error_code wave::submit() noexcept {
   lane& l = *held_;
   const submission_plan::outcome submitted =
-      program_->submissions(device_->index).submit(l.submit_lists, submissions_, {waits_, signals_});
+      program_->submissions(device_->index).submit(l.submit_lists, submissions_, {waits_.ops, signals_.ops});
   waits_passed_ = submitted.waited;
   signals_passed_ = submitted.signalled;
   if (!submitted.value) {
@@ -352,30 +352,6 @@ void wave::give_back(lane_return how) noexcept {
   }
 }
 
-void wave::pass_on() noexcept {
-  const bool waits_left = !waits_passed_ && !waits_.empty();
-  const bool signals_left = !signals_passed_ && !signals_.empty();
-  if (!waits_left && !signals_left) return;
-  // The lane's device, or the one the semaphores were checked against (a
-  // scheduler with semaphores has one device).
-  gpu::device& d = device_ != nullptr ? *device_->device : *host_.devices().front().device;
-  const gpu::external_sync left{
-      waits_left ? std::span<const gpu::semaphore_op>(waits_) : std::span<const gpu::semaphore_op>(),
-      signals_left ? std::span<const gpu::semaphore_op>(signals_) : std::span<const gpu::semaphore_op>()};
-  waits_passed_ = true;
-  signals_passed_ = true;
-  if (auto r = d.queue().submit_next({}, {}, left); !r) {
-    // A lost or shut down device: nothing more runs on it, the engine's
-    // semaphores with it. Said in the report.
-    try {
-      if (!message_.empty()) message_ += "; ";
-      message_ += "the wave's semaphores could not be passed on: " + r.error().what();
-    } catch (const std::bad_alloc&) {
-      // The wave's code still says what failed.
-    }
-  }
-}
-
 // --- set-up, start, cancellation, hand-offs ---------------------------------------
 
 wave::wave(wave_host& host, const program_lanes& program)
@@ -418,14 +394,7 @@ void wave::prepare(std::uint64_t id, const program_lanes& program, const compile
   for (auto& ended : ended_) ended.store(0, std::memory_order_relaxed);
   submitted_value_ = 0;
   partly_submitted_ = false;
-  waits_.clear();
-  signals_.clear();
-  if (sync != nullptr) {
-    waits_.assign(sync->wait().ops.begin(), sync->wait().ops.end());
-    signals_.assign(sync->signal().ops.begin(), sync->signal().ops.end());
-  }
-  waits_passed_ = false;
-  signals_passed_ = false;
+  keep_sync(sync);
   failed_node_.reset();
   message_.assign(early_message);
   continuation_ = {};
@@ -453,7 +422,7 @@ void wave::cancel(asio::cancellation_type_t type) noexcept {
   if (!async::requested(type)) return;
   // A wave handed semaphores passes them on whatever happens, which is a
   // side effect: total alone is never honoured then.
-  if ((!waits_.empty() || !signals_.empty()) && !async::allows_side_effects(type)) return;
+  if (has_sync() && !async::allows_side_effects(type)) return;
   // Which types each step honours (README, "Asynchronous operations"): any
   // while the wave waits for a lane (nothing has happened yet); from encoding
   // on the wave has side effects (encoders ran, or the GPU has its work),

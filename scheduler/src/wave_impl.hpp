@@ -1,6 +1,7 @@
 // wave_impl.hpp (private) — one submission wave: its state and its coroutine,
 // from the lane it awaits to the lane's release. The coroutine, its awaiters
-// and its steps are in wave.cpp; its report, phase ends, trace spans and
+// and its steps are in wave.cpp; the engine's semaphores it keeps and passes
+// on in wave_sync.cpp; its report, phase ends, trace spans and
 // completion in wave_report.cpp; its GPU time in wave_gpu_time.hpp. What it
 // needs of its scheduler is its wave_host (wave_host.hpp), and the lanes of
 // its bucket come from the bucket's lane_dispatcher.
@@ -95,6 +96,10 @@ class wave {
   void encode_chunk(std::size_t chunk) noexcept;
   [[nodiscard]] boost::system::error_code submit() noexcept;
   void give_back(lane_return how) noexcept;
+  // The engine's semaphores (wave_sync.cpp): kept from the request at
+  // prepare (none when `sync` is null), and whether there are any.
+  void keep_sync(const copied_request* sync) noexcept;
+  [[nodiscard]] bool has_sync() const noexcept { return !waits_.ops.empty() || !signals_.ops.empty(); }
   // Submits what the wave did not of the engine's semaphores: an empty
   // submission that waits on them and signals them, on the wave's device.
   void pass_on() noexcept;
@@ -154,10 +159,10 @@ class wave {
   submission_plan::values submissions_;
   // A segment failed after earlier ones were submitted.
   bool partly_submitted_ = false;
-  // The engine's semaphores (wave_request::wait, ::signal), and whether
-  // each set was submitted (with the wave, or by pass_on).
-  boost::container::static_vector<gpu::semaphore_op, max_wave_semaphores> waits_;
-  boost::container::static_vector<gpu::semaphore_op, max_wave_semaphores> signals_;
+  // The engine's semaphores (wave_request::wait, ::signal), the request's
+  // copies, and whether each set was submitted (with the wave, or by pass_on).
+  copied_semaphores waits_;
+  copied_semaphores signals_;
   bool waits_passed_ = false;
   bool signals_passed_ = false;
   std::optional<std::size_t> failed_node_;

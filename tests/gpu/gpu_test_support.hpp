@@ -1,5 +1,6 @@
 // Helpers for tests of any device: unwrapping results, waiting with a time
-// limit, recording and submitting one list, reading arena words.
+// limit, recording and submitting one list, reading arena words, holding a
+// queue's worker until the test lets it go.
 #pragma once
 
 #include "test_namespace.hpp"
@@ -10,9 +11,11 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 
@@ -87,5 +90,28 @@ inline std::uint32_t word_at(const ferrum::gpu::arena& a, std::size_t word) {
 inline void set_word(ferrum::gpu::arena& a, std::size_t word, std::uint32_t value) {
   std::memcpy(a.bytes().data() + word * 4, &value, 4);
 }
+
+// Holds a queue's worker inside a host function until the test opens it: work
+// submitted after the gate waits, so a test can order what runs first
+// deterministically.
+class host_gate {
+ public:
+  void hold() {
+    std::unique_lock lock(mutex_);
+    opened_.wait(lock, [&] { return open_; });
+  }
+  void open() {
+    {
+      const std::lock_guard lock(mutex_);
+      open_ = true;
+    }
+    opened_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable opened_;
+  bool open_ = false;
+};
 
 }  // namespace ferrum::test

@@ -7,8 +7,6 @@
 
 #include <array>
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -23,29 +21,6 @@ using ferrum::gpu::queue_wait;
 namespace builtin = ferrum::gpu::builtin;
 
 namespace {
-
-// Holds a queue's worker inside a host function until the test opens it: the
-// producer's writes come after the gate, so a consumer that does not wait for
-// the producer runs first, deterministically.
-class gate {
- public:
-  void hold() {
-    std::unique_lock lock(mutex_);
-    opened_.wait(lock, [&] { return open_; });
-  }
-  void open() {
-    {
-      const std::lock_guard lock(mutex_);
-      open_ = true;
-    }
-    opened_.notify_all();
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable opened_;
-  bool open_ = false;
-};
 
 bool all_words(const ferrum::gpu::arena& a, std::size_t first, std::size_t count, std::uint32_t seed) {
   for (std::size_t i = 0; i < count; ++i)
@@ -121,7 +96,7 @@ TEST_CASE("queues: a transfer that waits on a compute submission copies what the
   auto unordered = test::require(device->create_command_list(queue_kind::transfer));
   auto ordered = test::require(device->create_command_list(queue_kind::transfer));
   constexpr std::uint32_t seed = 0xc0de;
-  gate producing;
+  test::host_gate producing;
   auto hold = [&] { producing.hold(); };
   // Words [0, 256) are the producer's; [256, 512) and [512, 768) the copies.
   const std::uint64_t produced = test::submit_on(compute, *producer, [&](command_list& l) {
@@ -161,7 +136,7 @@ TEST_CASE("queues: a compute kernel that waits on a transfer reads what the tran
   auto ordered = test::require(device->create_command_list(queue_kind::compute));
   constexpr std::uint32_t seed = 0xfeed;
   for (std::uint32_t i = 0; i < 256; ++i) test::set_word(*staging, i, builtin::pattern_word(seed, i));
-  gate uploading;
+  test::host_gate uploading;
   auto hold = [&] { uploading.hold(); };
   const std::uint64_t uploaded = test::submit_on(transfer, *upload, [&](command_list& l) {
     test::require(l.host(ferrum::gpu::host_call(hold)));
@@ -304,7 +279,7 @@ TEST_CASE("queues: a list is in flight until its own queue's timeline reaches it
   ferrum::gpu::queue& transfer = device->queue(queue_kind::transfer);
   auto arena = test::require(device->create_arena(64));
   auto list = test::require(device->create_command_list(queue_kind::transfer));
-  gate held;
+  test::host_gate held;
   auto hold = [&] { held.hold(); };
   const std::uint64_t value = test::submit_on(transfer, *list, [&](command_list& l) {
     test::require(l.host(ferrum::gpu::host_call(hold)));
@@ -439,8 +414,8 @@ TEST_CASE("queues: a retired object lives until every queue it waits for reaches
   ferrum::gpu::queue& transfer = device->queue(queue_kind::transfer);
   auto first = test::require(device->create_command_list(queue_kind::transfer));
   auto second = test::require(device->create_command_list(queue_kind::transfer));
-  gate held_first;
-  gate held_second;
+  test::host_gate held_first;
+  test::host_gate held_second;
   auto hold_first = [&] { held_first.hold(); };
   auto hold_second = [&] { held_second.hold(); };
   const std::uint64_t value = test::submit_on(

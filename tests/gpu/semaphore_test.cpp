@@ -9,9 +9,7 @@
 #include "ferrum/gpu/semaphore.hpp"
 
 #include <array>
-#include <condition_variable>
 #include <future>
-#include <mutex>
 
 using namespace std::chrono_literals;
 using ferrum::errc;
@@ -24,27 +22,6 @@ using ferrum::gpu::semaphore_op;
 using ferrum::gpu::sync_stage;
 
 namespace {
-
-// Holds a queue's worker inside a host function until the test opens it.
-class semaphore_gate {
- public:
-  void hold() {
-    std::unique_lock lock(mutex_);
-    opened_.wait(lock, [&] { return open_; });
-  }
-  void open() {
-    {
-      const std::lock_guard lock(mutex_);
-      open_ = true;
-    }
-    opened_.notify_all();
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable opened_;
-  bool open_ = false;
-};
 
 // Records a fill of word `word` of `a` with `value` into `list`.
 void fill_word(command_list& list, ferrum::gpu::arena& a, std::size_t word, std::uint32_t value) {
@@ -172,7 +149,7 @@ TEST_CASE("semaphores: a submission's signals are visible before its queue's own
   auto timeline = test::require(device->create_semaphore(semaphore_kind::timeline));
   auto binary = test::require(device->create_semaphore(semaphore_kind::binary));
   auto list = test::require(device->create_command_list());
-  semaphore_gate held;
+  test::host_gate held;
   auto hold = [&] { held.hold(); };
   test::require(list->begin());
   test::require(list->host(ferrum::gpu::host_call(hold)));
@@ -220,7 +197,7 @@ TEST_CASE("semaphores: a transfer submission waits on a timeline semaphore a com
   auto arena = test::require(device->create_arena(64));
   auto producer = test::require(device->create_command_list(queue_kind::compute));
   auto consumer = test::require(device->create_command_list(queue_kind::transfer));
-  semaphore_gate producing;
+  test::host_gate producing;
   auto hold = [&] { producing.hold(); };
   test::require(producer->begin());
   test::require(producer->host(ferrum::gpu::host_call(hold)));

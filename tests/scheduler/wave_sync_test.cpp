@@ -12,6 +12,8 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
+#include <future>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -74,6 +76,36 @@ struct binary_pair {
   }
   [[nodiscard]] ferrum::wave_request request(std::string_view cls = "step") const {
     return {cls, {1, 1, 1}, waits, signals};
+  }
+};
+
+// An encoder that records nothing.
+struct empty_encoder {
+  void operator()(const ferrum::encode_context&) const {}
+};
+
+// A wave with binary_pair semaphores (its wait signalled) queued for the one
+// lane behind a first wave whose submission hangs for `hang`; the queued
+// wave's handler is bound to `cancel`.
+struct queued_behind_hanging_wave {
+  fixture f;
+  empty_encoder encode;
+  std::future<sched_test::outcome> first;
+  binary_pair sync;
+  boost::asio::cancellation_signal cancel;
+  std::future<sched_test::outcome> queued;
+
+  explicit queued_behind_hanging_wave(std::chrono::milliseconds hang)
+      : f(2, 1, sched_test::hanging(hang)),
+        first([this] {
+          auto wave = sched_test::submit(*f.scheduler, encode);
+          REQUIRE(eventually([&] { return f.device->queue().last_submitted() == 1; }));
+          return wave;
+        }()),
+        sync(*f.device) {
+    REQUIRE(sync.wait->signal_from_host(0).has_value());
+    queued = sched_test::submit_cancellable(*f.scheduler, encode, cancel, sync.request());
+    REQUIRE(eventually([&] { return f.scheduler->pools()[0]->counts().waiting == 1; }));
   }
 };
 
@@ -190,21 +222,13 @@ TEST_CASE("wave sync: a wave that fails or is cancelled still waits on and signa
     CHECK(f.scheduler->pools()[0]->counts().free == 1);
   }
   SECTION("cancelled (terminal) while queued for a lane") {
-    fixture f(2, 1, sched_test::hanging(300ms));
-    auto encode = [](const ferrum::encode_context&) {};
-    auto first = sched_test::submit(*f.scheduler, encode);
-    REQUIRE(eventually([&] { return f.device->queue().last_submitted() == 1; }));
-    binary_pair sync(*f.device);
-    REQUIRE(sync.wait->signal_from_host(0).has_value());
-    boost::asio::cancellation_signal cancel;
-    auto queued = sched_test::submit_cancellable(*f.scheduler, encode, cancel, sync.request());
-    REQUIRE(eventually([&] { return f.scheduler->pools()[0]->counts().waiting == 1; }));
-    cancel.emit(boost::asio::cancellation_type::terminal);
-    CHECK(sched_test::get(queued).ec == boost::asio::error::operation_aborted);
+    queued_behind_hanging_wave w(300ms);
+    w.cancel.emit(boost::asio::cancellation_type::terminal);
+    CHECK(sched_test::get(w.queued).ec == boost::asio::error::operation_aborted);
     // Passed on behind the hanging wave, on the same queue.
-    CHECK(reaches(*sync.signal, 1));
-    CHECK(value_of(*sync.wait) == 0);
-    CHECK_FALSE(sched_test::get(first).ec);
+    CHECK(reaches(*w.sync.signal, 1));
+    CHECK(value_of(*w.sync.wait) == 0);
+    CHECK_FALSE(sched_test::get(w.first).ec);
   }
   SECTION("after async_shutdown") {
     fixture f(2, 1);
@@ -234,25 +258,17 @@ TEST_CASE("wave sync: a wave that fails or is cancelled still waits on and signa
 
 TEST_CASE("wave sync: total cancellation is ignored by a wave with semaphores, which cannot stop without effects",
           "[scheduler]") {
-  fixture f(2, 1, sched_test::hanging(200ms));
-  auto encode = [](const ferrum::encode_context&) {};
-  auto first = sched_test::submit(*f.scheduler, encode);
-  REQUIRE(eventually([&] { return f.device->queue().last_submitted() == 1; }));
-  binary_pair sync(*f.device);
-  REQUIRE(sync.wait->signal_from_host(0).has_value());
-  boost::asio::cancellation_signal cancel;
-  auto queued = sched_test::submit_cancellable(*f.scheduler, encode, cancel, sync.request());
-  REQUIRE(eventually([&] { return f.scheduler->pools()[0]->counts().waiting == 1; }));
-  cancel.emit(boost::asio::cancellation_type::total);
+  queued_behind_hanging_wave w(200ms);
+  w.cancel.emit(boost::asio::cancellation_type::total);
   // Still queued: the request was ignored. (Read under the dispatcher's
   // lock, which the lane's hand-over takes later: the emit happens before
   // the wave's completion clears the slot, as Asio requires.)
-  CHECK(f.scheduler->pools()[0]->counts().waiting == 1);
-  const auto o = sched_test::get(queued);
+  CHECK(w.f.scheduler->pools()[0]->counts().waiting == 1);
+  const auto o = sched_test::get(w.queued);
   CHECK_FALSE(o.ec);  // it ran: the lane came when the first wave's fence did
   CHECK(o.report.submitted_value == 2);
-  CHECK(value_of(*sync.signal) == 1);
-  CHECK_FALSE(sched_test::get(first).ec);
+  CHECK(value_of(*w.sync.signal) == 1);
+  CHECK_FALSE(sched_test::get(w.first).ec);
 }
 
 TEST_CASE(

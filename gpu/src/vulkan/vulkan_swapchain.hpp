@@ -1,6 +1,8 @@
 // vulkan_swapchain.hpp (private) — the swapchain behind ferrum/gpu/swapchain.hpp:
 // a VkSwapchainKHR on the caller's surface, its frame slots, and the thread
-// that acquires images.
+// that acquires images. Made, recreated and presented in
+// vulkan_swapchain.cpp; acquired (the thread, async_acquire's requests) in
+// vulkan_swapchain_acquire.cpp.
 //
 // Frames: frame f uses slot (f - 1) % frames_in_flight, whose `acquired`
 // binary semaphore vkAcquireNextImageKHR signals. A slot is taken again only
@@ -111,6 +113,9 @@ class vulkan_swapchain {
   };
 
   vulkan_swapchain(vulkan_device& d, const swapchain_options& options);
+
+  // The VkSemaphore of one of the device's semaphores.
+  [[nodiscard]] static VkSemaphore handle_of(const semaphore& s) noexcept;
 
   // Completes `r` on its executor (never inline).
   static void complete(request r, boost::system::error_code ec, const swapchain_image& image);

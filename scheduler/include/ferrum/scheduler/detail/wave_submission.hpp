@@ -206,11 +206,13 @@ struct encoder_ref {
 };
 
 // A wave's semaphores, copied in place (no allocation): at most
-// max_wave_semaphores; `given` says how many the request had.
+// max_wave_semaphores; `given` says how many the request had. The request's
+// copy, taken by the wave that runs it (none: a wave without semaphores).
 struct copied_semaphores {
   boost::container::static_vector<gpu::semaphore_op, max_wave_semaphores> ops;
   std::size_t given = 0;
 
+  copied_semaphores() noexcept = default;
   explicit copied_semaphores(std::span<const gpu::semaphore_op> from) noexcept : given(from.size()) {
     for (std::size_t i = 0; i < std::min(from.size(), ops.capacity()); ++i) ops.push_back(from[i]);
   }
