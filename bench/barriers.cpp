@@ -272,10 +272,7 @@ run_figures run_way(ferrum::gpu::device& device, const shape& s, way w, bool tim
   }
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using ferrum::bench::median;
 
 // A way's medians over the repeats.
 struct way_figures {

@@ -33,6 +33,12 @@
 
 namespace ferrum::bench {
 
+// The middle value of `v` (the upper one of an even count); v not empty.
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 struct bench_args {
   std::size_t waves;
   int repeats;

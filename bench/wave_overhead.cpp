@@ -420,10 +420,7 @@ struct column_figures {
   double cpu_median;
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using ferrum::bench::median;
 
 double best(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
 
