@@ -62,7 +62,7 @@ struct touched {
 
 }  // namespace
 
-std::vector<bool> derive_barriers(const lane_recipe& recipe, const dependency_graph& graph) {
+std::vector<bool> derive_barriers(const lane_recipe& recipe, const dependency_graph& graph, barrier_queues queues) {
   const std::size_t nodes = graph.size();
   std::vector<bool> before(nodes, false);
   // Per kind: what its nodes touched since the last barrier before a node
@@ -71,7 +71,8 @@ std::vector<bool> derive_barriers(const lane_recipe& recipe, const dependency_gr
   std::array<touched, 2> same_kind;
   std::array<touched, 2> any_kind;
   for (std::size_t n = 0; n < nodes && n + 1 < recipe.use_begin.size(); ++n) {
-    const auto kind = static_cast<std::size_t>(graph.queue(n) == queue_kind::transfer);
+    // On one queue every node counts as one kind.
+    const auto kind = static_cast<std::size_t>(queues == barrier_queues::any && graph.queue(n) == queue_kind::transfer);
     const std::size_t other = 1 - kind;
     const auto uses = recipe.node_uses(n);
     bool hazard = false;

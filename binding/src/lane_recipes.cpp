@@ -69,6 +69,9 @@ result<void> make_lane_recipes(compiled_program& program, const plan& p, const p
                              proj.capacity, accesses[u]});
     }
     recipe.barrier_before = derive_barriers(recipe, program.dependencies);
+    recipe.one_queue_barrier_before = program.dependencies.uses_transfer()
+                                          ? derive_barriers(recipe, program.dependencies, barrier_queues::one)
+                                          : recipe.barrier_before;
     recipe.barriers_per_wave =
         static_cast<std::size_t>(std::count(recipe.barrier_before.begin(), recipe.barrier_before.end(), true));
     if (!bucket.binding) continue;

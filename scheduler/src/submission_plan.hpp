@@ -61,6 +61,11 @@ class submission_plan {
 
   submission_plan(const dependency_graph& graph, gpu::device& device, queue_placement placement);
 
+  // Whether every segment runs on one device queue (lavapipe, an adopted
+  // device, queue_placement::compute_only): the wave's lists may then use
+  // the one-queue barriers (lane_recipe::one_queue_barrier_before).
+  [[nodiscard]] bool one_queue() const noexcept { return one_queue_; }
+
   // Per node: the kind its device queue is named by (queue::kind()).
   [[nodiscard]] std::span<const queue_kind> node_queues() const noexcept { return node_queues_; }
 

@@ -236,8 +236,8 @@ void wave::encode_chunk(std::size_t chunk) noexcept {
     if (!replay_) {
       // The compiler's barriers; a node it derived none for (a program
       // made by hand) opens with one.
-      const bool barrier = opens_with_barrier(bucket_->lane.barrier_before,
-                                              host_.options().barriers == barrier_placement::every_node, node);
+      const bool barrier =
+          opens_with_barrier(derived_barriers(), host_.options().barriers == barrier_placement::every_node, node);
       if (auto r = list.begin(barrier ? gpu::list_opening::barrier : gpu::list_opening::by_hazards); !r)
         return fail_encoding(r.error().code, node, r.error().what());
       if (auto r = wave_gpu_time::write(l, list, node, false); !r)

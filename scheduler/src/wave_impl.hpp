@@ -126,6 +126,9 @@ class wave {
   void conclude(boost::system::error_code ec) noexcept;
   // When tracing: the node's span, from `started` to now.
   void trace_node(std::size_t node, const trace_clock& started) noexcept;
+  // The barriers its nodes' lists open with: its bucket's, for one queue
+  // where the device runs the whole wave on one (empty without a bucket).
+  [[nodiscard]] const std::vector<bool>& derived_barriers() const noexcept;
 
   wave_host& host_;
   const program_lanes* program_ = nullptr;

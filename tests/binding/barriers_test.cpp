@@ -105,6 +105,14 @@ TEST_CASE("barriers: a hazard between nodes of one kind is stood between by a ba
   // queue, and orders nothing of node 0.
   const plan q = v2_plan({{{0}, {W}}, {{0, 1}, {R, W}, {0}, queue_kind::transfer}, {{0, 1}, {R, R}, {0, 1}}}, 2);
   CHECK(barriers_of(q) == std::vector<bool>{false, true, true});
+  // Node 1 only reading r0: on a device that runs both kinds on one queue,
+  // its barrier is enough for node 2, which reads r0 too.
+  const plan r = v2_plan({{{0}, {W}}, {{0}, {R}, {0}, queue_kind::transfer}, {{0}, {R}, {0, 1}}}, 1);
+  const compiled_program program = test::compile_ok(r);
+  CHECK(program.buckets[0].lane.barrier_before == std::vector<bool>{false, true, true});
+  CHECK(program.buckets[0].lane.one_queue_barrier_before == std::vector<bool>{false, true, false});
+  CHECK(derive_barriers(program.buckets[0].lane, program.dependencies, barrier_queues::one) ==
+        std::vector<bool>{false, true, false});
 }
 
 TEST_CASE("barriers: a hazard between nodes of different kinds is stood between by any barrier",
@@ -129,6 +137,8 @@ TEST_CASE("barriers: over generated plans every hazard has a barrier between its
     const compiled_program program = test::compile_ok(p);
     const compiled_bucket& bucket = program.buckets[0];
     CHECK(hazard_plans::unseparated_hazards(bucket).empty());
+    // Compute nodes only: one queue or not, the same barriers.
+    CHECK(bucket.lane.one_queue_barrier_before == bucket.lane.barrier_before);
     aliased += bucket.lane_size_bytes < bucket.unaliased_lane_size_bytes ? 1 : 0;
     // Greedy, as late as each hazard allows: dropping any one barrier
     // leaves a hazard unseparated.

@@ -31,10 +31,12 @@ std::shared_ptr<const ferrum::compiled_program> compiled(const ferrum::plan& p) 
   return std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(p));
 }
 
-// `program` with node n's derived barrier dropped.
+// `program` with node n's derived barrier dropped (from both sets: a
+// compute-only wave runs on one queue).
 std::shared_ptr<const ferrum::compiled_program> dropped(const ferrum::compiled_program& program, std::size_t n) {
   auto changed = std::make_shared<ferrum::compiled_program>(program);
   changed->buckets[0].lane.barrier_before[n] = false;
+  changed->buckets[0].lane.one_queue_barrier_before[n] = false;
   return changed;
 }
 

@@ -25,9 +25,10 @@ namespace {
 using namespace two_queue_waves;
 
 struct two_queue_fixture {
-  explicit two_queue_fixture(scheduler_options options = {}, gpu::null_device_options device_options = {})
+  explicit two_queue_fixture(scheduler_options options = {}, gpu::null_device_options device_options = {},
+                             std::shared_ptr<const compiled_program> given = nullptr)
       : plan(two_queue_plan()),
-        program(std::make_shared<const compiled_program>(ferrum::test::compile_ok(plan))),
+        program(given ? std::move(given) : std::make_shared<const compiled_program>(ferrum::test::compile_ok(plan))),
         device(::test::null_device(device_options)),
         pool(2) {
     options.encoder_tasks = 2;
@@ -179,4 +180,66 @@ TEST_CASE("queues: a traced wave shows each node's GPU span on its own queue's t
     CHECK(nodes_on[1] == std::set<std::uint32_t>{0, 2, 4});
     CHECK(nodes_on[2] == std::set<std::uint32_t>{1, 3});
   }
+}
+
+TEST_CASE(
+    "queues: a wave on one queue opens the lists its one-queue barriers mark, on two queues the every-device ones",
+    "[scheduler][queues][barriers]") {
+  // Per lane and node: the barriers its list recorded in the last wave on
+  // the lane (-1: no command). Host functions record none, so the sets
+  // are compared by differences: the opening barrier is all that differs.
+  const auto barriers = [](const two_queue_fixture& f) {
+    std::map<std::pair<std::size_t, std::size_t>, long> out;
+    for (const auto& lane : f.s->pools()[0]->lanes())
+      for (std::size_t n = 0; n < lane->lists.size(); ++n) {
+        const gpu::command_list& list = *lane->lists[n];
+        out[{lane->index, n}] = list.size() == 0 ? -1 : static_cast<long>(list.barriers());
+      }
+    return out;
+  };
+  const auto check_difference = [](const auto& more, const auto& fewer, const std::vector<bool>& more_opens,
+                                   const std::vector<bool>& fewer_opens) {
+    std::size_t compared = 0;
+    for (const auto& [at, count] : more) {
+      if (count < 0 || fewer.at(at) < 0) continue;
+      ++compared;
+      INFO("lane " << at.first << ", node " << at.second);
+      CHECK(count - fewer.at(at) == long{more_opens[at.second]} - long{fewer_opens[at.second]});
+    }
+    CHECK(compared > 0);
+  };
+  gpu::null_device_options one;
+  one.queues = 1;
+  const auto derived = std::make_shared<const compiled_program>(ferrum::test::compile_ok(two_queue_plan()));
+  // A one-queue set that differs: every node's list opening with a barrier.
+  auto changed = std::make_shared<compiled_program>(*derived);
+  changed->buckets[0].lane.one_queue_barrier_before.assign(derived->buckets[0].lane.barrier_before.size(), true);
+  const lane_recipe& ours = derived->buckets[0].lane;
+  const lane_recipe& all = changed->buckets[0].lane;
+  std::map<std::pair<std::size_t, std::size_t>, long> one_queue_derived;
+  {
+    // One queue, running what no barrier orders last to first: the data
+    // holds with the derived one-queue set.
+    one.reorder_unordered = true;
+    two_queue_fixture f({}, one, derived);
+    two_queue_encoder encode;
+    f.run(encode, 6);
+    CHECK(encode.wrong_words == 0);
+    CHECK(encode.checked_waves > 0);
+    one_queue_derived = barriers(f);
+    one.reorder_unordered = false;
+  }
+  {
+    // One queue takes the one-queue set...
+    two_queue_fixture f({}, one, changed);
+    two_queue_encoder encode;
+    f.run(encode, 6);
+    check_difference(barriers(f), one_queue_derived, all.one_queue_barrier_before, ours.one_queue_barrier_before);
+  }
+  // ... two queues the every-device one.
+  two_queue_fixture f({}, {}, changed);
+  two_queue_encoder encode;
+  f.run(encode, 6);
+  CHECK(encode.wrong_words == 0);
+  check_difference(barriers(f), one_queue_derived, all.barrier_before, ours.one_queue_barrier_before);
 }

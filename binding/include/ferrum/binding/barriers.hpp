@@ -20,7 +20,9 @@
 // nodes by the semaphore waits of the dependency graph. The barriers
 // derived here are enough for both: a hazard between two nodes of one
 // kind is stood between by a barrier before a node of that kind; one
-// between nodes of different kinds by any barrier.
+// between nodes of different kinds by any barrier. A device that runs
+// every node on one queue needs only the latter (barrier_queues::one), and
+// the scheduler uses that set there (lane_recipe::one_queue_barrier_before).
 //
 //   std::vector<bool> before = ferrum::derive_barriers(bucket.lane, program.dependencies);
 //   if (before[3]) { /* node 3's list opens with a barrier */ }
@@ -29,14 +31,22 @@
 #include "ferrum/binding/dependency_graph.hpp"
 #include "ferrum/binding/lane_recipe.hpp"
 
+#include <cstdint>
 #include <vector>
 
 namespace ferrum {
+
+// Which devices a set of barriers is for: every device (a hazard between
+// nodes of one kind stood between by a barrier of that kind), or one that
+// runs every node on one queue (any barrier between them will do: fewer,
+// where a plan mixes kinds).
+enum class barrier_queues : std::uint8_t { any, one };
 
 // Per node (plan order): whether its list opens with a barrier. The first
 // node never does: a lane's previous wave completed before its next one
 // is submitted (the host saw its fence), and other lanes are other
 // memory. O(u log u) in the recipe's uses.
-[[nodiscard]] std::vector<bool> derive_barriers(const lane_recipe& recipe, const dependency_graph& graph);
+[[nodiscard]] std::vector<bool> derive_barriers(const lane_recipe& recipe, const dependency_graph& graph,
+                                                barrier_queues queues = barrier_queues::any);
 
 }  // namespace ferrum

@@ -44,9 +44,12 @@ struct lane_recipe {
   std::size_t binding_domain = no_domain;
   std::vector<backing_slice> evidence;
   // Per node: whether its list opens with a barrier (derive_barriers,
-  // ferrum/binding/barriers.hpp), and how many do in one wave.
+  // ferrum/binding/barriers.hpp), and how many do in one wave; right on
+  // every device. The same for a device that runs every node on one queue
+  // (barrier_queues::one), which the scheduler uses there.
   std::vector<bool> barrier_before;
   std::size_t barriers_per_wave = 0;
+  std::vector<bool> one_queue_barrier_before;
 
   [[nodiscard]] std::span<const lane_use> node_uses(std::size_t n) const noexcept {
     return std::span<const lane_use>(uses).subspan(use_begin[n], use_begin[n + 1] - use_begin[n]);
