@@ -290,7 +290,7 @@ void table(ferrum::gpu::device& device, const shape& s) {
   const ferrum::compiled_program program = ferrum::compile(barrier_plan(s)).value();
   std::printf("device: %s (%s)\n", device.name().c_str(), std::string(device.kind()).c_str());
   std::printf("compiled bucket %s: %zu barriers per wave derived (every_node: %zu)\n",
-              program.buckets[0].id.str().c_str(), program.buckets[0].lane.barriers_per_wave, s.nodes);
+              program.buckets[0].id.str().c_str(), program.buckets[0].lane.barriers_per_wave(), s.nodes);
   if (!timed)
     std::printf("GPU time: not measured (the device writes no timestamps: %s)\n",
                 std::string(stamp_clock.calibration).c_str());

@@ -130,7 +130,7 @@ void write_bucket(document_writer& w, const compiled_bucket& bucket) {
   // plan indices of the nodes whose list opens with one.
   w.key("barriers");
   w.begin_object();
-  w.member("per_wave", std::uint64_t{bucket.lane.barriers_per_wave});
+  w.member("per_wave", std::uint64_t{bucket.lane.barriers_per_wave()});
   w.key("before_nodes");
   w.begin_array();
   for (std::size_t n = 0; n < bucket.lane.barrier_before.size(); ++n)

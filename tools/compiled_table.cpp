@@ -62,14 +62,14 @@ void write_binding(std::ostream& out, const compiled_bucket& bucket) {
 void write_barriers(std::ostream& out, const compiled_bucket& bucket, const plan& p) {
   constexpr std::size_t shown = 8;
   const std::vector<bool>& before = bucket.lane.barrier_before;
-  out << "  barriers: " << bucket.lane.barriers_per_wave << " per wave";
+  out << "  barriers: " << bucket.lane.barriers_per_wave() << " per wave";
   std::size_t listed = 0;
   for (std::size_t n = 0; n < before.size() && n < p.nodes.size() && listed < shown; ++n) {
     if (!before[n]) continue;
     out << (listed == 0 ? ", before " : ", ") << p.nodes[n].id.str();
     ++listed;
   }
-  if (bucket.lane.barriers_per_wave > listed) out << " and " << bucket.lane.barriers_per_wave - listed << " more";
+  if (bucket.lane.barriers_per_wave() > listed) out << " and " << bucket.lane.barriers_per_wave() - listed << " more";
   out << '\n';
 }
 

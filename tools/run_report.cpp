@@ -27,7 +27,7 @@ bucket_memory bucket_memory_of(const compiled_program& program, const compiled_b
                   {},
                   resources_checked_per_wave,
                   resources_unchecked_per_wave,
-                  bucket.lane.barriers_per_wave};
+                  bucket.lane.barriers_per_wave()};
   for (std::size_t d = 0; d < bucket.capacity_layouts.size(); ++d) {
     const capacity_layout& layout = bucket.capacity_layouts[d];
     m.pools.push_back({program.domains[d].pool.str(), std::string(to_string(layout.liveness)), bucket.pool_offsets[d],

@@ -59,7 +59,7 @@ struct bucket_memory {
   // plans only.
   std::size_t resources_unchecked_per_wave = 0;
   // The nodes whose list opens with a barrier in a wave, as compiled
-  // (compiled_bucket::lane.barriers_per_wave).
+  // (compiled_bucket::lane.barriers_per_wave()).
   std::size_t barriers_per_wave = 0;
   // Its lanes that exist at the end, on every device, and their memory.
   std::uint32_t lanes_made = 0;

@@ -72,8 +72,6 @@ result<void> make_lane_recipes(compiled_program& program, const plan& p, const p
     recipe.one_queue_barrier_before = program.dependencies.uses_transfer()
                                           ? derive_barriers(recipe, program.dependencies, barrier_queues::one)
                                           : recipe.barrier_before;
-    recipe.barriers_per_wave =
-        static_cast<std::size_t>(std::count(recipe.barrier_before.begin(), recipe.barrier_before.end(), true));
     if (!bucket.binding) continue;
     // The binding domain is the pool whose claim the layout covers.
     const auto domain = std::find_if(program.wave_layouts.begin(), program.wave_layouts.end(),

@@ -26,6 +26,18 @@ ferrum::result<VkSemaphore> timeline_semaphore(VkDevice device) {
   return semaphore;
 }
 
+// Resets `buffer` (its previous submission is done) and begins a recording
+// submitted once.
+ferrum::result<void> begin_once(VkCommandBuffer buffer) {
+  if (VkResult r = vkResetCommandBuffer(buffer, 0); r != VK_SUCCESS) return frame_vk_failed(r, "vkResetCommandBuffer");
+  VkCommandBufferBeginInfo begin{};
+  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  if (VkResult r = vkBeginCommandBuffer(buffer, &begin); r != VK_SUCCESS)
+    return frame_vk_failed(r, "vkBeginCommandBuffer");
+  return {};
+}
+
 }  // namespace
 
 ferrum::result<std::unique_ptr<engine_frames>> engine_frames::create(engine_vulkan& vk, VkBuffer inbox, VkBuffer outbox,
@@ -153,12 +165,7 @@ ferrum::result<void> engine_frames::produce(std::size_t ring_index, std::uint64_
   VkCommandBuffer buffer = produce_[ring_index];
   // The buffer's previous submission is done: the slot's previous wave
   // waited on it and has completed.
-  if (VkResult r = vkResetCommandBuffer(buffer, 0); r != VK_SUCCESS) return frame_vk_failed(r, "vkResetCommandBuffer");
-  VkCommandBufferBeginInfo begin{};
-  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  if (VkResult r = vkBeginCommandBuffer(buffer, &begin); r != VK_SUCCESS)
-    return frame_vk_failed(r, "vkBeginCommandBuffer");
+  if (auto begun = begin_once(buffer); !begun) return begun.error();
   // The engine's own data for this frame, recorded into the command buffer
   // (at most 65536 bytes, as vkCmdUpdateBuffer allows).
   vkCmdUpdateBuffer(buffer, inbox_, ring_index * in_bytes_, data.size_bytes(), data.data());
@@ -177,12 +184,7 @@ ferrum::result<bool> engine_frames::read_back(std::size_t ring_index, std::uint6
   wave_signalled_[ring_index] = frame;
   VkCommandBuffer buffer = read_back_[ring_index];
   // Its previous submission is done: the host waited for it below.
-  if (VkResult r = vkResetCommandBuffer(buffer, 0); r != VK_SUCCESS) return frame_vk_failed(r, "vkResetCommandBuffer");
-  VkCommandBufferBeginInfo begin{};
-  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  if (VkResult r = vkBeginCommandBuffer(buffer, &begin); r != VK_SUCCESS)
-    return frame_vk_failed(r, "vkBeginCommandBuffer");
+  if (auto begun = begin_once(buffer); !begun) return begun.error();
   VkBufferCopy region{};
   region.srcOffset = ring_index * out_bytes_;
   region.dstOffset = ring_index * out_bytes_;

@@ -245,13 +245,13 @@ TEST_CASE("ferrum compile: --json gives each bucket the barriers that compile() 
       std::vector<std::string> keys;
       for (const auto& item : barriers.items()) keys.push_back(item.key());
       CHECK(keys == std::vector<std::string>{"per_wave", "before_nodes"});
-      CHECK(barriers.at("per_wave").get<std::size_t>() == bucket.lane.barriers_per_wave);
+      CHECK(barriers.at("per_wave").get<std::size_t>() == bucket.lane.barriers_per_wave());
       CHECK(barriers.at("before_nodes").get<std::vector<std::size_t>>() == barrier_nodes(bucket));
-      CHECK(barriers.at("before_nodes").size() == bucket.lane.barriers_per_wave);
+      CHECK(barriers.at("before_nodes").size() == bucket.lane.barriers_per_wave());
     }
   }
   // Not all of them vacuous: history.json's nodes share resources.
-  CHECK(compile_in_process(example_plan("history.json")).program.buckets[0].lane.barriers_per_wave > 0);
+  CHECK(compile_in_process(example_plan("history.json")).program.buckets[0].lane.barriers_per_wave() > 0);
 }
 
 TEST_CASE("ferrum compile: the table has a barriers line per bucket naming the nodes compile() derives", "[cli]") {
@@ -285,13 +285,13 @@ TEST_CASE("ferrum compile: the barriers line names at most eight nodes, then how
   const cli_test::temp_file file(plan.dump(2));
   const cli_test::compiled_plan c = compile_in_process(file.path());
   REQUIRE(c.program.buckets.size() == 1);
-  REQUIRE(c.program.buckets[0].lane.barriers_per_wave > 8);
+  REQUIRE(c.program.buckets[0].lane.barriers_per_wave() > 8);
   const command_result table = run_ferrum({"compile", file.path()});
   REQUIRE(table.status == 0);
   INFO(table.out);
   const std::string line = expected_barriers_line(c, c.program.buckets[0]);
   CHECK(table.out.find("\n" + line) != std::string::npos);
-  CHECK(table.out.find(" and " + std::to_string(c.program.buckets[0].lane.barriers_per_wave - 8) + " more\n") !=
+  CHECK(table.out.find(" and " + std::to_string(c.program.buckets[0].lane.barriers_per_wave() - 8) + " more\n") !=
         std::string::npos);
   const command_result json = run_ferrum({"compile", file.path(), "--json"});
   REQUIRE(json.status == 0);

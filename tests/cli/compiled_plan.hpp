@@ -3,7 +3,7 @@
 // `ferrum` prints against what the library derives for the same plan.
 //
 //   const cli_test::compiled_plan c = cli_test::compile_in_process(cli_test::example_plan("history.json"));
-//   CHECK(doc["buckets"][0]["barriers"]["per_wave"] == c.program.buckets[0].lane.barriers_per_wave);
+//   CHECK(doc["buckets"][0]["barriers"]["per_wave"] == c.program.buckets[0].lane.barriers_per_wave());
 #pragma once
 
 #include "ferrum_process.hpp"

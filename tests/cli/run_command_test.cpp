@@ -236,12 +236,12 @@ TEST_CASE("ferrum run: each bucket's barriers_per_wave is the one compile() deri
     for (std::size_t b = 0; b < memory.size(); ++b) {
       const ferrum::compiled_bucket& bucket = c.program.buckets[b];
       CHECK(memory[b]["bucket"] == bucket.id.str());
-      CHECK(u64(memory[b]["barriers_per_wave"]) == bucket.lane.barriers_per_wave);
+      CHECK(u64(memory[b]["barriers_per_wave"]) == bucket.lane.barriers_per_wave());
       // On the bucket's memory line, before its lanes.
       const std::size_t line = summary.out.find("\n  memory       " + bucket.id.str() + ": ");
       REQUIRE(line != std::string::npos);
       const std::size_t end = summary.out.find('\n', line + 1);
-      const std::string expected = ", " + std::to_string(bucket.lane.barriers_per_wave) + " barriers per wave; ";
+      const std::string expected = ", " + std::to_string(bucket.lane.barriers_per_wave()) + " barriers per wave; ";
       CHECK(summary.out.substr(line, end - line).find(expected) != std::string::npos);
     }
   }

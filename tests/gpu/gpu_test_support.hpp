@@ -44,6 +44,21 @@ inline std::optional<boost::system::error_code> wait_for(ferrum::gpu::timeline& 
 }
 
 // Waits for `value` and requires success.
+// Checks that `value`, which the device's compute queue will not reach,
+// is still pending after 30 ms and that destroying the device then fails
+// its wait with device_shut_down.
+template <class Device>
+void require_shut_down_fails(std::unique_ptr<Device>& device, std::uint64_t value) {
+  using namespace std::chrono_literals;
+  std::promise<boost::system::error_code> done;
+  ferrum::gpu::async_wait(device->queue().timeline(), value, [&](boost::system::error_code ec) { done.set_value(ec); });
+  auto result = done.get_future();
+  CHECK(result.wait_for(30ms) == std::future_status::timeout);
+  device.reset();
+  REQUIRE(result.wait_for(5s) == std::future_status::ready);
+  CHECK(result.get() == errc::device_shut_down);
+}
+
 inline void require_reached(ferrum::gpu::timeline& t, std::uint64_t value) {
   const std::optional<boost::system::error_code> ec = wait_for(t, value);
   REQUIRE(ec.has_value());

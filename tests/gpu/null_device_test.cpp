@@ -153,13 +153,7 @@ TEST_CASE("null device: a hang without end fails its waits with device_shut_down
   options.faults = {.seed = 5, .hang = 1.0};
   auto device = test::null_device(options);
   const std::uint64_t value = submit_empty(*device, 2);
-  std::promise<boost::system::error_code> done;
-  ferrum::gpu::async_wait(device->queue().timeline(), value, [&](boost::system::error_code ec) { done.set_value(ec); });
-  auto result = done.get_future();
-  CHECK(result.wait_for(30ms) == std::future_status::timeout);
-  device.reset();
-  REQUIRE(result.wait_for(5s) == std::future_status::ready);
-  CHECK(result.get() == errc::device_shut_down);
+  test::require_shut_down_fails(device, value);
 }
 
 TEST_CASE("null device: a lost fault fails pending and later waits and every later operation", "[gpu]") {

@@ -94,7 +94,7 @@ TEST_CASE("wave barriers: two independent nodes on their own bytes record no bar
   auto device = reordering_device();
   const ferrum::plan p = hazard_plans::pair(true);
   const auto program = compiled(p);
-  REQUIRE(program->buckets[0].lane.barriers_per_wave == 0);
+  REQUIRE(program->buckets[0].lane.barriers_per_wave() == 0);
   const hazard_encoder::outcome o = hazard_encoder::run(*device, p, program, 2);
   CHECK(o.barriers == 0);
   CHECK(o.lists_opened == 0);

@@ -32,7 +32,7 @@ TEST_CASE("vulkan barriers: generated plans run with only the derived barriers, 
   for (int round = 0; round < 3; ++round) {
     const ferrum::plan p = hazard_plans::generate(rng, {});
     auto program = std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(p));
-    derived += program->buckets[0].lane.barriers_per_wave;
+    derived += program->buckets[0].lane.barriers_per_wave();
     aliased += program->buckets[0].lane_bytes() < program->buckets[0].unaliased_lane_size_bytes ? 1 : 0;
     const hazard_encoder::outcome o = hazard_encoder::run(*s.device, p, program, 4);
     total.checks += o.checks;

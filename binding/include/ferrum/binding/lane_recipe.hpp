@@ -13,6 +13,7 @@
 #include "ferrum/binding/execution_binding.hpp"
 #include "ferrum/binding/plan.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -48,8 +49,11 @@ struct lane_recipe {
   // every device. The same for a device that runs every node on one queue
   // (barrier_queues::one), which the scheduler uses there.
   std::vector<bool> barrier_before;
-  std::size_t barriers_per_wave = 0;
   std::vector<bool> one_queue_barrier_before;
+
+  [[nodiscard]] std::size_t barriers_per_wave() const noexcept {
+    return static_cast<std::size_t>(std::count(barrier_before.begin(), barrier_before.end(), true));
+  }
 
   [[nodiscard]] std::span<const lane_use> node_uses(std::size_t n) const noexcept {
     return std::span<const lane_use>(uses).subspan(use_begin[n], use_begin[n + 1] - use_begin[n]);
