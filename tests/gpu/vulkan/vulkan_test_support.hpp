@@ -35,6 +35,7 @@ class message_log {
   // A vulkan_message_sink; `context` is the log.
   static void record(void* context, const ferrum::gpu::vulkan_message& message) noexcept {
     auto* log = static_cast<message_log*>(context);
+    if (layer_fault(message.text)) return;
     try {
       const std::lock_guard lock(log->mutex_);
       log->messages_.push_back(std::string(message.error ? "error: " : "warning: ") + std::string(message.text));
@@ -42,6 +43,19 @@ class message_log {
       // Out of memory while recording: counted, so the test still fails.
       log->lost_.store(true);
     }
+  }
+
+  // A fault inside the validation layers themselves, not a report about
+  // ferrum's use of Vulkan, so it is left out of the log. The only entry:
+  // Debian 12's layers (1.3.239) time out in their own timeline-semaphore
+  // state tracker when a host signal races a host wait (the layer's message
+  // says "This is most likely a validation bug"; KhronosGroup/
+  // Vulkan-ValidationLayers#8461, fixed by #8519 in 2024). Reproduced here
+  // under load: `ctest --preset asan -R "vulkan semaphores" --repeat
+  // until-fail:25` with a busy core failed within 25 runs, each after the
+  // layer's 10 s wait.
+  [[nodiscard]] static bool layer_fault(std::string_view text) noexcept {
+    return text.find("UNASSIGNED-VkSemaphore-state-timeout") != std::string_view::npos;
   }
 
   [[nodiscard]] bool empty() const {
