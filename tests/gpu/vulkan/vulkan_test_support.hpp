@@ -45,19 +45,6 @@ class message_log {
     }
   }
 
-  // A fault inside the validation layers themselves, not a report about
-  // ferrum's use of Vulkan, so it is left out of the log. The only entry:
-  // Debian 12's layers (1.3.239) time out in their own timeline-semaphore
-  // state tracker when a host signal races a host wait (the layer's message
-  // says "This is most likely a validation bug"; KhronosGroup/
-  // Vulkan-ValidationLayers#8461, fixed by #8519 in 2024). Reproduced here
-  // under load: `ctest --preset asan -R "vulkan semaphores" --repeat
-  // until-fail:25` with a busy core failed within 25 runs, each after the
-  // layer's 10 s wait.
-  [[nodiscard]] static bool layer_fault(std::string_view text) noexcept {
-    return text.find("UNASSIGNED-VkSemaphore-state-timeout") != std::string_view::npos;
-  }
-
   [[nodiscard]] bool empty() const {
     const std::lock_guard lock(mutex_);
     return messages_.empty() && !lost_.load();
@@ -71,6 +58,19 @@ class message_log {
   }
 
  private:
+  // A fault inside the validation layers themselves, not a report about
+  // ferrum's use of Vulkan, so it is left out of the log. The only entry:
+  // Debian 12's layers (1.3.239) time out in their own timeline-semaphore
+  // state tracker when a host signal races a host wait (the layer's message
+  // says "This is most likely a validation bug"; KhronosGroup/
+  // Vulkan-ValidationLayers#8461, fixed by #8519 in 2024). Reproduced here
+  // under load: `ctest --preset asan -R "vulkan semaphores" --repeat
+  // until-fail:25` with a busy core failed within 25 runs, each after the
+  // layer's 10 s wait.
+  [[nodiscard]] static bool layer_fault(std::string_view text) noexcept {
+    return text.find("UNASSIGNED-VkSemaphore-state-timeout") != std::string_view::npos;
+  }
+
   mutable std::mutex mutex_;
   std::vector<std::string> messages_;
   std::atomic<bool> lost_{false};
