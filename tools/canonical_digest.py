@@ -24,6 +24,7 @@ ENUMS = {
     "liveness": ["conservative", "interval"],
     "queue": ["compute", "transfer"],
     "access": ["read", "write", "read-write"],
+    "memory": ["device", "upload", "readback"],
 }
 
 
@@ -123,12 +124,24 @@ def plan_hash(plan):
             for r, access in sorted(node.get("access", {}).items(), key=lambda kv: key(kv[0])):
                 if access != "read-write":
                     declared.append((i, r, access))
-        if declared:
+        # Declared memory classes other than the derived one (upload for a
+        # pool of binding resources, device for any other), pools in id
+        # order; with one, the accesses' part is written even when empty.
+        binding_pools = {r["pool"] for r in plan["resources"] if r["kind"] == "binding"}
+        classes = [(pool, options["memory"]) for pool, options in pools
+                   if "memory" in options
+                   and options["memory"] != ("upload" if pool in binding_pools else "device")]
+        if declared or classes:
             w.u64(len(declared))
             for i, r, access in declared:
                 w.u64(i)
                 w.str(r)
                 w.enum("access", access)
+        if classes:
+            w.u64(len(classes))
+            for pool, memory in classes:
+                w.str(pool)
+                w.enum("memory", memory)
     return w.digest()
 
 

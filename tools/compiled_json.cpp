@@ -66,9 +66,10 @@ class document_writer {
   rapidjson::PrettyWriter<chunked_stream> writer_;
 };
 
-void write_domain(document_writer& w, const capacity_layout& domain, std::uint64_t lane_offset) {
+void write_domain(document_writer& w, const capacity_layout& domain, memory_class memory, std::uint64_t lane_offset) {
   w.begin_object();
   w.member("pool", domain.pool.str());
+  w.member("memory", to_string(memory));
   w.member("liveness", to_string(domain.liveness));
   w.member("lane_offset", lane_offset);
   w.member("physical_size_bytes", domain.physical_size_bytes);
@@ -106,7 +107,7 @@ void write_binding(document_writer& w, const program_binding_layout& binding) {
   w.end_object();
 }
 
-void write_bucket(document_writer& w, const compiled_bucket& bucket) {
+void write_bucket(document_writer& w, const compiled_program& program, const compiled_bucket& bucket) {
   w.begin_object();
   w.member("id", bucket.id.str());
   w.member("class", bucket.spec.cls.str());
@@ -119,7 +120,19 @@ void write_bucket(document_writer& w, const compiled_bucket& bucket) {
   w.key("domains");
   w.begin_array();
   for (std::size_t d = 0; d < bucket.capacity_layouts.size(); ++d)
-    write_domain(w, bucket.capacity_layouts[d], bucket.pool_offsets[d]);
+    write_domain(w, bucket.capacity_layouts[d], program.domains[d].memory, bucket.pool_offsets[d]);
+  w.end_array();
+  // A lane's buffer per memory class: where its window lies in the lane.
+  w.key("memory_classes");
+  w.begin_array();
+  for (memory_class c : window_order)
+    if (const memory_window& window = bucket.window(c); window.size != 0) {
+      w.begin_object();
+      w.member("class", to_string(c));
+      w.member("lane_offset", window.begin);
+      w.member("bytes", window.size);
+      w.end_object();
+    }
   w.end_array();
   w.key("program_binding");
   if (bucket.binding)
@@ -152,7 +165,7 @@ void write_compiled_json(std::ostream& out, const compiled_program& program,
     w.member("plan_hash", program.hash.str());
     w.key("buckets");
     w.begin_array();
-    for (const compiled_bucket& bucket : program.buckets) write_bucket(w, bucket);
+    for (const compiled_bucket& bucket : program.buckets) write_bucket(w, program, bucket);
     w.end_array();
     if (file) {
       w.key("program_file");

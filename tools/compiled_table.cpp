@@ -10,8 +10,9 @@ namespace {
 
 using std::to_string;
 
-void write_pools(std::ostream& out, const compiled_bucket& bucket) {
+void write_pools(std::ostream& out, const compiled_program& program, const compiled_bucket& bucket) {
   text_table table({{"pool", align::left},
+                    {"memory", align::left},
                     {"liveness", align::left},
                     {"at", align::right},
                     {"physical", align::right},
@@ -23,8 +24,11 @@ void write_pools(std::ostream& out, const compiled_bucket& bucket) {
     const capacity_layout& domain = bucket.capacity_layouts[d];
     // The pool's own cells on its first row only, so its projections read as
     // a group under it. `at`: where its arena lies in the lane.
-    const std::vector<std::string> pool_cells{domain.pool.str(), std::string(ferrum::to_string(domain.liveness)),
-                                              to_string(bucket.pool_offsets[d]), to_string(domain.physical_size_bytes),
+    const std::vector<std::string> pool_cells{domain.pool.str(),
+                                              std::string(ferrum::to_string(program.domains[d].memory)),
+                                              std::string(ferrum::to_string(domain.liveness)),
+                                              to_string(bucket.pool_offsets[d]),
+                                              to_string(domain.physical_size_bytes),
                                               to_string(domain.unaliased_size_bytes)};
     if (domain.projections.empty()) table.add_row(pool_cells);
     for (std::size_t i = 0; i < domain.projections.size(); ++i) {
@@ -57,6 +61,18 @@ void write_binding(std::ostream& out, const compiled_bucket& bucket) {
   table.write(out, 4);
 }
 
+// A lane's memory per class: each window's bytes and where it lies.
+void write_classes(std::ostream& out, const compiled_bucket& bucket) {
+  out << "  memory:";
+  const char* separator = " ";
+  for (memory_class c : window_order)
+    if (const memory_window& w = bucket.window(c); w.size != 0) {
+      out << separator << ferrum::to_string(c) << ' ' << w.size << " bytes at " << w.begin;
+      separator = ", ";
+    }
+  out << '\n';
+}
+
 // How many barriers a wave records between its nodes, and before which:
 // the first few nodes by id, so that a big plan's line stays short.
 void write_barriers(std::ostream& out, const compiled_bucket& bucket, const plan& p) {
@@ -84,7 +100,8 @@ void write_compiled_table(std::ostream& out, const compiled_program& program, co
     out << "\nbucket " << bucket.id.str() << " (class " << bucket.spec.cls.str() << ", capacity " << dims[0] << 'x'
         << dims[1] << 'x' << dims[2] << ", " << bucket.lane_bytes() << " bytes per lane, "
         << bucket.unaliased_lane_size_bytes << " unaliased)\n";
-    write_pools(out, bucket);
+    write_pools(out, program, bucket);
+    write_classes(out, bucket);
     write_binding(out, bucket);
     write_barriers(out, bucket, p);
   }

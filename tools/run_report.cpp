@@ -21,17 +21,14 @@ std::string fault_line(const char* kind, const fault_tally& t) {
 
 bucket_memory bucket_memory_of(const compiled_program& program, const compiled_bucket& bucket,
                                std::size_t resources_checked_per_wave, std::size_t resources_unchecked_per_wave) {
-  bucket_memory m{bucket.id.str(),
-                  bucket.lane_bytes(),
-                  bucket.unaliased_lane_size_bytes,
-                  {},
-                  resources_checked_per_wave,
-                  resources_unchecked_per_wave,
-                  bucket.lane.barriers_per_wave()};
+  bucket_memory m{
+      bucket.id.str(), bucket.lane_bytes(),        bucket.unaliased_lane_size_bytes, {},
+      bucket.windows,  resources_checked_per_wave, resources_unchecked_per_wave,     bucket.lane.barriers_per_wave()};
   for (std::size_t d = 0; d < bucket.capacity_layouts.size(); ++d) {
     const capacity_layout& layout = bucket.capacity_layouts[d];
-    m.pools.push_back({program.domains[d].pool.str(), std::string(to_string(layout.liveness)), bucket.pool_offsets[d],
-                       layout.physical_size_bytes, layout.unaliased_size_bytes});
+    m.pools.push_back({program.domains[d].pool.str(), std::string(to_string(program.domains[d].memory)),
+                       std::string(to_string(layout.liveness)), bucket.pool_offsets[d], layout.physical_size_bytes,
+                       layout.unaliased_size_bytes});
   }
   return m;
 }
@@ -79,6 +76,7 @@ nlohmann::ordered_json run_json(const run_summary& s) {
     for (const pool_memory& p : m.pools) {
       nlohmann::ordered_json pool;
       pool["pool"] = p.pool;
+      pool["memory"] = p.memory;
       pool["liveness"] = p.liveness;
       pool["offset"] = p.offset;
       pool["bytes"] = p.bytes;
@@ -90,6 +88,11 @@ nlohmann::ordered_json run_json(const run_summary& s) {
     bucket["lane_bytes"] = m.lane_bytes;
     bucket["unaliased_lane_bytes"] = m.unaliased_lane_bytes;
     bucket["pools"] = std::move(pools);
+    nlohmann::ordered_json classes = nlohmann::ordered_json::array();
+    for (memory_class c : window_order)
+      if (const memory_window& w = m.classes[index_of(c)]; w.size != 0)
+        classes.push_back({{"class", to_string(c)}, {"lane_offset", w.begin}, {"bytes", w.size}});
+    bucket["memory_classes"] = std::move(classes);
     bucket["resources_checked_per_wave"] = m.resources_checked_per_wave;
     if (s.v2) bucket["resources_unchecked_per_wave"] = m.resources_unchecked_per_wave;
     bucket["barriers_per_wave"] = m.barriers_per_wave;
@@ -160,7 +163,14 @@ void write_run_summary(std::ostream& out, const run_summary& s) {
         << " resources checked per wave";
     if (s.v2) out << ", " << m.resources_unchecked_per_wave << " unchecked";
     out << ", " << m.barriers_per_wave << " barriers per wave";
-    out << "; " << m.lanes_made << " lanes made, " << m.made_bytes << " bytes\n";
+    out << "; " << m.lanes_made << " lanes made, " << m.made_bytes << " bytes; by class";
+    separator = " ";
+    for (memory_class c : window_order)
+      if (const memory_window& w = m.classes[index_of(c)]; w.size != 0) {
+        out << separator << to_string(c) << ' ' << w.size;
+        separator = ", ";
+      }
+    out << '\n';
   }
   if (s.v2) {
     out << "  queues      ";

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -42,6 +43,7 @@ struct latency_figures {
 // One pool's arena in a lane of a bucket.
 struct pool_memory {
   std::string pool;
+  std::string memory;  // its class
   std::string liveness;
   std::uint64_t offset = 0;  // in the lane
   std::uint64_t bytes = 0;
@@ -54,6 +56,8 @@ struct bucket_memory {
   std::uint64_t lane_bytes = 0;
   std::uint64_t unaliased_lane_bytes = 0;
   std::vector<pool_memory> pools;
+  // Per memory class (index_of), its window of the lane (size 0: unused).
+  std::array<memory_window, memory_class_count> classes{};
   std::size_t resources_checked_per_wave = 0;
   // Listings the checks cannot check (checking_encoder.hpp); reported for v2
   // plans only.

@@ -71,7 +71,7 @@ result<compiled_program> compile(const plan& p) {
       if (!layout) return layout.error();
       per_domain.emplace_back(std::move(*layout));
     }
-    auto placement = detail::place_pools(id, per_domain, order);
+    auto placement = detail::place_pools(id, *domains, per_domain, order);
     if (!placement) return placement.error();
     lane_bytes.push_back(placement->size);
     placements.push_back(std::move(*placement));
@@ -100,7 +100,8 @@ result<compiled_program> compile(const plan& p) {
                            std::move(placements[i].offsets),
                            placements[i].size,
                            placements[i].unaliased_size,
-                           {}};
+                           {},
+                           placements[i].windows};
     for (auto& layout : capacities[id]) bucket.capacity_layouts.push_back(std::move(*layout));
     if (auto binding = bindings->find(id); binding != bindings->end())
       bucket.binding = std::make_shared<const program_binding_layout>(std::move(binding->second));

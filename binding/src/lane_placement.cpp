@@ -8,37 +8,59 @@
 namespace ferrum::detail {
 namespace {
 
+std::uint64_t alignment_of(const capacity_layout& layout) {
+  std::uint64_t alignment = 4;
+  for (const projection& p : layout.projections) alignment = std::max(alignment, p.alignment);
+  return alignment;
+}
+
 // The lane's size with each arena `size_of(layout)` bytes, placed in
-// `order`; `offsets` (when not null) gets each arena's offset. nullopt on u64
-// overflow.
+// `order`, a window per class; `placement` (when not null) gets each arena's
+// offset and each class's window. nullopt on u64 overflow.
 template <class SizeOf>
-std::optional<std::uint64_t> place(const std::vector<std::optional<capacity_layout>>& layouts,
-                                   std::span<const std::size_t> order, SizeOf size_of,
-                                   std::vector<std::uint64_t>* offsets) {
+std::optional<std::uint64_t> place(std::span<const pool_domain> domains,
+                                   const std::vector<std::optional<capacity_layout>>& layouts,
+                                   std::span<const std::size_t> order, SizeOf size_of, lane_placement* placement) {
   std::uint64_t end = 0;
-  for (const std::size_t d : order) {
-    const capacity_layout& layout = *layouts[d];
-    std::uint64_t alignment = 4;
-    for (const projection& p : layout.projections) alignment = std::max(alignment, p.alignment);
-    const std::optional<std::uint64_t> offset = checked_align_up(end, alignment);
-    const std::optional<std::uint64_t> next = offset ? checked_add(*offset, size_of(layout)) : std::nullopt;
-    if (!next) return std::nullopt;
-    if (offsets != nullptr) (*offsets)[d] = *offset;
-    end = *next;
+  for (std::size_t i = 0; i < order.size();) {
+    // The pools of one class come together in `order`: the window starts at
+    // a multiple of the largest alignment among them.
+    const memory_class cls = domains[order[i]].memory;
+    std::size_t last = i;
+    std::uint64_t window_alignment = 4;
+    for (; last < order.size() && domains[order[last]].memory == cls; ++last)
+      window_alignment = std::max(window_alignment, alignment_of(*layouts[order[last]]));
+    const std::optional<std::uint64_t> begin = checked_align_up(end, window_alignment);
+    if (!begin) return std::nullopt;
+    end = *begin;
+    for (; i < last; ++i) {
+      const std::size_t d = order[i];
+      const capacity_layout& layout = *layouts[d];
+      const std::optional<std::uint64_t> offset = checked_align_up(end, alignment_of(layout));
+      const std::optional<std::uint64_t> next = offset ? checked_add(*offset, size_of(layout)) : std::nullopt;
+      if (!next) return std::nullopt;
+      if (placement != nullptr) placement->offsets[d] = *offset;
+      end = *next;
+    }
+    const std::optional<std::uint64_t> window_end = checked_align_up(std::max<std::uint64_t>(end, *begin + 4), 4);
+    if (!window_end) return std::nullopt;
+    end = *window_end;
+    if (placement != nullptr) placement->windows[index_of(cls)] = {*begin, end - *begin};
   }
   return checked_align_up(std::max<std::uint64_t>(end, 4), 4);
 }
 
 }  // namespace
 
-result<lane_placement> place_pools(const bucket_id& bucket, const std::vector<std::optional<capacity_layout>>& layouts,
+result<lane_placement> place_pools(const bucket_id& bucket, std::span<const pool_domain> domains,
+                                   const std::vector<std::optional<capacity_layout>>& layouts,
                                    std::span<const std::size_t> order) {
   lane_placement placement;
   placement.offsets.resize(layouts.size());
   const auto size = place(
-      layouts, order, [](const capacity_layout& l) { return l.physical_size_bytes; }, &placement.offsets);
+      domains, layouts, order, [](const capacity_layout& l) { return l.physical_size_bytes; }, &placement);
   const auto unaliased = place(
-      layouts, order, [](const capacity_layout& l) { return l.unaliased_size_bytes; }, nullptr);
+      domains, layouts, order, [](const capacity_layout& l) { return l.unaliased_size_bytes; }, nullptr);
   if (!size || !unaliased)
     return make_error(errc::size_overflow, "the lane memory of bucket " + quote_text(bucket.str()), "/buckets");
   placement.size = *size;
@@ -53,7 +75,19 @@ std::vector<std::size_t> placement_order(const plan& p, const std::vector<pool_d
     return std::any_of(domains[d].members.begin(), domains[d].members.end(),
                        [&](std::size_t r) { return p.resources[r].kind == allocation_kind::binding; });
   };
-  std::stable_partition(order.begin(), order.end(), binds);
+  // Class upload, device, readback; the binding pool first in upload.
+  const auto rank = [&](std::size_t d) {
+    switch (domains[d].memory) {
+      case memory_class::upload:
+        return binds(d) ? 0 : 1;
+      case memory_class::device:
+        return 2;
+      case memory_class::readback:
+        return 3;
+    }
+    return 4;
+  };
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return rank(a) < rank(b); });
   return order;
 }
 

@@ -156,13 +156,28 @@ bool pool_is_used(const std::vector<pool_id>& pools, const pool_id& pool) {
   return std::binary_search(pools.begin(), pools.end(), pool);
 }
 
-// Pool options name used pools, each once.
+// The pools holding binding resources.
+boost::unordered_flat_set<std::string_view, std::hash<std::string_view>> binding_pools(const plan& p) {
+  boost::unordered_flat_set<std::string_view, std::hash<std::string_view>> pools;
+  for (const resource_descriptor& r : p.resources)
+    if (r.kind == allocation_kind::binding) pools.insert(r.pool.view());
+  return pools;
+}
+
+// Pool options name used pools, each once, and a memory class that fits
+// (check_declared_memory).
 result<void> validate_pool_options(const plan& p, const std::vector<pool_id>& pools) {
   for (const pool_option& option : p.pools)
     if (!pool_is_used(pools, option.pool)) return detail::dangling_pool_option(option);
   if (auto [first, second] = find_duplicate(p.pools, [](const pool_option& o) -> const pool_id& { return o.pool; });
       second != p.pools.size())
     return detail::duplicate_pool_option(p.pools[second]);
+  if (std::none_of(p.pools.begin(), p.pools.end(), [](const pool_option& o) { return o.memory.has_value(); }))
+    return {};
+  const auto binds = binding_pools(p);
+  for (const pool_option& option : p.pools)
+    if (auto ok = detail::check_declared_memory(p, option.pool, option.memory, binds.contains(option.pool.view())); !ok)
+      return ok;
   return {};
 }
 
@@ -238,6 +253,10 @@ template <>
 std::optional<resource_access> enum_from_string(std::string_view t) noexcept {
   return value_of(access_names, t);
 }
+template <>
+std::optional<memory_class> enum_from_string(std::string_view t) noexcept {
+  return memory_class_from_string(t);
+}
 
 std::string sha256_digest::str() const {
   static constexpr char hex[] = "0123456789abcdef";
@@ -292,6 +311,30 @@ void hash_declared_accesses(sha256_writer& w, const std::vector<declared_access>
     w.u64(d.node);
     w.str(d.resource);
     w.enumeration(d.access);
+  }
+}
+
+// A v2 plan's declared memory classes other than the derived one (upload
+// for a pool of binding resources, device for any other: declaring it is no
+// declaration), of `pools` (the options in pool id order).
+std::vector<const pool_option*> declared_classes(const plan& p, const std::vector<const pool_option*>& pools) {
+  std::vector<const pool_option*> declared;
+  for (const pool_option* o : pools)
+    if (o->memory) declared.push_back(o);
+  if (declared.empty()) return declared;
+  const auto binds = binding_pools(p);
+  std::erase_if(declared, [&](const pool_option* o) {
+    return *o->memory == (binds.contains(o->pool.view()) ? memory_class::upload : memory_class::device);
+  });
+  return declared;
+}
+
+// The tail after the accesses' (docs/canonical-encoding.md).
+void hash_declared_classes(sha256_writer& w, const std::vector<const pool_option*>& declared) {
+  w.u64(declared.size());
+  for (const pool_option* o : declared) {
+    w.str(o->pool.view());
+    w.enumeration(*o->memory);
   }
 }
 
@@ -378,7 +421,11 @@ result<plan_hash> hash_plan(const plan& p, std::span<const std::size_t> resource
   if (v2) {
     const auto declared = declared_accesses(p);
     if (!declared) return declared.error();
-    if (!declared->empty()) hash_declared_accesses(w, *declared);
+    // Declared memory classes follow the accesses' tail, which is then
+    // written even when empty, so that the two tails are told apart.
+    const auto classes = declared_classes(p, pools);
+    if (!declared->empty() || !classes.empty()) hash_declared_accesses(w, *declared);
+    if (!classes.empty()) hash_declared_classes(w, classes);
   }
   return w.finish();
 }

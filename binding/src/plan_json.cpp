@@ -352,6 +352,20 @@ bucket_spec read_bucket(const cursor<View>& c) {
   return bucket;
 }
 
+// A pool's options: its liveness; in a v2 document also its memory class,
+// and with one the liveness may be left out (conservative).
+template <class View>
+pool_option read_pool_option(const pool_id& pool, const cursor<View>& c, plan_format format) {
+  if (format == plan_format::v1)
+    return {pool, c.require_object({"liveness"})["liveness"].template enumeration<liveness_mode>()};
+  const known_members<View> m = c.require_object({"liveness", "memory"});
+  pool_option option{pool};
+  if (auto memory = m.optional("memory")) option.memory = memory->template enumeration<memory_class>();
+  if (auto liveness = m.optional("liveness"); liveness || !option.memory)
+    option.liveness = m["liveness"].template enumeration<liveness_mode>();
+  return option;
+}
+
 template <class View>
 plan read_plan(const cursor<View>& root) {
   root.require_object();
@@ -379,8 +393,7 @@ plan read_plan(const cursor<View>& root) {
       auto pool = pool_id::make(key);
       if (!pool)
         reject(errc::invalid_id, quote_text(key) + " is not a pool id" + std::string(id_rules), options.path());
-      p.pools.push_back(
-          {*pool, options.require_object({"liveness"})["liveness"].template enumeration<liveness_mode>()});
+      p.pools.push_back(read_pool_option(*pool, options, p.format));
     });
   }
   p.lanes = static_cast<std::uint32_t>(m["lanes"].u64(1, std::numeric_limits<std::uint32_t>::max()));

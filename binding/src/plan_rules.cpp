@@ -120,6 +120,28 @@ error duplicate_pool_option(const pool_option& option) {
                     pool_path(option.pool));
 }
 
+result<void> check_declared_memory(const plan& p, const pool_id& pool, std::optional<memory_class> declared,
+                                   bool binds) {
+  if (!declared) return {};
+  const std::string where = pool_path(pool) + "/memory";
+  if (p.format == plan_format::v1)
+    return make_error(errc::invalid_memory_class,
+                      "pool " + pool_id::quote(pool.view()) + ": ferrum.plan.v1 declares no memory classes", where);
+  if (binds && *declared != memory_class::upload)
+    return make_error(errc::invalid_memory_class,
+                      "pool " + pool_id::quote(pool.view()) + " holds binding slots, which the host writes: " +
+                          "its memory is 'upload', not " + quote_text(to_string(*declared)),
+                      where);
+  return {};
+}
+
+result<memory_class> pool_memory_class(const plan& p, const pool_domain& domain, std::optional<memory_class> declared) {
+  const bool binds = std::any_of(domain.members.begin(), domain.members.end(),
+                                 [&](std::size_t r) { return p.resources[r].kind == allocation_kind::binding; });
+  if (auto ok = check_declared_memory(p, domain.pool, declared, binds); !ok) return ok.error();
+  return declared.value_or(binds ? memory_class::upload : memory_class::device);
+}
+
 error incompatible_member(const resource_descriptor& r, const resource_descriptor& first, std::size_t index) {
   return make_error(errc::incompatible_pool_member,
                     "pool " + pool_id::quote(r.pool.view()) + ": resource " + resource_id::quote(r.id.view()) +

@@ -147,6 +147,18 @@ namespace ferrum::detail {
   return {};
 }
 
+// The memory class of `domain` (its members dealt), given its pool's
+// `declared` class: the declared one, else upload for a pool of binding
+// resources (the host writes every slot) and device for any other.
+// invalid_memory_class: a binding pool declared device or readback, or a
+// v1 plan declaring a class.
+[[nodiscard]] result<memory_class> pool_memory_class(const plan& p, const pool_domain& domain,
+                                                     std::optional<memory_class> declared);
+// The errors of pool_memory_class, for `pool`, which holds binding
+// resources when `binds`.
+[[nodiscard]] result<void> check_declared_memory(const plan& p, const pool_id& pool,
+                                                 std::optional<memory_class> declared, bool binds);
+
 // The binding domain: the one domain holding binding resources, if any
 // (multiple_binding_domains where two do).
 [[nodiscard]] result<std::optional<std::size_t>> find_binding_domain(const plan& p,

@@ -32,10 +32,14 @@ result<std::vector<pool_domain>> detail::derive_pool_domains(const plan& p, cons
   domains.reserve(names.size());
   for (std::size_t d = 0; d < names.size(); ++d) {
     pool_of[names[d]] = d;
-    domains.push_back({pool_id::make(names[d]).value(), liveness_mode::conservative, {}});
+    domains.push_back({pool_id::make(names[d]).value(), liveness_mode::conservative, memory_class::device, {}});
   }
+  std::vector<std::optional<memory_class>> declared(domains.size());
   for (const pool_option& option : p.pools)
-    if (auto it = pool_of.find(option.pool.view()); it != pool_of.end()) domains[it->second].liveness = option.liveness;
+    if (auto it = pool_of.find(option.pool.view()); it != pool_of.end()) {
+      domains[it->second].liveness = option.liveness;
+      declared[it->second] = option.memory;
+    }
 
   std::size_t current = 0;
   bool first = true;
@@ -48,6 +52,11 @@ result<std::vector<pool_domain>> detail::derive_pool_domains(const plan& p, cons
     pool_domain& domain = domains[current];
     if (auto ok = detail::check_pool_member(p, domain, r); !ok) return ok.error();
     domain.members.push_back(r);
+  }
+  for (std::size_t d = 0; d < domains.size(); ++d) {
+    auto memory = detail::pool_memory_class(p, domains[d], declared[d]);
+    if (!memory) return memory.error();
+    domains[d].memory = *memory;
   }
   return domains;
 }

@@ -161,7 +161,8 @@ result<void> check_domain(file_plan& f, std::size_t d, const std::vector<const p
                         " are not in strictly increasing pool id order");
   auto option = std::lower_bound(options.begin(), options.end(), domain.pool,
                                  [](const pool_option* o, const pool_id& pool) { return o->pool < pool; });
-  if (option != options.end() && (*option)->pool == domain.pool) domain.liveness = (*option)->liveness;
+  const bool has_option = option != options.end() && (*option)->pool == domain.pool;
+  if (has_option) domain.liveness = (*option)->liveness;
   // Members match the first in their contract (check_pool_member).
   if (auto ok = check_contract(first, domain.members.front()); !ok) return ok.error();
   for (std::size_t r : domain.members) {
@@ -172,6 +173,9 @@ result<void> check_domain(file_plan& f, std::size_t d, const std::vector<const p
                           resource_path(r));
     if (auto ok = check_pool_member(f.p, domain, r); !ok) return ok.error();
   }
+  auto memory = pool_memory_class(f.p, domain, has_option ? (*option)->memory : std::nullopt);
+  if (!memory) return memory.error();
+  domain.memory = *memory;
   return {};
 }
 

@@ -207,7 +207,7 @@ result<std::vector<std::optional<capacity_layout>>> check_capacity_layouts(const
 result<lane_placement> check_placement(const file_plan& f, const program_tables::bucket_record& record,
                                        const bucket_id& id,
                                        const std::vector<std::optional<capacity_layout>>& layouts) {
-  auto placement = place_pools(id, layouts, f.placement);
+  auto placement = place_pools(id, f.domains, layouts, f.placement);
   if (!placement) return placement.error();
   for (std::size_t d = 0; d < f.domains.size(); ++d)
     if (record.domains[d].lane_offset != placement->offsets[d])
@@ -250,8 +250,15 @@ result<compiled_bucket> check_bucket(const file_plan& f, std::size_t i, std::vec
   auto placement = check_placement(f, record, *id, *layouts);
   if (!placement) return placement.error();
 
-  compiled_bucket bucket{
-      *id, spec, {}, nullptr, std::move(placement->offsets), placement->size, placement->unaliased_size, {}};
+  compiled_bucket bucket{*id,
+                         spec,
+                         {},
+                         nullptr,
+                         std::move(placement->offsets),
+                         placement->size,
+                         placement->unaliased_size,
+                         {},
+                         placement->windows};
   for (auto& layout : *layouts) bucket.capacity_layouts.push_back(std::move(*layout));
   if ((record.has_binding != 0) != (f.binding_domain != no_index) || record.has_binding > 1)
     return inconsistent(

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <iterator>
+#include <map>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -446,4 +447,28 @@ TEST_CASE("ferrum compile: help for an unknown command exits 1", "[cli]") {
   const command_result result = run_ferrum({"help", "frobnicate"});
   CHECK(result.status == 1);
   CHECK(result.err.rfind("ferrum: error: usage_error: ", 0) == 0);
+}
+
+TEST_CASE("ferrum compile: each pool's memory class and each class's window, in --json and the table", "[cli]") {
+  const command_result json_result = run_ferrum({"compile", "--json", example_plan("readback.json")});
+  REQUIRE(json_result.status == 0);
+  const nlohmann::json bucket = nlohmann::json::parse(json_result.out).at("buckets")[0];
+  std::map<std::string, std::string> memory_of;
+  for (const nlohmann::json& domain : bucket.at("domains"))
+    memory_of[domain.at("pool").get<std::string>()] = domain.at("memory").get<std::string>();
+  CHECK(memory_of == std::map<std::string, std::string>{
+                         {"pool/bindings", "upload"}, {"pool/image", "readback"}, {"pool/state", "device"}});
+  // The binding pool's 128 bytes at 0; the state's 4096 at 256, its
+  // alignment; the image's 4096 after it.
+  const nlohmann::json expected = nlohmann::json::parse(R"([
+    {"class": "upload", "lane_offset": 0, "bytes": 128},
+    {"class": "device", "lane_offset": 256, "bytes": 4096},
+    {"class": "readback", "lane_offset": 4352, "bytes": 4096}])");
+  CHECK(bucket.at("memory_classes") == expected);
+  CHECK(bucket.at("lane_bytes") == 4352 + 4096);
+
+  const command_result table = run_ferrum({"compile", example_plan("readback.json")});
+  REQUIRE(table.status == 0);
+  CHECK(table.out.find("  memory: upload 128 bytes at 0, device 4096 bytes at 256, readback 4096 bytes at 4352\n") !=
+        std::string::npos);
 }

@@ -103,8 +103,8 @@ inline void check_report(const nlohmann::ordered_json& r, std::uint64_t waves, s
   for (const auto& bucket : r["memory"]) {
     keys.clear();
     for (const auto& item : bucket.items()) keys.push_back(item.key());
-    std::vector<std::string> expected_keys{"bucket", "lane_bytes", "unaliased_lane_bytes", "pools",
-                                           "resources_checked_per_wave"};
+    std::vector<std::string> expected_keys{"bucket", "lane_bytes",     "unaliased_lane_bytes",
+                                           "pools",  "memory_classes", "resources_checked_per_wave"};
     if (v2) expected_keys.push_back("resources_unchecked_per_wave");
     expected_keys.insert(expected_keys.end(), {"barriers_per_wave", "lanes_made", "made_bytes"});
     CHECK(keys == expected_keys);
@@ -116,10 +116,23 @@ inline void check_report(const nlohmann::ordered_json& r, std::uint64_t waves, s
     for (const auto& pool : bucket["pools"]) {
       keys.clear();
       for (const auto& item : pool.items()) keys.push_back(item.key());
-      CHECK(keys == std::vector<std::string>{"pool", "liveness", "offset", "bytes", "unaliased_bytes"});
+      CHECK(keys == std::vector<std::string>{"pool", "memory", "liveness", "offset", "bytes", "unaliased_bytes"});
       CHECK(u64(pool["bytes"]) <= u64(pool["unaliased_bytes"]));
       end = std::max(end, u64(pool["offset"]) + u64(pool["bytes"]));
     }
+    // Each class's window lies in the lane, in window order, and holds the
+    // pools of its class.
+    std::uint64_t window_end = 0;
+    for (const auto& window : bucket["memory_classes"]) {
+      CHECK(u64(window["lane_offset"]) >= window_end);
+      window_end = u64(window["lane_offset"]) + u64(window["bytes"]);
+      for (const auto& pool : bucket["pools"])
+        if (pool["memory"] == window["class"]) {
+          CHECK(u64(pool["offset"]) >= u64(window["lane_offset"]));
+          CHECK(u64(pool["offset"]) + u64(pool["bytes"]) <= window_end);
+        }
+    }
+    CHECK(window_end <= u64(bucket["lane_bytes"]));
     // The pools lie inside the lane, which aliasing made no larger.
     CHECK(end <= u64(bucket["lane_bytes"]));
     CHECK(u64(bucket["lane_bytes"]) <= u64(bucket["unaliased_lane_bytes"]));

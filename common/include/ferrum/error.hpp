@@ -140,7 +140,11 @@ namespace ferrum {
   X(too_many_semaphores, "a wave is given more semaphores to wait on or signal than it holds")                       \
   X(presentation_unsupported, "the device's compute queue family cannot present to the surface")                     \
   /* declared accesses (ferrum.plan.v2) */                                                                           \
-  X(invalid_access, "a node's declared accesses do not match its resources")
+  X(invalid_access, "a node's declared accesses do not match its resources")                                         \
+  /* memory classes */                                                                                               \
+  X(invalid_memory_class, "a pool's declared memory class does not fit how the host touches it")                     \
+  X(no_host_bytes, "host bytes are asked of memory the host cannot touch (a device-class resource or arena)")        \
+  X(not_staged, "a staging copy is recorded for an arena that has no staging buffer")
 
 enum class errc : int {
 // 0 is reserved for success, as error_code requires.

@@ -20,6 +20,7 @@
 #include "ferrum/binding/lane_recipe.hpp"
 #include "ferrum/binding/program_binding.hpp"
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -27,6 +28,19 @@
 namespace ferrum {
 
 // One bucket of a compiled program.
+// One memory class's part of a lane's address space: [begin, begin + size),
+// a buffer of its own in each lane (a scheduler lane's `memory[class]`), in
+// which lane offset x lies at x - begin. Size 0: no pool of the class.
+struct memory_window {
+  std::uint64_t begin = 0;
+  std::uint64_t size = 0;
+  friend bool operator==(const memory_window&, const memory_window&) = default;
+};
+
+// The order of the windows in a lane.
+inline constexpr std::array<memory_class, memory_class_count> window_order{memory_class::upload, memory_class::device,
+                                                                           memory_class::readback};
+
 struct compiled_bucket {
   bucket_id id;
   bucket_spec spec;
@@ -35,13 +49,16 @@ struct compiled_bucket {
   std::vector<capacity_layout> capacity_layouts;
   // The program binding layout; null when the plan has no binding resources.
   std::shared_ptr<const program_binding_layout> binding;
-  // A lane's memory: one buffer holding every pool's arena, pool d's at
-  // `pool_offsets[d]` (program order), a multiple of its largest alignment
-  // and of 4. The binding pool comes first, at 0, so binding slot offsets are
-  // offsets in the lane; the others follow in program order.
-  // `lane_size_bytes` is where the last arena ends, rounded up to whole
-  // 32-bit words (at least one): what a lane of this bucket allocates, and
-  // what admission counts (docs/design.md, "Lane memory").
+  // A lane's memory: one address space holding every pool's arena, pool d's
+  // at `pool_offsets[d]` (program order), a multiple of its largest
+  // alignment and of 4, cut into a window per memory class (`windows`,
+  // indexed by index_of(memory_class)): upload first — the binding pool at 0,
+  // so binding slot offsets are offsets in the lane — then device, then
+  // readback, pools in program order within a class. `lane_size_bytes` is
+  // where the last arena ends, rounded up to whole 32-bit words (at least
+  // one): what admission counts for a lane of this bucket, which allocates
+  // the windows and not the padding between them (docs/design.md, "Lane
+  // memory").
   std::vector<std::uint64_t> pool_offsets;
   std::uint64_t lane_size_bytes = 0;
   // What a lane would take with no aliasing at all: the same placement of
@@ -50,7 +67,10 @@ struct compiled_bucket {
   // What each lane of this bucket is made from: every node's resources in
   // the lane, the binding evidence (ferrum/binding/lane_recipe.hpp).
   lane_recipe lane;
+  std::array<memory_window, memory_class_count> windows{};
 
+  // The window of a class.
+  [[nodiscard]] const memory_window& window(memory_class c) const noexcept { return windows[index_of(c)]; }
   // The bytes one lane of this bucket takes (lane_size_bytes).
   [[nodiscard]] std::uint64_t lane_bytes() const noexcept { return lane_size_bytes; }
 };

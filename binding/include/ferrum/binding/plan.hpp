@@ -20,6 +20,7 @@
 #pragma once
 
 #include "ferrum/binding/ids.hpp"
+#include "ferrum/memory_class.hpp"
 #include "ferrum/queue_kind.hpp"
 
 #include <array>
@@ -147,6 +148,9 @@ struct bucket_spec {
 struct pool_option {
   pool_id pool;
   liveness_mode liveness = liveness_mode::conservative;
+  // v2 only: the pool's memory class, where the derived one does not fit
+  // (a pool of outputs the host reads is `readback`); pool_domain::memory.
+  std::optional<memory_class> memory{};
 };
 
 struct plan {

@@ -18,13 +18,17 @@ namespace ferrum {
 struct pool_domain {
   pool_id pool;
   liveness_mode liveness = liveness_mode::conservative;
+  // Where its memory lives: declared in the plan's pool options, else
+  // derived (upload for the binding pool, device for the others).
+  memory_class memory = memory_class::device;
   // Indices into plan::resources, in resource id order.
   std::vector<std::size_t> members;
 };
 
 // Groups the plan's resources by pool, pools in id order. Errors:
 // incompatible_pool_member (naming both resources), invalid_liveness (an
-// interval pool holding a persistent resource). Expects a validated plan.
+// interval pool holding a persistent resource), invalid_memory_class
+// (pool_option::memory that does not fit the pool). Expects a validated plan.
 [[nodiscard]] result<std::vector<pool_domain>> derive_pool_domains(const plan& p);
 
 }  // namespace ferrum
