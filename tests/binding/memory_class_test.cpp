@@ -6,6 +6,7 @@
 #include "ferrum/binding/plan_json.hpp"
 #include "ferrum/binding/pool_domain.hpp"
 
+#include "both_parsers.hpp"
 #include "pinned_digests.hpp"
 #include "plan_builder.hpp"
 
@@ -31,26 +32,6 @@ std::string readback_edited(void (*edit)(nlohmann::json&)) {
   nlohmann::json doc = nlohmann::json::parse(readback_text());
   edit(doc);
   return doc.dump();
-}
-
-// Parsed by both parsers, which must agree on the plan's hash.
-plan parsed_memory_plan(const std::string& text) {
-  auto fast = parse_plan(text);
-  REQUIRE(fast.has_value());
-  auto reference = detail::parse_plan_reference(text);
-  REQUIRE(reference.has_value());
-  CHECK(hash_plan(*reference).value() == hash_plan(*fast).value());
-  return std::move(*fast);
-}
-
-error memory_rejection(const std::string& text) {
-  auto p = parse_plan(text);
-  REQUIRE_FALSE(p.has_value());
-  auto reference = detail::parse_plan_reference(text);
-  REQUIRE_FALSE(reference.has_value());
-  CHECK(reference.error().code == p.error().code);
-  CHECK(reference.error().path == p.error().path);
-  return p.error();
 }
 
 // A binding pool, a device pool of 1000 bytes aligned 16 and one of 512
@@ -91,7 +72,7 @@ TEST_CASE("memory_class: names round-trip and other names are refused", "[bindin
 }
 
 TEST_CASE("memory_class: the binding pool is upload, other pools device, unless declared", "[binding][memory]") {
-  const plan p = parsed_memory_plan(readback_text());
+  const plan p = both_parsers::parsed(readback_text());
   const auto domains = derive_pool_domains(p).value();
   REQUIRE(domains.size() == 3);
   CHECK(domains[0].pool.str() == "pool/bindings");
@@ -106,32 +87,32 @@ TEST_CASE("memory_class: the binding pool is upload, other pools device, unless 
 }
 
 TEST_CASE("memory_class: a declared class is read with or without a liveness", "[binding][memory]") {
-  const plan both = parsed_memory_plan(readback_edited([](nlohmann::json& doc) {
+  const plan both = both_parsers::parsed(readback_edited([](nlohmann::json& doc) {
     doc["pools"]["pool/image"] = {{"memory", "readback"}, {"liveness", "interval"}};
   }));
   REQUIRE(both.pools.size() == 1);
   CHECK(both.pools[0].liveness == liveness_mode::interval);
   CHECK(both.pools[0].memory == memory_class::readback);
-  const plan alone = parsed_memory_plan(readback_text());
+  const plan alone = both_parsers::parsed(readback_text());
   CHECK(alone.pools[0].liveness == liveness_mode::conservative);
-  const plan none = parsed_memory_plan(readback_edited([](nlohmann::json& doc) {
+  const plan none = both_parsers::parsed(readback_edited([](nlohmann::json& doc) {
     doc["pools"]["pool/image"] = {{"liveness", "interval"}};
   }));
   CHECK_FALSE(none.pools[0].memory.has_value());
 }
 
 TEST_CASE("memory_class: bad declarations are rejected at their paths", "[binding][memory]") {
-  const error unknown =
-      memory_rejection(readback_edited([](nlohmann::json& doc) { doc["pools"]["pool/image"]["memory"] = "host"; }));
+  const error unknown = both_parsers::rejection(
+      readback_edited([](nlohmann::json& doc) { doc["pools"]["pool/image"]["memory"] = "host"; }));
   CHECK(unknown.code == make_error_code(errc::unknown_value));
   CHECK(unknown.path == "/pools/pool~1image/memory");
   CHECK(unknown.detail.find("'device', 'upload', 'readback'") != std::string::npos);
 
-  const error empty = memory_rejection(
+  const error empty = both_parsers::rejection(
       readback_edited([](nlohmann::json& doc) { doc["pools"]["pool/image"] = nlohmann::json::object(); }));
   CHECK(empty.code == make_error_code(errc::missing_field));
 
-  const error v1 = memory_rejection(readback_edited([](nlohmann::json& doc) {
+  const error v1 = both_parsers::rejection(readback_edited([](nlohmann::json& doc) {
     doc["format"] = "ferrum.plan.v1";
     for (auto& node : doc["nodes"]) {
       node.erase("access");
@@ -141,7 +122,7 @@ TEST_CASE("memory_class: bad declarations are rejected at their paths", "[bindin
   CHECK(v1.code == make_error_code(errc::unknown_field));
   CHECK(v1.path == "/pools/pool~1image/memory");
 
-  const error binding = memory_rejection(readback_edited([](nlohmann::json& doc) {
+  const error binding = both_parsers::rejection(readback_edited([](nlohmann::json& doc) {
     doc["pools"]["pool/bindings"] = {{"memory", "device"}};
   }));
   CHECK(binding.code == make_error_code(errc::invalid_memory_class));
@@ -159,30 +140,30 @@ TEST_CASE("memory_class: bad declarations are rejected at their paths", "[bindin
 
 TEST_CASE("memory_class: declaring the derived class hashes as declaring none and another class changes the hash",
           "[binding][memory]") {
-  const plan_hash declared = hash_plan(parsed_memory_plan(readback_text())).value();
+  const plan_hash declared = hash_plan(both_parsers::parsed(readback_text())).value();
   CHECK(declared.str() == pinned::readback_hash.digest);
   const plan_hash none =
-      hash_plan(parsed_memory_plan(readback_edited([](nlohmann::json& doc) { doc.erase("pools"); }))).value();
+      hash_plan(both_parsers::parsed(readback_edited([](nlohmann::json& doc) { doc.erase("pools"); }))).value();
   CHECK(none != declared);
   const plan_hash derived =
-      hash_plan(parsed_memory_plan(readback_edited([](nlohmann::json& doc) {
+      hash_plan(both_parsers::parsed(readback_edited([](nlohmann::json& doc) {
         doc["pools"] = {{"pool/image", {{"memory", "device"}}}, {"pool/bindings", {{"memory", "upload"}}}};
       }))).value();
   // Declaring the derived classes is no declaration, though a pool option
   // (liveness conservative) is listed for each.
-  const plan_hash listed = hash_plan(parsed_memory_plan(readback_edited([](nlohmann::json& doc) {
+  const plan_hash listed = hash_plan(both_parsers::parsed(readback_edited([](nlohmann::json& doc) {
                              doc["pools"] = {{"pool/image", {{"liveness", "conservative"}}},
                                              {"pool/bindings", {{"liveness", "conservative"}}}};
                            }))).value();
   CHECK(derived == listed);
-  const plan_hash upload = hash_plan(parsed_memory_plan(readback_edited([](nlohmann::json& doc) {
+  const plan_hash upload = hash_plan(both_parsers::parsed(readback_edited([](nlohmann::json& doc) {
                              doc["pools"]["pool/image"]["memory"] = "upload";
                            }))).value();
   CHECK(upload != declared);
   CHECK(upload != none);
   // With no access declared, the classes still make another plan than the
   // accesses alone would.
-  const plan_hash no_access = hash_plan(parsed_memory_plan(readback_edited([](nlohmann::json& doc) {
+  const plan_hash no_access = hash_plan(both_parsers::parsed(readback_edited([](nlohmann::json& doc) {
                                 for (auto& node : doc["nodes"]) node.erase("access");
                               }))).value();
   CHECK(no_access != declared);

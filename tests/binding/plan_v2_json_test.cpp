@@ -4,6 +4,7 @@
 #include "ferrum/binding/compiled_program.hpp"
 #include "ferrum/binding/plan_json.hpp"
 
+#include "both_parsers.hpp"
 #include "pinned_digests.hpp"
 #include "plan_builder.hpp"
 
@@ -48,29 +49,6 @@ std::string access_edited(Edit edit) {
   return doc.dump();
 }
 
-// Parses `text` with both parsers, requiring that both accept it and read
-// plans of one hash.
-plan parsed_alike(const std::string& text) {
-  auto fast = parse_plan(text);
-  REQUIRE(fast.has_value());
-  auto reference = detail::parse_plan_reference(text);
-  REQUIRE(reference.has_value());
-  CHECK(hash_plan(*reference).value() == hash_plan(*fast).value());
-  for (std::size_t i = 0; i < fast->nodes.size(); ++i) CHECK(reference->nodes[i].access == fast->nodes[i].access);
-  return std::move(*fast);
-}
-
-error rejection_of(const std::string& text) {
-  auto p = parse_plan(text);
-  REQUIRE_FALSE(p.has_value());
-  // The reference parser agrees on code and path.
-  auto reference = detail::parse_plan_reference(text);
-  REQUIRE_FALSE(reference.has_value());
-  CHECK(reference.error().code == p.error().code);
-  CHECK(reference.error().path == p.error().path);
-  return p.error();
-}
-
 }  // namespace
 
 TEST_CASE("plan_v2_json: the two-queue example loads its queues and dependencies", "[binding][plan_json]") {
@@ -110,10 +88,10 @@ TEST_CASE("plan_v2_json: a node without a queue runs on the compute queue", "[bi
 }
 
 TEST_CASE("plan_v2_json: a v1 document refuses queue and after as unknown fields", "[binding][plan_json]") {
-  const error queue = rejection_of(edited([](json& doc) { doc["format"] = "ferrum.plan.v1"; }));
+  const error queue = both_parsers::rejection(edited([](json& doc) { doc["format"] = "ferrum.plan.v1"; }));
   CHECK(test::code_of(queue) == errc::unknown_field);
   CHECK(queue.path == "/nodes/0/queue");
-  const error after = rejection_of(edited([](json& doc) {
+  const error after = both_parsers::rejection(edited([](json& doc) {
     doc["format"] = "ferrum.plan.v1";
     for (json& node : doc["nodes"]) node.erase("queue");
   }));
@@ -123,40 +101,42 @@ TEST_CASE("plan_v2_json: a v1 document refuses queue and after as unknown fields
 
 TEST_CASE("plan_v2_json: bad queues and dependencies are rejected at their paths", "[binding][plan_json]") {
   SECTION("an unknown queue") {
-    const error e = rejection_of(edited([](json& doc) { doc["nodes"][2]["queue"] = "graphics"; }));
+    const error e = both_parsers::rejection(edited([](json& doc) { doc["nodes"][2]["queue"] = "graphics"; }));
     CHECK(test::code_of(e) == errc::unknown_queue);
     CHECK(e.path == "/nodes/2/queue");
     CHECK(e.detail.find("'graphics'") != std::string::npos);
   }
   SECTION("a queue that is not a string") {
-    const error e = rejection_of(edited([](json& doc) { doc["nodes"][2]["queue"] = 1; }));
+    const error e = both_parsers::rejection(edited([](json& doc) { doc["nodes"][2]["queue"] = 1; }));
     CHECK(test::code_of(e) == errc::wrong_type);
     CHECK(e.path == "/nodes/2/queue");
   }
   SECTION("after that is not an array of ids") {
-    CHECK(rejection_of(edited([](json& doc) { doc["nodes"][1]["after"] = "node/upload"; })).path == "/nodes/1/after");
-    const error e = rejection_of(edited([](json& doc) { doc["nodes"][1]["after"][0] = "Node Upload"; }));
+    CHECK(both_parsers::rejection(edited([](json& doc) { doc["nodes"][1]["after"] = "node/upload"; })).path ==
+          "/nodes/1/after");
+    const error e = both_parsers::rejection(edited([](json& doc) { doc["nodes"][1]["after"][0] = "Node Upload"; }));
     CHECK(test::code_of(e) == errc::invalid_id);
     CHECK(e.path == "/nodes/1/after/0");
   }
   SECTION("a dependency on no node") {
-    const error e = rejection_of(edited([](json& doc) { doc["nodes"][4]["after"][1] = "node/missing"; }));
+    const error e = both_parsers::rejection(edited([](json& doc) { doc["nodes"][4]["after"][1] = "node/missing"; }));
     CHECK(test::code_of(e) == errc::dangling_dependency);
     CHECK(e.path == "/nodes/4/after/1");
   }
   SECTION("a dependency listed twice") {
-    const error e = rejection_of(edited([](json& doc) { doc["nodes"][4]["after"][1] = "node/readback"; }));
+    const error e = both_parsers::rejection(edited([](json& doc) { doc["nodes"][4]["after"][1] = "node/readback"; }));
     CHECK(test::code_of(e) == errc::duplicate_dependency);
     CHECK(e.path == "/nodes/4/after/1");
   }
   SECTION("a cycle") {
-    const error e = rejection_of(edited([](json& doc) { doc["nodes"][1]["after"].push_back("node/compose"); }));
+    const error e =
+        both_parsers::rejection(edited([](json& doc) { doc["nodes"][1]["after"].push_back("node/compose"); }));
     CHECK(test::code_of(e) == errc::dependency_cycle);
     CHECK(e.detail.find("'node/simulate'") != std::string::npos);
     CHECK(e.detail.find("'node/compose'") != std::string::npos);
   }
   SECTION("a dependency on a node listed later") {
-    const error e = rejection_of(edited([](json& doc) {
+    const error e = both_parsers::rejection(edited([](json& doc) {
       doc["nodes"][0]["after"] = json::array({"node/shade"});
       doc["nodes"][3]["after"] = json::array();
     }));
@@ -166,7 +146,7 @@ TEST_CASE("plan_v2_json: bad queues and dependencies are rejected at their paths
 }
 
 TEST_CASE("plan_v2_json: the access example loads its declared accesses", "[binding][plan_json]") {
-  const plan p = parsed_alike(access_text());
+  const plan p = both_parsers::parsed(access_text());
   REQUIRE(p.nodes.size() == 5);
   // Parallel to the node's resources: upload.args, staging.
   const std::vector<resource_access> upload{resource_access::read, resource_access::write};
@@ -185,34 +165,37 @@ TEST_CASE("plan_v2_json: the access example loads its declared accesses", "[bind
 }
 
 TEST_CASE("plan_v2_json: a node without access declares none", "[binding][plan_json]") {
-  const plan p = parsed_alike(example_text());
+  const plan p = both_parsers::parsed(example_text());
   for (const plan_node& node : p.nodes) {
     CHECK(node.access.empty());
     for (std::size_t k = 0; k < node.resources.size(); ++k) CHECK(node.access_of(k) == resource_access::read_write);
   }
   // An empty object declares every resource read-write.
-  const plan empty = parsed_alike(edited([](json& doc) { doc["nodes"][1]["access"] = json::object(); }));
+  const plan empty = both_parsers::parsed(edited([](json& doc) { doc["nodes"][1]["access"] = json::object(); }));
   CHECK(empty.nodes[1].access == std::vector<resource_access>(3, resource_access::read_write));
 }
 
 TEST_CASE("plan_v2_json: declaring read-write hashes as declaring nothing", "[binding][plan_json]") {
-  const plan_hash none = hash_plan(parsed_alike(example_text())).value();
+  const plan_hash none = hash_plan(both_parsers::parsed(example_text())).value();
   CHECK(none.str() == pinned::two_queues_hash.digest);
-  CHECK(hash_plan(parsed_alike(edited([](json& doc) { doc["nodes"][1]["access"] = json::object(); }))).value() == none);
-  const plan all = parsed_alike(edited([](json& doc) {
+  CHECK(hash_plan(both_parsers::parsed(edited([](json& doc) {
+          doc["nodes"][1]["access"] = json::object();
+        }))).value() == none);
+  const plan all = both_parsers::parsed(edited([](json& doc) {
     for (json& node : doc["nodes"])
       for (const json& r : node["resources"]) node["access"][r.get<std::string>()] = "read-write";
   }));
   CHECK(all.nodes[4].access.size() == 4);
   CHECK(hash_plan(all).value() == none);
   // And in the access example, dropping compose's "read-write" entry too.
-  CHECK(hash_plan(parsed_alike(access_edited([](json& doc) { doc["nodes"][4]["access"].erase("resource/frame"); })))
+  CHECK(hash_plan(
+            both_parsers::parsed(access_edited([](json& doc) { doc["nodes"][4]["access"].erase("resource/frame"); })))
             .value()
             .str() == pinned::two_queues_access_hash.digest);
 }
 
 TEST_CASE("plan_v2_json: changing a declared access changes the hash", "[binding][plan_json]") {
-  const plan_hash base = hash_plan(parsed_alike(access_text())).value();
+  const plan_hash base = hash_plan(both_parsers::parsed(access_text())).value();
   const std::vector<std::function<void(json&)>> edits = {
       [](json& doc) { doc["nodes"][0]["access"]["resource/staging"] = "read"; },
       [](json& doc) { doc["nodes"][0]["access"]["resource/staging"] = "read-write"; },
@@ -223,7 +206,7 @@ TEST_CASE("plan_v2_json: changing a declared access changes the hash", "[binding
   };
   for (std::size_t i = 0; i < edits.size(); ++i) {
     INFO("edit " << i);
-    CHECK(hash_plan(parsed_alike(access_edited(edits[i]))).value() != base);
+    CHECK(hash_plan(both_parsers::parsed(access_edited(edits[i]))).value() != base);
   }
 }
 
@@ -235,48 +218,50 @@ TEST_CASE("plan_v2_json: the order of an access object's keys does not change th
   REQUIRE(at != std::string::npos);
   std::string swapped = text;
   swapped.replace(at, listed.size(), R"({"resource/staging": "write", "resource/upload.args": "read"})");
-  const plan a = parsed_alike(text);
-  const plan b = parsed_alike(swapped);
+  const plan a = both_parsers::parsed(text);
+  const plan b = both_parsers::parsed(swapped);
   CHECK(b.nodes[0].access == a.nodes[0].access);
   CHECK(hash_plan(b).value() == hash_plan(a).value());
-  CHECK(hash_plan(parsed_alike(access_edited([](json&) {}))).value() == hash_plan(a).value());
+  CHECK(hash_plan(both_parsers::parsed(access_edited([](json&) {}))).value() == hash_plan(a).value());
 }
 
 TEST_CASE("plan_v2_json: bad accesses are rejected at their paths", "[binding][plan_json]") {
   SECTION("a resource the node does not list") {
     const error e =
-        rejection_of(access_edited([](json& doc) { doc["nodes"][0]["access"]["resource/state"] = "read"; }));
+        both_parsers::rejection(access_edited([](json& doc) { doc["nodes"][0]["access"]["resource/state"] = "read"; }));
     CHECK(test::code_of(e) == errc::dangling_reference);
     CHECK(e.path == "/nodes/0/access/resource~1state");
     CHECK(e.detail.find("'node/upload'") != std::string::npos);
     CHECK(e.detail.find("'resource/state'") != std::string::npos);
   }
   SECTION("a key that is no resource id at all") {
-    const error e = rejection_of(access_edited([](json& doc) { doc["nodes"][1]["access"]["Staging ~x"] = "read"; }));
+    const error e =
+        both_parsers::rejection(access_edited([](json& doc) { doc["nodes"][1]["access"]["Staging ~x"] = "read"; }));
     CHECK(test::code_of(e) == errc::dangling_reference);
     CHECK(e.path == "/nodes/1/access/Staging ~0x");
   }
   SECTION("of two bad keys, the first in key order") {
-    const error e = rejection_of(access_edited([](json& doc) {
+    const error e = both_parsers::rejection(access_edited([](json& doc) {
       doc["nodes"][0]["access"]["resource/z"] = "read";
       doc["nodes"][0]["access"]["resource/image"] = "read";
     }));
     CHECK(e.path == "/nodes/0/access/resource~1image");
   }
   SECTION("an unknown access") {
-    const error e =
-        rejection_of(access_edited([](json& doc) { doc["nodes"][0]["access"]["resource/staging"] = "readwrite"; }));
+    const error e = both_parsers::rejection(
+        access_edited([](json& doc) { doc["nodes"][0]["access"]["resource/staging"] = "readwrite"; }));
     CHECK(test::code_of(e) == errc::unknown_value);
     CHECK(e.path == "/nodes/0/access/resource~1staging");
     CHECK(e.detail.find("'read', 'write', 'read-write'") != std::string::npos);
   }
   SECTION("an access that is not a string") {
-    const error e = rejection_of(access_edited([](json& doc) { doc["nodes"][0]["access"]["resource/staging"] = 1; }));
+    const error e =
+        both_parsers::rejection(access_edited([](json& doc) { doc["nodes"][0]["access"]["resource/staging"] = 1; }));
     CHECK(test::code_of(e) == errc::wrong_type);
     CHECK(e.path == "/nodes/0/access/resource~1staging");
   }
   SECTION("access that is not an object") {
-    const error e = rejection_of(access_edited([](json& doc) {
+    const error e = both_parsers::rejection(access_edited([](json& doc) {
       doc["nodes"][2]["access"] = json::array({"read", "write"});
     }));
     CHECK(test::code_of(e) == errc::wrong_type);
@@ -286,10 +271,10 @@ TEST_CASE("plan_v2_json: bad accesses are rejected at their paths", "[binding][p
 
 TEST_CASE("plan_v2_json: a v1 document refuses access as an unknown field", "[binding][plan_json]") {
   // "access" comes before "after" and "queue" in key order.
-  const error e = rejection_of(access_edited([](json& doc) { doc["format"] = "ferrum.plan.v1"; }));
+  const error e = both_parsers::rejection(access_edited([](json& doc) { doc["format"] = "ferrum.plan.v1"; }));
   CHECK(test::code_of(e) == errc::unknown_field);
   CHECK(e.path == "/nodes/0/access");
-  const error alone = rejection_of(access_edited([](json& doc) {
+  const error alone = both_parsers::rejection(access_edited([](json& doc) {
     doc["format"] = "ferrum.plan.v1";
     for (json& node : doc["nodes"]) {
       node.erase("queue");
