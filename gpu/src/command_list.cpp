@@ -164,6 +164,27 @@ result<void> command_list::copy_to_image(arena_range source, const image_target&
   return recorded(do_copy_to_image(source, target));
 }
 
+result<void> command_list::stage(const arena& a) {
+  if (auto r = check_recording("stage"); !r) return r;
+  if (&a.device() != device_) return make_error(errc::foreign_object, "stage of an arena of another device");
+  if (!a.staged())
+    return make_error(errc::not_staged, "stage of a " + std::string(to_string(a.cls())) + " arena of " +
+                                            std::to_string(a.size()) + " bytes, which has no staging buffer");
+  if (a.guarded() && !granted(a.whole(), access::write))
+    return make_error(errc::range_not_granted,
+                      describe("stage", "whole", a.whole()) + " of a guarded arena that the list is not granted whole");
+  order({a.whole()});
+  return recorded(do_stage(a));
+}
+
+result<void> command_list::barrier() {
+  if (auto r = check_recording("barrier"); !r) return r;
+  do_barrier();
+  ++barriers_;
+  barrier_due_ = false;
+  return {};
+}
+
 result<void> command_list::host(host_function function) {
   if (auto r = check_recording("host"); !r) return r;
   if (function.call == nullptr) return make_error(errc::unsupported_command, "host function without a function");

@@ -24,12 +24,18 @@ result<void> device::check_usable() const {
   return {};
 }
 
-result<std::unique_ptr<arena>> device::create_arena(std::size_t bytes) {
+result<std::unique_ptr<arena>> device::create_arena(std::size_t bytes) { return make_arena(bytes, std::nullopt); }
+
+result<std::unique_ptr<arena>> device::create_arena(std::size_t bytes, memory_class cls) {
+  return make_arena(bytes, cls);
+}
+
+result<std::unique_ptr<arena>> device::make_arena(std::size_t bytes, std::optional<memory_class> cls) {
   if (auto r = check_usable(); !r) return r.error();
   if (bytes == 0 || bytes > limits_.max_arena_bytes)
     return make_error(errc::invalid_arena_size, std::to_string(bytes) + " bytes; the device allows 1 to " +
                                                     std::to_string(limits_.max_arena_bytes));
-  return do_create_arena(bytes);
+  return do_create_arena(bytes, cls);
 }
 
 result<std::unique_ptr<kernel>> device::create_kernel(const kernel_source& source) {

@@ -4,6 +4,7 @@
 
 #include "ferrum/gpu/command_list.hpp"
 
+#include "null/null_arena.hpp"
 #include "null/null_kernel.hpp"
 #include "null/null_timestamp_pool.hpp"
 
@@ -18,16 +19,16 @@
 
 namespace ferrum::gpu::null_detail {
 
-// The worker is the GPU: it writes any range a command names. Ranges carry a
-// const arena (read access for their holders); the arena itself is not const.
+// The worker is the GPU: it writes any range a command names, in the memory
+// commands reach (a staged arena's host bytes only through stage).
 inline std::span<std::byte> bytes_of(arena_range range) noexcept {
-  return const_cast<arena*>(range.arena)->bytes().subspan(range.offset, range.size);
+  return static_cast<const null_arena*>(range.arena)->gpu_bytes().subspan(range.offset, range.size);
 }
 
 // One recorded command. Lists keep their vector's capacity across begin(), so
 // a list recorded again with as many commands allocates nothing.
 struct command {
-  enum class op { dispatch, fill, copy, host, timestamp } kind = op::host;
+  enum class op { dispatch, fill, copy, stage, host, timestamp } kind = op::host;
   const null_kernel* kernel = nullptr;
   const null_timestamp_pool* stamps = nullptr;
   arena_range first;
@@ -51,6 +52,9 @@ struct command {
       }
       case op::copy:
         std::memcpy(bytes_of(second).data(), bytes_of(first).data(), first.size);
+        break;
+      case op::stage:
+        static_cast<const null_arena*>(first.arena)->stage();
         break;
       case op::host:
         function.call(function.context);
@@ -96,6 +100,10 @@ class null_command_list final : public command_list {
     command& c = add(command::op::copy);
     c.first = source;
     c.second = destination;
+    return {};
+  }
+  result<void> do_stage(const arena& a) override {
+    add(command::op::stage).first = a.whole();
     return {};
   }
   result<void> do_copy_to_image(arena_range source, const image_target& target) override {

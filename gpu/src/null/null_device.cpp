@@ -55,11 +55,26 @@ void null_device_impl::stop() noexcept {
   for (const auto& q : queues_) q->join();
 }
 
-result<std::unique_ptr<arena>> null_device_impl::do_create_arena(std::size_t bytes) {
-  auto* storage = static_cast<std::byte*>(::operator new[](bytes, null_arena::alignment, std::nothrow));
+result<std::unique_ptr<arena>> null_device_impl::do_create_arena(std::size_t bytes, std::optional<memory_class> cls) {
+  const auto zeroed = [bytes]() -> std::byte* {
+    auto* memory = static_cast<std::byte*>(::operator new[](bytes, null_arena::alignment, std::nothrow));
+    if (memory != nullptr) std::memset(memory, 0, bytes);
+    return memory;
+  };
+  std::byte* storage = zeroed();
   if (storage == nullptr) return make_error(errc::out_of_host_memory, std::to_string(bytes) + " bytes");
-  std::memset(storage, 0, bytes);
-  return std::unique_ptr<arena>(new null_arena(*this, storage, bytes));
+  if (!cls) return std::unique_ptr<arena>(new null_arena(*this, storage, bytes));
+  // With discrete_layout, the host's bytes of upload and readback memory
+  // are a buffer of their own, as on a GPU whose memory the host cannot map.
+  std::byte* staging = nullptr;
+  if (options_.discrete_layout && host_touches(*cls)) {
+    staging = zeroed();
+    if (staging == nullptr) {
+      ::operator delete[](storage, null_arena::alignment);
+      return make_error(errc::out_of_host_memory, std::to_string(bytes) + " bytes of staging");
+    }
+  }
+  return std::unique_ptr<arena>(new null_arena(*this, storage, staging, bytes, *cls));
 }
 
 result<std::unique_ptr<kernel>> null_device_impl::do_create_kernel(const kernel_source& source) {

@@ -36,7 +36,7 @@ class null_device_impl final : public null_device {
   }
 
  protected:
-  result<std::unique_ptr<arena>> do_create_arena(std::size_t bytes) override;
+  result<std::unique_ptr<arena>> do_create_arena(std::size_t bytes, std::optional<memory_class> cls) override;
   result<std::unique_ptr<kernel>> do_create_kernel(const kernel_source& source) override;
   result<std::unique_ptr<command_list>> do_create_command_list(queue_kind kind) override;
   result<std::unique_ptr<semaphore>> do_create_semaphore(semaphore_kind kind) override;

@@ -4,36 +4,47 @@
 #include "vulkan/vulkan_physical_device.hpp"
 
 #include <cstring>
+#include <initializer_list>
 #include <string>
 
 namespace ferrum::gpu {
+namespace {
 
-vulkan_arena::parts::~parts() {
-  if (has_set) owner.descriptors->free(set);
+using allocation = vulkan_arena::allocation;
+
+constexpr VkMemoryPropertyFlags device_local = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+constexpr VkMemoryPropertyFlags host_visible = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+constexpr VkMemoryPropertyFlags host_coherent = VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+constexpr VkMemoryPropertyFlags host_cached = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+
+void destroy(VkDevice device, allocation& a) noexcept {
   // vkFreeMemory unmaps implicitly; vkUnmapMemory first keeps the order
   // explicit.
-  if (mapped != nullptr) vkUnmapMemory(owner.device, memory);
-  if (buffer != VK_NULL_HANDLE) vkDestroyBuffer(owner.device, buffer, nullptr);
-  if (memory != VK_NULL_HANDLE) vkFreeMemory(owner.device, memory, nullptr);
+  if (a.mapped != nullptr) vkUnmapMemory(device, a.memory);
+  if (a.buffer != VK_NULL_HANDLE) vkDestroyBuffer(device, a.buffer, nullptr);
+  if (a.memory != VK_NULL_HANDLE) vkFreeMemory(device, a.memory, nullptr);
+  a = {};
 }
 
-void vulkan_arena::parts::release() noexcept {
-  buffer = VK_NULL_HANDLE;
-  memory = VK_NULL_HANDLE;
-  mapped = nullptr;
-  has_set = false;
-}
+// An allocation being made, freed unless released.
+struct pending {
+  VkDevice device;
+  allocation made;
+  ~pending() { destroy(device, made); }
+  allocation release() noexcept { return std::exchange(made, {}); }
+};
 
-result<std::unique_ptr<arena>> vulkan_arena::create(const gpu::device& owner, const context& c, std::size_t bytes) {
-  parts made;
-  made.owner = c;
-  const std::string what = "arena of " + std::to_string(bytes) + " bytes: ";
-
+// A buffer of `bytes` bytes in the first memory type of `wanted` (in order
+// of preference) that fits it, zero-filled, mapped when `map` and the type is
+// host-visible. vulkan_feature_missing when no wanted type fits.
+result<allocation> allocate(const vulkan_arena::context& c, std::size_t bytes,
+                            std::initializer_list<VkMemoryPropertyFlags> wanted, bool map, const std::string& what) {
+  pending p{c.device, {}};
   VkBufferCreateInfo buffer_info{};
   buffer_info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
   buffer_info.size = bytes;
-  // STORAGE for kernels, TRANSFER_SRC/DST for copy and fill (vkCmdFillBuffer
-  // needs TRANSFER_DST).
+  // STORAGE for kernels, TRANSFER_SRC/DST for copy, fill (vkCmdFillBuffer
+  // needs TRANSFER_DST) and staging.
   buffer_info.usage =
       VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   if (c.family_count > 1) {
@@ -52,36 +63,86 @@ result<std::unique_ptr<arena>> vulkan_arena::create(const gpu::device& owner, co
     // no transfers.
     buffer_info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   }
-  if (VkResult r = vkCreateBuffer(c.device, &buffer_info, nullptr, &made.buffer); r != VK_SUCCESS) {
-    made.buffer = VK_NULL_HANDLE;
+  if (VkResult r = vkCreateBuffer(c.device, &buffer_info, nullptr, &p.made.buffer); r != VK_SUCCESS) {
+    p.made.buffer = VK_NULL_HANDLE;
     return make_vk_error(r, what + "vkCreateBuffer");
   }
-
   VkMemoryRequirements requirements{};
-  vkGetBufferMemoryRequirements(c.device, made.buffer, &requirements);
-  const int type = find_memory_type(*c.memory, requirements.memoryTypeBits, arena_memory_flags);
+  vkGetBufferMemoryRequirements(c.device, p.made.buffer, &requirements);
+  int type = -1;
+  for (VkMemoryPropertyFlags flags : wanted)
+    if (type = find_memory_type(*c.memory, requirements.memoryTypeBits, flags); type >= 0) break;
   if (type < 0)
-    return make_error(errc::vulkan_feature_missing, what + "no host-visible coherent memory type fits the buffer");
+    return make_error(errc::vulkan_feature_missing, what + "no memory type of the kind asked fits the buffer");
+  const VkMemoryPropertyFlags flags = c.memory->memoryTypes[type].propertyFlags;
 
   VkMemoryAllocateInfo allocate_info{};
   allocate_info.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
   allocate_info.allocationSize = requirements.size;
   allocate_info.memoryTypeIndex = static_cast<std::uint32_t>(type);
-  if (VkResult r = vkAllocateMemory(c.device, &allocate_info, nullptr, &made.memory); r != VK_SUCCESS) {
-    made.memory = VK_NULL_HANDLE;
+  if (VkResult r = vkAllocateMemory(c.device, &allocate_info, nullptr, &p.made.memory); r != VK_SUCCESS) {
+    p.made.memory = VK_NULL_HANDLE;
     return make_vk_error(r, what + "vkAllocateMemory");
   }
-  if (VkResult r = vkBindBufferMemory(c.device, made.buffer, made.memory, 0); r != VK_SUCCESS)
+  if (VkResult r = vkBindBufferMemory(c.device, p.made.buffer, p.made.memory, 0); r != VK_SUCCESS)
     return make_vk_error(r, what + "vkBindBufferMemory");
-  // Persistently mapped: coherent memory needs no flush or invalidate, and a
-  // mapping may stay while the GPU uses the memory.
-  if (VkResult r = vkMapMemory(c.device, made.memory, 0, VK_WHOLE_SIZE, 0, &made.mapped); r != VK_SUCCESS) {
-    made.mapped = nullptr;
-    return make_vk_error(r, what + "vkMapMemory");
+  p.made.coherent = (flags & host_coherent) != 0;
+  if ((flags & host_visible) != 0) {
+    // Fresh device memory has undefined contents; arenas start zeroed. No
+    // submission has used the memory, so no synchronization is needed; a
+    // mapping may stay while the GPU uses the memory.
+    void* mapped = nullptr;
+    if (VkResult r = vkMapMemory(c.device, p.made.memory, 0, VK_WHOLE_SIZE, 0, &mapped); r != VK_SUCCESS)
+      return make_vk_error(r, what + "vkMapMemory");
+    std::memset(mapped, 0, bytes);
+    if (!p.made.coherent) {
+      VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE, nullptr, p.made.memory, 0, VK_WHOLE_SIZE};
+      (void)vkFlushMappedMemoryRanges(c.device, 1, &range);
+    }
+    if (map)
+      p.made.mapped = mapped;
+    else
+      vkUnmapMemory(c.device, p.made.memory);
   }
-  // Fresh device memory has undefined contents; arenas start zeroed. No
-  // submission has used the memory, so no synchronization is needed.
-  std::memset(made.mapped, 0, bytes);
+  // Memory the host cannot map (device-local on a discrete GPU) is not
+  // zeroed here: that needs a fill submission, which is not built yet.
+  return p.release();
+}
+
+}  // namespace
+
+result<std::unique_ptr<arena>> vulkan_arena::create(const gpu::device& owner, const context& c, std::size_t bytes,
+                                                    std::optional<memory_class> cls) {
+  const std::string what = "arena of " + std::to_string(bytes) + " bytes: ";
+  // The buffer commands use, and, for a staged class, the host's buffer.
+  result<allocation> main = allocation{};
+  result<allocation> staging = allocation{};
+  // Device memory first; memory of any kind where none fits.
+  const std::initializer_list<VkMemoryPropertyFlags> device_first = {device_local, 0};
+  if (!cls) {
+    main = allocate(c, bytes, {host_visible | host_coherent}, true, what);
+  } else if (*cls == memory_class::device) {
+    main = allocate(c, bytes, device_first, false, what);
+  } else {
+    // Upload: device-local memory the host writes (BAR, resizable BAR, or
+    // unified memory). Readback: host-visible device-local memory (unified
+    // memory), cached for the host's reads where offered. Else staged.
+    const bool upload = *cls == memory_class::upload;
+    if (!c.discrete_layout)
+      main = upload ? allocate(c, bytes, {device_local | host_visible | host_coherent}, true, what)
+                    : allocate(c, bytes, {device_local | host_visible | host_cached, device_local | host_visible}, true,
+                               what);
+    if (c.discrete_layout || (!main && main.error().code == errc::vulkan_feature_missing)) {
+      main = allocate(c, bytes, device_first, false, what);
+      if (main)
+        staging = upload ? allocate(c, bytes, {host_visible | host_coherent}, true, what + "staging: ")
+                         : allocate(c, bytes, {host_visible | host_cached, host_visible}, true, what + "staging: ");
+    }
+  }
+  if (!main) return main.error();
+  pending kept{c.device, *main};
+  if (!staging) return staging.error();
+  pending kept_staging{c.device, *staging};
 
   auto set = c.descriptors->allocate();
   if (!set) {
@@ -89,40 +150,57 @@ result<std::unique_ptr<arena>> vulkan_arena::create(const gpu::device& owner, co
     e.detail = what + e.detail;
     return e;
   }
-  made.set = *set;
-  made.has_set = true;
   VkDescriptorBufferInfo buffer_range{};
-  buffer_range.buffer = made.buffer;
+  buffer_range.buffer = main->buffer;
   buffer_range.offset = 0;
   // The device's max_arena_bytes keeps the whole buffer within
   // maxStorageBufferRange, as a storage descriptor's range must be.
   buffer_range.range = VK_WHOLE_SIZE;
   VkWriteDescriptorSet write{};
   write.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
-  write.dstSet = made.set.set;
+  write.dstSet = set->set;
   write.dstBinding = 0;
   write.descriptorCount = 1;
   write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
   write.pBufferInfo = &buffer_range;
   vkUpdateDescriptorSets(c.device, 1, &write, 0, nullptr);
-
-  return std::unique_ptr<arena>(new vulkan_arena(owner, made, bytes));
+  return std::unique_ptr<arena>(new vulkan_arena(owner, c, bytes, cls, kept.release(), kept_staging.release(), *set));
 }
 
-vulkan_arena::vulkan_arena(const gpu::device& owner, parts& made, std::size_t bytes) noexcept
-    : arena(owner, {static_cast<std::byte*>(made.mapped), bytes}, reinterpret_cast<std::uint64_t>(made.buffer)),
-      context_(made.owner),
-      buffer_(made.buffer),
-      memory_(made.memory),
-      set_(made.set) {
-  made.release();
+namespace {
+
+std::span<std::byte> host_of(std::optional<memory_class> cls, const allocation& main, const allocation& staging,
+                             std::size_t bytes) noexcept {
+  if (cls && !host_touches(*cls)) return {};
+  void* mapped = staging.buffer != VK_NULL_HANDLE ? staging.mapped : main.mapped;
+  return {static_cast<std::byte*>(mapped), bytes};
 }
+
+}  // namespace
+
+vulkan_arena::vulkan_arena(const gpu::device& owner, const context& c, std::size_t bytes,
+                           std::optional<memory_class> cls, allocation main, allocation staging,
+                           vulkan_descriptor_pool::allocation set) noexcept
+    : arena(owner, host_of(cls, main, staging, bytes), bytes, reinterpret_cast<std::uint64_t>(main.buffer),
+            cls.value_or(memory_class::upload), staging.buffer != VK_NULL_HANDLE),
+      context_(c),
+      main_(main),
+      staging_(staging),
+      set_(set) {}
 
 vulkan_arena::~vulkan_arena() {
   context_.descriptors->free(set_);
-  vkUnmapMemory(context_.device, memory_);
-  vkDestroyBuffer(context_.device, buffer_, nullptr);
-  vkFreeMemory(context_.device, memory_, nullptr);
+  destroy(context_.device, main_);
+  destroy(context_.device, staging_);
+}
+
+result<void> vulkan_arena::do_invalidate() {
+  const allocation& host = staging_.buffer != VK_NULL_HANDLE ? staging_ : main_;
+  if (host.mapped == nullptr || host.coherent) return {};
+  VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE, nullptr, host.memory, 0, VK_WHOLE_SIZE};
+  if (VkResult r = vkInvalidateMappedMemoryRanges(context_.device, 1, &range); r != VK_SUCCESS)
+    return make_vk_error(r, "arena: vkInvalidateMappedMemoryRanges");
+  return {};
 }
 
 }  // namespace ferrum::gpu

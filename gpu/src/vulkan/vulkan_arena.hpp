@@ -1,8 +1,10 @@
-// vulkan_arena.hpp — an arena on the Vulkan device: one VkBuffer in its own
-// host-visible, coherent allocation, mapped for the arena's whole life, with
-// the descriptor set that binds it to a kernel.
+// vulkan_arena.hpp — an arena on the Vulkan device: the VkBuffer commands
+// use, in memory of the arena's class, with the descriptor set that binds it
+// to a kernel; for a staged arena, a second, host-visible buffer that
+// command_list::stage copies (arena.hpp). Host-visible memory stays mapped
+// for the arena's whole life.
 //
-//   auto a = vulkan_arena::create(owner, parts, 4096);
+//   auto a = vulkan_arena::create(owner, parts, 4096, memory_class::upload, false);
 //   std::memcpy((*a)->bytes().data(), input, 64);   // seen by the next submit
 //   vkCmdBindDescriptorSets(..., &(*a)->descriptor_set(), ...);
 #pragma once
@@ -18,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 namespace ferrum::gpu {
 
@@ -29,48 +32,48 @@ class vulkan_arena final : public arena {
     const VkPhysicalDeviceMemoryProperties* memory = nullptr;
     vulkan_descriptor_pool* descriptors = nullptr;
     // The distinct queue families of the device's queues (1 or 2): with two,
-    // the buffer is shared between them.
+    // the buffers are shared between them.
     std::array<std::uint32_t, 2> families{};
     std::uint32_t family_count = 1;
+    // vulkan_device_options::discrete_layout: upload and readback staged.
+    bool discrete_layout = false;
   };
 
-  // A zero-filled arena of `bytes` bytes. Errors: out_of_device_memory,
-  // out_of_host_memory, vulkan_feature_missing (the buffer allows no
-  // host-coherent memory type), vulkan_error.
+  // A zero-filled arena of `bytes` bytes of `cls` (nullopt: create_arena(bytes)'s
+  // host-visible coherent arena). Errors: out_of_device_memory,
+  // out_of_host_memory, vulkan_feature_missing (no memory type fits the
+  // buffer), vulkan_error.
   [[nodiscard]] static result<std::unique_ptr<arena>> create(const gpu::device& owner, const context& c,
-                                                             std::size_t bytes);
+                                                             std::size_t bytes, std::optional<memory_class> cls);
 
-  // Frees the set, unmaps and frees the memory, destroys the buffer. The GPU
-  // must be done with the arena (arena.hpp).
+  // Frees the set, unmaps and frees the memory, destroys the buffers. The
+  // GPU must be done with the arena (arena.hpp).
   ~vulkan_arena() override;
 
-  [[nodiscard]] VkBuffer buffer() const noexcept { return buffer_; }
+  // The buffer commands use.
+  [[nodiscard]] VkBuffer buffer() const noexcept { return main_.buffer; }
+  // The staging buffer (VK_NULL_HANDLE when not staged).
+  [[nodiscard]] VkBuffer staging_buffer() const noexcept { return staging_.buffer; }
   // Binding 0: the whole buffer as a storage buffer.
   [[nodiscard]] const VkDescriptorSet& descriptor_set() const noexcept { return set_.set; }
 
- private:
-  // The parts of an arena under construction; whatever was made is released
-  // by ~parts when construction fails.
-  struct parts {
-    context owner;
+  // One buffer in its own allocation, mapped when host-visible and asked to.
+  struct allocation {
     VkBuffer buffer = VK_NULL_HANDLE;
     VkDeviceMemory memory = VK_NULL_HANDLE;
     void* mapped = nullptr;
-    vulkan_descriptor_pool::allocation set;
-    bool has_set = false;
-
-    parts() = default;
-    parts(const parts&) = delete;
-    parts& operator=(const parts&) = delete;
-    ~parts();
-    void release() noexcept;
+    bool coherent = true;
   };
 
-  vulkan_arena(const gpu::device& owner, parts& made, std::size_t bytes) noexcept;
+ private:
+  vulkan_arena(const gpu::device& owner, const context& c, std::size_t bytes, std::optional<memory_class> cls,
+               allocation main, allocation staging, vulkan_descriptor_pool::allocation set) noexcept;
+
+  result<void> do_invalidate() override;
 
   context context_;
-  VkBuffer buffer_;
-  VkDeviceMemory memory_;
+  allocation main_;
+  allocation staging_;
   vulkan_descriptor_pool::allocation set_;
 };
 

@@ -164,6 +164,16 @@ result<void> vulkan_command_list::do_copy(arena_range source, arena_range destin
   return {};
 }
 
+result<void> vulkan_command_list::do_stage(const arena& a) {
+  const auto& staged = static_cast<const vulkan_arena&>(a);
+  VkBufferCopy region{0, 0, a.size()};
+  if (a.cls() == memory_class::upload)
+    vkCmdCopyBuffer(buffer_, staged.staging_buffer(), staged.buffer(), 1, &region);
+  else
+    vkCmdCopyBuffer(buffer_, staged.buffer(), staged.staging_buffer(), 1, &region);
+  return {};
+}
+
 result<void> vulkan_command_list::do_copy_to_image(arena_range source, const image_target& target) {
   // The base class checked that the image is this device's, the list one of
   // the compute queue's family (which owns swapchain images), and the size.

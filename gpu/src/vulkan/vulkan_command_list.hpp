@@ -62,6 +62,7 @@ class vulkan_command_list final : public command_list {
                            std::span<const std::uint32_t> push) override;
   result<void> do_fill(arena_range target, std::uint32_t value) override;
   result<void> do_copy(arena_range source, arena_range destination) override;
+  result<void> do_stage(const arena& a) override;
   result<void> do_copy_to_image(arena_range source, const image_target& target) override;
   result<void> do_host(host_function function) override;
   result<void> do_timestamp(const timestamp_pool& pool, std::uint32_t slot) override;

@@ -182,8 +182,9 @@ void vulkan_device::drain() noexcept {
   (void)vkQueueWaitIdle(objects_->queues.front().queue);  // VK_SUCCESS or a loss: done either way
 }
 
-result<std::unique_ptr<arena>> vulkan_device::do_create_arena(std::size_t bytes) {
+result<std::unique_ptr<arena>> vulkan_device::do_create_arena(std::size_t bytes, std::optional<memory_class> cls) {
   vulkan_arena::context c{objects_->device, &objects_->physical.memory, objects_->descriptors.get()};
+  c.discrete_layout = objects_->discrete_layout;
   c.families[0] = objects_->queues.front().family;
   for (const vulkan_device_objects::queue_objects& q : objects_->queues) {
     if (q.family != c.families[0]) {
@@ -191,7 +192,7 @@ result<std::unique_ptr<arena>> vulkan_device::do_create_arena(std::size_t bytes)
       c.family_count = 2;
     }
   }
-  return vulkan_arena::create(*this, c, bytes);
+  return vulkan_arena::create(*this, c, bytes, cls);
 }
 
 result<std::unique_ptr<kernel>> vulkan_device::do_create_kernel(const kernel_source& source) {
@@ -236,7 +237,7 @@ result<std::unique_ptr<timestamp_pool>> vulkan_device::do_create_timestamp_pool(
 }
 
 result<std::unique_ptr<timestamp_pool>> vulkan_device::make_timestamp_pool(std::uint32_t slots) {
-  auto results = do_create_arena(std::size_t{slots} * vulkan_timestamp_pool::slot_bytes);
+  auto results = do_create_arena(std::size_t{slots} * vulkan_timestamp_pool::slot_bytes, std::nullopt);
   if (!results) return results.error();
   return vulkan_timestamp_pool::create(*this, objects_->device, clock_, std::move(*results), slots);
 }
@@ -365,6 +366,7 @@ result<std::unique_ptr<device>> create_vulkan_device(const vulkan_device_options
   objects->owns_device = true;
   objects->calibrated_timestamps = calibrated;
   objects->presentation = options.presentation;
+  objects->discrete_layout = options.discrete_layout;
   vulkan_device_objects::queue_objects compute;
   compute.family = chosen.queue_family;
   vkGetDeviceQueue(objects->device, compute.family, 0, &compute.queue);

@@ -56,6 +56,8 @@ struct vulkan_device_objects {
   bool calibrated_timestamps = false;
   // VK_KHR_swapchain is enabled on `device` (vulkan_device_options::presentation).
   bool presentation = false;
+  // vulkan_device_options::discrete_layout.
+  bool discrete_layout = false;
   // Host-signalled only, to interrupt the fence waiter (fence_waiter.hpp).
   VkSemaphore wake = VK_NULL_HANDLE;
   // One storage buffer at binding 0, compute stage: every arena's set.
@@ -85,7 +87,7 @@ class vulkan_device final : public device {
   [[nodiscard]] vulkan_queue& compute_queue() noexcept { return *queues_.front(); }
 
  protected:
-  result<std::unique_ptr<arena>> do_create_arena(std::size_t bytes) override;
+  result<std::unique_ptr<arena>> do_create_arena(std::size_t bytes, std::optional<memory_class> cls) override;
   result<std::unique_ptr<kernel>> do_create_kernel(const kernel_source& source) override;
   result<std::unique_ptr<command_list>> do_create_command_list(queue_kind kind) override;
   result<std::unique_ptr<semaphore>> do_create_semaphore(semaphore_kind kind) override;

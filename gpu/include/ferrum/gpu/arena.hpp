@@ -10,11 +10,25 @@
 //   std::span<std::byte> bytes = (*a)->bytes();
 //   command_list.fill((*a)->range(0, 256), 0u);
 //
+// An arena of a memory class (`create_arena(bytes, memory_class)`, ferrum/
+// memory_class.hpp) lives where its class says: a `device` arena has no host
+// bytes at all (bytes() is empty, on every device, so a forgotten copy shows
+// everywhere); an `upload` or `readback` arena's host bytes are its own
+// memory, or — `staged()`, on a discrete GPU or with a device's
+// discrete_layout — a second, host-visible buffer that
+// command_list::stage copies to (upload) or from (readback) the memory the
+// GPU's commands use. A readback arena's GPU writes reach its host bytes
+// once `invalidate()` ran after the fence. `create_arena(bytes)` makes an
+// unstaged upload arena whose bytes the GPU may also write and the host read.
+//
 // Host writes need the arena itself (not a const one, nor an arena_range,
 // which gives read access only). A *guarded* arena — a scheduler lane's — is
 // reached by commands only through the ranges granted to their list
 // (command_list::grant): each node's list, its node's own ranges.
 #pragma once
+
+#include "ferrum/error.hpp"
+#include "ferrum/memory_class.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -42,12 +56,23 @@ class arena {
   // scheduler destroys a lane's arena only after the lane's last fence).
   virtual ~arena() = default;
 
-  // The mapped bytes, host-visible and coherent: host writes before a submit
-  // are seen by that submission; GPU writes are seen by the host once the
-  // submission's timeline value is reached.
+  // The host's bytes (empty for a device arena), mapped for the arena's
+  // life: host writes before a submit are seen by that submission (through
+  // its stage-in copy when staged); GPU writes are seen by the host once
+  // the submission's timeline value is reached (and, for a staged or
+  // non-coherent readback arena, its stage-out copy ran and invalidate()).
   [[nodiscard]] std::span<std::byte> bytes() noexcept { return bytes_; }
   [[nodiscard]] std::span<const std::byte> bytes() const noexcept { return bytes_; }
-  [[nodiscard]] std::size_t size() const noexcept { return bytes_.size(); }
+  // The bytes commands reach, whether or not the host has them.
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] memory_class cls() const noexcept { return class_; }
+  // Whether the host bytes are a buffer of their own (command_list::stage).
+  [[nodiscard]] bool staged() const noexcept { return staged_; }
+
+  // Makes what the GPU wrote, up to a reached timeline value, visible in
+  // bytes() where the memory is not coherent; nothing where it is. Errors:
+  // the device's (vulkan_error, device_lost).
+  [[nodiscard]] result<void> invalidate() { return do_invalidate(); }
 
   // The device's handle of the buffer (a VkBuffer on Vulkan, 0 on the null
   // device), for engines that bind it in their own command buffers.
@@ -66,13 +91,22 @@ class arena {
   [[nodiscard]] bool guarded() const noexcept { return guarded_; }
 
  protected:
+  // An unstaged arena whose host bytes are all of it.
   arena(const gpu::device& owner, std::span<std::byte> bytes, std::uint64_t native_handle) noexcept
-      : device_(&owner), bytes_(bytes), native_handle_(native_handle) {}
+      : arena(owner, bytes, bytes.size(), native_handle, memory_class::upload, false) {}
+  arena(const gpu::device& owner, std::span<std::byte> host, std::size_t size, std::uint64_t native_handle,
+        memory_class cls, bool staged) noexcept
+      : device_(&owner), bytes_(host), size_(size), native_handle_(native_handle), class_(cls), staged_(staged) {}
+
+  virtual result<void> do_invalidate() { return {}; }
 
  private:
   const gpu::device* device_;
   std::span<std::byte> bytes_;
+  std::size_t size_;
   std::uint64_t native_handle_;
+  memory_class class_;
+  bool staged_;
   bool guarded_ = false;
 };
 

@@ -115,6 +115,20 @@ class command_list {
   // queue).
   [[nodiscard]] result<void> copy_to_image(arena_range source, const image_target& target);
 
+  // Copies a staged arena (arena.hpp) between its host bytes and the memory
+  // commands use: an upload arena's host bytes to the GPU's, a readback
+  // arena's GPU memory to its host bytes; the whole arena, ordered like any
+  // command. Errors: command_list_state, foreign_object, not_staged (an
+  // arena that is not staged), range_not_granted (a guarded arena the list
+  // holds no grant covering whole).
+  [[nodiscard]] result<void> stage(const arena& a);
+
+  // Records a barrier now: every command before it in submission order
+  // completes, and its writes are seen, before any command after it (the
+  // next command of the list needs none of its own). Counted in barriers().
+  // Errors: command_list_state.
+  [[nodiscard]] result<void> barrier();
+
   // Calls `function` on the device's timeline thread, in order with the other
   // commands. Only the null device runs host functions (unsupported_command on
   // others): tests and the checking encoders of `ferrum run` use it.
@@ -171,6 +185,9 @@ class command_list {
                                    std::span<const std::uint32_t> push) = 0;
   virtual result<void> do_fill(arena_range target, std::uint32_t value) = 0;
   virtual result<void> do_copy(arena_range source, arena_range destination) = 0;
+  // The staging copy of `a`, a staged arena of this device, in the
+  // direction of its class.
+  virtual result<void> do_stage(const arena& a) = 0;
   virtual result<void> do_copy_to_image(arena_range source, const image_target& target) = 0;
   virtual result<void> do_host(host_function function) = 0;
   virtual result<void> do_timestamp(const timestamp_pool& pool, std::uint32_t slot) = 0;

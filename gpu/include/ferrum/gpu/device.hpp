@@ -41,6 +41,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -70,6 +71,12 @@ class device {
   // A mapped arena of `bytes` bytes, zero-filled. Errors: invalid_arena_size,
   // device_lost, out_of_device_memory, out_of_host_memory, vulkan_error.
   [[nodiscard]] result<std::unique_ptr<arena>> create_arena(std::size_t bytes);
+  // An arena of `cls` (arena.hpp): device memory the host does not touch;
+  // upload memory the host writes (staged where the device has no
+  // device-local memory the host can map, or with discrete_layout);
+  // readback memory the host reads (staged on a discrete GPU or with
+  // discrete_layout). Zero-filled. Errors: as create_arena(bytes).
+  [[nodiscard]] result<std::unique_ptr<arena>> create_arena(std::size_t bytes, memory_class cls);
 
   // The device's form of `source`. Errors: invalid_kernel (no code for this
   // device, bad SPIR-V, local_size_x outside 1..1024),
@@ -152,7 +159,8 @@ class device {
   void release_retired() noexcept;
 
   // Device parts, called after the checks above passed.
-  virtual result<std::unique_ptr<arena>> do_create_arena(std::size_t bytes) = 0;
+  // `cls`, or nullopt for create_arena(bytes)'s arena.
+  virtual result<std::unique_ptr<arena>> do_create_arena(std::size_t bytes, std::optional<memory_class> cls) = 0;
   virtual result<std::unique_ptr<kernel>> do_create_kernel(const kernel_source& source) = 0;
   virtual result<std::unique_ptr<command_list>> do_create_command_list(queue_kind kind) = 0;
   virtual result<std::unique_ptr<semaphore>> do_create_semaphore(semaphore_kind kind) = 0;
@@ -166,6 +174,7 @@ class device {
   void set_timestamp_clock(const timestamp_clock& clock) noexcept { timestamps_ = clock; }
 
  private:
+  result<std::unique_ptr<arena>> make_arena(std::size_t bytes, std::optional<memory_class> cls);
   [[nodiscard]] result<void> check_usable() const;
 
   struct retired_object {

@@ -101,6 +101,12 @@ struct null_device_options {
   // runs after every command before it and before every one after it (as
   // a GPU's timestamp does). Off: commands run in submission order.
   bool reorder_unordered = false;
+  // Lays memory out as a discrete GPU does (gpu::arena): the host bytes of
+  // upload and readback arenas are a buffer of their own, which only
+  // command_list::stage copies, so a missing copy shows as wrong data.
+  // Off: they are the memory commands use. Device arenas have no host
+  // bytes either way.
+  bool discrete_layout = false;
 };
 
 class null_device : public device {

@@ -63,6 +63,11 @@ struct vulkan_device_options {
   // (vulkan_feature_missing when the physical device lacks it; with a
   // device_name, only matching devices that offer it are considered).
   bool presentation = false;
+  // Lays memory out as on a discrete GPU, on any device (lavapipe's one
+  // memory type included): upload and readback arenas get a device-local
+  // buffer and a host-visible staging buffer that command_list::stage copies
+  // (gpu::arena), so CI runs every path a discrete GPU takes.
+  bool discrete_layout = false;
 };
 
 // An engine's Vulkan objects. The device must have been created with Vulkan
