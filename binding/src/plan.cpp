@@ -324,7 +324,7 @@ std::vector<const pool_option*> declared_classes(const plan& p, const std::vecto
   if (declared.empty()) return declared;
   const auto binds = binding_pools(p);
   std::erase_if(declared, [&](const pool_option* o) {
-    return *o->memory == (binds.contains(o->pool.view()) ? memory_class::upload : memory_class::device);
+    return *o->memory == detail::derived_memory_class(binds.contains(o->pool.view()));
   });
   return declared;
 }

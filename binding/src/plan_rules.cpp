@@ -139,7 +139,7 @@ result<memory_class> pool_memory_class(const plan& p, const pool_domain& domain,
   const bool binds = std::any_of(domain.members.begin(), domain.members.end(),
                                  [&](std::size_t r) { return p.resources[r].kind == allocation_kind::binding; });
   if (auto ok = check_declared_memory(p, domain.pool, declared, binds); !ok) return ok.error();
-  return declared.value_or(binds ? memory_class::upload : memory_class::device);
+  return declared.value_or(derived_memory_class(binds));
 }
 
 error incompatible_member(const resource_descriptor& r, const resource_descriptor& first, std::size_t index) {

@@ -147,6 +147,12 @@ namespace ferrum::detail {
   return {};
 }
 
+// The class a pool gets where the plan declares none: upload for a pool of
+// binding resources (`binds`: the host writes every slot), device otherwise.
+[[nodiscard]] constexpr memory_class derived_memory_class(bool binds) noexcept {
+  return binds ? memory_class::upload : memory_class::device;
+}
+
 // The memory class of `domain` (its members dealt), given its pool's
 // `declared` class: the declared one, else upload for a pool of binding
 // resources (the host writes every slot) and device for any other.
