@@ -77,7 +77,7 @@ wave_checks::bucket_checks wave_checks::plan_checks(const plan& p, const std::ve
   b.id = &bucket.id;
   b.begin.push_back(0);
   b.snapshots.resize(p.nodes.size());
-  b.lane_arenas.assign(lanes, nullptr);
+  b.lanes.assign(lanes, nullptr);
   // Every resource's compiled place in a lane (offset, size), by id, computed
   // here from the program, independently of what the lane pool resolved for
   // its encoders.
@@ -128,7 +128,7 @@ wave_checks::bucket_checks wave_checks::plan_checks(const plan& p, const std::ve
     b.begin.push_back(b.resources.size());
   }
   for (const std::unique_ptr<lane>& l : pool.lanes())
-    if (l->index < b.lane_arenas.size()) b.lane_arenas[l->index] = l->arena.get();
+    if (l->index < b.lanes.size()) b.lanes[l->index] = l.get();
   return b;
 }
 
@@ -156,17 +156,17 @@ const wave_checks::bucket_checks& wave_checks::bucket_of(const encode_context& c
 void wave_checks::record(const encode_context& c) const {
   std::size_t bucket_index = 0;
   const bucket_checks& bucket = bucket_of(c, bucket_index);
-  if (c.lane >= bucket.lane_arenas.size() || bucket.lane_arenas[c.lane] == nullptr)
+  if (c.lane >= bucket.lanes.size() || bucket.lanes[c.lane] == nullptr || !bucket.lanes[c.lane]->made())
     throw std::runtime_error("wave " + std::to_string(c.wave) + " runs on lane " + std::to_string(c.lane) +
                              ", which its bucket does not have");
-  const gpu::arena& lane_arena = *bucket.lane_arenas[c.lane];
+  const lane& on = *bucket.lanes[c.lane];
   for (std::size_t at = bucket.begin[c.node_index]; at < bucket.begin[c.node_index + 1]; ++at)
     if (bucket.resources[at].position >= c.resources.size())
       throw std::runtime_error("node " + std::to_string(c.node_index) + " was handed " +
                                std::to_string(c.resources.size()) + " resources; the plan lists more");
 
   if (transfer_nodes_[c.node_index]) {
-    record_transfer(c, bucket, lane_arena);
+    record_transfer(c, bucket, on);
   } else {
     const gpu::arena_range counter = counters_->range((bucket_index * lanes_ + c.lane) * 4, 4);
     const auto check = [&](gpu::arena_range range, std::uint32_t expected) {
@@ -183,7 +183,7 @@ void wave_checks::record(const encode_context& c) const {
     }
     for (std::size_t at = bucket.begin[c.node_index]; at < bucket.begin[c.node_index + 1]; ++at) {
       const checked_resource& r = bucket.resources[at];
-      const gpu::arena_range compiled = lane_arena.range(r.offset, r.size);
+      const gpu::arena_range compiled = on.range(r.offset, r.size);
       // 1. What it must still hold.
       if (r.expected && !r.expected_from_previous_wave) {
         check(compiled, seed(c.wave, (*r.expected)[0], (*r.expected)[1]));
@@ -211,15 +211,14 @@ void wave_checks::record(const encode_context& c) const {
   }
 }
 
-void wave_checks::record_transfer(const encode_context& c, const bucket_checks& bucket,
-                                  const gpu::arena& lane_arena) const {
+void wave_checks::record_transfer(const encode_context& c, const bucket_checks& bucket, const lane& on) const {
   const std::size_t block = bucket.transfer_base + c.lane * bucket.transfer_block;
   const auto copy = [&](gpu::arena_range from, gpu::arena_range to) {
     if (auto done = c.commands.copy(from, to); !done) refused("copy", done.error());
   };
   for (std::size_t at = bucket.begin[c.node_index]; at < bucket.begin[c.node_index + 1]; ++at) {
     const checked_resource& r = bucket.resources[at];
-    const gpu::arena_range compiled = lane_arena.range(r.offset, r.size);
+    const gpu::arena_range compiled = on.range(r.offset, r.size);
     // 1. What it holds now, for its checker (which skips it when this does).
     if (r.before_snapshot != none && (!r.expected_from_previous_wave || c.lane_previous_wave != 0))
       copy(compiled, transfer_->range(block + r.before_snapshot, r.size));

@@ -75,7 +75,7 @@ class injected_encoder_fault : public std::runtime_error {
 };
 
 // What the checking encoders of one run share: the kernels, the counters,
-// each bucket's slots, each lane's arena and the transfer nodes' staging and
+// each bucket's slots, its lanes and the transfer nodes' staging and
 // snapshots. Immutable while waves run (but for the staging bytes, each
 // lane's written only by the wave holding the lane).
 // Self-tests of the checks: the wave (0: none) whose first binding slot gets
@@ -129,7 +129,7 @@ class wave_checks {
   // One resource a node lists (its `position` in the node's list).
   struct checked_resource {
     std::size_t position;
-    std::size_t offset;  // in the lane's arena, compiled; 4-byte aligned
+    std::size_t offset;  // in the lane, compiled; 4-byte aligned
     std::size_t size;    // a multiple of 4, not 0
     bool writes;
     // Whose pattern it holds before the node's commands, if it is checked:
@@ -160,7 +160,7 @@ class wave_checks {
     std::vector<std::size_t> begin;
     // Per node: the snapshots it checks for transfer nodes.
     std::vector<std::vector<snapshot_check>> snapshots;
-    std::vector<const gpu::arena*> lane_arenas;  // by lane index
+    std::vector<const lane*> lanes;  // by lane index
     std::size_t checked = 0;
     std::size_t unchecked = 0;
     // Its lanes' blocks of `transfer_`: lane l's at base + l * block.
@@ -174,7 +174,7 @@ class wave_checks {
   [[nodiscard]] const bucket_checks& bucket_of(const encode_context& c, std::size_t& index) const;
   [[nodiscard]] std::uint32_t seed(std::uint64_t wave, std::size_t node, std::size_t position) const noexcept;
   // Node `c.node_index`'s copies, on the transfer queue.
-  void record_transfer(const encode_context& c, const bucket_checks& bucket, const gpu::arena& lane_arena) const;
+  void record_transfer(const encode_context& c, const bucket_checks& bucket, const lane& on) const;
 
   std::vector<bucket_checks> buckets_;
   std::vector<bool> transfer_nodes_;  // by plan index

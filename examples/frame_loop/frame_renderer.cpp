@@ -51,6 +51,11 @@ void check_plan(const ferrum::plan& p, const ferrum::compiled_program& program, 
   const auto output = std::ranges::find_if(p.resources, [](const auto& r) { return r.id.view() == rgba8_id; });
   if (output == p.resources.end() || output->lifetime != ferrum::allocation_lifetime::persistent)
     throw wrong(in_quotes(rgba8_id) + " must be a persistent resource");
+  // ... in memory the host reads (a v2 plan's pool declared "readback").
+  for (const ferrum::pool_domain& d : program.domains)
+    if (d.pool == output->pool && d.memory != ferrum::memory_class::readback)
+      throw wrong(in_quotes(rgba8_id) + "'s pool " + in_quotes(d.pool.view()) + " must be readback memory, not " +
+                  std::string(ferrum::to_string(d.memory)));
   for (const ferrum::compiled_bucket& bucket : program.buckets) {
     const auto& binding = bucket.binding;
     const bool has_slot =
@@ -166,9 +171,12 @@ std::span<const std::byte> frame_renderer::output(const ferrum::scheduler& sched
   for (const auto& pool : scheduler.pools()) {
     if (report.bucket == nullptr || pool->bucket().id != *report.bucket) continue;
     if (report.lane >= pool->lanes().size()) break;
-    for (const ferrum::node_resource& r : pool->lanes()[report.lane]->node_resources(tonemap_node))
-      if (r.id->view() == rgba8_id && r.bytes.size() >= pixels() * rgba8_pixel_bytes)
-        return r.bytes.first(pixels() * rgba8_pixel_bytes);
+    for (const ferrum::node_resource& r : pool->lanes()[report.lane]->node_resources(tonemap_node)) {
+      if (r.id->view() != rgba8_id) continue;
+      // Readback memory (frame_loop.json): the host's copy of the image.
+      const std::span<std::byte> bytes = r.bytes().value();
+      if (bytes.size() >= pixels() * rgba8_pixel_bytes) return bytes.first(pixels() * rgba8_pixel_bytes);
+    }
   }
   throw std::logic_error("frame_loop: wave " + std::to_string(report.wave) + " drew no frame of " +
                          std::to_string(size_.width) + "x" + std::to_string(size_.height) + " on its lane");

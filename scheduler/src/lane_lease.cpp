@@ -15,7 +15,7 @@ result<std::uint64_t> lane_lease::submit(std::span<gpu::command_list* const> lis
                                                ", which is over (the lane was given back; hand-out " +
                                                std::to_string(current) + " is the latest)");
   for (std::size_t i = 0; i < lists.size(); ++i) {
-    if (std::find(lane_->submit_lists.begin(), lane_->submit_lists.end(), lists[i]) == lane_->submit_lists.end())
+    if (std::find(lane_->all_lists.begin(), lane_->all_lists.end(), lists[i]) == lane_->all_lists.end())
       return make_error(errc::foreign_object, "list " + std::to_string(i) + " of the submission is not one of lane " +
                                                   std::to_string(lane_->index) + "'s");
   }

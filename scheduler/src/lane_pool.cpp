@@ -29,35 +29,89 @@ struct lane_pool::fence_watch : gpu::timeline_wait {
 
 namespace {
 
+// Records lane `l`'s staging lists (lane.hpp) for its staged arenas, once:
+// every wave submits them again as they are.
+result<void> record_staging(lane& l, gpu::device& device) {
+  gpu::arena* upload = l.arena_of(memory_class::upload);
+  gpu::arena* readback = l.arena_of(memory_class::readback);
+  const auto record = [&](std::unique_ptr<gpu::command_list>& list, gpu::arena& staged, bool in) -> result<void> {
+    auto made = device.create_command_list();
+    if (!made) return made.error();
+    list = std::move(*made);
+    list->grant(l.windows);
+    // Opening with none: the lane's previous wave completed, and the host
+    // saw its fence, before this submission (docs/design.md, "Barriers").
+    if (auto r = list->begin(gpu::list_opening::by_hazards); !r) return r;
+    if (!in) {
+      if (auto r = list->barrier(); !r) return r;
+    }
+    if (auto r = list->stage(staged); !r) return r;
+    if (in) {
+      if (auto r = list->barrier(); !r) return r;
+    }
+    return list->end();
+  };
+  if (upload != nullptr && upload->staged()) {
+    if (auto r = record(l.stage_in, *upload, true); !r) return r;
+  }
+  if (readback != nullptr && readback->staged()) {
+    if (auto r = record(l.stage_out, *readback, false); !r) return r;
+  }
+  return {};
+}
+
 // Makes lane `l`'s memory (it has none) for `bucket` on `device` from the
 // bucket's lane recipe. On an error, what was made is freed again by the caller.
 result<void> make_lane(lane& l, const compiled_program& program, const compiled_bucket& bucket, gpu::device& device,
                        bool gpu_timestamps, queue_placement queues) {
   const lane_recipe& recipe = bucket.lane;
   const program_binding_layout& layout = *bucket.binding;
+  // An arena per window, each of its class.
+  for (memory_class c : window_order) {
+    const memory_window& window = bucket.window(c);
+    if (window.size == 0) continue;
+    auto arena = device.create_arena(static_cast<std::size_t>(window.size), c);
+    if (!arena) return arena.error();
+    (*arena)->guard();
+    l.window_begin[index_of(c)] = window.begin;
+    l.windows.push_back((*arena)->whole());
+    l.memory[index_of(c)] = std::move(*arena);
+  }
+  // The binding pool is the upload window's first (compiled_program.hpp).
+  gpu::arena& upload = *l.arena_of(memory_class::upload);
   const auto binding_offset = static_cast<std::size_t>(bucket.pool_offsets[recipe.binding_domain]);
-  // Every resource pool of the bucket, as the compiler placed them.
-  auto arena = device.create_arena(static_cast<std::size_t>(bucket.lane_bytes()));
-  if (!arena) return arena.error();
-  l.arena = std::move(*arena);
-  l.arena->guard();
   l.binding_target = {bucket.id, l.index, allocation_lifetime::invocation,
-                      l.arena->bytes().subspan(binding_offset, static_cast<std::size_t>(layout.physical_size_bytes()))};
+                      upload.bytes().subspan(binding_offset, static_cast<std::size_t>(layout.physical_size_bytes()))};
   l.evidence = recipe.evidence;
   auto bound = execution_binding::bind(program.hash, program.node_count, bucket.binding, l.binding_target, l.evidence);
   if (!bound) return bound.error();
   l.binding.emplace(std::move(*bound));
-  // Every node's resources on this lane; reserved first: the grants point
-  // into `granted`.
+  // Every node's resources on this lane, and what each node's list is
+  // granted; reserved first: the grants point into `granted`.
   l.resources.reserve(recipe.uses.size());
-  l.granted.reserve(recipe.uses.size());
-  for (const lane_use& use : recipe.uses) {
-    const auto offset = static_cast<std::size_t>(use.offset);
-    const auto size = static_cast<std::size_t>(use.size);
-    const gpu::arena_range& range = l.granted.emplace_back(l.arena->range(offset, size));
-    l.resources.push_back({&bucket.capacity_layouts[use.domain].projections[use.member].resource, use.kind,
-                           use.lifetime, range, l.arena->bytes().subspan(offset, size)});
+  l.granted.reserve(recipe.uses.size() + program.node_count * l.windows.size());
+  l.grant_begin.reserve(program.node_count + 1);
+  for (std::size_t node = 0; node < program.node_count; ++node) {
+    l.grant_begin.push_back(l.granted.size());
+    for (std::size_t u = recipe.use_begin[node]; u < recipe.use_begin[node + 1]; ++u) {
+      const lane_use& use = recipe.uses[u];
+      const memory_class c = program.domains[use.domain].memory;
+      // A class without an arena has no bytes in this bucket (its window
+      // is empty): nor has the resource.
+      const gpu::arena* arena = l.arena_of(c);
+      const gpu::arena_range range =
+          arena == nullptr ? gpu::arena_range{}
+                           : arena->range(static_cast<std::size_t>(use.offset - l.window_begin[index_of(c)]),
+                                          static_cast<std::size_t>(use.size));
+      std::span<std::byte> host = arena == nullptr ? std::span<std::byte>{} : l.arena_of(c)->bytes();
+      if (!host.empty()) host = host.subspan(range.offset, range.size);
+      l.granted.push_back(range);
+      l.resources.emplace_back(&bucket.capacity_layouts[use.domain].projections[use.member].resource, use.kind,
+                               use.lifetime, c, range, host);
+    }
+    for (const gpu::arena_range& window : l.windows) l.granted.push_back(window.arena->range(0, 0));
   }
+  l.grant_begin.push_back(l.granted.size());
   l.resource_begin = recipe.use_begin;
   // Per node (bind checked every slot: node in range, inside the arena):
   // its handle on its slot, that slot as a range, and its list, granted the
@@ -67,16 +121,20 @@ result<void> make_lane(lane& l, const compiled_program& program, const compiled_
   l.lists.reserve(program.node_count);
   for (std::size_t node = 0; node < program.node_count; ++node) {
     const std::optional<node_binding>& handle = l.nodes.emplace_back(l.binding->node(node));
-    l.slots.push_back(handle ? l.arena->range(binding_offset + static_cast<std::size_t>(handle->slot().offset),
-                                              static_cast<std::size_t>(handle->slot().capacity))
+    l.slots.push_back(handle ? upload.range(binding_offset + static_cast<std::size_t>(handle->slot().offset),
+                                            static_cast<std::size_t>(handle->slot().capacity))
                              : gpu::arena_range{});
     auto list = device.create_command_list(detail::placed_queue(program.dependencies, node, queues));
     if (!list) return list.error();
     (*list)->grant(std::span<const gpu::arena_range>(l.granted).subspan(
-        recipe.use_begin[node], recipe.use_begin[node + 1] - recipe.use_begin[node]));
+        l.grant_begin[node], l.grant_begin[node + 1] - l.grant_begin[node]));
     l.submit_lists.push_back(list->get());
     l.lists.push_back(std::move(*list));
   }
+  if (auto staged = record_staging(l, device); !staged) return staged;
+  if (l.stage_in) l.all_lists.push_back(l.stage_in.get());
+  l.all_lists.insert(l.all_lists.end(), l.submit_lists.begin(), l.submit_lists.end());
+  if (l.stage_out) l.all_lists.push_back(l.stage_out.get());
   if (gpu_timestamps) {
     auto timestamps = device.create_timestamp_pool(2 * program.node_count);
     if (!timestamps) return timestamps.error();
@@ -88,17 +146,23 @@ result<void> make_lane(lane& l, const compiled_program& program, const compiled_
 // Frees lane `l`'s memory, which the GPU is done with: it is as before it was made.
 void free_lane(lane& l) noexcept {
   l.timestamps.reset();
+  l.all_lists.clear();
+  l.stage_out.reset();
+  l.stage_in.reset();
   l.submit_lists.clear();
   l.lists.clear();
+  l.grant_begin.clear();
+  l.granted.clear();
   l.slots.clear();
   l.nodes.clear();
   l.resource_begin.clear();
-  l.granted.clear();
   l.resources.clear();
   l.binding.reset();
   l.evidence.clear();
   l.binding_target = {};
-  l.arena.reset();
+  l.windows.clear();
+  for (auto& arena : l.memory) arena.reset();
+  l.window_begin = {};
   l.submitted_value = 0;
   l.previous_wave = 0;
   l.recorded = false;
@@ -164,9 +228,12 @@ lane_pool::~lane_pool() {
     // A lane not reached (a free lane always is) may still be written by
     // the GPU: the device keeps its memory until the fence is reached.
     const std::uint64_t last = last_submitted(l);
-    if (l.arena == nullptr || timeline.reached(last)) continue;
+    if (!l.made() || timeline.reached(last)) continue;
     for (auto& list : l.lists) device_->retire(std::move(list), last);
-    device_->retire(std::move(l.arena), last);
+    for (auto* staging : {&l.stage_in, &l.stage_out})
+      if (*staging) device_->retire(std::move(*staging), last);
+    for (auto& arena : l.memory)
+      if (arena) device_->retire(std::move(arena), last);
     if (l.timestamps) device_->retire(std::move(l.timestamps), last);
   }
 }
@@ -234,7 +301,7 @@ std::uint64_t lane_pool::last_submitted(const lane& l) noexcept {
   // another queue joined them there, and its submitted value is the join's
   // (submission_plan.hpp).
   std::uint64_t last = l.submitted_value;
-  for (const gpu::command_list* list : l.submit_lists)
+  for (const gpu::command_list* list : l.all_lists)
     if (list->submitted_queue() == &list->device().queue()) last = std::max(last, list->submitted_value());
   return last;
 }

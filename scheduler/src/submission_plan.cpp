@@ -51,12 +51,14 @@ submission_plan::values submission_plan::make_values() const {
 }
 
 submission_plan::outcome submission_plan::submit(std::span<gpu::command_list* const> lists, values& v,
-                                                 const gpu::external_sync& sync) const noexcept {
+                                                 const gpu::external_sync& sync, staging_lists staging) const noexcept {
   outcome done{std::uint64_t{0}};
-  // The gate: the engine's waits before any queue's first segment.
+  // The gate: the stage-in copy and the engine's waits before any queue's
+  // first segment.
   std::uint64_t gate = 0;
-  if (!sync.waits.empty() && !one_queue_) {
-    auto value = device_->queue().submit_next({}, {}, {sync.waits, {}});
+  if (staging.in != nullptr || (!sync.waits.empty() && !one_queue_)) {
+    const std::span<gpu::command_list* const> gate_lists(&staging.in, staging.in != nullptr ? 1 : 0);
+    auto value = device_->queue().submit_next(gate_lists, {}, {sync.waits, {}});
     if (!value) {
       done.value = value.error();
       return done;
@@ -64,6 +66,7 @@ submission_plan::outcome submission_plan::submit(std::span<gpu::command_list* co
     gate = *value;
     done.waited = true;
   }
+  const bool joins = joins_ || staging.out != nullptr;
   const std::size_t count = segments_.size();
   for (std::size_t i = 0; i < count; ++i) {
     const segment& s = segments_[i];
@@ -73,16 +76,18 @@ submission_plan::outcome submission_plan::submit(std::span<gpu::command_list* co
     if (gate != 0 && first_on_queue_[i]) v.waits.push_back({&device_->queue(), gate});
     gpu::external_sync own;
     if (i == 0 && gate == 0) own.waits = sync.waits;
-    if (i + 1 == count && !joins_) own.signals = sync.signals;
+    if (i + 1 == count && !joins) own.signals = sync.signals;
     auto value = s.queue->submit_next(lists.subspan(s.begin, s.end - s.begin), v.waits, own);
     if (!value) {
       // Earlier segments are on the GPU: join them, so that one value on the
       // compute queue still says when the lane is free; the join signals
-      // the engine's semaphores once they are done.
+      // the engine's semaphores once they are done. A stage-in gate alone
+      // writes the lane too: the lane waits for it.
       done.value = value.error();
-      done.submitted_any = i > 0;
+      done.submitted_any = i > 0 || staging.in != nullptr;
+      if (staging.in != nullptr) done.covered = gate;
       if (i > 0) {
-        if (auto joined = join(v, segments_[i - 1], sync.signals)) {
+        if (auto joined = join(v, segments_[i - 1], sync.signals, nullptr)) {
           done.covered = *joined;
           done.signalled = true;
         }
@@ -92,25 +97,26 @@ submission_plan::outcome submission_plan::submit(std::span<gpu::command_list* co
     v.submitted[i] = *value;
     done.waited = true;
   }
-  done.signalled = !joins_;
-  if (!joins_) {
+  if (!joins) {
     done.value = v.submitted.back();
+    done.signalled = true;
     return done;
   }
-  done.value = join(v, segments_.back(), sync.signals);
+  done.value = join(v, segments_.back(), sync.signals, staging.out);
   done.signalled = done.value.has_value();
   return done;
 }
 
-result<std::uint64_t> submission_plan::join(values& v, const segment& last,
-                                            std::span<const gpu::semaphore_op> signals) const noexcept {
+result<std::uint64_t> submission_plan::join(values& v, const segment& last, std::span<const gpu::semaphore_op> signals,
+                                            gpu::command_list* out) const noexcept {
   gpu::queue& compute = device_->queue();
   v.waits.clear();
   // A queue's later value implies its earlier ones: its latest segment is enough.
   for (std::size_t q = 0; q < last.latest.size(); ++q)
     if (q != compute.index() && last.latest[q] != none)
       v.waits.push_back({&device_->queue_at(q), v.submitted[last.latest[q]]});
-  return compute.submit_next({}, v.waits, {{}, signals});
+  return compute.submit_next(std::span<gpu::command_list* const>(&out, out != nullptr ? 1 : 0), v.waits,
+                             {{}, signals});
 }
 
 }  // namespace ferrum::detail

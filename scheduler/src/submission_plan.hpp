@@ -16,9 +16,14 @@
 // The engine's semaphores (wave_request::wait, ::signal): the wave's last
 // submission — the join, or the last segment when there is none — signals
 // them. The waits go on the first segment when every segment runs on one
-// queue; otherwise on a *gate*, an empty compute submission before the
-// first segment, whose value the first segment of each queue waits for (a
+// queue; otherwise on a *gate*, a compute submission before the first
+// segment, whose value the first segment of each queue waits for (a
 // semaphore wait holds back only its own submission's commands).
+//
+// A lane with staged memory (lane::stage_in, ::stage_out) adds its staging
+// lists: stage-in is the gate (with the engine's waits), stage-out the join
+// (signalling the engine's semaphores), so that the copies run on the
+// compute queue before any segment and after every one.
 //
 // Made once per scheduler on the cold path; a wave keeps its segment values
 // and waits in memory reserved when the wave is made.
@@ -42,6 +47,12 @@ namespace ferrum::detail {
                                              queue_placement placement) noexcept {
   return placement == queue_placement::plan ? graph.queue(n) : queue_kind::compute;
 }
+
+// A lane's staging lists (lane::stage_in, ::stage_out; null: none).
+struct staging_lists {
+  gpu::command_list* in = nullptr;
+  gpu::command_list* out = nullptr;
+};
 
 class submission_plan {
  public:
@@ -94,14 +105,19 @@ class submission_plan {
     bool waited = false;
     bool signalled = false;
   };
+  //
+  // `staging`: the lane's staging lists (null: none). With a stage-in list,
+  // a failure after the gate was submitted counts as submitted_any, and
+  // `covered` is at least the gate's value.
   [[nodiscard]] outcome submit(std::span<gpu::command_list* const> lists, values& v,
-                               const gpu::external_sync& sync = {}) const noexcept;
+                               const gpu::external_sync& sync = {}, staging_lists staging = {}) const noexcept;
 
  private:
-  // The join after segment `last`: an empty compute submission waiting for
-  // each other queue's latest segment up to it, signalling `signals`.
-  [[nodiscard]] result<std::uint64_t> join(values& v, const segment& last,
-                                           std::span<const gpu::semaphore_op> signals) const noexcept;
+  // The join after segment `last`: a compute submission of `out` (when not
+  // null) waiting for each other queue's latest segment up to it,
+  // signalling `signals`.
+  [[nodiscard]] result<std::uint64_t> join(values& v, const segment& last, std::span<const gpu::semaphore_op> signals,
+                                           gpu::command_list* out) const noexcept;
 
   gpu::device* device_;
   std::vector<segment> segments_;

@@ -197,6 +197,15 @@ wave::task wave::run(wave& w) {
   }
   w.end_phase(wave_phase::fence);
   w.gpu_time_.read(*w.held_);
+  // What the GPU wrote into readback memory reaches the host's bytes.
+  if (gpu::arena* readback = w.held_->arena_of(memory_class::readback)) {
+    if (auto seen = readback->invalidate(); !seen) {
+      w.message_ = seen.error().what();
+      w.give_back(lane_return::fence_reached);
+      w.conclude(seen.error().code);
+      co_return;
+    }
+  }
   // Marked before the lane goes back: the next wave's spans on this lane
   // begin after this wave's end.
   w.end_phase(wave_phase::release);
@@ -304,7 +313,8 @@ void wave::encoder_threw(std::size_t node, std::exception_ptr thrown) noexcept {
 error_code wave::submit() noexcept {
   lane& l = *held_;
   const submission_plan::outcome submitted =
-      program_->submissions(device_->index).submit(l.submit_lists, submissions_, {waits_.ops, signals_.ops});
+      program_->submissions(device_->index)
+          .submit(l.submit_lists, submissions_, {waits_.ops, signals_.ops}, {l.stage_in.get(), l.stage_out.get()});
   waits_passed_ = submitted.waited;
   signals_passed_ = submitted.signalled;
   if (!submitted.value) {

@@ -110,7 +110,7 @@ TEST_CASE("devices: waves spread over every device, each running wholly on the d
   for (std::size_t d = 0; d < 2; ++d)
     for (const auto& l : f.s->pools(d)[0]->lanes()) {
       std::uint32_t word = 0;
-      std::memcpy(&word, l->arena->bytes().data() + l->slots[0].offset, sizeof word);
+      std::memcpy(&word, l->arena_of(ferrum::memory_class::upload)->bytes().data() + l->slots[0].offset, sizeof word);
       CHECK(word == l->previous_wave);
     }
 }

@@ -36,7 +36,7 @@ TEST_CASE("lane making: made when needed, a scheduler holds no lane until a wave
     const ferrum::lane_counts c = pool->counts();
     CHECK(c.capacity == 3);
     CHECK(c.lanes == 0);
-    for (const auto& l : pool->lanes()) CHECK(l->arena == nullptr);
+    for (const auto& l : pool->lanes()) CHECK_FALSE(l->made());
   }
   auto encode = fill_encoder();
   auto done = sched_test::submit(*f.scheduler, encode);
@@ -51,8 +51,8 @@ TEST_CASE("lane making: made when needed, a scheduler holds no lane until a wave
   CHECK(f.scheduler->stats().lane_bytes == f.program->buckets[0].lane_bytes());
   // The lane made is the one the wave ran on, and its fills landed.
   const ferrum::lane& lane = *f.scheduler->pools()[0]->lanes()[report.lane];
-  REQUIRE(lane.arena != nullptr);
-  CHECK(std::to_integer<int>(lane.arena->bytes()[lane.slots[0].offset]) == 7);
+  REQUIRE(lane.made());
+  CHECK(std::to_integer<int>(lane.arena_of(ferrum::memory_class::upload)->bytes()[lane.slots[0].offset]) == 7);
 }
 
 TEST_CASE("lane making: concurrent waves make lanes up to the program's lanes, never more", "[scheduler]") {
@@ -93,7 +93,7 @@ TEST_CASE("lane making: trim gives free lanes' memory back, and the next wave ma
   CHECK_FALSE(ec);
   CHECK(previous.load() == 0);
   CHECK(f.scheduler->pools()[0]->counts().lanes == 1);
-  CHECK(f.scheduler->pools()[0]->lanes()[report.lane]->arena != nullptr);
+  CHECK(f.scheduler->pools()[0]->lanes()[report.lane]->made());
 }
 
 TEST_CASE("lane making: trim leaves a lane whose fence is not reached alone", "[scheduler]") {
@@ -113,7 +113,7 @@ TEST_CASE("lane making: trim leaves a lane whose fence is not reached alone", "[
   CHECK(c.quarantined == 1);
   CHECK(c.lanes == 1);
   CHECK(f.scheduler->trim() == 0);
-  CHECK(f.scheduler->pools()[0]->lanes()[report.lane]->arena != nullptr);
+  CHECK(f.scheduler->pools()[0]->lanes()[report.lane]->made());
 }
 
 TEST_CASE("lane making: a lane the device refuses fails the wave it was made for with the device's code",
@@ -209,7 +209,7 @@ TEST_CASE("lane making: a lane pool of its own makes a lane for async_acquire, a
   io.run();
   REQUIRE(lease.has_value());
   REQUIRE(lease->get() != nullptr);
-  CHECK(lease->get()->arena != nullptr);
+  CHECK(lease->get()->made());
   CHECK(pool->counts().lanes == 1);
   lease.reset();
   CHECK(pool->trim() == program.buckets[0].lane_bytes());

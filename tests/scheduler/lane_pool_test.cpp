@@ -87,19 +87,30 @@ std::uint64_t submit_empty_lists(ferrum::lane_lease& lease) {
 
 }  // namespace
 
-TEST_CASE("lane_pool: each lane has its own arena of the bucket's lane bytes, its evidence and a list per node",
+TEST_CASE("lane_pool: each lane has its own arena per window of the bucket, its evidence and a list per node",
           "[scheduler]") {
   pool_fixture f(3);
   REQUIRE(f.pool->lanes().size() == 3);
+  const ferrum::compiled_bucket& bucket = f.program.buckets[0];
   for (const auto& l : f.pool->lanes()) {
-    CHECK(l->arena->size() == f.program.buckets[0].lane_bytes());
-    CHECK(l->binding_target.arena.size() == f.program.buckets[0].binding->physical_size_bytes());
-    CHECK(l->binding_target.arena.data() == l->arena->bytes().data());
+    for (ferrum::memory_class c : ferrum::memory_classes) {
+      INFO(ferrum::to_string(c));
+      const ferrum::gpu::arena* arena = l->arena_of(c);
+      CHECK((arena != nullptr) == (bucket.window(c).size != 0));
+      if (arena != nullptr) {
+        CHECK(arena->size() == bucket.window(c).size);
+        CHECK(arena->cls() == c);
+      }
+    }
+    const ferrum::gpu::arena& upload = *l->arena_of(ferrum::memory_class::upload);
+    CHECK(l->binding_target.arena.size() == bucket.binding->physical_size_bytes());
+    CHECK(l->binding_target.arena.data() == upload.bytes().data());
     CHECK(l->lists.size() == 3);
     CHECK(l->submit_lists.size() == 3);
     CHECK_FALSE(l->evidence.empty());
   }
-  CHECK(f.pool->lanes()[0]->arena->bytes().data() != f.pool->lanes()[1]->arena->bytes().data());
+  CHECK(f.pool->lanes()[0]->arena_of(ferrum::memory_class::upload)->bytes().data() !=
+        f.pool->lanes()[1]->arena_of(ferrum::memory_class::upload)->bytes().data());
   const auto c = f.pool->counts();
   CHECK(c.lanes == 3);
   CHECK(c.free == 3);

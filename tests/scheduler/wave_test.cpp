@@ -48,7 +48,7 @@ TEST_CASE("wave: every node is encoded once, into its own slot, and the wave com
   // The fills ran on the lane's arena before the fence.
   const ferrum::lane& lane = *f.scheduler->pools()[0]->lanes()[report.lane];
   for (const ferrum::binding_slot& slot : f.program->buckets[0].binding->slots())
-    CHECK(test::word_at(*lane.arena, slot.offset / 4) == slot.node_index + 1);
+    CHECK(test::word_at(*lane.arena_of(ferrum::memory_class::upload), slot.offset / 4) == slot.node_index + 1);
   const auto counts = f.scheduler->pools()[0]->counts();
   CHECK(counts.free == 2);
   CHECK(counts.in_flight == 0);
@@ -160,7 +160,7 @@ TEST_CASE("wave: coroutine encoders may suspend, and the wave waits for all of t
   CHECK(encode.finished.load() == 5);
   const ferrum::lane& lane = *f.scheduler->pools()[0]->lanes()[report.lane];
   for (const ferrum::binding_slot& slot : f.program->buckets[0].binding->slots())
-    CHECK(test::word_at(*lane.arena, slot.offset / 4) == slot.node_index + 100);
+    CHECK(test::word_at(*lane.arena_of(ferrum::memory_class::upload), slot.offset / 4) == slot.node_index + 100);
 }
 
 TEST_CASE("wave: a coroutine encoder that throws after suspending fails the wave with its node", "[scheduler]") {

@@ -100,11 +100,17 @@ TEST_CASE(
 
 TEST_CASE("lane memory: aliasing and persistence hold by data on the null device (generated plans)",
           "[scheduler][workspace]") {
+  // Both layouts: memory the host maps, and a discrete GPU's (device memory
+  // unmapped, upload and readback staged).
+  const bool discrete = GENERATE(false, true);
+  INFO("discrete_layout " << discrete);
   std::mt19937_64 rng(3);
   workspace_probe::outcome total;
   for (int round = 0; round < 8; ++round) {
     const plan p = workspace_probe::generate(rng, {});
-    const auto device = ::test::null_device();
+    gpu::null_device_options options;
+    options.discrete_layout = discrete;
+    const auto device = ::test::null_device(options);
     const workspace_probe::outcome o = workspace_probe::run(*device, p, 7);
     total.aliased_words += o.aliased_words;
     total.persistent_first_uses_checked += o.persistent_first_uses_checked;
@@ -144,7 +150,7 @@ TEST_CASE("lane memory: an encoder gets the resources its node lists, in the pla
     for (const node_resource& r : c.resources) {
       n.ids.push_back(r.id->str());
       n.ranges.push_back(r.range);
-      n.byte_count += r.bytes.size();
+      n.byte_count += r.range.size;
     }
     n.scratch = c.resource("resource/scratch");
     n.missing = c.resource("resource/nowhere");
@@ -163,9 +169,14 @@ TEST_CASE("lane memory: an encoder gets the resources its node lists, in the pla
   CHECK(nodes[0].missing == nullptr);
   CHECK(nodes[0].slot_is_binding);
   CHECK(nodes[1].slot_is_binding);
-  // The same resource at the same place for both nodes; pool/w after the bindings.
+  // The same resource at the same place for both nodes; pool/w in the
+  // device arena, the bindings in the upload one.
+  const compiled_bucket& bucket = run.program->buckets[0];
+  CHECK(nodes[0].ranges[1].arena == nodes[1].ranges[2].arena);
   CHECK(nodes[0].ranges[1].offset == nodes[1].ranges[2].offset);
-  CHECK(nodes[0].ranges[1].offset >= run.program->buckets[0].pool_offsets[1]);
+  CHECK(nodes[0].ranges[0].arena->cls() == memory_class::upload);
+  CHECK(nodes[0].ranges[1].arena->cls() == memory_class::device);
+  CHECK(nodes[0].ranges[1].offset + bucket.window(memory_class::device).begin >= bucket.pool_offsets[1]);
 }
 
 TEST_CASE("lane memory: a node's list cannot write another node's workspace resource", "[scheduler][workspace]") {

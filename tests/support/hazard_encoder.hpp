@@ -72,7 +72,7 @@ class encoder {
     if (c.binding == nullptr) throw std::runtime_error("a hazard plan's node has no slot");
     // The slot's counter starts at 0: a host write the submission sees.
     const ferrum::node_resource& slot = c.resources[0];
-    std::memset(slot.bytes.data(), 0, 4);
+    std::memset(slot.bytes().value().data(), 0, 4);
     const ferrum::plan_node& node = plan_->nodes[c.node_index];
     for (std::size_t k = 1; k < node.resources.size(); ++k) {
       const ferrum::gpu::arena_range range = c.resources[k].range;
@@ -147,7 +147,7 @@ inline outcome run(ferrum::gpu::device& device, const ferrum::plan& p,
     INFO("wave " << report.wave << ": " << report.message);
     REQUIRE_FALSE(ec);
     const ferrum::lane& lane = *scheduler->pools()[0]->lanes()[report.lane];
-    o.mismatches += mismatches(bucket, lane.arena->bytes());
+    o.mismatches += mismatches(bucket, lane.arena_of(ferrum::memory_class::upload)->bytes());
     for (std::size_t n = 0; n < p.nodes.size(); ++n) {
       const ferrum::gpu::command_list& list = *lane.lists[n];
       const bool opens = options.barriers == ferrum::barrier_placement::every_node || bucket.lane.barrier_before[n];

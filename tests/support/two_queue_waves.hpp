@@ -28,8 +28,9 @@ using ferrum::test::id;
 constexpr std::size_t words = 64;
 
 // Every resource is 256 bytes of one
-// conservative pool; `kept` and `consumed` persist, and produce lists them
-// too, so that its encoder reads what the lane's previous wave left there.
+// conservative pool, of readback memory (the host reads it); `kept` and
+// `consumed` persist, and produce lists them too, so that its encoder reads
+// what the lane's previous wave left there.
 inline plan two_queue_plan() {
   ferrum::test::plan_builder b;
   for (const char* n : {"produce", "copy", "keep", "upload", "consume"})
@@ -50,6 +51,7 @@ inline plan two_queue_plan() {
   b.bucket("step", {1, 1, 1}, {{"pool/bindings", 0, 1 << 20}, {"pool/data", 0, 1 << 20}});
   plan p = b.lanes(1).budget(std::uint64_t{1} << 30).build();
   p.format = plan_format::v2;
+  p.pools.push_back({id<pool_id>("pool/data"), liveness_mode::conservative, memory_class::readback});
   p.nodes[1].queue = queue_kind::transfer;
   p.nodes[1].after = {id<node_id>("node/produce")};
   p.nodes[2].after = {id<node_id>("node/copy")};
@@ -91,8 +93,8 @@ struct two_queue_encoder {
     switch (c.node_index) {
       case 0:
         if (c.lane_previous_wave != 0) {
-          wrong_words += words_not(c.resource("resource/kept")->bytes, produced_value(c.lane_previous_wave));
-          wrong_words += words_not(c.resource("resource/consumed")->bytes, uploaded_value(c.lane_previous_wave));
+          wrong_words += words_not(c.resource("resource/kept")->bytes().value(), produced_value(c.lane_previous_wave));
+          wrong_words += words_not(c.resource("resource/consumed")->bytes().value(), uploaded_value(c.lane_previous_wave));
           ++checked_waves;
         }
         if (hold_for.count() > 0) ok(c.commands.host(held));

@@ -17,9 +17,13 @@
 // so the host replays every write on a model of each lane: each snapshot
 // must equal the model at that point (where the layout aliases, the bytes
 // of the resource used before; elsewhere, what the lane held), and after the
-// last wave every lane must equal its model word for word.
+// last wave every lane must equal its model word for word. The probe fills
+// and reads the lanes through a list granted all of a lane's memory (a GPU
+// fill, a copy into a host arena), never through host bytes: device memory
+// has none, so it runs alike on both layouts (discrete_layout).
 #pragma once
 
+#include "gpu_test_support.hpp"
 #include "plan_builder.hpp"
 
 #include "ferrum/gpu/builtin_kernels.hpp"
@@ -99,6 +103,8 @@ struct use {
   std::size_t resource = 0;  // plan index
   std::size_t offset = 0;    // in the lane, from the compiled program
   std::size_t size = 0;
+  ferrum::memory_class memory = ferrum::memory_class::device;  // its pool's
+  std::size_t window_begin = 0;                                // of its class's window
   bool persistent = false;
   std::optional<std::array<std::size_t, 2>> previous;         // its previous user in a wave
   std::optional<std::array<std::size_t, 2>> persistent_last;  // a persistent first use: its last user
@@ -115,12 +121,12 @@ struct outcome {
 // The uses of `p`'s nodes in bucket `bucket` of `program`, node by node.
 inline std::vector<use> uses_of(const ferrum::plan& p, const ferrum::compiled_program& program,
                                 const ferrum::compiled_bucket& bucket, std::size_t& snapshot_bytes) {
-  std::map<std::string, std::array<std::size_t, 3>> place;  // offset, size, plan index
+  std::map<std::string, std::array<std::size_t, 4>> place;  // offset, size, plan index, domain
   for (std::size_t d = 0; d < program.domains.size(); ++d)
     for (std::size_t m = 0; m < program.domains[d].members.size(); ++m) {
       const ferrum::projection& at = bucket.capacity_layouts[d].projections[m];
       place[at.resource.str()] = {static_cast<std::size_t>(bucket.pool_offsets[d] + at.offset),
-                                  static_cast<std::size_t>(at.capacity), program.domains[d].members[m]};
+                                  static_cast<std::size_t>(at.capacity), program.domains[d].members[m], d};
     }
   std::map<std::string, std::array<std::size_t, 2>> last;
   for (std::size_t n = 0; n < p.nodes.size(); ++n)
@@ -131,9 +137,19 @@ inline std::vector<use> uses_of(const ferrum::plan& p, const ferrum::compiled_pr
   for (std::size_t n = 0; n < p.nodes.size(); ++n)
     for (std::size_t i = 0; i < p.nodes[n].resources.size(); ++i) {
       const std::string& id = p.nodes[n].resources[i].str();
-      const auto [offset, size, index] = place.at(id);
-      use u{n,  i,  index, offset, size, p.resources[index].lifetime == ferrum::allocation_lifetime::persistent,
-            {}, {}, {}};
+      const auto [offset, size, index, domain] = place.at(id);
+      const ferrum::memory_class memory = program.domains[domain].memory;
+      use u{n,
+            i,
+            index,
+            offset,
+            size,
+            memory,
+            static_cast<std::size_t>(bucket.window(memory).begin),
+            p.resources[index].lifetime == ferrum::allocation_lifetime::persistent,
+            {},
+            {},
+            {}};
       if (auto before = previous.find(id); before != previous.end()) {
         u.previous = before->second;
       } else if (u.persistent) {
@@ -184,7 +200,8 @@ class encoder {
       if (u.node != c.node_index) continue;
       if (u.position >= c.resources.size()) throw std::runtime_error("fewer resources handed out than listed");
       const ferrum::gpu::arena_range range = c.resources[u.position].range;
-      if (range.offset != u.offset || range.size != u.size)
+      if (range.arena == nullptr || range.arena->cls() != u.memory || range.offset + u.window_begin != u.offset ||
+          range.size != u.size)
         throw std::runtime_error("resource handed out at another place than compiled");
       const auto check = [&](std::uint32_t expected) {
         const std::array<std::uint32_t, 1> push{expected};
@@ -216,6 +233,37 @@ inline std::uint32_t word_of(std::span<const std::byte> bytes, std::size_t word)
   return value;
 }
 
+// Records `commands` into a list granted all of lane `l`'s memory, submits it
+// and waits for it. The lane must be free.
+template <class Record>
+void on_lane(ferrum::gpu::device& device, const ferrum::lane& l, Record commands) {
+  auto list = ferrum::test::require(device.create_command_list());
+  list->grant(l.windows);
+  ferrum::test::require_reached(device.queue().timeline(), ferrum::test::submit(device, *list, commands));
+}
+
+// Lane `l`'s memory as one address space of `bucket.lane_bytes()` bytes,
+// copied by the GPU into a host arena: each window at its begin; what lies
+// between windows is no lane's memory and reads 0.
+inline std::vector<std::byte> lane_image(ferrum::gpu::device& device, const ferrum::compiled_bucket& bucket,
+                                         const ferrum::lane& l) {
+  auto image = ferrum::test::require(device.create_arena(static_cast<std::size_t>(bucket.lane_bytes())));
+  on_lane(device, l, [&](ferrum::gpu::command_list& list) {
+    for (ferrum::memory_class c : ferrum::window_order)
+      if (const ferrum::gpu::arena* arena = l.arena_of(c))
+        ferrum::test::require(list.copy(
+            arena->whole(), image->range(static_cast<std::size_t>(bucket.window(c).begin), arena->size())));
+  });
+  return {image->bytes().begin(), image->bytes().end()};
+}
+
+// Whether lane word `word` lies in one of the bucket's windows.
+inline bool in_window(const ferrum::compiled_bucket& bucket, std::size_t word) {
+  return std::any_of(bucket.windows.begin(), bucket.windows.end(), [&](const ferrum::memory_window& w) {
+    return word * 4 >= w.begin && word * 4 < w.begin + w.size;
+  });
+}
+
 // Runs `waves` waves of `p` one after another on `device` and checks them
 // (Catch2 assertions, on the calling thread).
 inline outcome run(ferrum::gpu::device& device, const ferrum::plan& p, std::uint64_t waves) {
@@ -233,9 +281,18 @@ inline outcome run(ferrum::gpu::device& device, const ferrum::plan& p, std::uint
   std::unique_ptr<ferrum::scheduler> scheduler = std::move(*made);
   const auto lanes = scheduler->pools()[0]->lanes();
 
-  // Admission's figure is what each lane really allocates.
+  // Admission's figure covers what each lane really allocates: an arena
+  // per window.
   CHECK(program->admitted_bytes == program->lanes * bucket.lane_bytes());
-  for (const auto& l : lanes) CHECK(l->arena->size() == bucket.lane_bytes());
+  for (const auto& l : lanes) {
+    std::uint64_t allocated = 0;
+    for (ferrum::memory_class c : ferrum::memory_classes) {
+      const ferrum::gpu::arena* arena = l->arena_of(c);
+      CHECK((arena == nullptr ? 0 : arena->size()) == bucket.window(c).size);
+      allocated += arena == nullptr ? 0 : arena->size();
+    }
+    CHECK(allocated <= bucket.lane_bytes());
+  }
 
   auto snapshots = device.create_arena(std::max<std::size_t>(snapshot_bytes, 4)).value();
   auto counter = device.create_arena(4).value();
@@ -248,11 +305,24 @@ inline outcome run(ferrum::gpu::device& device, const ferrum::plan& p, std::uint
   constexpr std::size_t nobody = ~std::size_t{0};
   std::vector<std::vector<std::uint32_t>> model(lanes.size());
   std::vector<std::vector<std::size_t>> writer(lanes.size());
+  // A staged upload arena's GPU memory is its host bytes again at every
+  // wave's start (the lane's stage-in copy): the host's are filled too, and
+  // the model's upload window goes back to them before each wave.
+  const ferrum::memory_window upload = bucket.window(ferrum::memory_class::upload);
+  const auto staged_upload = [](const ferrum::lane& l) {
+    ferrum::gpu::arena* arena = l.arena_of(ferrum::memory_class::upload);
+    return arena != nullptr && arena->staged() ? arena : nullptr;
+  };
   for (std::size_t l = 0; l < lanes.size(); ++l) {
-    std::span<std::byte> bytes = lanes[l]->arena->bytes();
-    for (std::size_t at = 0; at + 4 <= bytes.size(); at += 4) std::memcpy(bytes.data() + at, &fill, 4);
-    model[l].assign(bytes.size() / 4, fill);
-    writer[l].assign(bytes.size() / 4, nobody);
+    if (ferrum::gpu::arena* staged = staged_upload(*lanes[l])) {
+      std::span<std::byte> bytes = staged->bytes();
+      for (std::size_t at = 0; at + 4 <= bytes.size(); at += 4) std::memcpy(bytes.data() + at, &fill, 4);
+    }
+    on_lane(device, *lanes[l], [&](ferrum::gpu::command_list& list) {
+      for (const ferrum::gpu::arena_range& window : lanes[l]->windows) ferrum::test::require(list.fill(window, fill));
+    });
+    model[l].assign(static_cast<std::size_t>(bucket.lane_bytes()) / 4, fill);
+    writer[l].assign(model[l].size(), nobody);
   }
 
   outcome o;
@@ -275,6 +345,12 @@ inline outcome run(ferrum::gpu::device& device, const ferrum::plan& p, std::uint
     // Replay the wave's writes on its lane's model, in the device's order.
     std::vector<std::uint32_t>& words = model[report.lane];
     std::vector<std::size_t>& owners = writer[report.lane];
+    if (staged_upload(*lanes[report.lane]) != nullptr) {
+      for (std::size_t i = upload.begin / 4; i < (upload.begin + upload.size) / 4; ++i) {
+        words[i] = fill;
+        owners[i] = nobody;
+      }
+    }
     for (const use& u : uses) {
       const std::size_t first = u.offset / 4;
       const std::size_t count = u.size / 4;
@@ -297,11 +373,14 @@ inline outcome run(ferrum::gpu::device& device, const ferrum::plan& p, std::uint
   }
   // The lanes hold exactly what the model says: nothing wrote outside the
   // resources, nothing was lost.
-  for (std::size_t l = 0; l < lanes.size(); ++l)
+  for (std::size_t l = 0; l < lanes.size(); ++l) {
+    const std::vector<std::byte> image = lane_image(device, bucket, *lanes[l]);
     for (std::size_t i = 0; i < model[l].size(); ++i) {
+      if (!in_window(bucket, i)) continue;
       INFO("lane " << l << ", word " << i);
-      REQUIRE(word_of(lanes[l]->arena->bytes(), i) == model[l][i]);
+      REQUIRE(word_of(image, i) == model[l][i]);
     }
+  }
   scheduler.reset();
   threads.join();
   return o;

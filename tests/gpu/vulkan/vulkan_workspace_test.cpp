@@ -16,8 +16,14 @@
 #include <random>
 
 TEST_CASE("vulkan: lane memory aliasing and persistence hold by data (generated plans)", "[vulkan][workspace]") {
+  // Both layouts: lavapipe's unified memory, and the discrete GPU's path
+  // forced on it (device memory unmapped, uploads staged).
+  const bool discrete = GENERATE(false, true);
+  INFO("discrete_layout " << discrete);
   vulkan_test::session s;
-  if (!s.open()) return;
+  ferrum::gpu::vulkan_device_options options;
+  options.discrete_layout = discrete;
+  if (!s.open(options)) return;
   std::mt19937_64 rng(5);
   workspace_probe::outcome total;
   for (int round = 0; round < 3; ++round) {

@@ -69,11 +69,12 @@ class lane_lease {
   // transfer queue is its own is refused with queue_mismatch; waves submit
   // such lists to their queue. Errors: lane_not_held (an empty lease, or one
   // whose hand-out is over: its lane was given back through the pool),
-  // foreign_object (a list that is not this lane's), and those of
+  // foreign_object (a list that is not one of this lane's all_lists), and those of
   // queue::submit_next.
   [[nodiscard]] result<std::uint64_t> submit(std::span<gpu::command_list* const> lists);
-  // Submits every list of the lane.
-  [[nodiscard]] result<std::uint64_t> submit() { return submit(lane_ != nullptr ? lane_->submit_lists : empty_); }
+  // Submits every list of the lane, its staging lists around its nodes'
+  // (lane::all_lists).
+  [[nodiscard]] result<std::uint64_t> submit() { return submit(lane_ != nullptr ? lane_->all_lists : empty_); }
 
   // Gives the lane up (see the top of this file); the lease is then empty.
   // A lease whose hand-out is over (its lane was given back through

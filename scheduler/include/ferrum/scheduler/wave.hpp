@@ -13,6 +13,7 @@
 #include "ferrum/binding/execution_binding.hpp"
 #include "ferrum/gpu/command_list.hpp"
 #include "ferrum/gpu/semaphore.hpp"
+#include "ferrum/memory_class.hpp"
 
 #include <array>
 #include <atomic>
@@ -60,18 +61,38 @@ struct wave_request {
 // interval begins, and the bytes are another resource's once it ends. A
 // persistent resource's bytes are never shared, and keep what the lane's
 // previous wave left in them (encode_context::lane_previous_wave).
-struct node_resource {
+//
+// Its pool's memory class (ferrum/memory_class.hpp) says where the bytes
+// live: a `device` resource is GPU memory the host never touches, an
+// `upload` one is written by the host before the wave's submission, a
+// `readback` one is read by the host once the wave's fence is reached.
+class node_resource {
+ public:
+  node_resource(const resource_id* resource, allocation_kind k, allocation_lifetime l, memory_class m,
+                gpu::arena_range r, std::span<std::byte> host) noexcept
+      : id(resource), kind(k), lifetime(l), memory(m), range(r), host_(host) {}
+
   const resource_id* id;  // the compiled program's
   allocation_kind kind;
   allocation_lifetime lifetime;
+  memory_class memory;
   // For GPU commands: the node's command list is granted exactly these
-  // ranges of the lane's arena (for writing; it may read the whole lane).
+  // ranges of the lane's arena of the resource's class (for writing; it may
+  // read the whole lane).
   gpu::arena_range range;
-  // For the host: the same bytes. Host writes are seen by the wave's
-  // submission; where the GPU runs earlier nodes over shared bytes (an
-  // interval pool), it overwrites them before this node runs, so host input
-  // belongs in binding slots and conservative pools.
-  std::span<std::byte> bytes;
+
+  // For the host: the same bytes, for an upload or readback resource. Host
+  // writes are seen by the wave's submission (through the lane's stage-in
+  // copy where the upload memory is staged); where the GPU runs earlier
+  // nodes over shared bytes (an interval pool), it overwrites them before
+  // this node runs, so host input belongs in binding slots and conservative
+  // pools. GPU writes to a readback resource are in them once the wave's
+  // fence is reached, until the lane's next wave. Errors: no_host_bytes (a
+  // device resource: GPU memory the host cannot touch, on any device).
+  [[nodiscard]] result<std::span<std::byte>> bytes() const;
+
+ private:
+  std::span<std::byte> host_;
 };
 
 // What an encoder gets for one node of one wave.
