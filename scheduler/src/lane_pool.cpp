@@ -126,8 +126,8 @@ result<void> make_lane(lane& l, const compiled_program& program, const compiled_
                              : gpu::arena_range{});
     auto list = device.create_command_list(detail::placed_queue(program.dependencies, node, queues));
     if (!list) return list.error();
-    (*list)->grant(std::span<const gpu::arena_range>(l.granted).subspan(
-        l.grant_begin[node], l.grant_begin[node + 1] - l.grant_begin[node]));
+    (*list)->grant(std::span<const gpu::arena_range>(l.granted).subspan(l.grant_begin[node],
+                                                                        l.grant_begin[node + 1] - l.grant_begin[node]));
     l.submit_lists.push_back(list->get());
     l.lists.push_back(std::move(*list));
   }

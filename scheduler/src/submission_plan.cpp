@@ -115,8 +115,7 @@ result<std::uint64_t> submission_plan::join(values& v, const segment& last, std:
   for (std::size_t q = 0; q < last.latest.size(); ++q)
     if (q != compute.index() && last.latest[q] != none)
       v.waits.push_back({&device_->queue_at(q), v.submitted[last.latest[q]]});
-  return compute.submit_next(std::span<gpu::command_list* const>(&out, out != nullptr ? 1 : 0), v.waits,
-                             {{}, signals});
+  return compute.submit_next(std::span<gpu::command_list* const>(&out, out != nullptr ? 1 : 0), v.waits, {{}, signals});
 }
 
 }  // namespace ferrum::detail

@@ -94,7 +94,8 @@ struct two_queue_encoder {
       case 0:
         if (c.lane_previous_wave != 0) {
           wrong_words += words_not(c.resource("resource/kept")->bytes().value(), produced_value(c.lane_previous_wave));
-          wrong_words += words_not(c.resource("resource/consumed")->bytes().value(), uploaded_value(c.lane_previous_wave));
+          wrong_words +=
+              words_not(c.resource("resource/consumed")->bytes().value(), uploaded_value(c.lane_previous_wave));
           ++checked_waves;
         }
         if (hold_for.count() > 0) ok(c.commands.host(held));

@@ -251,8 +251,8 @@ inline std::vector<std::byte> lane_image(ferrum::gpu::device& device, const ferr
   on_lane(device, l, [&](ferrum::gpu::command_list& list) {
     for (ferrum::memory_class c : ferrum::window_order)
       if (const ferrum::gpu::arena* arena = l.arena_of(c))
-        ferrum::test::require(list.copy(
-            arena->whole(), image->range(static_cast<std::size_t>(bucket.window(c).begin), arena->size())));
+        ferrum::test::require(
+            list.copy(arena->whole(), image->range(static_cast<std::size_t>(bucket.window(c).begin), arena->size())));
   });
   return {image->bytes().begin(), image->bytes().end()};
 }
