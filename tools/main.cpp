@@ -105,6 +105,9 @@ int run(int argc, char** argv) {
   run_command->add_flag("--reorder", run_options.reorder,
                         "Null device: run what no barrier orders last to first, as a GPU may, so that a missing "
                         "barrier shows as a violation.");
+  run_command->add_flag("--discrete-layout", run_options.discrete_layout,
+                        "Lay memory out as on a discrete GPU, whatever the device: device memory unmapped, upload and "
+                        "readback memory copied by staging lists.");
   run_command->footer(
       "Waves go to the plan's buckets in turn, at most two per lane outstanding; nodes run on their plan's\n"
       "queue. For each resource a node lists (its slot and its workspace resources), the device checks what it\n"

@@ -158,7 +158,9 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
   std::vector<gpu::null_fault_options> device_faults;
   for (unsigned d = 0; d < options.devices; ++d) {
     if (options.device != "null") {
-      auto made = gpu::create_vulkan_device({});
+      gpu::vulkan_device_options vulkan_options;
+      vulkan_options.discrete_layout = options.discrete_layout;
+      auto made = gpu::create_vulkan_device(vulkan_options);
       if (!made) return fail(command_error::from(made.error()), exit_code::usage_or_io);
       r.devices.push_back(std::move(*made));
       continue;
@@ -166,6 +168,7 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
     gpu::null_device_options device_options;
     device_options.faults = null_faults(options);
     device_options.reorder_unordered = options.reorder;
+    device_options.discrete_layout = options.discrete_layout;
     // Each device fails in its own way.
     device_options.faults.seed = options.seed + d;
     // The device's faults are decided per submission, and the accounting
@@ -258,6 +261,7 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
   summary.plan_path = options.plan_path;
   summary.plan_hash = program->hash.str();
   summary.device_kind = std::string(first_device.kind());
+  summary.discrete_layout = options.discrete_layout;
   summary.device_name = first_device.name();
   summary.requested = options.waves;
   summary.threads = options.threads;

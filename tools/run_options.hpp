@@ -74,6 +74,11 @@ struct run_options {
   // (null_device_options::reorder_unordered), so that a barrier the plan's
   // hazards needed and did not get shows as a violation.
   bool reorder = false;
+  // --discrete-layout: the device lays memory out as a discrete GPU must
+  // (null_device_options / vulkan_device_options::discrete_layout): device
+  // memory unmapped, upload and readback memory staged by the lanes'
+  // staging lists.
+  bool discrete_layout = false;
 };
 
 // Bounds of the numeric options (checked by check_run_options).

@@ -63,6 +63,7 @@ nlohmann::ordered_json run_json(const run_summary& s) {
   nlohmann::ordered_json document;
   document["format"] = run_format;
   document["device"] = s.device_kind;
+  document["discrete_layout"] = s.discrete_layout;
   document["plan_hash"] = s.plan_hash;
   document["waves"] = std::move(waves);
   document["lanes"] = std::move(lanes);
@@ -144,7 +145,8 @@ nlohmann::ordered_json run_json(const run_summary& s) {
 
 void write_run_summary(std::ostream& out, const run_summary& s) {
   const run_tally& t = s.tally;
-  out << "ferrum run: " << s.plan_path << " on " << s.device_kind << " (" << s.device_name << ")\n";
+  out << "ferrum run: " << s.plan_path << " on " << s.device_kind << " (" << s.device_name
+      << (s.discrete_layout ? "; discrete layout" : "") << ")\n";
   out << "  plan         " << s.plan_hash << '\n';
   out << "  settings     " << s.threads << " threads, seed " << s.seed << ", fence timeout " << s.fence_timeout_ms
       << " ms\n";

@@ -61,7 +61,7 @@ inline void check_report(const nlohmann::ordered_json& r, std::uint64_t waves, s
   // unchecked listings.
   const bool v2 = r.contains("queues");
   std::vector<std::string> expected{
-      "format",     "device", "plan_hash", "waves", "lanes", "latency_us", "allocations_per_wave",
+      "format",     "device", "discrete_layout", "plan_hash", "waves", "lanes", "latency_us", "allocations_per_wave",
       "violations", "memory", "faults"};
   if (v2) expected.insert(expected.end() - 1, "queues");
   // A run over several devices adds `devices` before `faults`.
@@ -69,6 +69,7 @@ inline void check_report(const nlohmann::ordered_json& r, std::uint64_t waves, s
   CHECK(keys == expected);
   CHECK(r["format"] == "ferrum.run.v1");
   CHECK(r["device"] == device);
+  CHECK(r["discrete_layout"].is_boolean());
   CHECK(cli_test::starts_with(r["plan_hash"].get<std::string>(), "sha256/"));
   CHECK(r["plan_hash"].get<std::string>().size() == 7 + 64);
 
