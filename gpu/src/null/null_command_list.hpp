@@ -28,7 +28,10 @@ inline std::span<std::byte> bytes_of(arena_range range) noexcept {
 // One recorded command. Lists keep their vector's capacity across begin(), so
 // a list recorded again with as many commands allocates nothing.
 struct command {
-  enum class op { dispatch, fill, copy, stage, host, timestamp } kind = op::host;
+  // `barrier`: a list's last barrier, which no command of the list followed
+  // (a stage-in list: stage, then barrier). It runs nothing; it carries the
+  // barrier, so that it orders the next lists' commands after the list's.
+  enum class op { dispatch, fill, copy, stage, host, timestamp, barrier } kind = op::host;
   const null_kernel* kernel = nullptr;
   const null_timestamp_pool* stamps = nullptr;
   arena_range first;
@@ -61,6 +64,8 @@ struct command {
         break;
       case op::timestamp:
         stamps->stamp(value);
+        break;
+      case op::barrier:
         break;
     }
   }
@@ -121,10 +126,15 @@ class null_command_list final : public command_list {
     c.value = slot;
     return {};
   }
-  result<void> do_end() override { return {}; }
+  result<void> do_end() override {
+    // A barrier after the last command orders what comes after the list:
+    // kept as a command of its own, since no command of this list carries it.
+    if (barrier_due_) add(command::op::barrier);
+    return {};
+  }
   // The worker runs commands one after another, each seeing every earlier
   // one's writes, unless it reorders what no barrier orders: the barrier is
-  // marked on the next command.
+  // marked on the next command (or, at the end, on a barrier command).
   void do_barrier() noexcept override { barrier_due_ = true; }
 
  private:

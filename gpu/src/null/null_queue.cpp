@@ -35,9 +35,12 @@ void run_back(std::span<command_list* const> lists, std::size_t first_list, std:
 }
 
 // null_device_options::reorder_unordered: each stretch between two ordering
-// points runs last to first. A barrier begins a stretch; a host function or
-// a timestamp stands alone, after everything before it (a GPU's timestamp
-// waits for every earlier command).
+// points runs last to first. A barrier begins a stretch (a list's trailing
+// one too, as the barrier command that ends the list: its stretch goes on
+// into the next lists); a host function or a timestamp stands alone,
+// after everything before it (a GPU's timestamp waits for every earlier
+// command). Submissions run one after another, so a stretch ends with its
+// submission.
 void run_reordered(std::span<command_list* const> lists) noexcept {
   std::size_t first_list = 0;
   std::size_t first_command = 0;
