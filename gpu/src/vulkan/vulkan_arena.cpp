@@ -35,14 +35,17 @@ struct pending {
 };
 
 // A buffer of `bytes` bytes in the first memory type of `wanted` (in order
-// of preference) that fits it, zero-filled, mapped when `map` and the type is
-// host-visible. vulkan_feature_missing when no wanted type fits.
+// of preference) that fits it; when `map` and the type is host-visible,
+// mapped and zero-filled by the host. A buffer not mapped is left for the
+// GPU to zero (vulkan_device::zero_on_gpu): its size is rounded up to 4
+// bytes, so that one vkCmdFillBuffer of VK_WHOLE_SIZE reaches every byte.
+// vulkan_feature_missing when no wanted type fits.
 result<allocation> allocate(const vulkan_arena::context& c, std::size_t bytes,
                             std::initializer_list<VkMemoryPropertyFlags> wanted, bool map, const std::string& what) {
   pending p{c.device, {}};
   VkBufferCreateInfo buffer_info{};
   buffer_info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
-  buffer_info.size = bytes;
+  buffer_info.size = (bytes + 3) / 4 * 4;
   // STORAGE for kernels, TRANSFER_SRC/DST for copy, fill (vkCmdFillBuffer
   // needs TRANSFER_DST) and staging.
   buffer_info.usage =
@@ -87,25 +90,24 @@ result<allocation> allocate(const vulkan_arena::context& c, std::size_t bytes,
   if (VkResult r = vkBindBufferMemory(c.device, p.made.buffer, p.made.memory, 0); r != VK_SUCCESS)
     return make_vk_error(r, what + "vkBindBufferMemory");
   p.made.coherent = (flags & host_coherent) != 0;
-  if ((flags & host_visible) != 0) {
+  if (map && (flags & host_visible) != 0) {
     // Fresh device memory has undefined contents; arenas start zeroed. No
     // submission has used the memory, so no synchronization is needed; a
     // mapping may stay while the GPU uses the memory.
     void* mapped = nullptr;
     if (VkResult r = vkMapMemory(c.device, p.made.memory, 0, VK_WHOLE_SIZE, 0, &mapped); r != VK_SUCCESS)
       return make_vk_error(r, what + "vkMapMemory");
+    p.made.mapped = mapped;
     std::memset(mapped, 0, bytes);
     if (!p.made.coherent) {
       VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE, nullptr, p.made.memory, 0, VK_WHOLE_SIZE};
       (void)vkFlushMappedMemoryRanges(c.device, 1, &range);
     }
-    if (map)
-      p.made.mapped = mapped;
-    else
-      vkUnmapMemory(c.device, p.made.memory);
   }
-  // Memory the host cannot map (device-local on a discrete GPU) is not
-  // zeroed here: that needs a fill submission, which is not built yet.
+  // Memory not mapped here (a device arena's, a staged arena's device-local
+  // buffer, host-visible or not) is zeroed by a fill on the GPU, even where
+  // the host could map it: so lavapipe, whose one memory type is
+  // host-visible, runs the path of a discrete GPU.
   return p.release();
 }
 

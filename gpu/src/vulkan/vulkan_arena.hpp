@@ -39,10 +39,11 @@ class vulkan_arena final : public arena {
     bool discrete_layout = false;
   };
 
-  // A zero-filled arena of `bytes` bytes of `cls` (nullopt: create_arena(bytes)'s
-  // host-visible coherent arena). Errors: out_of_device_memory,
-  // out_of_host_memory, vulkan_feature_missing (no memory type fits the
-  // buffer), vulkan_error.
+  // An arena of `bytes` bytes of `cls` (nullopt: create_arena(bytes)'s
+  // host-visible coherent arena), its mapped buffers zero-filled; when
+  // zeroed_on_gpu(), the owner zeroes the other before handing it out.
+  // Errors: out_of_device_memory, out_of_host_memory,
+  // vulkan_feature_missing (no memory type fits the buffer), vulkan_error.
   [[nodiscard]] static result<std::unique_ptr<arena>> create(const gpu::device& owner, const context& c,
                                                              std::size_t bytes, std::optional<memory_class> cls);
 
@@ -54,6 +55,10 @@ class vulkan_arena final : public arena {
   [[nodiscard]] VkBuffer buffer() const noexcept { return main_.buffer; }
   // The staging buffer (VK_NULL_HANDLE when not staged).
   [[nodiscard]] VkBuffer staging_buffer() const noexcept { return staging_.buffer; }
+  // Whether the buffer commands use is not mapped for the host (a device
+  // arena's, a staged arena's), so that only a fill on the GPU zeroes it:
+  // vkCmdFillBuffer of VK_WHOLE_SIZE, which covers every byte of it.
+  [[nodiscard]] bool zeroed_on_gpu() const noexcept { return main_.mapped == nullptr; }
   // Binding 0: the whole buffer as a storage buffer.
   [[nodiscard]] const VkDescriptorSet& descriptor_set() const noexcept { return set_.set; }
 

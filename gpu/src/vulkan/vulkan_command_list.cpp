@@ -153,6 +153,12 @@ result<void> vulkan_command_list::do_fill(arena_range target, std::uint32_t valu
   return {};
 }
 
+void vulkan_command_list::record_zero_fill(const vulkan_arena& a) noexcept {
+  // The buffer's size is a multiple of 4 (vulkan_arena), so VK_WHOLE_SIZE
+  // leaves no byte out.
+  vkCmdFillBuffer(buffer_, a.buffer(), 0, VK_WHOLE_SIZE, 0);
+}
+
 result<void> vulkan_command_list::do_copy(arena_range source, arena_range destination) {
   VkBufferCopy region{};
   region.srcOffset = source.offset;

@@ -32,6 +32,8 @@
 
 namespace ferrum::gpu {
 
+class vulkan_arena;
+
 class vulkan_command_list final : public command_list {
  public:
   // What a list records against: the owner's objects.
@@ -55,6 +57,13 @@ class vulkan_command_list final : public command_list {
   ~vulkan_command_list() override;
 
   [[nodiscard]] VkCommandBuffer command_buffer() const noexcept { return buffer_; }
+
+  // Between begin() and end(): zeroes the whole of `a`'s buffer
+  // (vkCmdFillBuffer of VK_WHOLE_SIZE), past the checks and counts of the
+  // base class, which fill() could not pass for an arena whose size is not
+  // a multiple of 4. The device's own fill of a new arena
+  // (vulkan_device::zero_on_gpu), which no command reached before.
+  void record_zero_fill(const vulkan_arena& a) noexcept;
 
  protected:
   result<void> do_begin() override;

@@ -192,7 +192,12 @@ result<std::unique_ptr<arena>> vulkan_device::do_create_arena(std::size_t bytes,
       c.family_count = 2;
     }
   }
-  return vulkan_arena::create(*this, c, bytes, cls);
+  auto made = vulkan_arena::create(*this, c, bytes, cls);
+  if (!made) return made.error();
+  if (static_cast<const vulkan_arena&>(**made).zeroed_on_gpu()) {
+    if (auto r = zero_on_gpu(*made); !r) return r.error();
+  }
+  return made;
 }
 
 result<std::unique_ptr<kernel>> vulkan_device::do_create_kernel(const kernel_source& source) {

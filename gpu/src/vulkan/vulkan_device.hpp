@@ -100,6 +100,12 @@ class vulkan_device final : public device {
   // Returns once the GPU can no longer touch memory of this device's
   // submissions.
   void drain() noexcept;
+  // Zeroes `a`'s buffer on the GPU (vulkan_arena::zeroed_on_gpu): a list of
+  // one fill, submitted to the compute queue with its next value, waited
+  // for. On an error after the submission that leaves the GPU maybe still
+  // running it, `a` and the list are retired until the value (vulkan_device_fill.cpp).
+  // Errors: device_lost, device_shut_down, out_of_*_memory, vulkan_error.
+  [[nodiscard]] result<void> zero_on_gpu(std::unique_ptr<arena>& a);
   // Anchors clock_ once from a submission of one timestamp, bracketed by
   // steady_clock (the best of a few tries); returns its uncertainty.
   [[nodiscard]] result<std::chrono::nanoseconds> calibrate_once();

@@ -75,7 +75,10 @@ class device {
   // upload memory the host writes (staged where the device has no
   // device-local memory the host can map, or with discrete_layout);
   // readback memory the host reads (staged on a discrete GPU or with
-  // discrete_layout). Zero-filled. Errors: as create_arena(bytes).
+  // discrete_layout). Zero-filled: on Vulkan, memory not mapped for the
+  // host (a device arena's, a staged arena's device-local buffer) by a fill
+  // submitted to the compute queue, which takes its next timeline value,
+  // and waited for. Errors: as create_arena(bytes).
   [[nodiscard]] result<std::unique_ptr<arena>> create_arena(std::size_t bytes, memory_class cls);
 
   // The device's form of `source`. Errors: invalid_kernel (no code for this
