@@ -46,10 +46,6 @@
 // GPU that overlaps independent dispatches; scripts/gpu-check.sh runs it on
 // one.
 //
-// Not measured yet, and said so: a bandwidth-bound node on device-local
-// against host-visible memory. It needs memory classes: every lane's arena
-// is host-visible today, and placing memory by class is future work.
-//
 //   ferrum_bench_barriers [--device null|vulkan] [--nodes K] [--work-kib N] [waves] [repeats]
 //                                                  # defaults null 8 64 200 9
 #include "bench_driver.hpp"
@@ -409,8 +405,5 @@ int main(int argc, char** argv) {
           "\na GPU: every_node/derived above 1 is what leaving out the barriers between independent\n"
           "nodes buys (read the untimed wall ratio too: timestamps may order nodes themselves)\n");
   }
-  std::printf(
-      "\nbandwidth-bound node, device-local against host-visible memory: not measured yet; it needs\n"
-      "memory classes (every lane's arena is host-visible today; placing memory by class is future work)\n");
   return 0;
 }

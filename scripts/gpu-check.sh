@@ -3,8 +3,9 @@
 # it needs, refuses when the only Vulkan devices are software ones (Mesa's
 # lavapipe), builds release, runs the Vulkan tests, the frame_loop example at
 # 1920x1080 for 600 frames with GPU timestamps, and the fence latency,
-# pipelining, replay and barriers benchmarks, then prints one summary: the
-# device, its driver and each figure. Full outputs go to build/gpu-check/.
+# pipelining, replay, barriers and memory classes benchmarks, then prints
+# one summary: the device, its driver and each figure. Full outputs go to
+# build/gpu-check/.
 #
 #   ./scripts/gpu-check.sh          # as root; about 5 minutes on 16 cores
 #
@@ -62,6 +63,10 @@ release=build/release
   fail "barriers bench (see $out/barriers.log)"
 "$release/bench/ferrum_bench_barriers" --device vulkan --nodes 32 --work-kib 1024 300 5 \
   >"$out/barriers_large.log" 2>&1 || fail "barriers bench, larger nodes (see $out/barriers_large.log)"
+# Memory classes: a bandwidth-bound dispatch over 256 MiB, device-local
+# against host-visible (and upload) memory.
+"$release/bench/ferrum_bench_memory_classes" --device vulkan --mib 256 20 9 >"$out/memory_classes.log" 2>&1 ||
+  fail "memory classes bench (see $out/memory_classes.log)"
 
 echo
 echo "== ferrum gpu-check: $device"
@@ -80,5 +85,6 @@ echo "-- barriers: derived against every_node and the bare floor, 64 nodes x 64 
 grep -E "$barrier_figures" "$out/barriers.log"
 echo "-- barriers: 32 nodes x 1024 KiB"
 grep -E "$barrier_figures" "$out/barriers_large.log"
-grep -A1 "not measured yet" "$out/barriers.log"
+echo "-- memory classes: one dispatch over 256 MiB, device-local against host-visible"
+grep -E '^upload arena|^ *(arena|device|host_visible|upload) [|]|/device:|^check:' "$out/memory_classes.log"
 echo "== gpu-check took $(($(date +%s) - started)) s; outputs in $out/"
