@@ -11,6 +11,7 @@
 // waits for a lane of its bucket (at most `lanes` of a bucket on the GPU).
 //
 //   ferrum_async_pipeline [PLAN] [--device null|vulkan] [--requests N] [--in-flight N] [--seed S]
+//                         [--discrete-layout]
 //
 // Exit codes: 0 every result was right; 1 a failed wave, a wrong result or
 // bad usage; 77 --device vulkan where there is no Vulkan driver (1 instead
@@ -89,12 +90,17 @@ asio::awaitable<void> produce(pipeline p, std::uint64_t requests, std::uint32_t 
   co_await p.scheduler.async_shutdown(asio::use_awaitable);
 }
 
-ferrum::result<std::unique_ptr<ferrum::gpu::device>> make_device(const std::string& kind) {
-  if (kind == "vulkan") return ferrum::gpu::create_vulkan_device({});
+ferrum::result<std::unique_ptr<ferrum::gpu::device>> make_device(const pipeline_options& o) {
+  if (o.device == "vulkan") {
+    ferrum::gpu::vulkan_device_options options;
+    options.discrete_layout = o.discrete_layout;
+    return ferrum::gpu::create_vulkan_device(options);
+  }
   // A CPU thread plays the GPU; each submission takes 100 us, so that waves
   // overlap and the lanes fill up.
   ferrum::gpu::null_device_options options;
   options.latency = std::chrono::microseconds(100);
+  options.discrete_layout = o.discrete_layout;
   auto null = ferrum::gpu::null_device::create(options);
   if (!null) return null.error();
   return std::unique_ptr<ferrum::gpu::device>(std::move(*null));
@@ -115,7 +121,7 @@ int run(const pipeline_options& o) {
   if (!compiled) return fail("compiling '" + o.plan + "': " + compiled.error().what());
   auto program = std::make_shared<const ferrum::compiled_program>(std::move(*compiled));
 
-  auto device = make_device(o.device);
+  auto device = make_device(o);
   if (!device) {
     const char* required = std::getenv("FERRUM_REQUIRE_VULKAN");
     if (device.error() == ferrum::errc::vulkan_unavailable && !(required && std::string_view(required) == "1")) {

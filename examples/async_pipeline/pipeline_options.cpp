@@ -27,6 +27,10 @@ std::optional<pipeline_options> parse_pipeline_options(int argc, char** argv) {
       plan_given = true;
       continue;
     }
+    if (arg == "--discrete-layout") {
+      o.discrete_layout = true;
+      continue;
+    }
     if (i + 1 == argc) return std::nullopt;
     const std::string_view value = argv[++i];
     bool ok = true;

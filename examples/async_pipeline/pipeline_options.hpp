@@ -17,10 +17,14 @@ struct pipeline_options {
   std::uint64_t requests = 400;
   std::size_t in_flight = 16;  // requests started and not yet checked, at most
   std::uint32_t seed = 1;      // of the request sizes and payloads
+  // --discrete-layout: the device lays memory out as a discrete GPU must
+  // (device memory unmapped, the requests' parameters staged).
+  bool discrete_layout = false;
 };
 
 inline constexpr const char* pipeline_usage =
     "usage: ferrum_async_pipeline [PLAN] [--device null|vulkan] [--requests N] [--in-flight N] [--seed S]\n"
+    "                             [--discrete-layout]\n"
     "  PLAN defaults to examples/async_pipeline/pipeline.json (from the repository root)\n";
 
 // The options of `argv`; nullopt for an unknown option, a missing or bad

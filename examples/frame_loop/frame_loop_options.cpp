@@ -87,6 +87,10 @@ void describe(CLI::App& app, options& o) {
   // switch that turns validation off.
   app.add_flag("--validate", o.validate, "Vulkan validation layers on; any message they print fails the run.")
       ->disable_flag_override();
+  app.add_flag("--discrete-layout", o.discrete_layout,
+               "Lay memory out as on a discrete GPU, whatever the device: the images in device memory the host "
+               "never maps, the parameters uploaded and the output image read back through staging copies.")
+      ->disable_flag_override();
   app.add_flag("!--no-gpu-timestamps", o.gpu_timestamps,
                "Do not time the passes on the GPU (by default each pass is, where the device has timestamps: GPU "
                "time per frame in the summary, a GPU track in the trace).")

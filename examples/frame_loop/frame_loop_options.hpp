@@ -22,6 +22,9 @@ struct options {
   std::filesystem::path out = "frame_loop_out";
   std::filesystem::path plan;  // parse_options' default: frame_loop.json in the example's sources
   bool validate = false;       // Vulkan validation layers on; any message fails the run
+  // --discrete-layout: the device lays memory out as a discrete GPU must
+  // (device memory unmapped, uploads and the read-back image staged).
+  bool discrete_layout = false;
   bool gpu_timestamps = true;  // GPU time per pass (off: --no-gpu-timestamps, or a device without them)
   bool help = false;           // --help or -h: print usage() and do nothing else
   // --resize-at N WxH: frames from N on are WxH, on a plan compiled for that

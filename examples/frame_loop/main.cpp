@@ -105,11 +105,14 @@ struct validation_log {
 ferrum::result<std::unique_ptr<ferrum::gpu::device>> make_device(const frame_loop::options& o, validation_log& log,
                                                                  const std::vector<std::string>& surface_extensions) {
   if (o.device == "null") {
-    auto made = ferrum::gpu::null_device::create({});
+    ferrum::gpu::null_device_options options;
+    options.discrete_layout = o.discrete_layout;
+    auto made = ferrum::gpu::null_device::create(options);
     if (!made) return made.error();
     return std::unique_ptr<ferrum::gpu::device>(std::move(*made));
   }
   ferrum::gpu::vulkan_device_options options;
+  options.discrete_layout = o.discrete_layout;
   options.validation = o.validate;
   options.sink = &validation_log::record;
   options.sink_context = &log;
@@ -525,7 +528,8 @@ int run(const frame_loop::options& o, validation_log& log) {
   const auto saved_percent = std::lround(
       100.0 * (1.0 - static_cast<double>(bucket.lane_bytes()) / static_cast<double>(bucket.unaliased_lane_size_bytes)));
 
-  std::cout << std::fixed << std::setprecision(1) << "device:     " << device->kind() << " (" << device->name() << ")\n"
+  std::cout << std::fixed << std::setprecision(1) << "device:     " << device->kind() << " (" << device->name()
+            << (o.discrete_layout ? "; discrete layout" : "") << ")\n"
             << "frames:     " << o.frames << " of " << o.size.width << "x" << o.size.height
             << (o.resize_at ? ", from frame " + std::to_string(resize.at) + " of " + std::to_string(size.width) + "x" +
                                   std::to_string(size.height)
