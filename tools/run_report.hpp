@@ -95,7 +95,7 @@ struct device_use {
 struct run_summary {
   std::string plan_path;
   std::string plan_hash;
-  std::string device_kind;  // "null" or "vulkan"
+  std::string device_kind;       // "null" or "vulkan"
   bool discrete_layout = false;  // --discrete-layout
   std::string device_name;
   std::uint64_t requested = 0;

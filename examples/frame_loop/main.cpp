@@ -4,7 +4,7 @@
 // tone map), with as many frames in flight as the plan has lanes (three).
 // The images are the plan's workspace resources, in the memory the scheduler
 // makes for each lane; two of them share bytes (interval liveness), and the
-// summary says how much that saves. The last frame is checked against the
+// summary says how much that saves. The last frame drawn is checked against the
 // kernels' C++ forms and written as a PNG; the waves' trace goes out as
 // Chrome trace JSON and as an SVG timeline. Each lane records its passes once
 // and replays them (scheduler_options::replay): later frames only write the
@@ -188,8 +188,13 @@ struct frame_loop_run {
   std::uint64_t in_flight;
   std::vector<double> frame_ms;  // per frame: submit to completion
   std::vector<double> gpu_ms;    // per frame with GPU timestamps: first pass begin to last pass end
-  ferrum::wave_report last{};    // the wave that drew the last frame
-  std::string failure{};         // the first frame that failed, and why
+  // The wave submitted last, and its frame: no later wave ran on its lane,
+  // whose output still holds what it drew. Mostly the last frame; frames of
+  // different chains may be submitted out of frame order (after a resize,
+  // when every chain resumes at once).
+  ferrum::wave_report last{};
+  std::uint64_t last_frame = 0;
+  std::string failure{};  // the first frame that failed, and why
   frame_resize* resize = nullptr;
   // --present: frames acquire their swapchain images in frame order (frame
   // `next_acquire`'s turn) and are presented in frame order (`presented`
@@ -371,7 +376,10 @@ asio::awaitable<void> frame_chain(frame_loop_run* run, std::uint64_t first, asio
       run->gpu_ms.push_back(std::chrono::duration<double, std::milli>(report.gpu->end - report.gpu->begin).count());
     // The per-pass GPU times are the wave's memory, gone once it is reused.
     report.gpu_nodes = {};
-    if (frame + 1 == run->frames) run->last = std::move(report);
+    if (report.wave > run->last.wave) {
+      run->last = std::move(report);
+      run->last_frame = frame;
+    }
   }
 }
 
@@ -500,16 +508,17 @@ int run(const frame_loop::options& o, validation_log& log) {
   const frame_loop::image_size size = drew.size();
   const std::shared_ptr<const ferrum::compiled_program> last_program = scheduler->program();
 
-  // The last frame's lane holds what it drew, in its persistent output,
-  // while the scheduler lives: check it against the host.
-  // (In the swapchain's order, RGBA or BGRA, both.)
+  // The last wave's lane holds what it drew, in its persistent output,
+  // while the scheduler lives: check it against the host. (In the
+  // swapchain's order, RGBA or BGRA, both.)
   const std::span<const std::byte> pixels = drew.output(*scheduler, loop.last);
-  const std::vector<std::byte> expected = drew.draw_on_host(o.frames - 1);
-  const int difference = largest_difference(pixels, expected);
+  const int difference = largest_difference(pixels, drew.draw_on_host(loop.last_frame));
   if (difference > allowed_difference)
-    throw std::runtime_error("the last frame differs from the kernels' C++ forms by up to " +
-                             std::to_string(difference) +
+    throw std::runtime_error("the last frame (" + std::to_string(loop.last_frame) +
+                             ") differs from the kernels' C++ forms by up to " + std::to_string(difference) +
                              "/255 in a channel (allowed: " + std::to_string(allowed_difference) + ")");
+  // What the window shows after the last frame (presented in frame order).
+  const std::vector<std::byte> expected = drew.draw_on_host(o.frames - 1);
 
   std::filesystem::create_directories(o.out);
   const auto png_path = o.out / "frame.png";

@@ -434,9 +434,9 @@ TEST_CASE("ferrum run: --json carries usage errors found after parsing as an err
 TEST_CASE("ferrum run: help run describes the options and the fault kinds", "[cli]") {
   const command_result r = run_ferrum({"help", "run"});
   CHECK(r.status == 0);
-  for (const char* word :
-       {"--device", "--waves", "--threads", "--seed", "--fault", "--fence-timeout", "--trace", "--timeline",
-        "--gpu-timestamps", "--reorder", "--discrete-layout", "--json", "delay", "hang", "lost", "encoder", "cancel", "Exit status"})
+  for (const char* word : {"--device", "--waves", "--threads", "--seed", "--fault", "--fence-timeout", "--trace",
+                           "--timeline", "--gpu-timestamps", "--reorder", "--discrete-layout", "--json", "delay",
+                           "hang", "lost", "encoder", "cancel", "Exit status"})
     CHECK(r.out.find(word) != std::string::npos);
 }
 

@@ -60,9 +60,9 @@ inline void check_report(const nlohmann::ordered_json& r, std::uint64_t waves, s
   // A v2 plan's report adds `queues` after `memory`, and each bucket its
   // unchecked listings.
   const bool v2 = r.contains("queues");
-  std::vector<std::string> expected{
-      "format",     "device", "discrete_layout", "plan_hash", "waves", "lanes", "latency_us", "allocations_per_wave",
-      "violations", "memory", "faults"};
+  std::vector<std::string> expected{"format",     "device", "discrete_layout", "plan_hash",
+                                    "waves",      "lanes",  "latency_us",      "allocations_per_wave",
+                                    "violations", "memory", "faults"};
   if (v2) expected.insert(expected.end() - 1, "queues");
   // A run over several devices adds `devices` before `faults`.
   if (r.contains("devices")) expected.insert(expected.end() - 1, "devices");
