@@ -80,6 +80,12 @@ std::string check_run_options(run_options& options) {
   if (options.device != "null" && options.faults.device_faults())
     return "fault kinds delay, hang and lost need --device null (the " + options.device +
            " device cannot inject them); encoder and cancel work on every device";
+  // Device faults are decided per submission and accounted per wave by its
+  // fence value, which takes one submission per wave (run_accounting.hpp);
+  // a staged lane adds its stage-in and stage-out submissions.
+  if (options.discrete_layout && options.faults.device_faults())
+    return "fault kinds delay, hang and lost need one submission per wave, and --discrete-layout adds each "
+           "lane's staging submissions; encoder and cancel work with it";
   if (options.device != "null" && options.reorder)
     return "--reorder needs --device null (the " + options.device + " device runs commands as its driver does)";
   return {};

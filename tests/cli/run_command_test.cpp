@@ -422,6 +422,7 @@ TEST_CASE("ferrum run: bad devices, wave counts, threads and timeouts are usage 
   check_usage_error({"run"}, "PLAN");
   // Checked before any device is made: the same without a Vulkan driver.
   check_usage_error({"run", plan, "--device", "vulkan", "--fault", "hang:0.1"}, "--device null");
+  check_usage_error({"run", plan, "--discrete-layout", "--fault", "lost:0.1"}, "staging submissions");
 }
 
 TEST_CASE("ferrum run: --json carries usage errors found after parsing as an error object", "[cli]") {

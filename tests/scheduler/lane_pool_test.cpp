@@ -17,6 +17,7 @@
 #include <boost/asio/use_future.hpp>
 
 #include <array>
+#include <cstring>
 #include <future>
 #include <optional>
 #include <thread>
@@ -86,6 +87,36 @@ std::uint64_t submit_empty_lists(ferrum::lane_lease& lease) {
 }
 
 }  // namespace
+
+TEST_CASE("lane_pool: a lease submits a staged lane's stage-in list before its nodes' lists", "[scheduler]") {
+  // discrete_layout: the upload arena's host bytes are a buffer of their
+  // own, which only the lane's stage-in list copies to the GPU's.
+  ferrum::gpu::null_device_options options;
+  options.discrete_layout = true;
+  pool_fixture f(1, options);
+  boost::asio::io_context context;
+  ferrum::lane_lease lease = lease_of(*f.pool, context);
+  ferrum::lane& l = *lease;
+  ferrum::gpu::arena& upload = *l.arena_of(ferrum::memory_class::upload);
+  REQUIRE(upload.staged());
+  REQUIRE(l.stage_in != nullptr);
+  CHECK(l.stage_out == nullptr);  // no readback pool
+  CHECK(l.all_lists.size() == l.lists.size() + 1);
+  CHECK(l.all_lists.front() == l.stage_in.get());
+  // The host writes the first slot; node 0's list copies it out where the
+  // host can read it.
+  const std::uint32_t word = 0x1234abcdu;
+  std::memcpy(upload.bytes().data() + l.slots[0].offset, &word, 4);
+  auto out = test::require(f.device->create_arena(4));
+  for (std::size_t n = 0; n < l.lists.size(); ++n) {
+    test::require(l.lists[n]->begin());
+    if (n == 0) test::require(l.lists[n]->copy(upload.range(l.slots[0].offset, 4), out->whole()));
+    test::require(l.lists[n]->end());
+  }
+  const std::uint64_t value = test::require(lease.submit());
+  test::require_reached(f.device->queue().timeline(), value);
+  CHECK(test::word_at(*out, 0) == word);
+}
 
 TEST_CASE("lane_pool: each lane has its own arena per window of the bucket, its evidence and a list per node",
           "[scheduler]") {

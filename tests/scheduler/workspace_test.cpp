@@ -13,6 +13,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -143,6 +144,8 @@ TEST_CASE("lane memory: an encoder gets the resources its node lists, in the pla
     const node_resource* missing = nullptr;
     std::size_t byte_count = 0;
     bool slot_is_binding = false;
+    std::size_t slot_bytes = 0;
+    std::optional<ferrum::error> scratch_refused;
   };
   std::array<seen, 2> nodes;
   auto encode = [&](const encode_context& c) {
@@ -154,6 +157,10 @@ TEST_CASE("lane memory: an encoder gets the resources its node lists, in the pla
     }
     n.scratch = c.resource("resource/scratch");
     n.missing = c.resource("resource/nowhere");
+    // Host bytes for the slot (upload memory), none for the workspace
+    // (device memory): an error naming the resource and its class.
+    n.slot_bytes = c.resources[0].bytes().has_value() ? c.resources[0].bytes()->size() : 0;
+    if (auto bytes = n.scratch->bytes(); !bytes) n.scratch_refused = bytes.error();
     n.slot_is_binding =
         c.resource(c.node_index == 0 ? "resource/a.args" : "resource/b.args")->range.offset == c.slot.offset;
     // The node's list may write each of its resources, and nothing else.
@@ -167,6 +174,10 @@ TEST_CASE("lane memory: an encoder gets the resources its node lists, in the pla
   CHECK(nodes[0].byte_count == 16 + 256);
   CHECK(nodes[1].byte_count == 16 + 64 + 256);
   CHECK(nodes[0].missing == nullptr);
+  CHECK(nodes[0].slot_bytes == 16);
+  REQUIRE(nodes[0].scratch_refused.has_value());
+  CHECK(*nodes[0].scratch_refused == errc::no_host_bytes);
+  CHECK(nodes[0].scratch_refused->detail.find("'resource/scratch' is device memory") != std::string::npos);
   CHECK(nodes[0].slot_is_binding);
   CHECK(nodes[1].slot_is_binding);
   // The same resource at the same place for both nodes; pool/w in the
