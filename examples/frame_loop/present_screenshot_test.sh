@@ -8,7 +8,9 @@
 # frame_loop --compare-screenshot compares with the last frame's C++ forms
 # (expected.png), allowing the difference the frame check allows.
 #
-#   present_screenshot_test.sh FRAME_LOOP OUT_DIR SCREENSHOT_PNG
+#   present_screenshot_test.sh FRAME_LOOP OUT_DIR SCREENSHOT_PNG [FRAME_LOOP_OPTION...]
+#
+# FRAME_LOOP_OPTIONs go to the --present run (--discrete-layout).
 #
 # Exit status: 0 ok; 77 no Vulkan driver (frame_loop's, unless
 # FERRUM_REQUIRE_VULKAN=1); 1 otherwise, a missing tool included.
@@ -17,8 +19,8 @@
 # build's, cmake/ferrum_sanitizers.cmake), not of Xvfb, xwd or convert.
 set -eu
 
-if [ $# -ne 3 ]; then
-  echo "usage: $0 FRAME_LOOP OUT_DIR SCREENSHOT_PNG" >&2
+if [ $# -lt 3 ]; then
+  echo "usage: $0 FRAME_LOOP OUT_DIR SCREENSHOT_PNG [FRAME_LOOP_OPTION...]" >&2
   exit 2
 fi
 
@@ -38,6 +40,7 @@ fi
 frame_loop=$1
 out=$2
 screenshot=$3
+shift 3
 # lavapipe, where it is installed, even beside a GPU: its surfaces work on
 # Xvfb, which a GPU's driver may not present to. (Unless the caller chose
 # the drivers.)
@@ -57,7 +60,7 @@ taken="$out/screenshot-taken"
 : >"$log"
 
 LD_PRELOAD=$preload "$frame_loop" --present --frames 120 --resize-at 60 320x180 --out "$out" \
-  --hold-until "$taken" >"$log" 2>&1 &
+  --hold-until "$taken" "$@" >"$log" 2>&1 &
 pid=$!
 # Released whatever happens: frame_loop waits for this file after its last frame.
 trap 'touch "$taken"' EXIT
