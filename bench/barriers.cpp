@@ -337,36 +337,22 @@ constexpr const char* usage_line = "[--device null|vulkan] [--nodes K] [--work-k
 }  // namespace
 
 int main(int argc, char** argv) {
-  // The options with a value; the rest (waves, repeats) is bench_args'.
   shape s;
-  std::vector<char*> rest{argv[0]};
-  bool valid = true;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    const bool valued = arg == "--device" || arg == "--nodes" || arg == "--work-kib";
-    if (!valued) {
-      rest.push_back(argv[i]);
-      continue;
-    }
-    if (i + 1 == argc) {
-      valid = false;
-      break;
-    }
-    const std::string_view value = argv[++i];
-    if (arg == "--device") {
-      valid = valid && (value == "null" || value == "vulkan");
-      s.vulkan = value == "vulkan";
-    } else if (arg == "--nodes") {
-      s.nodes = std::strtoul(argv[i], nullptr, 10);
-      valid = valid && s.nodes > 0;
-    } else {
-      s.work_kib = std::strtoull(argv[i], nullptr, 10);
-      valid = valid && s.work_kib > 0;
-    }
+  const auto args =
+      ferrum::bench::parse_args(argc, argv, {s.waves, s.repeats}, {}, {"--device", "--nodes", "--work-kib"});
+  if (!args) return 2;  // parse_args printed the usage
+  const std::string_view device_kind = args->value("--device").value_or("null");
+  bool valid = device_kind == "null" || device_kind == "vulkan";
+  s.vulkan = device_kind == "vulkan";
+  if (const auto nodes = args->value("--nodes")) {
+    s.nodes = std::strtoul(std::string(*nodes).c_str(), nullptr, 10);
+    valid = valid && s.nodes > 0;
   }
-  const auto args = valid ? ferrum::bench::parse_args(static_cast<int>(rest.size()), rest.data(), {s.waves, s.repeats})
-                          : std::nullopt;
-  if (!args) {
+  if (const auto work = args->value("--work-kib")) {
+    s.work_kib = std::strtoull(std::string(*work).c_str(), nullptr, 10);
+    valid = valid && s.work_kib > 0;
+  }
+  if (!valid) {
     std::fprintf(stderr, "usage: %s %s\n", argv[0], usage_line);
     return 2;
   }

@@ -29,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ferrum::bench {
@@ -42,27 +43,43 @@ inline double median(std::vector<double> v) {
 struct bench_args {
   std::size_t waves;
   int repeats;
-  // The options given, among those the benchmark accepts.
+  // The options given, among those the benchmark accepts: flags, and
+  // options with a value (`--name value`) with their value.
   std::vector<std::string_view> options = {};
+  std::vector<std::pair<std::string_view, std::string_view>> values = {};
 
   [[nodiscard]] bool has(std::string_view option) const noexcept {
     return std::find(options.begin(), options.end(), option) != options.end();
   }
+  // The value of `option` (the last one given), if given.
+  [[nodiscard]] std::optional<std::string_view> value(std::string_view option) const noexcept {
+    for (auto v = values.rbegin(); v != values.rend(); ++v)
+      if (v->first == option) return v->second;
+    return std::nullopt;
+  }
 };
 
 // `[options] [waves] [repeats]`: waves and repeats default to `defaults`',
-// options (arguments starting with `--`, anywhere) are those of `accepted`.
-// Prints the usage and gives nothing for an unknown option or when waves is
-// not a positive number.
+// options (arguments starting with `--`, anywhere) are the flags of
+// `accepted` and the options of `valued`, each followed by its value.
+// Prints the usage and gives nothing for an unknown option, a valued option
+// without its value, or when waves is not a positive number.
 inline std::optional<bench_args> parse_args(int argc, char** argv, bench_args defaults,
-                                            std::initializer_list<std::string_view> accepted = {}) {
+                                            std::initializer_list<std::string_view> accepted = {},
+                                            std::initializer_list<std::string_view> valued = {}) {
+  const auto among = [](std::initializer_list<std::string_view> list, std::string_view arg) {
+    return std::find(list.begin(), list.end(), arg) != list.end();
+  };
   bench_args args = defaults;
   bool valid = true;
   int positional = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
-    if (arg.starts_with("--")) {
-      valid = valid && std::find(accepted.begin(), accepted.end(), arg) != accepted.end();
+    if (among(valued, arg)) {
+      valid = valid && i + 1 < argc;
+      if (i + 1 < argc) args.values.emplace_back(arg, argv[++i]);
+    } else if (arg.starts_with("--")) {
+      valid = valid && among(accepted, arg);
       args.options.push_back(arg);
     } else if (++positional == 1) {
       args.waves = std::strtoul(argv[i], nullptr, 10);
@@ -72,6 +89,7 @@ inline std::optional<bench_args> parse_args(int argc, char** argv, bench_args de
   }
   if (!valid || args.waves == 0) {
     std::string usage;
+    for (const std::string_view option : valued) usage.append("[").append(option).append(" V] ");
     for (const std::string_view option : accepted) usage.append("[").append(option).append("] ");
     std::fprintf(stderr, "usage: %s %s[waves] [repeats]\n", argv[0], usage.c_str());
     return std::nullopt;

@@ -238,34 +238,18 @@ constexpr const char* usage_line = "[--device null|vulkan] [--mib N] [--discrete
 }  // namespace
 
 int main(int argc, char** argv) {
-  // The options with a value; the rest (--discrete-layout, waves, repeats)
-  // is bench_args'.
   shape s;
-  std::vector<char*> rest{argv[0]};
-  bool valid = true;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg != "--device" && arg != "--mib") {
-      rest.push_back(argv[i]);
-      continue;
-    }
-    if (i + 1 == argc) {
-      valid = false;
-      break;
-    }
-    const std::string_view value = argv[++i];
-    if (arg == "--device") {
-      valid = valid && (value == "null" || value == "vulkan");
-      s.vulkan = value == "vulkan";
-    } else {
-      s.mib = std::strtoul(argv[i], nullptr, 10);
-      valid = valid && s.mib > 0;
-    }
+  const auto args =
+      ferrum::bench::parse_args(argc, argv, {s.waves, s.repeats}, {"--discrete-layout"}, {"--device", "--mib"});
+  if (!args) return 2;  // parse_args printed the usage
+  const std::string_view device_kind = args->value("--device").value_or("null");
+  bool valid = device_kind == "null" || device_kind == "vulkan";
+  s.vulkan = device_kind == "vulkan";
+  if (const auto mib = args->value("--mib")) {
+    s.mib = std::strtoul(std::string(*mib).c_str(), nullptr, 10);
+    valid = valid && s.mib > 0;
   }
-  const auto args = valid ? ferrum::bench::parse_args(static_cast<int>(rest.size()), rest.data(), {s.waves, s.repeats},
-                                                      {"--discrete-layout"})
-                          : std::nullopt;
-  if (!args) {
+  if (!valid) {
     std::fprintf(stderr, "usage: %s %s\n", argv[0], usage_line);
     return 2;
   }

@@ -11,6 +11,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <span>
 
@@ -33,6 +34,17 @@ std::unique_ptr<ferrum::gpu::command_list> hazard_list(ferrum::gpu::device& devi
   list->grant(granted);
   test::require(list->begin(list_opening::by_hazards));
   return list;
+}
+
+// Zeroes the GPU's memory of `arenas` (granted in `granted`) and waits, so
+// that the next run sees only its own data.
+void zero(ferrum::gpu::device& device, std::span<const ferrum::gpu::arena_range> granted,
+          std::initializer_list<const ferrum::gpu::arena*> arenas) {
+  auto clear = hazard_list(device, granted);
+  for (const ferrum::gpu::arena* a : arenas) test::require(clear->fill(a->whole(), 0u));
+  test::require(clear->end());
+  ferrum::gpu::command_list* cleared[] = {clear.get()};
+  test::require_reached(device.queue().timeline(), test::require(device.queue().submit_next(cleared)));
 }
 
 }  // namespace
@@ -66,12 +78,7 @@ TEST_CASE("null device: with reorder_unordered a list's trailing barrier orders 
     const std::array words{test::word_at(*target, 0), test::word_at(*target, 15)};
     // Back to zero for the next run, through the device (the arenas are
     // guarded, and the host's writes would race nothing here anyway).
-    auto clear = hazard_list(*device, granted);
-    test::require(clear->fill(source->whole(), 0u));
-    test::require(clear->fill(target->whole(), 0u));
-    test::require(clear->end());
-    ferrum::gpu::command_list* cleared[] = {clear.get()};
-    test::require_reached(device->queue().timeline(), test::require(device->queue().submit_next(cleared)));
+    zero(*device, granted, {source.get(), target.get()});
     return words;
   };
   using words = std::array<std::uint32_t, 2>;
@@ -119,13 +126,7 @@ TEST_CASE("null device: with reorder_unordered stage-in and stage-out lists orde
     std::size_t through = 0;
     for (std::size_t i = 0; i < words; ++i)
       if (test::word_at(*readback, i) == 0x5100u + static_cast<std::uint32_t>(i)) ++through;
-    // The GPU's memory back to zero, so that a run sees only its own data.
-    auto clear = hazard_list(*device, granted);
-    test::require(clear->fill(upload->whole(), 0u));
-    test::require(clear->fill(readback->whole(), 0u));
-    test::require(clear->end());
-    ferrum::gpu::command_list* cleared[] = {clear.get()};
-    test::require_reached(device->queue().timeline(), test::require(device->queue().submit_next(cleared)));
+    zero(*device, granted, {upload.get(), readback.get()});
     return through;
   };
   CHECK(round_trip(true, true) == words);

@@ -13,9 +13,7 @@ TEST_CASE("vulkan: host bytes, staging and round trips of arena classes, both la
   for (const bool discrete : {false, true}) {
     INFO("discrete_layout " << discrete);
     session s;
-    ferrum::gpu::vulkan_device_options options;
-    options.discrete_layout = discrete;
-    if (!s.open(options)) return;
+    if (!s.open_layout(discrete)) return;
     ferrum::test::check_arena_classes(*s.device, discrete);
     ferrum::test::check_round_trip(*s.device);
     ferrum::test::check_stage_errors(*s.device, discrete);

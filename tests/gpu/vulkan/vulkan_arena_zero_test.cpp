@@ -53,9 +53,7 @@ TEST_CASE("vulkan: device and staged arenas are zero-filled on the GPU, over reu
   for (const bool discrete : {false, true}) {
     INFO("discrete_layout " << discrete);
     session s;
-    ferrum::gpu::vulkan_device_options options;
-    options.discrete_layout = discrete;
-    if (!s.open(options)) return;
+    if (!s.open_layout(discrete)) return;
     ferrum::gpu::device& device = *s.device;
     // What the GPU reads of each new arena's own buffer, copied here.
     auto seen = require(device.create_arena(3 * bytes));

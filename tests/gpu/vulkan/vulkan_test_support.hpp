@@ -121,6 +121,14 @@ struct session {
     return true;
   }
 
+  // The same with discrete_layout as `discrete` says: the discrete GPU's
+  // memory layout forced on any device, or the device's own.
+  [[nodiscard]] bool open_layout(bool discrete) {
+    ferrum::gpu::vulkan_device_options options;
+    options.discrete_layout = discrete;
+    return open(options);
+  }
+
   // Destroys the device, then checks that validation reported nothing.
   void finish() {
     device.reset();

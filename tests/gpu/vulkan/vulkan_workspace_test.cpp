@@ -21,9 +21,7 @@ TEST_CASE("vulkan: lane memory aliasing and persistence hold by data (generated 
   const bool discrete = GENERATE(false, true);
   INFO("discrete_layout " << discrete);
   vulkan_test::session s;
-  ferrum::gpu::vulkan_device_options options;
-  options.discrete_layout = discrete;
-  if (!s.open(options)) return;
+  if (!s.open_layout(discrete)) return;
   std::mt19937_64 rng(5);
   workspace_probe::outcome total;
   for (int round = 0; round < 3; ++round) {
