@@ -2,10 +2,10 @@
 # One command for a machine with a real GPU (never run by CI): installs what
 # it needs, refuses when the only Vulkan devices are software ones (Mesa's
 # lavapipe), builds release, runs the Vulkan tests, the frame_loop example at
-# 1920x1080 for 600 frames with GPU timestamps, and the fence latency,
-# pipelining, replay, barriers and memory classes benchmarks, then prints
-# one summary: the device, its driver and each figure. Full outputs go to
-# build/gpu-check/.
+# 1920x1080 for 600 frames with GPU timestamps (also with --discrete-layout),
+# and the fence latency, pipelining, replay, barriers and memory classes
+# benchmarks, then prints one summary: the device, its driver and each
+# figure. Full outputs go to build/gpu-check/.
 #
 #   ./scripts/gpu-check.sh          # as root; about 5 minutes on 16 cores
 #
@@ -52,6 +52,11 @@ tests=$(grep -E "tests passed" "$out/ctest.log" || true)
 release=build/release
 "$release/examples/frame_loop/ferrum_frame_loop" --device vulkan --frames 600 --width 1920 --height 1080 \
   --out "$out/frame_loop" >"$out/frame_loop.log" 2>&1 || fail "frame_loop (see $out/frame_loop.log)"
+# The same with every upload and readback staged (the path a GPU without
+# resizable BAR takes), to compare with the layout the device picks.
+"$release/examples/frame_loop/ferrum_frame_loop" --device vulkan --frames 600 --width 1920 --height 1080 \
+  --discrete-layout --out "$out/frame_loop_discrete" >"$out/frame_loop_discrete.log" 2>&1 ||
+  fail "frame_loop --discrete-layout (see $out/frame_loop_discrete.log)"
 "$release/bench/ferrum_bench_fence_latency" 2000 >"$out/fence_latency.log" 2>&1 ||
   fail "fence latency bench (see $out/fence_latency.log)"
 "$release/bench/ferrum_bench_pipelining" 300 3 >"$out/pipelining.log" 2>&1 ||
@@ -74,6 +79,8 @@ echo "driver:        $driver"
 echo "vulkan tests:  $tests"
 echo "-- frame_loop 1920x1080, 600 frames, GPU timestamps on"
 grep -E "^(device|frames/s|frame time|gpu time|check):" "$out/frame_loop.log"
+echo "-- frame_loop 1920x1080, 600 frames, --discrete-layout (uploads and the output staged)"
+grep -E "^(device|frames/s|frame time|gpu time|check):" "$out/frame_loop_discrete.log"
 echo "-- fence latency (timeline reached -> coroutine resumed)"
 grep -E "p50|vulkan|baseline|null" "$out/fence_latency.log" | head -n 12
 echo "-- pipelining (lanes against one)"

@@ -444,8 +444,9 @@ TEST_CASE("ferrum run: help run describes the options and the fault kinds", "[cl
 TEST_CASE("ferrum run: --device vulkan runs the checking encoders on the GPU", "[cli][vulkan]") {
   // lavapipe shares the CPU with the other tests: a long fence timeout, so
   // that only injected faults fail waves.
-  const auto run = vulkan_run_json(example_plan("multi_bucket.json"),
-                                   {"--waves", "30", "--fault", "encoder:0.1,cancel:0.1", "--fence-timeout", "60000"});
+  const auto run = vulkan_run_json(
+      example_plan("multi_bucket.json"),
+      {"--waves", "30", "--fault", "encoder:0.1,cancel:0.1", "--fence-timeout", cli_test::vulkan_fence_timeout_ms});
   if (!run) return;
   const nlohmann::ordered_json& report = *run;
   check_report(report, 30, "vulkan");
@@ -459,7 +460,8 @@ TEST_CASE("ferrum run: --device vulkan runs the checking encoders on the GPU", "
 TEST_CASE("ferrum run: on Vulkan, workspace and persistent resources hold what the layout says", "[cli][vulkan]") {
   for (const char* name : {"interval_liveness.json", "history.json", "two_queues.json"}) {
     INFO(name);
-    const auto run = vulkan_run_json(example_plan(name), {"--waves", "12", "--fence-timeout", "60000"});
+    const auto run =
+        vulkan_run_json(example_plan(name), {"--waves", "12", "--fence-timeout", cli_test::vulkan_fence_timeout_ms});
     if (!run) return;
     const nlohmann::ordered_json& report = *run;
     check_report(report, 12, "vulkan");
@@ -469,8 +471,9 @@ TEST_CASE("ferrum run: on Vulkan, workspace and persistent resources hold what t
 }
 
 TEST_CASE("ferrum run: --gpu-timestamps on Vulkan times the checking encoders' dispatches", "[cli][vulkan]") {
-  const auto run = vulkan_run_json(example_plan("multi_bucket.json"),
-                                   {"--waves", "8", "--gpu-timestamps", "--fence-timeout", "60000"});
+  const auto run =
+      vulkan_run_json(example_plan("multi_bucket.json"),
+                      {"--waves", "8", "--gpu-timestamps", "--fence-timeout", cli_test::vulkan_fence_timeout_ms});
   if (!run) return;
   const nlohmann::ordered_json& report = *run;
   CHECK(u64(report["violations"]) == 0);
@@ -518,8 +521,8 @@ TEST_CASE("ferrum run: --discrete-layout runs the example plans with staged memo
 TEST_CASE("ferrum run: --discrete-layout on Vulkan stages memory as a discrete GPU, no violation", "[cli][vulkan]") {
   for (const char* name : {"history.json", "readback.json", "two_queues.json"}) {
     INFO(name);
-    const auto run =
-        vulkan_run_json(example_plan(name), {"--waves", "12", "--fence-timeout", "60000", "--discrete-layout"});
+    const auto run = vulkan_run_json(example_plan(name), {"--waves", "12", "--fence-timeout",
+                                                          cli_test::vulkan_fence_timeout_ms, "--discrete-layout"});
     if (!run) return;
     check_report(*run, 12, "vulkan");
     CHECK((*run)["discrete_layout"] == true);

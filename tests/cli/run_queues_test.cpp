@@ -211,8 +211,8 @@ TEST_CASE("ferrum run: on Vulkan a two-queue plan runs both kinds on one queue a
           "[cli][vulkan]") {
   // lavapipe has one queue: each wave is one submission of all five nodes,
   // the transfer nodes' lists still recording copies only.
-  const auto run =
-      cli_test::vulkan_run_json(example_plan("two_queues.json"), {"--waves", "6", "--fence-timeout", "60000"});
+  const auto run = cli_test::vulkan_run_json(example_plan("two_queues.json"),
+                                             {"--waves", "6", "--fence-timeout", cli_test::vulkan_fence_timeout_ms});
   if (!run) return;
   check_report(*run, 6, "vulkan");
   CHECK(u64((*run)["violations"]) == 0);

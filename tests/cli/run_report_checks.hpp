@@ -172,6 +172,13 @@ inline void check_healthy(const json_run& run, std::uint64_t waves) {
   CHECK(u64(run.report["faults"]["surfaced"]) == u64(run.report["faults"]["injected"]));
 }
 
+// The fence timeout of `ferrum run --device vulkan` in the tests: lavapipe
+// runs a queue's waves one after another on the CPU, and under the asan
+// preset its shaders' per-workgroup allocations go through the sanitizer's
+// allocator, so a multi_bucket wave there takes seconds and the last of nine
+// queued waves a minute. Only injected faults may fail a wave.
+inline constexpr const char* vulkan_fence_timeout_ms = "300000";
+
 inline bool vulkan_required() {
   const char* value = std::getenv("FERRUM_REQUIRE_VULKAN");
   return value != nullptr && std::string_view(value) == "1";
