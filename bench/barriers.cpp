@@ -61,8 +61,6 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_future.hpp>
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -78,6 +76,7 @@
 namespace {
 
 namespace asio = boost::asio;
+using ferrum::bench::process_cpu_us;
 
 constexpr std::size_t warm_up_waves = 20;
 constexpr std::uint64_t slot_bytes = 64;
@@ -113,13 +112,6 @@ ferrum::plan barrier_plan(const shape& s) {
   }
   p.buckets[0].budgets.push_back({pool, 0, std::uint64_t{1} << 32});
   return p;
-}
-
-double process_cpu_us() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  const auto us = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_usec); };
-  return us(usage.ru_utime) + us(usage.ru_stime);
 }
 
 double since_us(std::chrono::steady_clock::time_point start) {
@@ -341,18 +333,8 @@ int main(int argc, char** argv) {
   const auto args =
       ferrum::bench::parse_args(argc, argv, {s.waves, s.repeats}, {}, {"--device", "--nodes", "--work-kib"});
   if (!args) return 2;  // parse_args printed the usage
-  const std::string_view device_kind = args->value("--device").value_or("null");
-  bool valid = device_kind == "null" || device_kind == "vulkan";
-  s.vulkan = device_kind == "vulkan";
-  if (const auto nodes = args->value("--nodes")) {
-    s.nodes = std::strtoul(std::string(*nodes).c_str(), nullptr, 10);
-    valid = valid && s.nodes > 0;
-  }
-  if (const auto work = args->value("--work-kib")) {
-    s.work_kib = std::strtoull(std::string(*work).c_str(), nullptr, 10);
-    valid = valid && s.work_kib > 0;
-  }
-  if (!valid) {
+  if (!ferrum::bench::device_option(*args, s.vulkan) || !ferrum::bench::positive_option(*args, "--nodes", s.nodes) ||
+      !ferrum::bench::positive_option(*args, "--work-kib", s.work_kib)) {
     std::fprintf(stderr, "usage: %s %s\n", argv[0], usage_line);
     return 2;
   }

@@ -1,5 +1,6 @@
 // bench_driver.hpp — what the scheduler benchmarks share: their command
-// line ([options] [waves] [repeats]), the end of a run that only its last
+// line ([options] [waves] [repeats]), the process's CPU time, the end of a
+// run that only its last
 // completion signals, and a driver that keeps a window of waves in flight
 // through a scheduler (each completion, on the pool, submits the next wave
 // until the target is reached).
@@ -16,6 +17,8 @@
 
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/thread_pool.hpp>
+
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
@@ -95,6 +98,33 @@ inline std::optional<bench_args> parse_args(int argc, char** argv, bench_args de
     return std::nullopt;
   }
   return args;
+}
+
+// `--device null|vulkan` of `args` (null when not given) into `vulkan`;
+// false for another device.
+[[nodiscard]] inline bool device_option(const bench_args& args, bool& vulkan) {
+  const std::string_view kind = args.value("--device").value_or("null");
+  vulkan = kind == "vulkan";
+  return kind == "null" || vulkan;
+}
+
+// The number given to `option` of `args`, if any, into `value`; false when
+// it is not a positive whole number.
+template <class Number>
+[[nodiscard]] bool positive_option(const bench_args& args, std::string_view option, Number& value) {
+  const std::optional<std::string_view> text = args.value(option);
+  if (!text) return true;
+  value = static_cast<Number>(std::strtoull(std::string(*text).c_str(), nullptr, 10));
+  return value > 0;
+}
+
+// The CPU time of every thread of the process so far (getrusage user +
+// system), in microseconds.
+inline double process_cpu_us() noexcept {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto us = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_usec); };
+  return us(usage.ru_utime) + us(usage.ru_stime);
 }
 
 // The end of a run of `count` completions: only the last one wakes the

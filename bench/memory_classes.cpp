@@ -52,8 +52,6 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_future.hpp>
 
-#include <sys/resource.h>
-
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -70,6 +68,7 @@
 namespace {
 
 namespace asio = boost::asio;
+using ferrum::bench::process_cpu_us;
 
 constexpr std::size_t warm_up_waves = 2;
 
@@ -83,13 +82,6 @@ struct shape {
 
 enum way { device_way, host_visible_way, upload_way, way_count };
 constexpr std::array<const char*, way_count> way_names{"device", "host_visible", "upload"};
-
-double process_cpu_us() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  const auto us = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_usec); };
-  return us(usage.ru_utime) + us(usage.ru_stime);
-}
 
 // One run of one way, per wave (means over its waves).
 struct run_figures {
@@ -242,14 +234,7 @@ int main(int argc, char** argv) {
   const auto args =
       ferrum::bench::parse_args(argc, argv, {s.waves, s.repeats}, {"--discrete-layout"}, {"--device", "--mib"});
   if (!args) return 2;  // parse_args printed the usage
-  const std::string_view device_kind = args->value("--device").value_or("null");
-  bool valid = device_kind == "null" || device_kind == "vulkan";
-  s.vulkan = device_kind == "vulkan";
-  if (const auto mib = args->value("--mib")) {
-    s.mib = std::strtoul(std::string(*mib).c_str(), nullptr, 10);
-    valid = valid && s.mib > 0;
-  }
-  if (!valid) {
+  if (!ferrum::bench::device_option(*args, s.vulkan) || !ferrum::bench::positive_option(*args, "--mib", s.mib)) {
     std::fprintf(stderr, "usage: %s %s\n", argv[0], usage_line);
     return 2;
   }

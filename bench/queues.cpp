@@ -30,8 +30,6 @@
 
 #include <boost/asio/thread_pool.hpp>
 
-#include <sys/resource.h>
-
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -43,6 +41,7 @@
 namespace {
 
 namespace asio = boost::asio;
+using ferrum::bench::process_cpu_us;
 
 constexpr std::uint64_t work_kib = 256;
 constexpr auto pass = std::chrono::microseconds(1000);
@@ -101,13 +100,6 @@ struct queue_encoder {
     }
   }
 };
-
-double process_cpu_us() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  const auto us = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_usec); };
-  return us(usage.ru_utime) + us(usage.ru_stime);
-}
 
 struct run_result {
   double wall_us_per_wave = 0;

@@ -77,8 +77,6 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -96,6 +94,7 @@
 namespace {
 
 namespace asio = boost::asio;
+using ferrum::bench::process_cpu_us;
 
 constexpr std::size_t pool_threads = 2;
 constexpr std::size_t encoder_tasks = 2;
@@ -121,15 +120,6 @@ class span_meter {
   }
 
  private:
-  static double process_cpu_us() noexcept {
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    const auto us = [](const timeval& t) {
-      return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_usec);
-    };
-    return us(usage.ru_utime) + us(usage.ru_stime);
-  }
-
   std::chrono::steady_clock::time_point wall_;
   double cpu_us_;
 };
