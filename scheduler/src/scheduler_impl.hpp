@@ -82,6 +82,10 @@ class scheduler_impl {
   // A replaced program `p` may have nothing running any more: if so, it
   // goes (posted: retire()).
   void retire_if_done(program_lanes& p) noexcept;
+  // With state_mutex_ held: whether `p` may go now; if so it is marked
+  // going and lives until retire(), which post_retire then posts.
+  [[nodiscard]] bool start_retiring_locked(program_lanes& p) noexcept;
+  void post_retire(program_lanes& p) noexcept;
   // Removes `p` and frees its lanes, then completes the replacements that
   // waited for it (`ran` on the executor: with success; else, its post
   // destroyed unrun with the executor, their handlers are destroyed too).

@@ -49,13 +49,25 @@ scheduler_impl& scheduler_impl::owner_of(void* program) noexcept {
 void scheduler_impl::watch_changed(void* program, int delta) noexcept {
   auto& p = *static_cast<program_lanes*>(program);
   scheduler_impl& s = owner_of(program);
-  if (delta > 0) p.watching.fetch_add(1);
+  if (delta > 0) {
+    p.watching.fetch_add(1);
+    const std::lock_guard lock(s.state_mutex_);
+    ++s.watching_;
+    return;
+  }
+  const bool last = p.watching.fetch_sub(1) == 1;
+  bool retiring = false;
   {
     const std::lock_guard lock(s.state_mutex_);
-    s.watching_ = delta > 0 ? s.watching_ + 1 : s.watching_ - 1;
-    if (delta < 0) s.complete_shutdown_locked();
+    --s.watching_;
+    // A replaced program this watch was the last of starts going before a
+    // pending shutdown may complete: it lives until it went, so that a
+    // shutdown handler that destroys the scheduler does not wait for the
+    // retirement queued behind it (on a one-thread io_context, for ever).
+    retiring = last && p.retired.load() && s.start_retiring_locked(p);
+    s.complete_shutdown_locked();
   }
-  if (delta < 0 && p.watching.fetch_sub(1) == 1 && p.retired.load()) s.retire_if_done(p);
+  if (retiring) s.post_retire(p);
 }
 
 void scheduler_impl::making_changed(void* program, int delta) noexcept {
@@ -108,11 +120,20 @@ void scheduler_impl::replace(std::shared_ptr<const compiled_program> program, co
 void scheduler_impl::retire_if_done(program_lanes& p) noexcept {
   {
     const std::lock_guard lock(state_mutex_);
-    if (closed_ || p.retiring || p.busy()) return;
-    p.retiring = true;
-    // Lives until retired: the destructor waits for it.
-    live_began_locked();
+    if (!start_retiring_locked(p)) return;
   }
+  post_retire(p);
+}
+
+bool scheduler_impl::start_retiring_locked(program_lanes& p) noexcept {
+  if (closed_ || p.retiring || p.busy()) return false;
+  p.retiring = true;
+  // Lives until retired: the destructor (and a pending shutdown) waits for it.
+  live_began_locked();
+  return true;
+}
+
+void scheduler_impl::post_retire(program_lanes& p) noexcept {
   // Posted: a fence watch or a lane being made that ends here is inside its
   // lane pool, which cannot go from there. Not run (its executor went with
   // it queued), it goes all the same.

@@ -7,11 +7,16 @@
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 namespace asio = boost::asio;
@@ -271,4 +276,71 @@ TEST_CASE("async_replace: overlapping replacements each complete, and only the l
   auto last = sched_test::submit(*f.scheduler, encode);
   CHECK(sched_test::get(last).report.program == programs.back()->hash);
   CHECK(f.scheduler->stats().lanes == 1);
+}
+
+namespace {
+
+// One thread runs `Context`, as a game loop's io_context does.
+struct one_thread_io_context {
+  asio::io_context context{1};
+  asio::executor_work_guard<asio::io_context::executor_type> guard{context.get_executor()};
+  std::thread thread{[this] { context.run(); }};
+  [[nodiscard]] asio::any_io_executor executor() { return context.get_executor(); }
+  void stop() {
+    guard.reset();
+    thread.join();
+  }
+};
+
+struct one_thread_pool {
+  asio::thread_pool context{1};
+  [[nodiscard]] asio::any_io_executor executor() { return context.get_executor(); }
+  void stop() { context.join(); }
+};
+
+}  // namespace
+
+TEMPLATE_TEST_CASE(
+    "a scheduler destroyed in its async_shutdown handler returns while a replaced program's quarantined lane comes "
+    "back, and the replacement completes once",
+    "[scheduler]", one_thread_io_context, one_thread_pool) {
+  // The pattern scheduler.hpp recommends, on one thread: the old program's
+  // lane is quarantined (its fence timed out at 20 ms, the submission hangs
+  // 150 ms), a replacement waits for it, and the shutdown handler destroys
+  // the scheduler. The thread is busy while the hang ends, so that the
+  // lane's return queues both the shutdown's completion and the old
+  // program's retirement: the destructor must not wait for what is queued
+  // behind the handler it runs in.
+  TestType context;
+  const ferrum::plan plan = sched_test::make_plan(3, 1);
+  auto program = std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(plan));
+  auto device = ::test::null_device(sched_test::hanging(150ms));
+  ferrum::scheduler_options options;
+  options.fence_timeout = 20ms;
+  auto s = ferrum::scheduler::create(program, *device, context.executor(), options).value();
+  (void)timed_out_wave(*s);
+  asio::post(context.executor(), [] { std::this_thread::sleep_for(400ms); });
+  std::atomic<int> replaced{0};
+  std::atomic<bool> replaced_ok{false};
+  s->async_replace(program_of(3, 1), [&](error_code ec) {
+    replaced_ok = !ec;
+    replaced.fetch_add(1);
+  });
+  std::promise<error_code> shut;
+  s->async_shutdown([&](error_code ec) {
+    s.reset();  // returns: nothing it waits for is queued behind this handler
+    shut.set_value(ec);
+  });
+  auto done = shut.get_future();
+  if (done.wait_for(20s) != std::future_status::ready) {
+    // The executor's one thread is stuck in ~scheduler: nothing can end
+    // this test but the process.
+    std::fputs("~scheduler in an async_shutdown handler never returned\n", stderr);
+    std::_Exit(1);
+  }
+  CHECK_FALSE(done.get());
+  context.stop();  // returns once the scheduler's work is gone
+  CHECK(s == nullptr);
+  CHECK(replaced == 1);
+  CHECK(replaced_ok);
 }

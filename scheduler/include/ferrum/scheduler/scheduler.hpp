@@ -209,7 +209,8 @@ class scheduler {
   // Allocation: none in steady state. The wave's state, its handler (when it
   // fits, as every Asio token's does) and the posts that complete it live in
   // the scheduler's recycled waves, so the handler's associated allocator is
-  // not used.
+  // not used. A larger handler's memory comes from that allocator and goes
+  // back to it before the handler runs, as Asio's rule is.
   template <class Encoder, class CompletionToken = boost::asio::default_completion_token_t<executor_type>>
   auto async_submit(const wave_request& request, Encoder&& encode,
                     CompletionToken&& token = boost::asio::default_completion_token_t<executor_type>()) {

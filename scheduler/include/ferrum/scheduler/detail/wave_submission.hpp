@@ -90,14 +90,18 @@ class wave_completion {
       base_ = async::make<impl_type>(handler, std::forward<Handler>(handler), io_executor);
     }
     base_->on_cancel(owner_);
+    base_->home = this;
   }
 
   // Posts the handler with `outcome` (moved out) to the handler's executor;
   // outcome.delivered runs there just after the handler — or, when the
-  // executor is destroyed with the post queued, as the post goes. Once.
+  // executor is destroyed with the post queued, as the post goes. Once. The
+  // handler's memory goes back before the handler runs, as Asio's rule is
+  // (the handler may end its allocator's state).
   void post(wave_outcome& outcome) noexcept { base_->post(outcome); }
 
-  // Destroys the (delivered) handler, for the next wave.
+  // Destroys the handler (moved out at its upcall, or never posted), for the
+  // next wave; once destroyed, nothing.
   void reset() noexcept {
     if (base_ == nullptr) return;
     if (static_cast<void*>(base_) == static_cast<void*>(storage_)) {
@@ -115,6 +119,7 @@ class wave_completion {
     virtual void post(wave_outcome& outcome) noexcept = 0;
     // Destroys this object and gives its memory back to the allocator it came from.
     virtual void destroy_allocated() noexcept = 0;
+    wave_completion* home = nullptr;
   };
 
   template <class Handler>
@@ -138,6 +143,8 @@ class wave_completion {
     static void finish(impl* self) {
       auto upcall = self->op.take();
       wave_outcome* o = self->outcome;
+      // The operation's memory back before the upcall (this object goes).
+      self->home->reset();
       // Delivered once the handler returned — or threw, the exception going
       // on out of the executor's run() as from any Asio handler: a completed
       // async_shutdown (or a returned ~scheduler) means every wave's handler
