@@ -10,7 +10,7 @@
 #include "ferrum/error.hpp"
 #include "ferrum/scheduler/detail/completion_waiter.hpp"
 #include "ferrum/scheduler/lane_pool.hpp"
-#include "ferrum/scheduler/scheduler.hpp"
+#include "ferrum/scheduler/scheduler_options.hpp"
 #include "lane_dispatcher.hpp"
 #include "submission_plan.hpp"
 

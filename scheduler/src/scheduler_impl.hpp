@@ -7,7 +7,7 @@
 
 #include "ferrum/scheduler/detail/completion_waiter.hpp"
 #include "ferrum/scheduler/detail/wave_submission.hpp"
-#include "ferrum/scheduler/scheduler.hpp"
+#include "ferrum/scheduler/scheduler_options.hpp"
 #include "program_lanes.hpp"
 #include "wave_host.hpp"
 #include "wave_impl.hpp"

@@ -63,7 +63,7 @@ std::uint32_t trace_recorder::this_thread_number() noexcept {
 namespace ferrum::detail {
 
 void record_wave(trace_recorder& trace, const wave_report& report, std::span<const trace_span> nodes,
-                 std::span<const queue_kind> queues, const std::vector<bool>& before, bool every_node) noexcept {
+                 std::span<const queue_kind> queues, node_barriers barriers) noexcept {
   std::array<trace_span, wave_phase_count> phases;
   std::size_t reached = 0;
   std::chrono::steady_clock::time_point begin = report.started;
@@ -94,7 +94,7 @@ void record_wave(trace_recorder& trace, const wave_report& report, std::span<con
       span.phase = wave_phase::fence;
       span.node = static_cast<std::uint32_t>(first + i);
       span.gpu = true;
-      span.barrier = opens_with_barrier(before, every_node, first + i);
+      span.barrier = barriers.opens(first + i);
       span.queue = queues[first + i];
       span.wave = report.wave;
       span.bucket = report.bucket;

@@ -1,19 +1,21 @@
 // wave.cpp — one submission wave's coroutine, its awaiters and its steps:
 // await a lane, bind, encode (fan out, fan in), submit, await the terminal
-// fence, give the lane back, conclude (docs/design.md, "The hot path"); the
-// engine's semaphores it passes on are in wave_sync.cpp.
+// fence, give the lane back, conclude (docs/design.md, "The hot path"), and
+// the engine's semaphores it passes on; the bind and encode steps are in
+// wave_encoding.cpp.
 #include "lane_dispatcher.hpp"
 #include "program_lanes.hpp"
 #include "wave_impl.hpp"
 
-#include <boost/asio/bind_allocator.hpp>
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/error.hpp>
 
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <new>
+#include <span>
 #include <string>
+#include <utility>
 
 namespace ferrum::detail {
 
@@ -215,101 +217,6 @@ wave::task wave::run(wave& w) {
 
 // --- the steps ----------------------------------------------------------------------
 
-void wave::bind_nodes() noexcept {
-  // The lane's binding was checked once, when the lane was made (its arena
-  // never moves): binding a wave is handing each node its part of the lane.
-  // Replaying needs a complete, submitted recording; recording afresh leaves
-  // none until this wave submits.
-  lane& l = *held_;
-  replay_ = host_.options().replay && l.recorded;
-  l.recorded = replay_;
-  for (std::size_t node = 0; node < contexts_.size(); ++node) {
-    const std::optional<node_binding>& binding = l.nodes[node];
-    contexts_[node].emplace(encode_context{node, binding ? &*binding : nullptr, l.slots[node], *l.lists[node], id_,
-                                           bucket_->id, l.index, replay_, &cancel_started_, l.node_resources(node),
-                                           l.previous_wave});
-  }
-}
-
-void wave::encode_chunk(std::size_t chunk) noexcept {
-  const std::size_t nodes = contexts_.size();
-  const std::size_t first = chunk * nodes / chunk_count_;
-  const std::size_t last = (chunk + 1) * nodes / chunk_count_;
-  const lane& l = *held_;
-  const trace_recorder* trace = host_.options().trace;
-  for (std::size_t node = first; node < last; ++node) {
-    // A failure or cancellation elsewhere in the wave stops the rest.
-    if (encode_failed_.load(std::memory_order_relaxed) || cancel_started_.load(std::memory_order_relaxed)) return;
-    const encode_context& context = *contexts_[node];
-    gpu::command_list& list = context.commands;
-    if (!replay_) {
-      // The compiler's barriers; a node it derived none for (a program
-      // made by hand) opens with one.
-      const bool barrier =
-          opens_with_barrier(derived_barriers(), host_.options().barriers == barrier_placement::every_node, node);
-      if (auto r = list.begin(barrier ? gpu::list_opening::barrier : gpu::list_opening::by_hazards); !r)
-        return fail_encoding(r.error().code, node, r.error().what());
-      if (auto r = wave_gpu_time::write(l, list, node, false); !r)
-        return fail_encoding(r.error().code, node, r.error().what());
-    }
-    const trace_clock started = trace_start(trace);
-    if (encode_.spawn != nullptr) {
-      // A coroutine encoder joins the fan-in as one more task; its context
-      // lives in the wave until it returns.
-      chunks_left_.fetch_add(1, std::memory_order_relaxed);
-      asio::co_spawn(host_.executor(), encode_.spawn(encode_, context),
-                     [self = this, node, &l, &list, started](std::exception_ptr thrown) noexcept {
-                       self->trace_node(node, started);
-                       if (thrown) {
-                         self->encoder_threw(node, thrown);
-                       } else if (self->replay_) {
-                         // Submitted as recorded before.
-                       } else if (auto r = wave_gpu_time::write(l, list, node, true); !r) {
-                         self->fail_encoding(r.error().code, node, r.error().what());
-                       } else if (auto e = list.end(); !e) {
-                         self->fail_encoding(e.error().code, node, e.error().what());
-                       }
-                       if (self->chunks_left_.fetch_sub(1, std::memory_order_acq_rel) == 1)
-                         self->continuation_.resume();
-                     });
-      continue;
-    }
-    try {
-      encode_.call(encode_, context);
-    } catch (...) {
-      trace_node(node, started);
-      return encoder_threw(node, std::current_exception());
-    }
-    trace_node(node, started);
-    if (replay_) continue;
-    if (auto r = wave_gpu_time::write(l, list, node, true); !r)
-      return fail_encoding(r.error().code, node, r.error().what());
-    if (auto r = list.end(); !r) return fail_encoding(r.error().code, node, r.error().what());
-  }
-}
-
-void wave::fail_encoding(error_code ec, std::size_t node, std::string_view message) noexcept {
-  // The first failure is the wave's; the others' writes would race with it.
-  if (encode_failed_.exchange(true)) return;
-  encode_ec_ = ec;
-  failed_node_ = node;
-  try {
-    message_.assign(message);
-  } catch (const std::bad_alloc&) {
-    // The node and code still say what failed.
-  }
-}
-
-void wave::encoder_threw(std::size_t node, std::exception_ptr thrown) noexcept {
-  try {
-    std::rethrow_exception(thrown);
-  } catch (const std::exception& e) {
-    fail_encoding(make_error_code(errc::encoder_failed), node, e.what());
-  } catch (...) {
-    fail_encoding(make_error_code(errc::encoder_failed), node, "an exception that is not a std::exception");
-  }
-}
-
 error_code wave::submit() noexcept {
   lane& l = *held_;
   const submission_plan::outcome submitted =
@@ -359,6 +266,44 @@ void wave::give_back(lane_return how) noexcept {
     case lane_return::quarantined:
       (void)pool.quarantine(l, hold);  // held by this wave: cannot fail
       break;
+  }
+}
+
+// --- the engine's semaphores: kept from the request, passed on when the wave did not submit them
+
+namespace {
+
+// `set`'s semaphores while it is still to be submitted, none once it was;
+// marks it submitted.
+std::span<const gpu::semaphore_op> take_unpassed(const copied_semaphores& set, bool& passed) noexcept {
+  if (std::exchange(passed, true)) return {};
+  return set.ops;
+}
+
+}  // namespace
+
+void wave::keep_sync(const copied_request* sync) noexcept {
+  waits_ = sync != nullptr ? sync->wait() : copied_semaphores();
+  signals_ = sync != nullptr ? sync->signal() : copied_semaphores();
+  waits_passed_ = false;
+  signals_passed_ = false;
+}
+
+void wave::pass_on() noexcept {
+  const gpu::external_sync left{take_unpassed(waits_, waits_passed_), take_unpassed(signals_, signals_passed_)};
+  if (left.empty()) return;
+  // The lane's device, or the one the semaphores were checked against (a
+  // scheduler with semaphores has one device).
+  gpu::device& d = device_ != nullptr ? *device_->device : *host_.devices().front().device;
+  if (auto r = d.queue().submit_next({}, {}, left); !r) {
+    // A lost or shut down device: nothing more runs on it, the engine's
+    // semaphores with it. Said in the report.
+    try {
+      if (!message_.empty()) message_ += "; ";
+      message_ += "the wave's semaphores could not be passed on: " + r.error().what();
+    } catch (const std::bad_alloc&) {
+      // The wave's code still says what failed.
+    }
   }
 }
 

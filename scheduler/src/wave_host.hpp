@@ -8,12 +8,13 @@
 
 #include "fence_watchdog.hpp"
 #include "ferrum/scheduler/lane_pool.hpp"
-#include "ferrum/scheduler/scheduler.hpp"
+#include "ferrum/scheduler/scheduler_options.hpp"
 
 #include "ferrum/async/post_buffer.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/bind_allocator.hpp>
+#include <boost/asio/error.hpp>
 #include <boost/asio/execution/allocator.hpp>
 #include <boost/asio/execution/blocking.hpp>
 #include <boost/asio/execution/execute.hpp>
@@ -24,12 +25,14 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/system/error_code.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <new>
 #include <span>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -132,13 +135,35 @@ struct wave_device {
 // scheduler::stats().
 class wave_counters {
  public:
-  void counted(boost::system::error_code ec) noexcept;
+  void counted(boost::system::error_code ec) noexcept {
+    if (!ec) {
+      completed_.fetch_add(1, std::memory_order_relaxed);
+    } else if (ec == boost::asio::error::operation_aborted) {
+      cancelled_.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      failed_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
   // A wave took a lane (in flight), or gave it back.
-  void lane_taken() noexcept;
+  void lane_taken() noexcept {
+    const std::uint32_t now = in_flight_.fetch_add(1, std::memory_order_relaxed) + 1;
+    std::uint32_t most = max_in_flight_.load(std::memory_order_relaxed);
+    while (now > most && !max_in_flight_.compare_exchange_weak(most, now, std::memory_order_relaxed)) {
+    }
+  }
   void lane_given_back() noexcept { in_flight_.fetch_sub(1, std::memory_order_relaxed); }
   void started() noexcept { started_.fetch_add(1, std::memory_order_relaxed); }
   // Every counter but `live`.
-  [[nodiscard]] scheduler_stats read() const noexcept;
+  [[nodiscard]] scheduler_stats read() const noexcept {
+    scheduler_stats s;
+    s.started = started_.load(std::memory_order_relaxed);
+    s.completed = completed_.load(std::memory_order_relaxed);
+    s.failed = failed_.load(std::memory_order_relaxed);
+    s.cancelled = cancelled_.load(std::memory_order_relaxed);
+    s.in_flight = in_flight_.load(std::memory_order_relaxed);
+    s.max_in_flight = max_in_flight_.load(std::memory_order_relaxed);
+    return s;
+  }
 
  private:
   std::atomic<std::uint64_t> started_{0};
@@ -158,7 +183,15 @@ class wave_host {
  public:
   // `on_recycle(owner, w)`: wave `w` has ended and its completion was delivered.
   wave_host(std::span<gpu::device* const> devices, boost::asio::any_io_executor executor,
-            const scheduler_options& options, void (*on_recycle)(void* owner, wave& w) noexcept, void* owner);
+            const scheduler_options& options, void (*on_recycle)(void* owner, wave& w) noexcept, void* owner)
+      : executor_(std::move(executor)),
+        options_(options),
+        recycle_(on_recycle),
+        owner_(owner),
+        watchdog_(options.fence_timeout) {
+    devices_.reserve(devices.size());
+    for (gpu::device* d : devices) devices_.push_back({d, devices_.size()});
+  }
   wave_host(const wave_host&) = delete;
   wave_host& operator=(const wave_host&) = delete;
 
@@ -171,8 +204,14 @@ class wave_host {
 
   [[nodiscard]] std::span<const wave_device> devices() const noexcept { return devices_; }
   // The device lane `l` is on.
-  [[nodiscard]] const wave_device& device_of(const lane& l) const noexcept;
-  [[nodiscard]] bool every_device_lost() const noexcept;
+  [[nodiscard]] const wave_device& device_of(const lane& l) const noexcept {
+    for (const wave_device& d : devices_)
+      if (d.device == &l.owner->device()) return d;
+    return devices_.front();  // unreachable: every lane is on one of them
+  }
+  [[nodiscard]] bool every_device_lost() const noexcept {
+    return std::all_of(devices_.begin(), devices_.end(), [](const wave_device& d) { return d.device->lost(); });
+  }
 
   // Posts `f` to the executor with its memory from `buffer`; counted, so
   // that the scheduler's destruction waits for a device thread still inside
@@ -186,7 +225,9 @@ class wave_host {
   // Counts a post made elsewhere (a completion to its handler's executor).
   void posting(int delta) noexcept { posting_.fetch_add(delta, std::memory_order_acq_rel); }
   // Returns once no thread is inside a post any more.
-  void wait_for_posts() const noexcept;
+  void wait_for_posts() const noexcept {
+    while (posting_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+  }
 
   void recycle(wave& w) noexcept { recycle_(owner_, w); }
 

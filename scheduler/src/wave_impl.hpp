@@ -1,7 +1,8 @@
 // wave_impl.hpp (private) — one submission wave: its state and its coroutine,
-// from the lane it awaits to the lane's release. The coroutine, its awaiters
-// and its steps are in wave.cpp; the engine's semaphores it keeps and passes
-// on in wave_sync.cpp; its report, phase ends, trace spans and
+// from the lane it awaits to the lane's release. The coroutine, its awaiters,
+// its submit and give-back and the engine's semaphores it keeps and passes on
+// are in wave.cpp; its bind and encode steps (and the barriers its lists
+// open with) in wave_encoding.cpp; its report, phase ends, trace spans and
 // completion in wave_report.cpp; its GPU time in wave_gpu_time.hpp. What it
 // needs of its scheduler is its wave_host (wave_host.hpp), and the lanes of
 // its bucket come from the bucket's lane_dispatcher.
@@ -96,7 +97,7 @@ class wave {
   void encode_chunk(std::size_t chunk) noexcept;
   [[nodiscard]] boost::system::error_code submit() noexcept;
   void give_back(lane_return how) noexcept;
-  // The engine's semaphores (wave_sync.cpp): kept from the request at
+  // The engine's semaphores: kept from the request at
   // prepare (none when `sync` is null), and whether there are any.
   void keep_sync(const copied_request* sync) noexcept;
   [[nodiscard]] bool has_sync() const noexcept { return !waits_.ops.empty() || !signals_.ops.empty(); }
@@ -126,9 +127,8 @@ class wave {
   void conclude(boost::system::error_code ec) noexcept;
   // When tracing: the node's span, from `started` to now.
   void trace_node(std::size_t node, const trace_clock& started) noexcept;
-  // The barriers its nodes' lists open with: its bucket's, for one queue
-  // where the device runs the whole wave on one (empty without a bucket).
-  [[nodiscard]] const std::vector<bool>& derived_barriers() const noexcept;
+  // The barriers its nodes' lists open with (wave_encoding.cpp).
+  [[nodiscard]] node_barriers barriers() const noexcept;
 
   wave_host& host_;
   const program_lanes* program_ = nullptr;

@@ -39,23 +39,10 @@ void wave::finish(error_code ec) noexcept {
   host_.posting(-1);
 }
 
-namespace {
-// What a wave that never had a bucket marks (a reference: a temporary in a
-// conditional would copy the bucket's vector every traced wave).
-const std::vector<bool> no_barriers;
-}  // namespace
-
-const std::vector<bool>& wave::derived_barriers() const noexcept {
-  if (bucket_ == nullptr) return no_barriers;
-  const bool one_queue = program_->submissions(device_ != nullptr ? device_->index : 0).one_queue();
-  return one_queue ? bucket_->lane.one_queue_barrier_before : bucket_->lane.barrier_before;
-}
-
 void wave::conclude(error_code ec) noexcept {
   if (trace_recorder* trace = host_.options().trace)
     record_wave(*trace, report_now(), node_spans_,
-                program_->submissions(device_ != nullptr ? device_->index : 0).node_queues(), derived_barriers(),
-                host_.options().barriers == barrier_placement::every_node);
+                program_->submissions(device_ != nullptr ? device_->index : 0).node_queues(), barriers());
   finish(ec);
 }
 

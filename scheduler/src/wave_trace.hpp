@@ -4,11 +4,11 @@
 
 #include "ferrum/scheduler/trace.hpp"
 #include "ferrum/scheduler/wave.hpp"
+#include "node_barriers.hpp"
 
 #include <chrono>
 #include <cstdint>
 #include <span>
-#include <vector>
 
 namespace ferrum::detail {
 
@@ -27,15 +27,9 @@ struct trace_clock {
 // one before (none when it never held a lane); then `nodes`, in runs of
 // consecutive spans of this wave (an entry of another wave id is a node the
 // wave did not run); then one GPU span per node of report.gpu_nodes, on
-// the queue `queues[node]` names, marked where the node's list opened
-// with a barrier: every node's when `every_node`, else where `before` says
-// (a node past its end: opened with one).
+// the queue `queues[node]` names, marked where `barriers` opened the node's
+// list with a barrier.
 void record_wave(trace_recorder& trace, const wave_report& report, std::span<const trace_span> nodes,
-                 std::span<const queue_kind> queues, const std::vector<bool>& before, bool every_node) noexcept;
-
-// Whether node `n`'s list opens with a barrier (wave.cpp, record_wave).
-[[nodiscard]] inline bool opens_with_barrier(const std::vector<bool>& before, bool every_node, std::size_t n) noexcept {
-  return every_node || n >= before.size() || before[n];
-}
+                 std::span<const queue_kind> queues, node_barriers barriers) noexcept;
 
 }  // namespace ferrum::detail

@@ -16,6 +16,7 @@
 
 #include "ferrum/binding/execution_binding.hpp"
 #include "ferrum/gpu/device.hpp"
+#include "ferrum/scheduler/scheduler_options.hpp"
 #include "ferrum/scheduler/wave.hpp"
 
 #include <boost/system/error_code.hpp>
@@ -32,26 +33,6 @@
 namespace ferrum {
 
 class lane_pool;
-
-// Where a scheduler runs each node: on the queue the plan names (a v2 plan's
-// `queue`; the device maps it onto one of its queues), or every node on the
-// compute queue in plan order, as for a v1 plan (for encoders that record
-// compute work in every node).
-enum class queue_placement : std::uint8_t { plan, compute_only };
-
-// Where a scheduler's waves put barriers between their nodes: only where
-// the compiler found a hazard (compiled_bucket::lane.barrier_before,
-// ferrum/binding/barriers.hpp) — and before any command that reaches outside
-// its node's resources — or before every node's first command, as ferrum did
-// before it derived them (the benchmarks' baseline, and for encoders whose
-// nodes share memory the plan does not declare).
-enum class barrier_placement : std::uint8_t { derived, every_node };
-
-// When a lane pool makes its lanes' memory: every lane when the pool is made
-// (the cold path pays it all, and create fails on what the device refuses), or
-// a lane when a holder waits and no free lane is left (made on the lane
-// pool's executor while the holder waits; a failure fails that holder).
-enum class lane_making : std::uint8_t { at_create, when_needed };
 
 struct lane {
   std::uint32_t index = 0;

@@ -43,6 +43,7 @@
 #include "ferrum/scheduler/detail/completion_waiter.hpp"
 #include "ferrum/scheduler/detail/wave_submission.hpp"
 #include "ferrum/scheduler/lane_pool.hpp"
+#include "ferrum/scheduler/scheduler_options.hpp"
 #include "ferrum/scheduler/wave.hpp"
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -62,73 +63,6 @@
 #include <type_traits>
 
 namespace ferrum {
-
-class trace_recorder;
-
-struct scheduler_options {
-  // How long a wave awaits its terminal fence before it fails with
-  // fence_timeout and its lane is quarantined.
-  std::chrono::milliseconds fence_timeout{5000};
-  // Encoder tasks per wave: nodes are split into at most this many
-  // contiguous chunks, one posted per chunk and the last run by the wave
-  // itself. Match it to the executor's threads; 1 encodes inline.
-  std::size_t encoder_tasks = 1;
-  // Replay: each lane's command lists are recorded by the first wave that
-  // succeeds on it and submitted again, unchanged, by the lane's later waves
-  // (encode_context::replay), so that a wave's CPU cost no longer grows with
-  // the commands it records. Any failure before submit makes the lane's next
-  // wave record afresh.
-  bool replay = false;
-  // GPU time per node: each lane gets a timestamp pool (two slots per node,
-  // made once) and each node's list a timestamp before and after its
-  // commands, read back after the wave's fence into wave_report::gpu_nodes
-  // and the trace's GPU track. Off: one branch per node. A device without
-  // timestamps fails create with timestamps_unsupported. Waves only: lanes
-  // driven through async_acquire are not timed.
-  bool gpu_timestamps = false;
-  // Where nodes run (queue_placement, lane_pool.hpp). With `plan`, a wave's
-  // nodes go to their queues' in segments that wait for each other's
-  // timeline values where the plan's dependencies cross queues, and a wave
-  // that used another queue than compute ends with a join on the compute
-  // queue: its submitted value, which the lane's release waits for.
-  queue_placement queues = queue_placement::plan;
-  // Where barriers go between a wave's nodes (barrier_placement, lane.hpp).
-  barrier_placement barriers = barrier_placement::derived;
-  // When each bucket's lanes are made (lane_making, lane.hpp). at_create,
-  // the default: create makes every lane of every bucket, so that it fails
-  // on what the device refuses and no wave ever waits for a lane to be made.
-  // when_needed: a bucket's lane is made when a wave finds none free and
-  // fewer than the program's lanes exist — on the executor, while the wave
-  // waits for it as for any lane (cancellable; a lane the device refuses
-  // fails that wave with the device's code) — so that buckets no wave uses
-  // take no memory. trim() gives free lanes' memory back either way.
-  lane_making make_lanes = lane_making::at_create;
-  // Where the waves' spans go (ferrum/scheduler/trace.hpp); none when null.
-  // Must outlive the scheduler.
-  trace_recorder* trace = nullptr;
-  // Waves made at create, each with its coroutine frame, so that up to this
-  // many alive at once allocate nothing; 0: twice the lanes plus two. A wave
-  // is alive from async_submit until its handler has returned and its
-  // coroutine has ended, so a program that keeps N waves submitted and
-  // submits the next one from a completion handler has up to N + D + E
-  // alive: D threads delivering a completion, E executor threads ending a
-  // coroutine whose completion ran first. Beyond it, each new peak of waves
-  // alive at once makes one more wave (then kept, and reused).
-  std::size_t reserved_waves = 0;
-};
-
-// Counters over the scheduler's life.
-struct scheduler_stats {
-  std::uint64_t started = 0;
-  std::uint64_t completed = 0;      // completed successfully
-  std::uint64_t failed = 0;         // completed with an error other than operation_aborted
-  std::uint64_t cancelled = 0;      // completed with operation_aborted
-  std::uint32_t max_in_flight = 0;  // most waves holding a lane at once, over all buckets
-  std::uint32_t in_flight = 0;      // waves holding a lane now
-  std::uint64_t live = 0;           // waves accepted and not yet completed and delivered
-  std::uint32_t lanes = 0;          // lanes that exist (made, not trimmed), over all buckets and devices
-  std::uint64_t lane_bytes = 0;     // their memory
-};
 
 namespace detail {
 class scheduler_impl;

@@ -1,0 +1,37 @@
+// node_barriers.hpp (private) — which of a wave's node lists open with a
+// barrier: the ones the compiler derived for its bucket (docs/design.md,
+// "Barriers"), or every one. The encoding step opens the lists so; the trace
+// marks the GPU spans so.
+#pragma once
+
+#include "ferrum/binding/compiled_program.hpp"
+#include "ferrum/scheduler/scheduler_options.hpp"
+
+#include <cstddef>
+#include <vector>
+
+namespace ferrum::detail {
+
+struct node_barriers {
+  // Per node, whether its list opens with one (null: none derived).
+  const std::vector<bool>* before = nullptr;
+  bool every_node = false;
+
+  // The barriers of a wave in `bucket` (null: it never had one): the
+  // bucket's, for one queue where the device runs the whole wave on one.
+  [[nodiscard]] static node_barriers of(const compiled_bucket* bucket, bool one_queue,
+                                        barrier_placement placement) noexcept {
+    node_barriers b;
+    b.every_node = placement == barrier_placement::every_node;
+    if (bucket != nullptr) b.before = one_queue ? &bucket->lane.one_queue_barrier_before : &bucket->lane.barrier_before;
+    return b;
+  }
+
+  // Whether node `n`'s list opens with a barrier; a node the compiler
+  // derived none for (a program made by hand) opens with one.
+  [[nodiscard]] bool opens(std::size_t n) const noexcept {
+    return every_node || before == nullptr || n >= before->size() || (*before)[n];
+  }
+};
+
+}  // namespace ferrum::detail

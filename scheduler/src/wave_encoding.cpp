@@ -1,0 +1,115 @@
+// wave_encoding.cpp — a wave's bind and encode steps: each node's encode
+// context on the held lane, the barrier each node's list opens with, the
+// encoders run in chunks (wave.cpp awaits them), and the first failure.
+#include "program_lanes.hpp"
+#include "wave_impl.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+
+#include <exception>
+#include <new>
+#include <string>
+
+namespace ferrum::detail {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+node_barriers wave::barriers() const noexcept {
+  const bool one_queue = program_->submissions(device_ != nullptr ? device_->index : 0).one_queue();
+  return node_barriers::of(bucket_, one_queue, host_.options().barriers);
+}
+
+void wave::bind_nodes() noexcept {
+  // The lane's binding was checked once, when the lane was made (its arena
+  // never moves): binding a wave is handing each node its part of the lane.
+  // Replaying needs a complete, submitted recording; recording afresh leaves
+  // none until this wave submits.
+  lane& l = *held_;
+  replay_ = host_.options().replay && l.recorded;
+  l.recorded = replay_;
+  for (std::size_t node = 0; node < contexts_.size(); ++node) {
+    const std::optional<node_binding>& binding = l.nodes[node];
+    contexts_[node].emplace(encode_context{node, binding ? &*binding : nullptr, l.slots[node], *l.lists[node], id_,
+                                           bucket_->id, l.index, replay_, &cancel_started_, l.node_resources(node),
+                                           l.previous_wave});
+  }
+}
+
+void wave::encode_chunk(std::size_t chunk) noexcept {
+  const std::size_t nodes = contexts_.size();
+  const std::size_t first = chunk * nodes / chunk_count_;
+  const std::size_t last = (chunk + 1) * nodes / chunk_count_;
+  const lane& l = *held_;
+  const trace_recorder* trace = host_.options().trace;
+  const node_barriers barriers = this->barriers();
+  for (std::size_t node = first; node < last; ++node) {
+    // A failure or cancellation elsewhere in the wave stops the rest.
+    if (encode_failed_.load(std::memory_order_relaxed) || cancel_started_.load(std::memory_order_relaxed)) return;
+    const encode_context& context = *contexts_[node];
+    gpu::command_list& list = context.commands;
+    if (!replay_) {
+      if (auto r = list.begin(barriers.opens(node) ? gpu::list_opening::barrier : gpu::list_opening::by_hazards); !r)
+        return fail_encoding(r.error().code, node, r.error().what());
+      if (auto r = wave_gpu_time::write(l, list, node, false); !r)
+        return fail_encoding(r.error().code, node, r.error().what());
+    }
+    const trace_clock started = trace_start(trace);
+    if (encode_.spawn != nullptr) {
+      // A coroutine encoder joins the fan-in as one more task; its context
+      // lives in the wave until it returns.
+      chunks_left_.fetch_add(1, std::memory_order_relaxed);
+      asio::co_spawn(host_.executor(), encode_.spawn(encode_, context),
+                     [self = this, node, &l, &list, started](std::exception_ptr thrown) noexcept {
+                       self->trace_node(node, started);
+                       if (thrown) {
+                         self->encoder_threw(node, thrown);
+                       } else if (self->replay_) {
+                         // Submitted as recorded before.
+                       } else if (auto r = wave_gpu_time::write(l, list, node, true); !r) {
+                         self->fail_encoding(r.error().code, node, r.error().what());
+                       } else if (auto e = list.end(); !e) {
+                         self->fail_encoding(e.error().code, node, e.error().what());
+                       }
+                       if (self->chunks_left_.fetch_sub(1, std::memory_order_acq_rel) == 1)
+                         self->continuation_.resume();
+                     });
+      continue;
+    }
+    try {
+      encode_.call(encode_, context);
+    } catch (...) {
+      trace_node(node, started);
+      return encoder_threw(node, std::current_exception());
+    }
+    trace_node(node, started);
+    if (replay_) continue;
+    if (auto r = wave_gpu_time::write(l, list, node, true); !r)
+      return fail_encoding(r.error().code, node, r.error().what());
+    if (auto r = list.end(); !r) return fail_encoding(r.error().code, node, r.error().what());
+  }
+}
+
+void wave::fail_encoding(error_code ec, std::size_t node, std::string_view message) noexcept {
+  // The first failure is the wave's; the others' writes would race with it.
+  if (encode_failed_.exchange(true)) return;
+  encode_ec_ = ec;
+  failed_node_ = node;
+  try {
+    message_.assign(message);
+  } catch (const std::bad_alloc&) {
+    // The node and code still say what failed.
+  }
+}
+
+void wave::encoder_threw(std::size_t node, std::exception_ptr thrown) noexcept {
+  try {
+    std::rethrow_exception(thrown);
+  } catch (const std::exception& e) {
+    fail_encoding(make_error_code(errc::encoder_failed), node, e.what());
+  } catch (...) {
+    fail_encoding(make_error_code(errc::encoder_failed), node, "an exception that is not a std::exception");
+  }
+}
+
+}  // namespace ferrum::detail
