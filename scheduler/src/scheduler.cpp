@@ -1,6 +1,6 @@
 // scheduler.cpp — the facade, and what is the scheduler's own: which bucket
 // a request runs in, the lane pools, the recycled waves and shutdown. A
-// wave's own life is in wave.cpp.
+// wave's own life is in wave_impl.cpp.
 #include "ferrum/scheduler/scheduler.hpp"
 
 #include "scheduler_impl.hpp"

@@ -1,6 +1,6 @@
 // wave_encoding.cpp — a wave's bind and encode steps: each node's encode
 // context on the held lane, the barrier each node's list opens with, the
-// encoders run in chunks (wave.cpp awaits them), and the first failure.
+// encoders run in chunks (wave_impl.cpp awaits them), and the first failure.
 #include "program_lanes.hpp"
 #include "wave_impl.hpp"
 

@@ -1,7 +1,7 @@
 // wave_impl.hpp (private) — one submission wave: its state and its coroutine,
 // from the lane it awaits to the lane's release. The coroutine, its awaiters,
 // its submit and give-back and the engine's semaphores it keeps and passes on
-// are in wave.cpp; its bind and encode steps (and the barriers its lists
+// are in wave_impl.cpp; its bind and encode steps (and the barriers its lists
 // open with) in wave_encoding.cpp; its report, phase ends, trace spans and
 // completion in wave_report.cpp; its GPU time in wave_gpu_time.hpp. What it
 // needs of its scheduler is its wave_host (wave_host.hpp), and the lanes of
@@ -89,7 +89,7 @@ class wave {
   struct encoding_nodes;
   struct awaiting_fence;
 
-  // The coroutine and its steps (wave.cpp).
+  // The coroutine and its steps (wave_impl.cpp; bind and encode in wave_encoding.cpp).
   static task run(wave& w);
   // Room for `program`'s nodes and segments (cold: a new program).
   void size_for(const program_lanes& program);

@@ -30,7 +30,7 @@ namespace ferrum::detail {
 class wave;
 
 // Installed in a wave's handler's cancellation slot: forwards a request to
-// the wave (scheduler/src/wave.cpp says which types each step honours).
+// the wave (scheduler/src/wave_impl.cpp says which types each step honours).
 struct wave_canceller {
   explicit wave_canceller(wave* w) noexcept : target(w) {}
   wave* target;
@@ -50,7 +50,7 @@ struct wave_outcome {
 // that a scheduler destroyed from inside the handler does not wait for the
 // handler to return) and, as the handler returns or throws, tells the wave
 // that its completion was delivered (after which it may be recycled, and
-// its scheduler freed). Defined in the scheduler library (wave.cpp).
+// its scheduler freed). Defined in the scheduler library (wave_report.cpp).
 class delivery_scope {
  public:
   explicit delivery_scope(wave_outcome& outcome) noexcept;

@@ -1,11 +1,11 @@
-// wave.cpp — one submission wave's coroutine, its awaiters and its steps:
+// wave_impl.cpp — one submission wave's coroutine, its awaiters and its steps:
 // await a lane, bind, encode (fan out, fan in), submit, await the terminal
 // fence, give the lane back, conclude (docs/design.md, "The hot path"), and
 // the engine's semaphores it passes on; the bind and encode steps are in
 // wave_encoding.cpp.
+#include "wave_impl.hpp"
 #include "lane_dispatcher.hpp"
 #include "program_lanes.hpp"
-#include "wave_impl.hpp"
 
 #include <boost/asio/error.hpp>
 
