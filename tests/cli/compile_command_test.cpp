@@ -435,6 +435,9 @@ TEST_CASE("ferrum compile: help compile describes compile and exits 0", "[cli]")
   const command_result result = run_ferrum({"help", "compile"});
   CHECK(result.status == 0);
   CHECK(result.out.find("ferrum compile") != std::string::npos);
+  // It compiles both plan formats, and says so.
+  CHECK(result.out.find("Compile a ferrum.plan.v1 or ferrum.plan.v2 plan") != std::string::npos);
+  CHECK(result.out.find("--out FILE") != std::string::npos);
   CHECK(result.out.find("PLAN") != std::string::npos);
   CHECK(result.out.find("--json") != std::string::npos);
 
