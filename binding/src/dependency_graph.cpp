@@ -2,6 +2,7 @@
 
 #include "dependency_graph_build.hpp"
 #include "plan_index.hpp"
+#include "plan_rules.hpp"
 
 #include <algorithm>
 #include <string>
@@ -37,12 +38,8 @@ class dependency_graph_builder {
   result<void> add_sequential() {
     for (std::size_t i = 0; i < plan_.nodes.size(); ++i) {
       const plan_node& node = plan_.nodes[i];
-      if (node.queue != queue_kind::compute)
-        return make_error(errc::unknown_field, "field 'queue' is not defined in ferrum.plan.v1; use ferrum.plan.v2",
-                          at(i, "queue"));
-      if (!node.after.empty())
-        return make_error(errc::unknown_field, "field 'after' is not defined in ferrum.plan.v1; use ferrum.plan.v2",
-                          at(i, "after"));
+      if (node.queue != queue_kind::compute) return detail::v2_field_in_v1("queue", at(i, "queue"));
+      if (!node.after.empty()) return detail::v2_field_in_v1("after", at(i, "after"));
       graph_.queues_.push_back(queue_kind::compute);
       if (i > 0) graph_.after_.push_back(i - 1);
       graph_.after_begin_.push_back(graph_.after_.size());

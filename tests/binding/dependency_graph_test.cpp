@@ -98,9 +98,11 @@ TEST_CASE("dependency_graph: a v1 plan may not name a queue or dependencies", "[
   plan p = v2_plan({{}, {0}});
   p.format = plan_format::v1;
   check_rejected(p, errc::unknown_field, "/nodes/1/after");
+  CHECK(validate_plan(p).error().detail == "field 'after' is not defined in ferrum.plan.v1; use ferrum.plan.v2");
   p.nodes[1].after.clear();
   p.nodes[1].queue = queue_kind::transfer;
   check_rejected(p, errc::unknown_field, "/nodes/1/queue");
+  CHECK(validate_plan(p).error().detail == "field 'queue' is not defined in ferrum.plan.v1; use ferrum.plan.v2");
 }
 
 TEST_CASE("dependency_graph: each bad dependency has its own code and path", "[binding][dependencies]") {

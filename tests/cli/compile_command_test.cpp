@@ -352,6 +352,37 @@ TEST_CASE("ferrum compile: a v2 plan's dependency cycle exits 2 naming the cycle
   CHECK(result.err.find("node 'node/simulate' runs after node 'node/compose'") != std::string::npos);
 }
 
+TEST_CASE("ferrum compile: a v1 plan's queue, after, access or memory exits 2 saying to use ferrum.plan.v2", "[cli]") {
+  struct field_case {
+    std::string field;
+    std::string path;
+    void (*edit)(nlohmann::json&);
+  };
+  const std::vector<field_case> cases = {
+      {"queue", "/nodes/1/queue", [](nlohmann::json& plan) { plan["nodes"][1]["queue"] = "compute"; }},
+      {"after", "/nodes/1/after",
+       [](nlohmann::json& plan) { plan["nodes"][1]["after"] = {"node/program-binding-first"}; }},
+      {"access", "/nodes/0/access",
+       [](nlohmann::json& plan) { plan["nodes"][0]["access"] = nlohmann::json::object(); }},
+      {"memory", "/pools/pool~1bindings/memory",
+       [](nlohmann::json& plan) {
+         plan["pools"] = {{"pool/bindings", {{"liveness", "conservative"}, {"memory", "upload"}}}};
+       }},
+  };
+  for (const field_case& c : cases) {
+    INFO(c.field);
+    nlohmann::json plan = example_plan_json("two_nodes.json");
+    c.edit(plan);
+    const command_result result = compile_plan(plan);
+    check_rejected(result, "unknown_field", c.path);
+    CHECK(result.err == "ferrum: error: unknown_field: the plan has a field that the format does not define: field '" +
+                            c.field + "' is not defined in ferrum.plan.v1; use ferrum.plan.v2 (at " + c.path + ")\n");
+    // The same plan as v2 compiles.
+    plan["format"] = "ferrum.plan.v2";
+    CHECK(compile_plan(plan).status == 0);
+  }
+}
+
 TEST_CASE("ferrum compile: --json on a rejected plan also prints the error object on stdout", "[cli]") {
   nlohmann::json plan = example_plan_json("two_nodes.json");
   plan["resources"][1]["alignment"] = 3;
