@@ -28,14 +28,14 @@ std::array<std::size_t, 2> word_interior(std::size_t offset, std::size_t size) n
 }  // namespace
 
 result<std::unique_ptr<wave_checks>> wave_checks::create(gpu::device& device, std::size_t device_index, const plan& p,
-                                                         const scheduler& s, fence_stamps* stamps,
+                                                         const scheduler& s, fence_clock* completion_times,
                                                          checks_self_test test) {
   std::unique_ptr<wave_checks> checks(new wave_checks());
   checks->device_ = &device;
   const compiled_program& program = *s.program();
   checks->nodes_ = program.node_count;
   checks->lanes_ = program.lanes;
-  checks->stamps_ = stamps;
+  checks->completion_times_ = completion_times;
   for (const plan_node& node : p.nodes) checks->max_listed_ = std::max(checks->max_listed_, node.resources.size());
   for (std::size_t n = 0; n < program.node_count; ++n)
     checks->transfer_nodes_.push_back(program.dependencies.queue(n) == queue_kind::transfer);
@@ -206,8 +206,8 @@ void wave_checks::record(const encode_context& c) const {
   }
 
   if (c.node_index + 1 != nodes_) return;
-  if (stamps_ != nullptr) {
-    if (auto done = c.commands.host(stamps_->arm(c.wave)); !done) refused("host function", done.error());
+  if (completion_times_ != nullptr) {
+    if (auto done = c.commands.host(completion_times_->arm(c.wave)); !done) refused("host function", done.error());
   }
 }
 

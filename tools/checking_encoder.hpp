@@ -4,7 +4,7 @@
 // (docs/interfaces.md, "ferrum.run.v1", violations).
 //
 //   ferrum::tools::device_checks checks;   // one per device of the scheduler
-//   checks.push_back(ferrum::tools::wave_checks::create(device, 0, plan, *scheduler, &stamps).value());
+//   checks.push_back(ferrum::tools::wave_checks::create(device, 0, plan, *scheduler, &completion_times).value());
 //   ferrum::tools::checking_encoder encode(checks);
 //   encode.arm(wave, fault, &signal);
 //   scheduler->async_submit(request, encode, handler);
@@ -45,7 +45,7 @@
 // largest 4-byte-aligned interior (all of it for the usual aligned ones).
 #pragma once
 
-#include "fence_stamps.hpp"
+#include "fence_clock.hpp"
 #include "listing_checks.hpp"
 #include "wave_faults.hpp"
 
@@ -96,12 +96,13 @@ class wave_checks {
   // Makes the kernels, the counters arena and, for a plan with transfer
   // nodes, the arena of their staging and snapshots on `device` (`s`'s
   // device `device_index`), and reads the resource layout and lane arenas of
-  // its pools; `p` is the plan `s`'s program was compiled from. `stamps`
+  // its pools; `p` is the plan `s`'s program was compiled from. `completion_times`
   // (null: none) gets a host function per wave; only the null device runs
   // those. Errors: the device's (kernels, arenas).
   [[nodiscard]] static result<std::unique_ptr<wave_checks>> create(gpu::device& device, std::size_t device_index,
                                                                    const plan& p, const scheduler& s,
-                                                                   fence_stamps* stamps, checks_self_test test = {});
+                                                                   fence_clock* completion_times,
+                                                                   checks_self_test test = {});
 
   // The device whose waves these checks record.
   [[nodiscard]] const gpu::device& device() const noexcept { return *device_; }
@@ -189,7 +190,7 @@ class wave_checks {
   // The transfer nodes' staging and snapshots, one block per (bucket, lane);
   // null when the plan has no transfer node.
   std::unique_ptr<gpu::arena> transfer_;
-  fence_stamps* stamps_ = nullptr;
+  fence_clock* completion_times_ = nullptr;
   const gpu::device* device_ = nullptr;
 };
 

@@ -48,20 +48,25 @@ int run(int argc, char** argv) {
   std::map<std::string, CLI::App*> commands;
 
   ferrum::tools::compile_options compile_options;
-  CLI::App* compile = app.add_subcommand("compile", "Compile a ferrum.plan.v1 plan and print its layouts.");
+  CLI::App* compile =
+      app.add_subcommand("compile", "Compile a ferrum.plan.v1 or ferrum.plan.v2 plan and print its layouts.");
   compile->add_option("PLAN", compile_options.plan_path, "The plan file (ferrum.plan.v1 or v2 JSON).")->required();
   compile->add_flag("--json", compile_options.json, "Print a ferrum.compiled.v1 document instead of a table.");
-  compile->add_option("--out", compile_options.out_path,
-                      "Also write the compiled program to FILE (ferrum.program.v1), for 'ferrum run --program'.");
+  compile
+      ->add_option("--out", compile_options.out_path,
+                   "Also write the compiled program to FILE (ferrum.program.v1), for 'ferrum run --program'.")
+      ->type_name("FILE");
   commands["compile"] = compile;
 
   ferrum::tools::run_options run_options;
   CLI::App* run_command =
       app.add_subcommand("run", "Run waves of checking encoders through the scheduler on a device and report.");
   run_command->add_option("PLAN", run_options.plan_path, "The plan file (ferrum.plan.v1 or v2 JSON).")->required();
-  run_command->add_option("--program", run_options.program_path,
-                          "Load the plan's compiled program from FILE (written by 'ferrum compile --out') instead of "
-                          "compiling; it is checked against the plan.");
+  run_command
+      ->add_option("--program", run_options.program_path,
+                   "Load the plan's compiled program from FILE (written by 'ferrum compile --out') instead of "
+                   "compiling; it is checked against the plan.")
+      ->type_name("FILE");
   run_command->add_option("--device", run_options.device, "The device: null (a CPU thread, the default) or vulkan.");
   // Checks the text before CLI11 converts it: an unsigned option would take
   // "-3" as 2^64 - 3.
@@ -105,9 +110,10 @@ int run(int argc, char** argv) {
   run_command->add_flag("--reorder", run_options.reorder,
                         "Null device: run what no barrier orders last to first, as a GPU may, so that a missing "
                         "barrier shows as a violation.");
-  run_command->add_flag("--discrete-layout", run_options.discrete_layout,
-                        "Lay memory out as on a discrete GPU, whatever the device: device memory unmapped, upload and "
-                        "readback memory copied by staging lists.");
+  run_command->add_flag(
+      "--discrete-layout", run_options.discrete_layout,
+      "Lay memory out as on a discrete GPU, whatever the device: device memory unmapped, upload and "
+      "readback memory copied by staging lists. Device faults (delay, hang, lost) are refused with it.");
   run_command->footer(
       "Waves go to the plan's buckets in turn, at most two per lane outstanding; nodes run on their plan's\n"
       "queue. For each resource a node lists (its slot and its workspace resources), the device checks what it\n"

@@ -37,9 +37,9 @@ bool run_tally::all_surfaced() const noexcept {
 }
 
 run_accounting::run_accounting(std::vector<const gpu::device*> devices,
-                               std::vector<gpu::null_fault_options> device_faults, const fence_stamps* stamps,
+                               std::vector<gpu::null_fault_options> device_faults, const fence_clock* completion_times,
                                std::uint64_t waves, bool gpu_timed)
-    : stamps_(stamps) {
+    : completion_times_(completion_times) {
   for (std::size_t d = 0; d < devices.size(); ++d) {
     devices_.push_back({devices[d], std::nullopt, 0, std::nullopt, std::nullopt});
     if (d < device_faults.size()) devices_.back().faults = device_faults[d];
@@ -48,7 +48,7 @@ run_accounting::run_accounting(std::vector<const gpu::device*> devices,
   // Reserved up front: recording a successful wave allocates nothing, so
   // the run's allocation count is the scheduler's and the device's.
   tally_.wave_us.reserve(waves);
-  if (stamps_ != nullptr) tally_.fence_wake_us.reserve(waves);
+  if (completion_times_ != nullptr) tally_.fence_wake_us.reserve(waves);
   if (gpu_timed) tally_.gpu_us.reserve(waves);
   tally_.outcomes.reserve(16);
   tally_.unexplained_examples.reserve(max_examples);
@@ -145,8 +145,9 @@ void run_accounting::record(error_code ec, const wave_report& report, const wave
         fence && release) {
       tally_.wave_us.push_back(micros(*release - report.started));
       if (report.gpu) tally_.gpu_us.push_back(micros(report.gpu->end - report.gpu->begin));
-      if (stamps_ != nullptr && !device_faulted) {
-        if (const auto stamp = stamps_->stamp_of(report.wave)) tally_.fence_wake_us.push_back(micros(*fence - *stamp));
+      if (completion_times_ != nullptr && !device_faulted) {
+        if (const auto finished = completion_times_->finished_at(report.wave))
+          tally_.fence_wake_us.push_back(micros(*fence - *finished));
       }
       const auto encoded = ended(report, wave_phase::encode);
       if (device_fault_is(gpu::fault_kind::delay) && encoded && *fence - *encoded >= device_fault.delay)
@@ -164,8 +165,8 @@ void run_accounting::record(error_code ec, const wave_report& report, const wave
   const bool any_hang = std::any_of(devices_.begin(), devices_.end(),
                                     [](const device_state& d) { return d.hang_injected_at_or_below(d.scanned); });
   // A wave that held a lane failed with device_lost by its own device's loss.
-  const bool granted = report.ended[static_cast<std::size_t>(wave_phase::acquire)].has_value();
-  const bool by_loss = ec == errc::device_lost ? (granted ? on.loss_injected() : any_loss)
+  const bool lane_handed = report.ended[static_cast<std::size_t>(wave_phase::acquire)].has_value();
+  const bool by_loss = ec == errc::device_lost ? (lane_handed ? on.loss_injected() : any_loss)
                                                : ec == errc::all_lanes_quarantined && any_loss;
   bool explained = false;
   if (ec == errc::encoder_failed) {

@@ -2,7 +2,7 @@
 // by the faults injected into it, and counts which faults surfaced
 // (docs/interfaces.md, "ferrum.run.v1", faults).
 //
-//   ferrum::tools::run_accounting accounting(devices, device_faults, &stamps, waves, gpu_timed);
+//   ferrum::tools::run_accounting accounting(devices, device_faults, &completion_times, waves, gpu_timed);
 //   accounting.record(ec, report, {.wave = 7, .encoder_threw = true});  // per completion
 //   accounting.settle(null_device->injected_faults());                  // after shutdown
 //   const ferrum::tools::run_tally& t = accounting.tally();
@@ -43,7 +43,7 @@
 // happen after the last record.
 #pragma once
 
-#include "fence_stamps.hpp"
+#include "fence_clock.hpp"
 #include "run_options.hpp"
 
 #include "ferrum/gpu/device.hpp"
@@ -65,7 +65,7 @@ struct fault_tally {
   std::uint64_t surfaced = 0;
 };
 
-// The waves one device ran (those that were granted one of its lanes).
+// The waves one device ran (those that were handed one of its lanes).
 struct device_tally {
   std::uint64_t completed = 0;
   std::uint64_t failed = 0;
@@ -96,7 +96,7 @@ struct run_tally {
   std::vector<std::string> unexplained_examples;
   // Per completed wave, in µs: from its start to its release; and where it
   // can be measured (the null device, a submission without delay or hang),
-  // from the worker's host stamp at the end of the submission to the wave
+  // from the time the worker's host function recorded at the end of the submission to the wave
   // resuming after its fence (the timeline advance, the fence wait's
   // completion posted to the executor and a thread picking it up).
   std::vector<double> wave_us;
@@ -115,10 +115,10 @@ class run_accounting {
  public:
   // For a run of `waves` waves on `devices` (the scheduler's, by index);
   // `device_faults` are each null device's fault options (empty on other
-  // devices); `stamps` (or null) the null devices' host stamps, for the
+  // devices); `completion_times` (or null) the null devices' fence clock, for the
   // fence wake latency; `gpu_timed`: waves report GPU times.
   run_accounting(std::vector<const gpu::device*> devices, std::vector<gpu::null_fault_options> device_faults,
-                 const fence_stamps* stamps, std::uint64_t waves, bool gpu_timed);
+                 const fence_clock* completion_times, std::uint64_t waves, bool gpu_timed);
 
   // Records one completed wave. Allocates only for failures.
   void record(boost::system::error_code ec, const wave_report& report, const wave_facts& facts);
@@ -150,7 +150,7 @@ class run_accounting {
   void note_unexplained(const boost::system::error_code& ec, const wave_report& report, const wave_facts& facts);
 
   std::vector<device_state> devices_;
-  const fence_stamps* stamps_;
+  const fence_clock* completion_times_;
   run_tally tally_;
 };
 

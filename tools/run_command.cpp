@@ -1,7 +1,7 @@
 #include "run_command.hpp"
 
 #include "checking_encoder.hpp"
-#include "fence_stamps.hpp"
+#include "fence_clock.hpp"
 #include "json_output.hpp"
 #include "progress_bar.hpp"
 #include "read_text_file.hpp"
@@ -37,11 +37,12 @@ namespace {
 // Everything a run holds, declared so that it is destroyed in a safe order:
 // the scheduler (its waves done) before the checks' kernels and arena its
 // lanes' lists refer to, the pool's threads before the device, the device
-// (which drops or finishes its work) before the host stamps that work calls.
+// (which drops or finishes its work) before the fence clock its host
+// functions write.
 struct run_resources {
   // First: the scheduler records into it until it goes.
   std::unique_ptr<trace_output> trace;
-  std::unique_ptr<fence_stamps> stamps;
+  std::unique_ptr<fence_clock> completion_times;
   // The scheduler's devices, by index; the null ones too, as such.
   std::vector<std::unique_ptr<gpu::device>> devices;
   std::vector<gpu::null_device*> null_devices;
@@ -103,11 +104,11 @@ std::vector<queue_use> queue_uses(const gpu::device& device, const dependency_gr
   return uses;
 }
 
-latency_figures latencies(run_tally& tally, bool stamped, bool gpu_timed) {
+latency_figures latencies(run_tally& tally, bool wake_timed, bool gpu_timed) {
   latency_figures figures;
   figures.wave_p50 = percentile(tally.wave_us, 50);
   figures.wave_p99 = percentile(tally.wave_us, 99);
-  figures.fence_wake_measured = stamped && !tally.fence_wake_us.empty();
+  figures.fence_wake_measured = wake_timed && !tally.fence_wake_us.empty();
   figures.fence_wake_p50 = percentile(tally.fence_wake_us, 50);
   figures.fence_wake_p99 = percentile(tally.fence_wake_us, 99);
   figures.gpu_measured = gpu_timed;
@@ -154,7 +155,7 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
   // running and one ready behind it.
   const std::size_t window = std::max<std::size_t>(2 * program->buckets.size() * program->lanes * options.devices, 1);
   run_resources r;
-  r.stamps = std::make_unique<fence_stamps>(std::max<std::size_t>(4096, 8 * window));
+  r.completion_times = std::make_unique<fence_clock>(std::max<std::size_t>(4096, 8 * window));
   std::vector<gpu::null_fault_options> device_faults;
   for (unsigned d = 0; d < options.devices; ++d) {
     if (options.device != "null") {
@@ -191,8 +192,8 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
     device_views.push_back(d.get());
   }
   gpu::device& first_device = *r.devices.front();
-  // Only the null device runs host functions: the fence wake stamps.
-  fence_stamps* stamps = !r.null_devices.empty() ? r.stamps.get() : nullptr;
+  // Only the null device runs host functions (the fence clock's).
+  fence_clock* completion_times = !r.null_devices.empty() ? r.completion_times.get() : nullptr;
 
   auto trace = trace_output::open(options, trace_spans_for(options.waves, program->node_count, options.gpu_timestamps));
   if (!trace) return fail(command_error::io(trace.error()), exit_code::usage_or_io);
@@ -218,13 +219,13 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
   r.waves = std::move(*made);
   for (std::size_t d = 0; d < devices.size(); ++d) {
     auto checks =
-        wave_checks::create(*devices[d], d, *parsed, *r.waves, stamps,
+        wave_checks::create(*devices[d], d, *parsed, *r.waves, completion_times,
                             {self_test_wave(corrupt_wave_variable), self_test_wave(corrupt_workspace_wave_variable)});
     if (!checks) return fail(command_error::from(checks.error()), exit_code::usage_or_io);
     r.checks.push_back(std::move(*checks));
   }
 
-  run_accounting accounting(device_views, device_faults, stamps, options.waves, options.gpu_timestamps);
+  run_accounting accounting(device_views, device_faults, completion_times, options.waves, options.gpu_timestamps);
   wave_driver driver(*r.waves, r.checks, accounting, {options.waves, window, options.faults, options.seed});
   // Queue use is the first device's: every device is of one kind.
   std::vector<queue_use> queues = queue_uses(first_device, program->dependencies);
@@ -307,7 +308,7 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
     }
   }
   summary.tally = accounting.tally();
-  summary.latency = latencies(summary.tally, stamps != nullptr, options.gpu_timestamps);
+  summary.latency = latencies(summary.tally, completion_times != nullptr, options.gpu_timestamps);
   if (r.trace) {
     if (std::string problem = r.trace->write(*parsed); !problem.empty())
       return fail(command_error::io(std::move(problem)), exit_code::usage_or_io);

@@ -30,8 +30,8 @@ struct latency_figures {
   double wave_p99 = 0;
   double fence_wake_p50 = 0;
   double fence_wake_p99 = 0;
-  // Whether the fence wake figures were measured (the null device stamps
-  // submissions; Vulkan cannot run host functions): 0 otherwise.
+  // Whether the fence wake figures were measured (the null device's host
+  // functions time submissions; Vulkan cannot run host functions): 0 otherwise.
   bool fence_wake_measured = false;
   // GPU time per wave (--gpu-timestamps): first node's begin to last node's
   // end; gpu_measured false without the option.
@@ -86,7 +86,7 @@ struct queue_use {
 // One device of a run over several (--devices K): what it ran.
 struct device_use {
   std::string name;
-  device_tally waves;             // waves granted one of its lanes, by outcome
+  device_tally waves;             // waves handed one of its lanes, by outcome
   std::uint64_t submissions = 0;  // to its compute queue during the run
   bool lost = false;
   std::uint32_t quarantined = 0;  // its lanes quarantined at the end

@@ -2,9 +2,11 @@
 
 #include "dependency_graph_build.hpp"
 #include "plan_index.hpp"
+#include "plan_rules.hpp"
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 namespace ferrum {
 
@@ -37,12 +39,8 @@ class dependency_graph_builder {
   result<void> add_sequential() {
     for (std::size_t i = 0; i < plan_.nodes.size(); ++i) {
       const plan_node& node = plan_.nodes[i];
-      if (node.queue != queue_kind::compute)
-        return make_error(errc::unknown_field, "field 'queue' is not defined in ferrum.plan.v1; use ferrum.plan.v2",
-                          at(i, "queue"));
-      if (!node.after.empty())
-        return make_error(errc::unknown_field, "field 'after' is not defined in ferrum.plan.v1; use ferrum.plan.v2",
-                          at(i, "after"));
+      if (node.queue != queue_kind::compute) return detail::v2_field_in_v1("queue", at(i, "queue"));
+      if (!node.after.empty()) return detail::v2_field_in_v1("after", at(i, "after"));
       graph_.queues_.push_back(queue_kind::compute);
       if (i > 0) graph_.after_.push_back(i - 1);
       graph_.after_begin_.push_back(graph_.after_.size());
@@ -89,7 +87,7 @@ class dependency_graph_builder {
 
   // A depth-first search along "runs after" from every node in plan order; a
   // dependency met again while still on the path closes a cycle, reported
-  // from that node round to itself.
+  // from that node round to itself (cycle_error).
   result<void> check_acyclic() const {
     enum : std::uint8_t { unvisited, on_path, finished };
     const std::size_t n = graph_.size();
@@ -123,14 +121,34 @@ class dependency_graph_builder {
     return {};
   }
 
+  // The most nodes a cycle's detail names before it skips to the last one:
+  // a cycle of 20,000 nodes stays one short line.
+  static constexpr std::size_t cycle_prefix = 8;
+
+  // The cycle from `closing` (on the path) round to itself along the path;
+  // the edge that closes it, the last node's dependency on `closing`, is
+  // the error's path and the one the detail says to remove, e.g. "a cycle
+  // of 3 nodes: node 'a' runs after node 'c' runs after node 'b' runs after
+  // node 'a'; to break it, remove node 'a' from the 'after' of node 'b'".
   template <class Path>
   error cycle_error(const Path& path, std::size_t closing) const {
-    std::string cycle;
-    auto start = std::find_if(path.begin(), path.end(), [&](const auto& f) { return f.node == closing; });
-    for (auto it = start; it != path.end(); ++it) cycle += "node " + quoted(it->node) + " runs after ";
-    cycle += "node " + quoted(closing);
+    const auto start = std::find_if(path.begin(), path.end(), [&](const auto& f) { return f.node == closing; });
+    const auto length = static_cast<std::size_t>(path.end() - start);
     const std::size_t last = path.back().node;
-    return make_error(errc::dependency_cycle, "a cycle: " + cycle, at(last, "after/" + after_position(last, closing)));
+    std::string cycle = "a cycle of " + std::to_string(length) + " nodes: ";
+    const auto runs_after = [&](std::size_t k) {
+      cycle += "node " + quoted(start[static_cast<std::ptrdiff_t>(k)].node) + " runs after ";
+    };
+    const std::size_t shown = length > cycle_prefix + 1 ? cycle_prefix : length;
+    for (std::size_t k = 0; k < shown; ++k) runs_after(k);
+    if (shown < length) {
+      const std::size_t skipped = length - shown - 1;
+      cycle += "... " + std::to_string(skipped) + (skipped == 1 ? " more node" : " more nodes") + " ... runs after ";
+      runs_after(length - 1);
+    }
+    cycle += "node " + quoted(closing) + "; to break it, remove node " + quoted(closing) +
+             " from the 'after' of node " + quoted(last);
+    return make_error(errc::dependency_cycle, std::move(cycle), at(last, "after/" + after_position(last, closing)));
   }
 
   // The position of dependency `d` in node `n`'s own list (the plan's order).

@@ -20,6 +20,7 @@
 #include "json_reference_dom.hpp"
 #include "json_view.hpp"
 #include "plan_rejection.hpp"
+#include "plan_rules.hpp"
 
 #include <algorithm>
 #include <array>
@@ -78,10 +79,13 @@ class cursor {
 
   // Checks that this is an object whose keys are all in `allowed` (of
   // several unknown keys, the first in key order is rejected), and returns
-  // its members by name.
-  [[nodiscard]] known_members<View> require_object(std::initializer_list<std::string_view> allowed) const {
+  // its members by name. In a v1 document, `v2_only` names the keys that
+  // ferrum.plan.v2 defines here: rejected as unknown all the same, with a
+  // detail that says so.
+  [[nodiscard]] known_members<View> require_object(std::initializer_list<std::string_view> allowed,
+                                                   std::initializer_list<std::string_view> v2_only = {}) const {
     require_object();
-    return known_members<View>(*this, allowed);
+    return known_members<View>(*this, allowed, v2_only);
   }
 
   // The cursor of member `key` of this object, whose value is `value`.
@@ -196,7 +200,9 @@ class cursor {
 template <class View>
 class known_members {
  public:
-  known_members(const cursor<View>& object, std::initializer_list<std::string_view> names) : object_(&object) {
+  known_members(const cursor<View>& object, std::initializer_list<std::string_view> names,
+                std::initializer_list<std::string_view> v2_only)
+      : object_(&object) {
     assert(names.size() <= names_.size());
     std::copy(names.begin(), names.end(), names_.begin());
     count_ = names.size();
@@ -207,8 +213,10 @@ class known_members {
       else if (!unknown || key < *unknown)
         unknown = key;
     });
-    if (unknown)
-      reject(errc::unknown_field, "field " + quote_text(*unknown) + " is not defined here", object.child(*unknown));
+    if (!unknown) return;
+    if (std::find(v2_only.begin(), v2_only.end(), *unknown) != v2_only.end())
+      throw detail::rejection{detail::v2_field_in_v1(*unknown, object.child(*unknown))};
+    reject(errc::unknown_field, "field " + quote_text(*unknown) + " is not defined here", object.child(*unknown));
   }
 
   [[nodiscard]] std::optional<cursor<View>> optional(std::string_view name) const {
@@ -261,11 +269,12 @@ void read_access(const cursor<View>& c, plan_node& node) {
 }
 
 // A v2 node may also name its queue, the nodes it runs after and how it
-// accesses its resources; in a v1 document those fields are unknown.
+// accesses its resources; in a v1 document those fields are unknown, and the
+// error says that they are v2's.
 template <class View>
 plan_node read_node(const cursor<View>& c, plan_format format) {
   const known_members<View> m = format == plan_format::v1
-                                    ? c.require_object({"id", "resources", "binding"})
+                                    ? c.require_object({"id", "resources", "binding"}, {"queue", "after", "access"})
                                     : c.require_object({"id", "resources", "binding", "queue", "after", "access"});
   plan_node node;
   node.id = m["id"].template id<node_id>();
@@ -353,11 +362,12 @@ bucket_spec read_bucket(const cursor<View>& c) {
 }
 
 // A pool's options: its liveness; in a v2 document also its memory class,
-// and with one the liveness may be left out (conservative).
+// and with one the liveness may be left out (conservative). In a v1 document
+// `memory` is unknown, and the error says that it is v2's.
 template <class View>
 pool_option read_pool_option(const pool_id& pool, const cursor<View>& c, plan_format format) {
   if (format == plan_format::v1)
-    return {pool, c.require_object({"liveness"})["liveness"].template enumeration<liveness_mode>()};
+    return {pool, c.require_object({"liveness"}, {"memory"})["liveness"].template enumeration<liveness_mode>()};
   const known_members<View> m = c.require_object({"liveness", "memory"});
   pool_option option{pool};
   if (auto memory = m.optional("memory")) option.memory = memory->template enumeration<memory_class>();

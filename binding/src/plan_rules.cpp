@@ -4,6 +4,7 @@
 #include "program_binding_checks.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace ferrum::detail {
 namespace {
@@ -24,6 +25,12 @@ result<void> check_plan_shape(const plan& p) {
   if (p.buckets.empty()) return make_error(errc::empty_plan, "the plan has no buckets", "/buckets");
   if (p.lanes < 1) return make_error(errc::number_out_of_range, "lanes must be at least 1", "/lanes");
   return {};
+}
+
+error v2_field_in_v1(std::string_view field, std::string path) {
+  return make_error(errc::unknown_field,
+                    "field " + quote_text(field) + " is not defined in ferrum.plan.v1; use ferrum.plan.v2",
+                    std::move(path));
 }
 
 error duplicate_node(const plan& p, std::size_t earlier, std::size_t later) {
@@ -82,8 +89,7 @@ error repeated_use(const plan_node& node, std::size_t n, std::size_t j) {
 
 error access_error(const plan_node& node, std::size_t n, plan_format format) {
   const std::string path = node_path(n) + "/access";
-  if (format != plan_format::v2)
-    return make_error(errc::unknown_field, "field 'access' is not defined in ferrum.plan.v1; use ferrum.plan.v2", path);
+  if (format != plan_format::v2) return v2_field_in_v1("access", path);
   const auto count = [](std::size_t number, std::string_view what) {
     return std::to_string(number) + " " + std::string(what) + (number == 1 ? "" : what.back() == 's' ? "es" : "s");
   };

@@ -33,6 +33,12 @@ namespace ferrum::detail {
 // number_out_of_range).
 [[nodiscard]] result<void> check_plan_shape(const plan& p);
 
+// A field that ferrum.plan.v2 defines and a v1 plan uses (unknown_field, at
+// `path`, the field): a node's `queue`, `after` or `access`, a pool option's
+// `memory`. The plan loader reports it for such a key in a v1 file, the
+// dependency graph and check_access for a v1 plan built in code.
+[[nodiscard]] error v2_field_in_v1(std::string_view field, std::string path);
+
 // Two nodes or two resources share an id (duplicate_id, at the later one).
 [[nodiscard]] error duplicate_node(const plan& p, std::size_t earlier, std::size_t later);
 [[nodiscard]] error duplicate_resource(const plan& p, std::size_t earlier, std::size_t later);

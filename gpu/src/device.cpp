@@ -98,8 +98,8 @@ void device::retire(std::unique_ptr<command_list> list, std::span<const queue_wa
   retire({{until.begin(), until.end()}, nullptr, std::move(list), nullptr});
 }
 
-void device::retire(std::unique_ptr<timestamp_pool> stamps, std::span<const queue_wait> until) {
-  retire({{until.begin(), until.end()}, nullptr, nullptr, std::move(stamps)});
+void device::retire(std::unique_ptr<timestamp_pool> timestamps, std::span<const queue_wait> until) {
+  retire({{until.begin(), until.end()}, nullptr, nullptr, std::move(timestamps)});
 }
 
 void device::retire(std::unique_ptr<arena> a, const gpu::queue& q, std::uint64_t value) {
@@ -112,9 +112,9 @@ void device::retire(std::unique_ptr<command_list> list, const gpu::queue& q, std
   retire(std::move(list), std::span(&until, 1));
 }
 
-void device::retire(std::unique_ptr<timestamp_pool> stamps, const gpu::queue& q, std::uint64_t value) {
+void device::retire(std::unique_ptr<timestamp_pool> timestamps, const gpu::queue& q, std::uint64_t value) {
   const queue_wait until{&q, value};
-  retire(std::move(stamps), std::span(&until, 1));
+  retire(std::move(timestamps), std::span(&until, 1));
 }
 
 void device::retire(std::unique_ptr<arena> a, std::uint64_t value) { retire(std::move(a), queue(), value); }
@@ -123,8 +123,8 @@ void device::retire(std::unique_ptr<command_list> list, std::uint64_t value) {
   retire(std::move(list), queue(), value);
 }
 
-void device::retire(std::unique_ptr<timestamp_pool> stamps, std::uint64_t value) {
-  retire(std::move(stamps), queue(), value);
+void device::retire(std::unique_ptr<timestamp_pool> timestamps, std::uint64_t value) {
+  retire(std::move(timestamps), queue(), value);
 }
 
 void device::retire(retired_object object) {

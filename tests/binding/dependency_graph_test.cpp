@@ -98,9 +98,11 @@ TEST_CASE("dependency_graph: a v1 plan may not name a queue or dependencies", "[
   plan p = v2_plan({{}, {0}});
   p.format = plan_format::v1;
   check_rejected(p, errc::unknown_field, "/nodes/1/after");
+  CHECK(validate_plan(p).error().detail == "field 'after' is not defined in ferrum.plan.v1; use ferrum.plan.v2");
   p.nodes[1].after.clear();
   p.nodes[1].queue = queue_kind::transfer;
   check_rejected(p, errc::unknown_field, "/nodes/1/queue");
+  CHECK(validate_plan(p).error().detail == "field 'queue' is not defined in ferrum.plan.v1; use ferrum.plan.v2");
 }
 
 TEST_CASE("dependency_graph: each bad dependency has its own code and path", "[binding][dependencies]") {
@@ -119,17 +121,67 @@ TEST_CASE("dependency_graph: each bad dependency has its own code and path", "[b
     check_rejected(v2_plan({{}, {}, {0, 1, 0}}), errc::duplicate_dependency, "/nodes/2/after/2");
   }
   SECTION("a node after itself") { check_rejected(v2_plan({{}, {1}}), errc::dependency_cycle, "/nodes/1/after/0"); }
-  SECTION("a cycle through three nodes is named node by node") {
+  SECTION("a cycle through three nodes is named node by node, with the edge that closes it") {
     // n1 after n3, n3 after n2, n2 after n1.
     const plan p = v2_plan({{}, {0, 3}, {1}, {2}});
     check_rejected(p, errc::dependency_cycle, "/nodes/2/after/0");
     CHECK(validate_plan(p).error().detail ==
-          "a cycle: node 'node/n1' runs after node 'node/n3' runs after node 'node/n2' runs after node 'node/n1'");
+          "a cycle of 3 nodes: node 'node/n1' runs after node 'node/n3' runs after node 'node/n2' runs after node "
+          "'node/n1'; to break it, remove node 'node/n1' from the 'after' of node 'node/n2'");
   }
   SECTION("an acyclic dependency on a node listed later") {
     const plan p = v2_plan({{1}, {}, {0}});
     check_rejected(p, errc::dependency_not_earlier, "/nodes/0/after/0");
     CHECK(validate_plan(p).error().detail.find("list it first") != std::string::npos);
+  }
+}
+
+namespace {
+
+// A v2 plan of `count` nodes in one cycle: node i runs after node i + 1, the
+// last after node 0, which closes it.
+plan ring_plan(std::size_t count) {
+  std::vector<std::vector<int>> after(count);
+  for (std::size_t i = 0; i < count; ++i) after[i] = {static_cast<int>((i + 1) % count)};
+  return v2_plan(after);
+}
+
+// "node 'node/n<i>' runs after " for i in [first, last).
+std::string runs_after(std::size_t first, std::size_t last) {
+  std::string text;
+  for (std::size_t i = first; i < last; ++i) text += "node 'node/n" + std::to_string(i) + "' runs after ";
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("dependency_graph: a long cycle is named by its length, first eight nodes and last, and its closing edge",
+          "[binding][dependencies]") {
+  const std::string edge = "; to break it, remove node 'node/n0' from the 'after' of node ";
+  SECTION("20,000 nodes: one short line") {
+    plan p = ring_plan(20000);
+    check_rejected(p, errc::dependency_cycle, "/nodes/19999/after/0");
+    const std::string detail = validate_plan(p).error().detail;
+    CHECK(detail.size() < 1024);
+    CHECK(detail == "a cycle of 20000 nodes: " + runs_after(0, 8) + "... 19991 more nodes ... runs after " +
+                        runs_after(19999, 20000) + "node 'node/n0'" + edge + "'node/n19999'");
+    // The edge it names is the one to remove: without it no cycle is left,
+    // only dependencies on nodes listed later.
+    p.nodes[19999].after.clear();
+    check_rejected(p, errc::dependency_not_earlier, "/nodes/0/after/0");
+  }
+  SECTION("nine nodes are named in full, ten skip one") {
+    CHECK(validate_plan(ring_plan(9)).error().detail ==
+          "a cycle of 9 nodes: " + runs_after(0, 9) + "node 'node/n0'" + edge + "'node/n8'");
+    CHECK(validate_plan(ring_plan(10)).error().detail == "a cycle of 10 nodes: " + runs_after(0, 8) +
+                                                             "... 1 more node ... runs after " + runs_after(9, 10) +
+                                                             "node 'node/n0'" + edge + "'node/n9'");
+  }
+  SECTION("two nodes") {
+    const plan p = v2_plan({{1}, {0}});
+    check_rejected(p, errc::dependency_cycle, "/nodes/1/after/0");
+    CHECK(validate_plan(p).error().detail ==
+          "a cycle of 2 nodes: " + runs_after(0, 2) + "node 'node/n0'" + edge + "'node/n1'");
   }
 }
 

@@ -121,6 +121,7 @@ TEST_CASE("memory_class: bad declarations are rejected at their paths", "[bindin
   }));
   CHECK(v1.code == make_error_code(errc::unknown_field));
   CHECK(v1.path == "/pools/pool~1image/memory");
+  CHECK(v1.detail == "field 'memory' is not defined in ferrum.plan.v1; use ferrum.plan.v2");
 
   const error binding = both_parsers::rejection(readback_edited([](nlohmann::json& doc) {
     doc["pools"]["pool/bindings"] = {{"memory", "device"}};

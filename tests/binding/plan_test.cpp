@@ -246,6 +246,7 @@ TEST_CASE("plan: declared accesses are v2 only, one per resource", "[binding][pl
     plan p = with_accesses();
     p.format = plan_format::v1;
     check_rejected(p, errc::unknown_field, "/nodes/0/access");
+    CHECK(validate_plan(p).error().detail == "field 'access' is not defined in ferrum.plan.v1; use ferrum.plan.v2");
   }
   SECTION("fewer accesses than resources") {
     plan p = with_accesses();

@@ -349,7 +349,74 @@ TEST_CASE("ferrum compile: a v2 plan's dependency cycle exits 2 naming the cycle
   plan["nodes"][1]["after"].push_back("node/compose");
   const command_result result = compile_plan(plan);
   check_rejected(result, "dependency_cycle", "/nodes/2/after/0");
-  CHECK(result.err.find("node 'node/simulate' runs after node 'node/compose'") != std::string::npos);
+  CHECK(result.err.find("a cycle of 3 nodes: node 'node/simulate' runs after node 'node/compose'") !=
+        std::string::npos);
+  CHECK(result.err.find("; to break it, remove node 'node/simulate' from the 'after' of node 'node/readback' (at "
+                        "/nodes/2/after/0)\n") != std::string::npos);
+}
+
+TEST_CASE("ferrum compile: a 20,000-node cycle is one line under 1 KiB naming the edge to remove", "[cli]") {
+  // node/n<i> runs after node/n<i+1>; the last after node/n0, which closes
+  // the cycle. Node 0 uses the workspace-only plan's resource.
+  nlohmann::json plan = workspace_only_plan();
+  plan["format"] = "ferrum.plan.v2";
+  plan["nodes"] = nlohmann::json::array();
+  constexpr int count = 20000;
+  for (int i = 0; i < count; ++i) {
+    plan["nodes"].push_back(
+        {{"id", "node/n" + std::to_string(i)},
+         {"resources", i == 0 ? nlohmann::json::array({"resource/scratch"}) : nlohmann::json::array()},
+         {"after", {"node/n" + std::to_string((i + 1) % count)}}});
+  }
+  for (const std::vector<std::string>& extra : {std::vector<std::string>{}, std::vector<std::string>{"--json"}}) {
+    INFO((extra.empty() ? "table" : "--json"));
+    const command_result result = compile_plan(plan, extra);
+    check_rejected(result, "dependency_cycle", "/nodes/19999/after/0");
+    CHECK(result.err.size() < 1024);
+    CHECK(result.err.find("a cycle of 20000 nodes: node 'node/n0' runs after node 'node/n1' runs after") !=
+          std::string::npos);
+    CHECK(result.err.find("node 'node/n7' runs after ... 19991 more nodes ... runs after node 'node/n19999' runs "
+                          "after node 'node/n0'; to break it, remove node 'node/n0' from the 'after' of node "
+                          "'node/n19999' (at /nodes/19999/after/0)\n") != std::string::npos);
+    CHECK(result.err.find("node/n8'") == std::string::npos);
+    if (!extra.empty()) {
+      const nlohmann::json error = nlohmann::json::parse(result.out).at("error");
+      CHECK(error.at("code") == "dependency_cycle");
+      CHECK(error.at("path") == "/nodes/19999/after/0");
+      CHECK(error.at("message").get<std::string>().size() < 1024);
+    }
+  }
+}
+
+TEST_CASE("ferrum compile: a v1 plan's queue, after, access or memory exits 2 saying to use ferrum.plan.v2", "[cli]") {
+  struct field_case {
+    std::string field;
+    std::string path;
+    void (*edit)(nlohmann::json&);
+  };
+  const std::vector<field_case> cases = {
+      {"queue", "/nodes/1/queue", [](nlohmann::json& plan) { plan["nodes"][1]["queue"] = "compute"; }},
+      {"after", "/nodes/1/after",
+       [](nlohmann::json& plan) { plan["nodes"][1]["after"] = {"node/program-binding-first"}; }},
+      {"access", "/nodes/0/access",
+       [](nlohmann::json& plan) { plan["nodes"][0]["access"] = nlohmann::json::object(); }},
+      {"memory", "/pools/pool~1bindings/memory",
+       [](nlohmann::json& plan) {
+         plan["pools"] = {{"pool/bindings", {{"liveness", "conservative"}, {"memory", "upload"}}}};
+       }},
+  };
+  for (const field_case& c : cases) {
+    INFO(c.field);
+    nlohmann::json plan = example_plan_json("two_nodes.json");
+    c.edit(plan);
+    const command_result result = compile_plan(plan);
+    check_rejected(result, "unknown_field", c.path);
+    CHECK(result.err == "ferrum: error: unknown_field: the plan has a field that the format does not define: field '" +
+                            c.field + "' is not defined in ferrum.plan.v1; use ferrum.plan.v2 (at " + c.path + ")\n");
+    // The same plan as v2 compiles.
+    plan["format"] = "ferrum.plan.v2";
+    CHECK(compile_plan(plan).status == 0);
+  }
 }
 
 TEST_CASE("ferrum compile: --json on a rejected plan also prints the error object on stdout", "[cli]") {
@@ -435,6 +502,9 @@ TEST_CASE("ferrum compile: help compile describes compile and exits 0", "[cli]")
   const command_result result = run_ferrum({"help", "compile"});
   CHECK(result.status == 0);
   CHECK(result.out.find("ferrum compile") != std::string::npos);
+  // It compiles both plan formats, and says so.
+  CHECK(result.out.find("Compile a ferrum.plan.v1 or ferrum.plan.v2 plan") != std::string::npos);
+  CHECK(result.out.find("--out FILE") != std::string::npos);
   CHECK(result.out.find("PLAN") != std::string::npos);
   CHECK(result.out.find("--json") != std::string::npos);
 

@@ -439,6 +439,9 @@ TEST_CASE("ferrum run: help run describes the options and the fault kinds", "[cl
                            "--timeline", "--gpu-timestamps", "--reorder", "--discrete-layout", "--json", "delay",
                            "hang", "lost", "encoder", "cancel", "Exit status"})
     CHECK(r.out.find(word) != std::string::npos);
+  CHECK(r.out.find("--program FILE") != std::string::npos);
+  // --discrete-layout refuses device faults (run_options.cpp), and says so.
+  CHECK(r.out.find("Device faults (delay, hang, lost) are refused with it.") != std::string::npos);
 }
 
 TEST_CASE("ferrum run: --device vulkan runs the checking encoders on the GPU", "[cli][vulkan]") {

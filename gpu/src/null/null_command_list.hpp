@@ -33,7 +33,7 @@ struct command {
   // barrier, so that it orders the next lists' commands after the list's.
   enum class op { dispatch, fill, copy, stage, host, timestamp, barrier } kind = op::host;
   const null_kernel* kernel = nullptr;
-  const null_timestamp_pool* stamps = nullptr;
+  const null_timestamp_pool* timestamps = nullptr;
   arena_range first;
   arena_range second;
   std::array<std::uint32_t, max_kernel_push_words> push{};
@@ -63,7 +63,7 @@ struct command {
         function.call(function.context);
         break;
       case op::timestamp:
-        stamps->stamp(value);
+        timestamps->write(value);
         break;
       case op::barrier:
         break;
@@ -122,7 +122,7 @@ class null_command_list final : public command_list {
   }
   result<void> do_timestamp(const timestamp_pool& pool, std::uint32_t slot) override {
     command& c = add(command::op::timestamp);
-    c.stamps = static_cast<const null_timestamp_pool*>(&pool);
+    c.timestamps = static_cast<const null_timestamp_pool*>(&pool);
     c.value = slot;
     return {};
   }

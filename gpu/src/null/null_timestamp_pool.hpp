@@ -21,7 +21,7 @@ class null_timestamp_pool final : public timestamp_pool {
  public:
   null_timestamp_pool(const gpu::device& owner, std::uint32_t size) : timestamp_pool(owner, size), ticks_(size, 0) {}
 
-  void stamp(std::uint32_t slot) const noexcept {
+  void write(std::uint32_t slot) const noexcept {
     ticks_[slot] = std::chrono::steady_clock::now().time_since_epoch().count();
   }
 

@@ -246,20 +246,20 @@ result<void> vulkan_command_list::do_timestamp(const timestamp_pool& pool, std::
   if (context_.no_timestamps != nullptr)
     return make_error(errc::timestamps_unsupported,
                       std::string("timestamp on this list's queue: ") + context_.no_timestamps);
-  const auto& stamps = static_cast<const vulkan_timestamp_pool&>(pool);
-  const VkQueryPool queries = stamps.handle();
+  const auto& timestamps = static_cast<const vulkan_timestamp_pool&>(pool);
+  const VkQueryPool queries = timestamps.handle();
   // A query must be reset before each write; resetting it here keeps the
   // recording valid when it is submitted again (replay). A reset and later
   // query commands on the same query execute in submission order.
   vkCmdResetQueryPool(buffer_, queries, slot, 1);
   // BOTTOM_OF_PIPE: written once every earlier command has completed, so a
-  // node's first stamp is when the work before it ended and its last when
+  // node's first timestamp is when the work before it ended and its last when
   // its own ended.
   vkCmdWriteTimestamp(buffer_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, slot);
   // Into the pool's buffer on the queue (WAIT: once the write is available),
   // with its availability word; a transfer write, made visible to the host
   // by the barrier that closes the list.
-  vkCmdCopyQueryPoolResults(buffer_, queries, slot, 1, arena_of({&stamps.results(), 0, 0}).buffer(),
+  vkCmdCopyQueryPoolResults(buffer_, queries, slot, 1, arena_of({&timestamps.results(), 0, 0}).buffer(),
                             std::size_t{slot} * vulkan_timestamp_pool::slot_bytes, vulkan_timestamp_pool::slot_bytes,
                             VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
   return {};

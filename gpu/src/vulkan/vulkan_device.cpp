@@ -139,7 +139,7 @@ vulkan_device::~vulkan_device() {
   // The GPU is idle: what owners retired while it might still run goes now,
   // before the Vulkan objects it was made from.
   release_retired();
-  calibration_stamp_.reset();
+  calibration_timestamp_.reset();
   // Everything submitted is done (or the device is lost): complete the waits
   // on those values with success, then fail the rest, on values never
   // submitted, so that no waiter is left hanging.
@@ -249,9 +249,9 @@ result<std::unique_ptr<timestamp_pool>> vulkan_device::make_timestamp_pool(std::
 
 result<std::chrono::nanoseconds> vulkan_device::calibrate_once() {
   using clock_type = std::chrono::steady_clock;
-  auto stamp = make_timestamp_pool(1);
-  if (!stamp) return stamp.error();
-  calibration_stamp_ = std::move(*stamp);
+  auto pool = make_timestamp_pool(1);
+  if (!pool) return pool.error();
+  calibration_timestamp_ = std::move(*pool);
   std::optional<clock_type::duration> best;
   for (int attempt = 0; attempt < calibration_attempts; ++attempt) {
     // A list per attempt: the semaphore wait below tells this thread that
@@ -262,7 +262,7 @@ result<std::chrono::nanoseconds> vulkan_device::calibrate_once() {
     if (!list) return list.error();
     command_list& l = **list;
     if (auto r = l.begin(); !r) return r.error();
-    if (auto r = l.timestamp(*calibration_stamp_, 0); !r) return r.error();
+    if (auto r = l.timestamp(*calibration_timestamp_, 0); !r) return r.error();
     if (auto r = l.end(); !r) return r.error();
     command_list* const lists[] = {&l};
     const clock_type::time_point before = clock_type::now();
@@ -278,9 +278,10 @@ result<std::chrono::nanoseconds> vulkan_device::calibrate_once() {
       if (waited == VK_TIMEOUT) return make_error(errc::vulkan_error, what + ": not reached in 5 s");
       return make_vk_error(waited, what);
     }
-    const std::optional<std::uint64_t> ticks = static_cast<const vulkan_timestamp_pool&>(*calibration_stamp_).ticks(0);
-    if (!ticks) return make_error(errc::timestamp_unavailable, "timestamp calibration: the stamp was not copied");
-    // The GPU wrote the stamp somewhere between the two CPU readings: the
+    const std::optional<std::uint64_t> ticks =
+        static_cast<const vulkan_timestamp_pool&>(*calibration_timestamp_).ticks(0);
+    if (!ticks) return make_error(errc::timestamp_unavailable, "timestamp calibration: the timestamp was not copied");
+    // The GPU wrote the timestamp somewhere between the two CPU readings: the
     // middle is off by at most half the round trip.
     if (!best || after - before < *best) {
       best = after - before;

@@ -121,7 +121,7 @@ class vulkan_device final : public device {
   bool clock_anchored_ = false;  // under the base class's timestamp lock
   // The one-time calibration's query, kept until the device goes (the GPU
   // may still write it if the calibration's wait gave up).
-  std::unique_ptr<timestamp_pool> calibration_stamp_;
+  std::unique_ptr<timestamp_pool> calibration_timestamp_;
 };
 
 }  // namespace ferrum::gpu

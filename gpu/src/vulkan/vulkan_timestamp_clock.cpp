@@ -89,7 +89,7 @@ void vulkan_timestamp_clock::convert(std::span<const std::uint64_t> ticks, std::
     (void)recalibrate_locked();  // on failure the previous anchor still converts
   const bool wraps = mask_ != ~std::uint64_t{0};
   for (std::size_t i = 0; i < ticks.size(); ++i) {
-    // The difference modulo 2^valid_bits, read as signed: stamps written
+    // The difference modulo 2^valid_bits, read as signed: timestamps written
     // before the anchor convert to times before it.
     const std::uint64_t delta = ((ticks[i] & mask_) - anchor_ticks_) & mask_;
     double signed_delta = static_cast<double>(static_cast<std::int64_t>(delta));

@@ -125,22 +125,22 @@ class device {
   // device_lost; a loss fails every queue's).
   [[nodiscard]] bool lost() const noexcept;
 
-  // Keeps `a` (or `list`, or `stamps`) alive until every wait of `until` is
+  // Keeps `a` (or `list`, or `timestamps`) alive until every wait of `until` is
   // reached (a wait on a queue of another device never is), then destroys
   // it; whatever is left goes when the device has drained its work. For
   // owners that must go while the GPU may still use their memory (a
   // scheduler destroyed with a lane in quarantine).
   void retire(std::unique_ptr<arena> a, std::span<const queue_wait> until);
   void retire(std::unique_ptr<command_list> list, std::span<const queue_wait> until);
-  void retire(std::unique_ptr<timestamp_pool> stamps, std::span<const queue_wait> until);
+  void retire(std::unique_ptr<timestamp_pool> timestamps, std::span<const queue_wait> until);
   // The same, until `q`'s timeline reaches `value`.
   void retire(std::unique_ptr<arena> a, const gpu::queue& q, std::uint64_t value);
   void retire(std::unique_ptr<command_list> list, const gpu::queue& q, std::uint64_t value);
-  void retire(std::unique_ptr<timestamp_pool> stamps, const gpu::queue& q, std::uint64_t value);
+  void retire(std::unique_ptr<timestamp_pool> timestamps, const gpu::queue& q, std::uint64_t value);
   // The same, until the compute queue's timeline reaches `value`.
   void retire(std::unique_ptr<arena> a, std::uint64_t value);
   void retire(std::unique_ptr<command_list> list, std::uint64_t value);
-  void retire(std::unique_ptr<timestamp_pool> stamps, std::uint64_t value);
+  void retire(std::unique_ptr<timestamp_pool> timestamps, std::uint64_t value);
 
  protected:
   // A device with one queue running every kind.
@@ -184,7 +184,7 @@ class device {
     std::vector<queue_wait> until;
     std::unique_ptr<gpu::arena> memory;
     std::unique_ptr<command_list> list;
-    std::unique_ptr<timestamp_pool> stamps;
+    std::unique_ptr<timestamp_pool> timestamps;
   };
   void retire(retired_object object);
 

@@ -6,20 +6,20 @@
 // which writes the GPU's time into the slot once every command before it in
 // submission order has completed; once that submission's timeline value is
 // reached, `read` converts the slots to steady_clock, so GPU times line up
-// with what the CPU stamped.
+// with the CPU's own readings of steady_clock.
 //
-//   auto stamps = device.create_timestamp_pool(2).value();
+//   auto timestamps = device.create_timestamp_pool(2).value();
 //   list.begin();
-//   list.timestamp(*stamps, 0);
+//   list.timestamp(*timestamps, 0);
 //   list.dispatch(kernel, range, {}, {});
-//   list.timestamp(*stamps, 1);
+//   list.timestamp(*timestamps, 1);
 //   list.end();
 //   ... submit, await the value ...
 //   std::array<std::chrono::steady_clock::time_point, 2> t;
-//   stamps->read(0, t).value();  // t[1] - t[0]: the dispatch's GPU time
+//   timestamps->read(0, t).value();  // t[1] - t[0]: the dispatch's GPU time
 //
 // How GPU times become steady_clock times is the device's (timestamp_clock):
-// the null device stamps with steady_clock itself; the Vulkan device
+// the null device writes steady_clock itself; the Vulkan device
 // converts its ticks with a calibration, VK_EXT_calibrated_timestamps where
 // the device has it (CLOCK_MONOTONIC, steady_clock's clock on Linux), else a
 // one-time calibration around a submission of one timestamp.
