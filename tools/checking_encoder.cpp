@@ -127,8 +127,7 @@ wave_checks::bucket_checks wave_checks::plan_checks(const plan& p, const std::ve
     }
     b.begin.push_back(b.resources.size());
   }
-  for (const std::unique_ptr<lane>& l : pool.lanes())
-    if (l->index < b.lanes.size()) b.lanes[l->index] = l.get();
+  for (std::uint32_t l = 0; l < pool.counts().capacity && l < b.lanes.size(); ++l) b.lanes[l] = &pool.contents(l);
   return b;
 }
 
@@ -159,7 +158,7 @@ void wave_checks::record(const encode_context& c) const {
   if (c.lane >= bucket.lanes.size() || bucket.lanes[c.lane] == nullptr || !bucket.lanes[c.lane]->made())
     throw std::runtime_error("wave " + std::to_string(c.wave) + " runs on lane " + std::to_string(c.lane) +
                              ", which its bucket does not have");
-  const lane& on = *bucket.lanes[c.lane];
+  const lane_contents& on = *bucket.lanes[c.lane];
   for (std::size_t at = bucket.begin[c.node_index]; at < bucket.begin[c.node_index + 1]; ++at)
     if (bucket.resources[at].position >= c.resources.size())
       throw std::runtime_error("node " + std::to_string(c.node_index) + " was handed " +
@@ -211,7 +210,7 @@ void wave_checks::record(const encode_context& c) const {
   }
 }
 
-void wave_checks::record_transfer(const encode_context& c, const bucket_checks& bucket, const lane& on) const {
+void wave_checks::record_transfer(const encode_context& c, const bucket_checks& bucket, const lane_contents& on) const {
   const std::size_t block = bucket.transfer_base + c.lane * bucket.transfer_block;
   const auto copy = [&](gpu::arena_range from, gpu::arena_range to) {
     if (auto done = c.commands.copy(from, to); !done) refused("copy", done.error());

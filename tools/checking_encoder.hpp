@@ -161,7 +161,7 @@ class wave_checks {
     std::vector<std::size_t> begin;
     // Per node: the snapshots it checks for transfer nodes.
     std::vector<std::vector<snapshot_check>> snapshots;
-    std::vector<const lane*> lanes;  // by lane index
+    std::vector<const lane_contents*> lanes;  // by lane index
     std::size_t checked = 0;
     std::size_t unchecked = 0;
     // Its lanes' blocks of `transfer_`: lane l's at base + l * block.
@@ -175,7 +175,7 @@ class wave_checks {
   [[nodiscard]] const bucket_checks& bucket_of(const encode_context& c, std::size_t& index) const;
   [[nodiscard]] std::uint32_t seed(std::uint64_t wave, std::size_t node, std::size_t position) const noexcept;
   // Node `c.node_index`'s copies, on the transfer queue.
-  void record_transfer(const encode_context& c, const bucket_checks& bucket, const lane& on) const;
+  void record_transfer(const encode_context& c, const bucket_checks& bucket, const lane_contents& on) const;
 
   std::vector<bucket_checks> buckets_;
   std::vector<bool> transfer_nodes_;  // by plan index

@@ -75,11 +75,10 @@ result<execution_binding> execution_binding::bind(const plan_hash& hash, std::si
     auto it = std::lower_bound(slices.begin(), slices.end(), slot.resource,
                                [](const backing_slice& s, const resource_id& id) { return s.resource < id; });
     if (it == slices.end() || it->resource != slot.resource) return make_error(errc::missing_backing_slice, where());
-    const backing_slice& evidence = *it;
-    if (evidence.claim != layout->claim().digest() || evidence.bucket != layout->bucket() ||
-        evidence.offset != slot.offset || evidence.capacity != slot.capacity ||
-        evidence.physical_size_bytes != arena_bytes || evidence.alignment != slot.alignment ||
-        evidence.usage != buffer_usage::binding || evidence.element != element_type::u8)
+    const backing_slice& slice = *it;
+    if (slice.claim != layout->claim().digest() || slice.bucket != layout->bucket() || slice.offset != slot.offset ||
+        slice.capacity != slot.capacity || slice.physical_size_bytes != arena_bytes ||
+        slice.alignment != slot.alignment || slice.usage != buffer_usage::binding || slice.element != element_type::u8)
       return make_error(errc::backing_slice_mismatch, where());
   }
   return execution_binding(hash, std::move(layout), lane);

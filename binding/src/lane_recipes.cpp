@@ -17,8 +17,8 @@ namespace {
 // with no sort of, or search in, all the plan's resources (that was most of
 // a small plan's recipe). Layouts that are not so go to
 // record_backing_slices, which decides them as ever.
-result<std::vector<backing_slice>> binding_evidence(const plan& p, const bucket_id& bucket, const pool_domain& domain,
-                                                    const claim_identity& claim, const capacity_layout& capacity) {
+result<std::vector<backing_slice>> binding_backing(const plan& p, const bucket_id& bucket, const pool_domain& domain,
+                                                   const claim_identity& claim, const capacity_layout& capacity) {
   const std::vector<projection>& projections = capacity.projections;
   const std::vector<std::size_t>& members = domain.members;
   if (projections.size() != members.size()) return record_backing_slices(p, bucket, claim, capacity);
@@ -79,12 +79,11 @@ result<void> make_lane_recipes(compiled_program& program, const plan& p, const p
     if (domain == program.wave_layouts.end()) continue;  // the lane pool refuses it: missing_domain_layout
     recipe.binding_domain = static_cast<std::size_t>(domain - program.wave_layouts.begin());
     const capacity_layout& capacity = bucket.capacity_layouts[recipe.binding_domain];
-    auto evidence =
-        recipe.binding_domain < program.domains.size()
-            ? binding_evidence(p, bucket.id, program.domains[recipe.binding_domain], domain->claim, capacity)
-            : record_backing_slices(p, bucket.id, domain->claim, capacity);
-    if (!evidence) return evidence.error();
-    recipe.evidence = std::move(*evidence);
+    auto backing = recipe.binding_domain < program.domains.size()
+                       ? binding_backing(p, bucket.id, program.domains[recipe.binding_domain], domain->claim, capacity)
+                       : record_backing_slices(p, bucket.id, domain->claim, capacity);
+    if (!backing) return backing.error();
+    recipe.backing = std::move(*backing);
   }
   return {};
 }

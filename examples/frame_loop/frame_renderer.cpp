@@ -170,8 +170,8 @@ std::span<const std::byte> frame_renderer::output(const ferrum::scheduler& sched
                                                   const ferrum::wave_report& report) const {
   for (const auto& pool : scheduler.pools()) {
     if (report.bucket == nullptr || pool->bucket().id != *report.bucket) continue;
-    if (report.lane >= pool->lanes().size()) break;
-    for (const ferrum::node_resource& r : pool->lanes()[report.lane]->node_resources(tonemap_node)) {
+    if (report.lane >= pool->counts().capacity) break;
+    for (const ferrum::node_resource& r : pool->contents(report.lane).resources(tonemap_node)) {
       if (r.id->view() != rgba8_id) continue;
       // Readback memory (frame_loop.json): the host's copy of the image.
       const std::span<std::byte> bytes = r.bytes().value();

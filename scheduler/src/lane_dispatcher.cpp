@@ -45,11 +45,11 @@ bool lane_dispatcher::refused(const error_code& closed, const std::atomic<bool>*
   return static_cast<bool>(ec);
 }
 
-lane* lane_dispatcher::acquire(waiter& w, error_code& ec, const std::atomic<bool>* cancelled) {
+held_lane lane_dispatcher::acquire(waiter& w, error_code& ec, const std::atomic<bool>* cancelled) {
   handover h;
   {
     const std::lock_guard lock(mutex_);
-    if (refused(closed_, cancelled, ec)) return nullptr;
+    if (refused(closed_, cancelled, ec)) return {};
     // With a free lane nobody waits (give-backs hand lanes over directly): the
     // newcomer takes the lane free longest, whichever device it is on.
     member_state* from = nullptr;
@@ -57,36 +57,37 @@ lane* lane_dispatcher::acquire(waiter& w, error_code& ec, const std::atomic<bool
       if (m.free.empty() || m.device->lost()) continue;
       if (from == nullptr || m.freed_at[m.free.front()->index] < from->freed_at[from->free.front()->index]) from = &m;
     }
-    if (from != nullptr) return take_free_locked(*from);
+    if (from != nullptr) return held_lane(*take_free_locked(*from));
     if (any_hopeless_locked()) {
       ec = make_error_code(errc::all_lanes_quarantined);
-      return nullptr;
+      return {};
     }
     waiters_.push(w);
     make_if_needed_locked(nullptr, true, h);
   }
   notify(h);
-  return nullptr;
+  return {};
 }
 
-lane* lane_dispatcher::acquire_from(std::size_t member, waiter& w, error_code& ec, const std::atomic<bool>* cancelled) {
+held_lane lane_dispatcher::acquire_from(std::size_t member, waiter& w, error_code& ec,
+                                        const std::atomic<bool>* cancelled) {
   handover h;
   {
     const std::lock_guard lock(mutex_);
-    if (refused(closed_, cancelled, ec)) return nullptr;
+    if (refused(closed_, cancelled, ec)) return {};
     member_state& m = members_[member];
     // FIFO: free lanes rotate, the longest free first, so that every lane is
     // used in turn (its fence the oldest) and warm-up touches all of them.
-    if (!m.free.empty()) return take_free_locked(m);
+    if (!m.free.empty()) return held_lane(*take_free_locked(m));
     if (hopeless_locked(m)) {
       ec = make_error_code(errc::all_lanes_quarantined);
-      return nullptr;
+      return {};
     }
     m.own.push(w);
     make_if_needed_locked(&m, false, h);
   }
   notify(h);
-  return nullptr;
+  return {};
 }
 
 bool lane_dispatcher::cancel(waiter& w) noexcept {
@@ -218,9 +219,6 @@ result<void> lane_dispatcher::check_held_locked(const member_state& m, const lan
                                                 const char* action) const {
   const auto where = [&] { return std::string(action) + " lane " + std::to_string(l.index); };
   const std::string& bucket = m.bucket->str();
-  if (l.index >= m.lanes.size() || m.lanes[l.index].get() != &l)
-    return make_error(errc::foreign_lane,
-                      where() + ": it belongs to another pool than bucket " + quote_text(bucket) + "'s");
   const auto not_held = [&](const std::string& why) {
     return make_error(errc::lane_not_held, where() + " of bucket " + quote_text(bucket) + " under hand-out " +
                                                std::to_string(hold) + ": " + why);
@@ -347,8 +345,10 @@ void lane_dispatcher::start_making_locked(member_state& m, handover& h) noexcept
 }
 
 void lane_dispatcher::notify(const handover& h) noexcept {
-  if (h.next != nullptr) h.next->handed(h.next, {}, h.handed);
-  if (h.failed != nullptr) h.failed->handed(h.failed, h.failed_ec, nullptr);
+  // The hand-out was changed under the lock: the handle reads it here, on
+  // the thread that changed it.
+  if (h.next != nullptr) h.next->handed(h.next, {}, held_lane(*h.handed));
+  if (h.failed != nullptr) h.failed->handed(h.failed, h.failed_ec, {});
   fail_all(h.own_hopeless, h.own_ec);
   fail_all(h.any_hopeless, h.any_ec);
   if (h.make != nullptr) h.maker.start(h.maker.pool, *h.make);
@@ -358,7 +358,7 @@ void lane_dispatcher::fail_all(waiter* list, error_code ec) noexcept {
   while (list != nullptr) {
     waiter* w = list;
     list = w->next;
-    w->handed(w, ec, nullptr);
+    w->handed(w, ec, {});
   }
 }
 

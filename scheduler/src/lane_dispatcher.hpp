@@ -28,7 +28,8 @@
 #include "ferrum/binding/ids.hpp"
 #include "ferrum/error.hpp"
 #include "ferrum/gpu/device.hpp"
-#include "ferrum/scheduler/lane.hpp"
+#include "ferrum/scheduler/lane_counts.hpp"
+#include "lane.hpp"
 #include "waiter_queue.hpp"
 
 #include <boost/system/error_code.hpp>
@@ -70,11 +71,12 @@ class lane_dispatcher {
   [[nodiscard]] std::size_t join(const lane_pool* pool, std::span<const std::unique_ptr<lane>> lanes,
                                  gpu::device& device, const bucket_id& bucket, lane_maker maker, bool made);
 
-  // A lane of any lane pool (a wave's), or queued; as lane_pool::acquire.
-  [[nodiscard]] lane* acquire(waiter& w, boost::system::error_code& ec, const std::atomic<bool>* cancelled);
+  // A lane of any lane pool (a wave's), or queued (an empty handle); as
+  // detail::acquire_lane (lane_pool.hpp).
+  [[nodiscard]] held_lane acquire(waiter& w, boost::system::error_code& ec, const std::atomic<bool>* cancelled);
   // A lane of lane pool `member` (its own waiters'), or queued.
-  [[nodiscard]] lane* acquire_from(std::size_t member, waiter& w, boost::system::error_code& ec,
-                                   const std::atomic<bool>* cancelled);
+  [[nodiscard]] held_lane acquire_from(std::size_t member, waiter& w, boost::system::error_code& ec,
+                                       const std::atomic<bool>* cancelled);
   // Removes a queued waiter, wherever it waits; false when it was not queued.
   [[nodiscard]] bool cancel(waiter& w) noexcept;
   // Fails every queued and later waiter with `ec`.
@@ -82,16 +84,15 @@ class lane_dispatcher {
   [[nodiscard]] lane_counts counts(std::size_t member) const;
 
   // Gives `l` back from its holder under hand-out `hold`, once `last` (its
-  // last submitted value) is reached on its device. Errors: foreign_lane,
+  // last submitted value) is reached on its device. Errors:
   // lane_not_held, fence_not_reached.
   [[nodiscard]] result<void> release(std::size_t member, lane& l, std::uint64_t hold, std::uint64_t last);
   // Takes `l` from its holder under `hold` and sets it aside — quarantined,
-  // or returning — until its fence watch hands it back. Errors: foreign_lane,
+  // or returning — until its fence watch hands it back. Errors:
   // lane_not_held.
   [[nodiscard]] result<void> set_aside(std::size_t member, lane& l, std::uint64_t hold, lane_state state,
                                        const char* action);
-  // `l` is free again: its holder's fence was reached (a wave's, which holds
-  // it: nothing to check), or its fence watch's.
+  // `l` is free again: its fence watch saw its fence reached.
   void hand_back(lane& l) noexcept;
   // `l`'s fence watch ended with its device failed: quarantined for good.
   void keep_quarantined(lane& l) noexcept;

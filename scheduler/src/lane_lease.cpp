@@ -1,37 +1,29 @@
 #include "ferrum/scheduler/lane_lease.hpp"
 
+#include "ferrum/scheduler/lane_pool.hpp"
+
 #include <algorithm>
 #include <string>
 
 namespace ferrum {
 
 result<std::uint64_t> lane_lease::submit(std::span<gpu::command_list* const> lists) {
-  if (lane_ == nullptr) return make_error(errc::lane_not_held, "submitting through an empty lane lease");
-  // A lease whose lane went back through the pool: the lane's lists may be
-  // a later holder's now.
-  if (const std::uint64_t current = lane_->hold.load(std::memory_order_relaxed); current != hold_)
-    return make_error(errc::lane_not_held, "submitting through a lease of lane " + std::to_string(lane_->index) +
-                                               " under hand-out " + std::to_string(hold_) +
-                                               ", which is over (the lane was given back; hand-out " +
-                                               std::to_string(current) + " is the latest)");
+  if (auto held = held_.check_held("submitting through a lease of"); !held) return held.error();
+  const std::span<gpu::command_list* const> own = held_->all_lists();
   for (std::size_t i = 0; i < lists.size(); ++i) {
-    if (std::find(lane_->all_lists.begin(), lane_->all_lists.end(), lists[i]) == lane_->all_lists.end())
+    if (std::find(own.begin(), own.end(), lists[i]) == own.end())
       return make_error(errc::foreign_object, "list " + std::to_string(i) + " of the submission is not one of lane " +
-                                                  std::to_string(lane_->index) + "'s");
+                                                  std::to_string(held_.index()) + "'s");
   }
-  auto value = pool_->device().queue().submit_next(lists);
+  auto value = held_.pool()->device().queue().submit_next(lists);
   if (!value) return value.error();
-  lane_->submitted_value = *value;
+  if (auto recorded = held_.record_submission({*value}); !recorded) return recorded.error();
   return *value;
 }
 
-void lane_lease::reset() noexcept {
-  if (lane_ == nullptr) return;
-  // Reached: straight back (a waiter may have it). Not yet: the fence watch
-  // returns it once reached. Refused (lane_not_held) only for a hand-out
-  // that is over, whose lane is not this lease's to give back any more.
-  (void)pool_->release_when_reached(*lane_, hold_);
-  forget();
+result<std::uint64_t> lane_lease::submit() {
+  if (!held_) return submit({});
+  return submit(held_->all_lists());
 }
 
 }  // namespace ferrum

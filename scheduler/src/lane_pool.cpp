@@ -3,6 +3,7 @@
 // dispatcher's (lane_dispatcher.cpp).
 #include "ferrum/scheduler/lane_pool.hpp"
 
+#include "lane.hpp"
 #include "lane_dispatcher.hpp"
 #include "submission_plan.hpp"
 
@@ -18,6 +19,8 @@
 
 namespace ferrum {
 
+using detail::lane;
+
 struct lane_pool::fence_watch : gpu::timeline_wait {
   fence_watch(lane_pool& owner, lane& watched) noexcept
       : gpu::timeline_wait(0, &lane_pool::watched), pool(&owner), target(&watched) {}
@@ -27,18 +30,32 @@ struct lane_pool::fence_watch : gpu::timeline_wait {
   std::atomic<bool> active{false};
 };
 
-namespace {
+// Makes, frees and retires a lane's contents (the only writer of them).
+struct detail::lane_memory {
+  // Makes lane `l`'s contents (it has none) for `bucket` on `device` from
+  // the bucket's lane recipe. On an error, what was made is freed again by
+  // the caller.
+  static result<void> make(lane& l, const compiled_program& program, const compiled_bucket& bucket, gpu::device& device,
+                           bool gpu_timestamps, queue_placement queues);
+  // Frees `l`'s contents, which the GPU is done with: as before it was made.
+  static void free(lane& l) noexcept;
+  // Hands `l`'s GPU objects to `device`, freed once `last` is reached.
+  static void retire(lane& l, gpu::device& device, std::uint64_t last);
 
-// Records lane `l`'s staging lists (lane.hpp) for its staged arenas, once:
-// every wave submits them again as they are.
-result<void> record_staging(lane& l, gpu::device& device) {
-  gpu::arena* upload = l.arena_of(memory_class::upload);
-  gpu::arena* readback = l.arena_of(memory_class::readback);
+ private:
+  // Records the staging lists (held_lane.hpp) for the staged arenas, once:
+  // every wave submits them again as they are.
+  static result<void> record_staging(lane_contents& c, gpu::device& device);
+};
+
+result<void> detail::lane_memory::record_staging(lane_contents& c, gpu::device& device) {
+  gpu::arena* upload = c.arena_of(memory_class::upload);
+  gpu::arena* readback = c.arena_of(memory_class::readback);
   const auto record = [&](std::unique_ptr<gpu::command_list>& list, gpu::arena& staged, bool in) -> result<void> {
     auto made = device.create_command_list();
     if (!made) return made.error();
     list = std::move(*made);
-    list->grant(l.windows);
+    list->grant(c.windows_);
     // Opening with none: the lane's previous wave completed, and the host
     // saw its fence, before this submission (docs/design.md, "Barriers").
     if (auto r = list->begin(gpu::list_opening::by_hazards); !r) return r;
@@ -52,128 +69,126 @@ result<void> record_staging(lane& l, gpu::device& device) {
     return list->end();
   };
   if (upload != nullptr && upload->staged()) {
-    if (auto r = record(l.stage_in, *upload, true); !r) return r;
+    if (auto r = record(c.stage_in_, *upload, true); !r) return r;
   }
   if (readback != nullptr && readback->staged()) {
-    if (auto r = record(l.stage_out, *readback, false); !r) return r;
+    if (auto r = record(c.stage_out_, *readback, false); !r) return r;
   }
   return {};
 }
 
-// Makes lane `l`'s memory (it has none) for `bucket` on `device` from the
-// bucket's lane recipe. On an error, what was made is freed again by the caller.
-result<void> make_lane(lane& l, const compiled_program& program, const compiled_bucket& bucket, gpu::device& device,
-                       bool gpu_timestamps, queue_placement queues) {
+result<void> detail::lane_memory::make(lane& l, const compiled_program& program, const compiled_bucket& bucket,
+                                       gpu::device& device, bool gpu_timestamps, queue_placement queues) {
   const lane_recipe& recipe = bucket.lane;
   const program_binding_layout& layout = *bucket.binding;
+  lane_contents& c = l.contents;
   // An arena per window, each of its class.
-  for (memory_class c : window_order) {
-    const memory_window& window = bucket.window(c);
+  for (memory_class m : window_order) {
+    const memory_window& window = bucket.window(m);
     if (window.size == 0) continue;
-    auto arena = device.create_arena(static_cast<std::size_t>(window.size), c);
+    auto arena = device.create_arena(static_cast<std::size_t>(window.size), m);
     if (!arena) return arena.error();
     (*arena)->guard();
-    l.window_begin[index_of(c)] = window.begin;
-    l.windows.push_back((*arena)->whole());
-    l.memory[index_of(c)] = std::move(*arena);
+    c.window_begin_[index_of(m)] = window.begin;
+    c.windows_.push_back((*arena)->whole());
+    c.memory_[index_of(m)] = std::move(*arena);
   }
   // The binding pool is the upload window's first (compiled_program.hpp).
-  gpu::arena& upload = *l.arena_of(memory_class::upload);
+  gpu::arena& upload = *c.arena_of(memory_class::upload);
   const auto binding_offset = static_cast<std::size_t>(bucket.pool_offsets[recipe.binding_domain]);
-  l.binding_target = {bucket.id, l.index, allocation_lifetime::invocation,
-                      upload.bytes().subspan(binding_offset, static_cast<std::size_t>(layout.physical_size_bytes()))};
-  l.evidence = recipe.evidence;
-  auto bound = execution_binding::bind(program.hash, program.node_count, bucket.binding, l.binding_target, l.evidence);
+  c.binding_target_ = {bucket.id, l.index, allocation_lifetime::invocation,
+                       upload.bytes().subspan(binding_offset, static_cast<std::size_t>(layout.physical_size_bytes()))};
+  c.backing_ = recipe.backing;
+  auto bound = execution_binding::bind(program.hash, program.node_count, bucket.binding, c.binding_target_, c.backing_);
   if (!bound) return bound.error();
-  l.binding.emplace(std::move(*bound));
+  c.binding_.emplace(std::move(*bound));
   // Every node's resources on this lane, and what each node's list is
-  // granted; reserved first: the grants point into `granted`.
-  l.resources.reserve(recipe.uses.size());
-  l.granted.reserve(recipe.uses.size() + program.node_count * l.windows.size());
-  l.grant_begin.reserve(program.node_count + 1);
+  // granted; reserved first: the lists' grants point into `grants_`.
+  c.resources_.reserve(recipe.uses.size());
+  c.grants_.reserve(recipe.uses.size() + program.node_count * c.windows_.size());
+  c.grant_begin_.reserve(program.node_count + 1);
   for (std::size_t node = 0; node < program.node_count; ++node) {
-    l.grant_begin.push_back(l.granted.size());
+    c.grant_begin_.push_back(c.grants_.size());
     for (std::size_t u = recipe.use_begin[node]; u < recipe.use_begin[node + 1]; ++u) {
       const lane_use& use = recipe.uses[u];
-      const memory_class c = program.domains[use.domain].memory;
+      const memory_class m = program.domains[use.domain].memory;
       // A class without an arena has no bytes in this bucket (its window
       // is empty): nor has the resource.
-      const gpu::arena* arena = l.arena_of(c);
+      gpu::arena* arena = c.arena_of(m);
       const gpu::arena_range range =
           arena == nullptr ? gpu::arena_range{}
-                           : arena->range(static_cast<std::size_t>(use.offset - l.window_begin[index_of(c)]),
+                           : arena->range(static_cast<std::size_t>(use.offset - c.window_begin_[index_of(m)]),
                                           static_cast<std::size_t>(use.size));
-      std::span<std::byte> host = arena == nullptr ? std::span<std::byte>{} : l.arena_of(c)->bytes();
+      std::span<std::byte> host = arena == nullptr ? std::span<std::byte>{} : arena->bytes();
       if (!host.empty()) host = host.subspan(range.offset, range.size);
-      l.granted.push_back(range);
-      l.resources.emplace_back(&bucket.capacity_layouts[use.domain].projections[use.member].resource, use.kind,
-                               use.lifetime, c, range, host);
+      c.grants_.push_back(range);
+      c.resources_.emplace_back(&bucket.capacity_layouts[use.domain].projections[use.member].resource, use.kind,
+                                use.lifetime, m, range, host);
     }
-    for (const gpu::arena_range& window : l.windows) l.granted.push_back(window.arena->range(0, 0));
+    for (const gpu::arena_range& window : c.windows_) c.grants_.push_back(window.arena->range(0, 0));
   }
-  l.grant_begin.push_back(l.granted.size());
-  l.resource_begin = recipe.use_begin;
+  c.grant_begin_.push_back(c.grants_.size());
+  c.resource_begin_ = recipe.use_begin;
   // Per node (bind checked every slot: node in range, inside the arena):
   // its handle on its slot, that slot as a range, and its list, granted the
   // node's resources.
-  l.nodes.reserve(program.node_count);
-  l.slots.reserve(program.node_count);
-  l.lists.reserve(program.node_count);
+  c.nodes_.reserve(program.node_count);
+  c.slots_.reserve(program.node_count);
+  c.node_lists_.reserve(program.node_count);
   for (std::size_t node = 0; node < program.node_count; ++node) {
-    const std::optional<node_binding>& handle = l.nodes.emplace_back(l.binding->node(node));
-    l.slots.push_back(handle ? upload.range(binding_offset + static_cast<std::size_t>(handle->slot().offset),
-                                            static_cast<std::size_t>(handle->slot().capacity))
-                             : gpu::arena_range{});
+    const std::optional<node_binding>& handle = c.nodes_.emplace_back(c.binding_->node(node));
+    c.slots_.push_back(handle ? upload.range(binding_offset + static_cast<std::size_t>(handle->slot().offset),
+                                             static_cast<std::size_t>(handle->slot().capacity))
+                              : gpu::arena_range{});
     auto list = device.create_command_list(detail::placed_queue(program.dependencies, node, queues));
     if (!list) return list.error();
-    (*list)->grant(std::span<const gpu::arena_range>(l.granted).subspan(l.grant_begin[node],
-                                                                        l.grant_begin[node + 1] - l.grant_begin[node]));
-    l.submit_lists.push_back(list->get());
-    l.lists.push_back(std::move(*list));
+    (*list)->grant(c.grants(node));
+    c.lists_.push_back(list->get());
+    c.node_lists_.push_back(std::move(*list));
   }
-  if (auto staged = record_staging(l, device); !staged) return staged;
-  if (l.stage_in) l.all_lists.push_back(l.stage_in.get());
-  l.all_lists.insert(l.all_lists.end(), l.submit_lists.begin(), l.submit_lists.end());
-  if (l.stage_out) l.all_lists.push_back(l.stage_out.get());
+  if (auto staged = record_staging(c, device); !staged) return staged;
+  if (c.stage_in_) c.all_lists_.push_back(c.stage_in_.get());
+  c.all_lists_.insert(c.all_lists_.end(), c.lists_.begin(), c.lists_.end());
+  if (c.stage_out_) c.all_lists_.push_back(c.stage_out_.get());
   if (gpu_timestamps) {
     auto timestamps = device.create_timestamp_pool(2 * program.node_count);
     if (!timestamps) return timestamps.error();
-    l.timestamps = std::move(*timestamps);
+    c.timestamps_ = std::move(*timestamps);
   }
   return {};
 }
 
-// Frees lane `l`'s memory, which the GPU is done with: it is as before it was made.
-void free_lane(lane& l) noexcept {
-  l.timestamps.reset();
-  l.all_lists.clear();
-  l.stage_out.reset();
-  l.stage_in.reset();
-  l.submit_lists.clear();
-  l.lists.clear();
-  l.grant_begin.clear();
-  l.granted.clear();
-  l.slots.clear();
-  l.nodes.clear();
-  l.resource_begin.clear();
-  l.resources.clear();
-  l.binding.reset();
-  l.evidence.clear();
-  l.binding_target = {};
-  l.windows.clear();
-  for (auto& arena : l.memory) arena.reset();
-  l.window_begin = {};
+void detail::lane_memory::free(lane& l) noexcept {
+  // Destroyed in reverse order of declaration: the lists before the arenas they reach.
+  { const lane_contents gone = std::exchange(l.contents, lane_contents()); }
   l.submitted_value = 0;
   l.previous_wave = 0;
   l.recorded = false;
+  l.covers_lists = false;
 }
 
-}  // namespace
+void detail::lane_memory::retire(lane& l, gpu::device& device, std::uint64_t last) {
+  lane_contents& c = l.contents;
+  for (auto& list : c.node_lists_) device.retire(std::move(list), last);
+  for (auto* staging : {&c.stage_in_, &c.stage_out_})
+    if (*staging) device.retire(std::move(*staging), last);
+  for (auto& arena : c.memory_)
+    if (arena) device.retire(std::move(arena), last);
+  if (c.timestamps_) device.retire(std::move(c.timestamps_), last);
+}
 
 result<std::unique_ptr<lane_pool>> lane_pool::create(const compiled_program& program, const compiled_bucket& bucket,
                                                      gpu::device& device, executor_type executor, bool gpu_timestamps,
-                                                     queue_placement queues, lane_making making,
-                                                     std::shared_ptr<detail::lane_dispatcher> dispatcher) {
+                                                     queue_placement queues, lane_making making) {
+  return make(program, bucket, device, std::move(executor), gpu_timestamps, queues, making,
+              std::make_shared<detail::lane_dispatcher>(), {});
+}
+
+result<std::unique_ptr<lane_pool>> lane_pool::make(const compiled_program& program, const compiled_bucket& bucket,
+                                                   gpu::device& device, executor_type executor, bool gpu_timestamps,
+                                                   queue_placement queues, lane_making making,
+                                                   std::shared_ptr<detail::lane_dispatcher> dispatcher,
+                                                   detail::lane_pool_hooks hooks) {
   if (!bucket.binding) return make_error(errc::no_binding_layout, "bucket " + quote_text(bucket.id.str()));
   if (bucket.lane.binding_domain == lane_recipe::no_domain)
     return make_error(errc::missing_domain_layout, "bucket " + quote_text(bucket.id.str()));
@@ -182,9 +197,9 @@ result<std::unique_ptr<lane_pool>> lane_pool::create(const compiled_program& pro
   if (const gpu::timestamp_clock clock = device.timestamps(); gpu_timestamps && !clock.supported)
     return make_error(errc::timestamps_unsupported,
                       "device " + quote_text(device.name()) + ": " + std::string(clock.calibration));
-  if (!dispatcher) dispatcher = std::make_shared<detail::lane_dispatcher>();
   std::unique_ptr<lane_pool> pool(
       new lane_pool(program, bucket, device, std::move(executor), gpu_timestamps, queues, std::move(dispatcher)));
+  pool->hooks_ = hooks;
   pool->lanes_.reserve(program.lanes);
   pool->watches_.reserve(program.lanes);
   for (std::uint32_t index = 0; index < program.lanes; ++index) {
@@ -192,7 +207,8 @@ result<std::unique_ptr<lane_pool>> lane_pool::create(const compiled_program& pro
     l->index = index;
     l->owner = pool.get();
     if (making == lane_making::at_create) {
-      if (auto made = make_lane(*l, program, bucket, device, gpu_timestamps, queues); !made) return made.error();
+      if (auto made = detail::lane_memory::make(*l, program, bucket, device, gpu_timestamps, queues); !made)
+        return made.error();
     }
     pool->watches_.push_back(std::make_unique<fence_watch>(*pool, *l));
     pool->lanes_.push_back(std::move(l));
@@ -227,14 +243,8 @@ lane_pool::~lane_pool() {
     }
     // A lane not reached (a free lane always is) may still be written by
     // the GPU: the device keeps its memory until the fence is reached.
-    const std::uint64_t last = last_submitted(l);
-    if (!l.made() || timeline.reached(last)) continue;
-    for (auto& list : l.lists) device_->retire(std::move(list), last);
-    for (auto* staging : {&l.stage_in, &l.stage_out})
-      if (*staging) device_->retire(std::move(*staging), last);
-    for (auto& arena : l.memory)
-      if (arena) device_->retire(std::move(arena), last);
-    if (l.timestamps) device_->retire(std::move(l.timestamps), last);
+    const std::uint64_t last = detail::last_submitted(l);
+    if (l.contents.made() && !timeline.reached(last)) detail::lane_memory::retire(l, *device_, last);
   }
 }
 
@@ -244,11 +254,13 @@ lane_counts lane_pool::counts() const {
   return c;
 }
 
+const lane_contents& lane_pool::contents(std::uint32_t index) const noexcept { return lanes_[index]->contents; }
+
 std::uint64_t lane_pool::trim() {
   const std::vector<lane*> taken = dispatcher_->trim(member_);
   for (lane* l : taken) {
     // Free lanes are done on the GPU: a give-back checked their fence.
-    free_lane(*l);
+    detail::lane_memory::free(*l);
     dispatcher_->trimmed(*l);
   }
   return std::uint64_t{taken.size()} * bucket_->lane_bytes();
@@ -265,13 +277,13 @@ void lane_pool::start_making(void* self, lane& l) noexcept {
     boost::system::error_code ec = boost::asio::error::operation_aborted;
     if (run) {
       try {
-        auto made =
-            make_lane(*target, *pool->program_, *pool->bucket_, *pool->device_, pool->gpu_timestamps_, pool->queues_);
+        auto made = detail::lane_memory::make(*target, *pool->program_, *pool->bucket_, *pool->device_,
+                                              pool->gpu_timestamps_, pool->queues_);
         ec = made ? boost::system::error_code() : made.error().code;
       } catch (const std::bad_alloc&) {
         ec = make_error_code(errc::out_of_host_memory);
       }
-      if (ec) free_lane(*target);
+      if (ec) detail::lane_memory::free(*target);
     }
     pool->made(*target, ec);
   });
@@ -281,42 +293,56 @@ void lane_pool::made(lane& l, boost::system::error_code ec) noexcept {
   dispatcher_->made(l, ec);
   // Done with this lane pool before the hook, which may end the last thing
   // its scheduler waits for (and so the lane pool) on this very thread.
-  const hooks h = hooks_;
+  const detail::lane_pool_hooks h = hooks_;
   making_.fetch_sub(1, std::memory_order_acq_rel);
   if (h.making != nullptr) h.making(h.context, -1);
 }
 
-lane* lane_pool::acquire(waiter& w, boost::system::error_code& ec, const std::atomic<bool>* cancelled) {
-  return dispatcher_->acquire_from(member_, w, ec, cancelled);
+held_lane detail::acquire_lane(lane_pool& pool, lane_waiter& w, boost::system::error_code& ec,
+                               const std::atomic<bool>* cancelled) {
+  return pool.dispatcher_->acquire_from(pool.member_, w, ec, cancelled);
 }
 
-bool lane_pool::cancel(waiter& w) noexcept { return dispatcher_->cancel(w); }
+bool detail::cancel_acquire(lane_pool& pool, lane_waiter& w) noexcept { return pool.dispatcher_->cancel(w); }
 
 void lane_pool::close(boost::system::error_code ec) { dispatcher_->close(ec); }
 
-std::uint64_t lane_pool::last_submitted(const lane& l) noexcept {
-  // The lists know their own last value, so a holder that submitted them
-  // without recording `submitted_value` cannot have the lane reused too
-  // early. Values are the compute queue's: a wave whose lists also ran on
-  // another queue joined them there, and its submitted value is the join's
-  // (submission_plan.hpp).
-  std::uint64_t last = l.submitted_value;
-  for (const gpu::command_list* list : l.all_lists)
-    if (list->submitted_queue() == &list->device().queue()) last = std::max(last, list->submitted_value());
-  return last;
+result<void> held_lane::give_back(lane_return how) noexcept {
+  if (lane_ == nullptr) return {};
+  auto back = pool_->give_back(*lane_, hold_, how);
+  // Kept only while the GPU may still write the lane and the holder must wait.
+  if (back || back.error().code != errc::fence_not_reached) forget();
+  return back;
 }
 
-result<void> lane_pool::release(lane& l, std::uint64_t hold) {
-  auto released = dispatcher_->release(member_, l, hold, last_submitted(l));
+result<void> lane_pool::give_back(lane& l, std::uint64_t hold, lane_return how) {
+  switch (how) {
+    case lane_return::fence_reached:
+      // The holder awaited its submission: its value must be reached (the
+      // dispatcher checks). A wave's record covers every list; any other
+      // holder's lists are read too.
+      return release(l, hold, l.covers_lists ? l.submitted_value : detail::last_submitted(l));
+    case lane_return::unsubmitted:
+      // The lane's last value is an earlier holder's (reached: that is how
+      // the lane came to this holder), unless an encoder submitted a list
+      // itself: then it waits in quarantine for that.
+      if (auto back = release(l, hold, detail::last_submitted(l)); back || back.error().code != errc::fence_not_reached)
+        return back;
+      return watch(l, hold, false, "quarantining");
+    case lane_return::after_fence:
+      if (device_->queue().timeline().reached(detail::last_submitted(l)))
+        return release(l, hold, detail::last_submitted(l));
+      return watch(l, hold, true, "releasing");
+    case lane_return::quarantined:
+      return watch(l, hold, false, "quarantining");
+  }
+  return {};
+}
+
+result<void> lane_pool::release(lane& l, std::uint64_t hold, std::uint64_t last) {
+  auto released = dispatcher_->release(member_, l, hold, last);
   if (released && hooks_.released != nullptr) hooks_.released(hooks_.context);
   return released;
-}
-
-result<void> lane_pool::quarantine(lane& l, std::uint64_t hold) { return watch(l, hold, false, "quarantining"); }
-
-result<void> lane_pool::release_when_reached(lane& l, std::uint64_t hold) {
-  if (device_->queue().timeline().reached(last_submitted(l))) return release(l, hold);
-  return watch(l, hold, true, "releasing");
 }
 
 result<void> lane_pool::watch(lane& l, std::uint64_t hold, bool returning, const char* action) {
@@ -330,7 +356,7 @@ result<void> lane_pool::watch(lane& l, std::uint64_t hold, bool returning, const
     return aside;
   }
   fence_watch& watch = *watches_[l.index];
-  l.submitted_value = last_submitted(l);
+  l.submitted_value = detail::last_submitted(l);
   watch.value = l.submitted_value;
   watch.active.store(true, std::memory_order_release);
   // Completes at once when the fence is reached already or the device failed.

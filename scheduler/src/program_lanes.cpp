@@ -2,6 +2,8 @@
 // (program_lanes.hpp).
 #include "program_lanes.hpp"
 
+#include "lane_pool_factory.hpp"
+
 #include <algorithm>
 
 namespace ferrum::detail {
@@ -13,7 +15,7 @@ program_lanes::program_lanes(std::shared_ptr<const compiled_program> program, st
 result<std::unique_ptr<program_lanes>> program_lanes::make(std::shared_ptr<const compiled_program> program,
                                                            std::uint64_t serial, std::span<gpu::device* const> devices,
                                                            const boost::asio::any_io_executor& executor,
-                                                           const scheduler_options& options, lane_pool::hooks hooks,
+                                                           const scheduler_options& options, lane_pool_hooks hooks,
                                                            void* owner) {
   std::unique_ptr<program_lanes> p(new program_lanes(std::move(program), serial, owner));
   const compiled_program& compiled = *p->program_;
@@ -24,10 +26,9 @@ result<std::unique_ptr<program_lanes>> program_lanes::make(std::shared_ptr<const
     p->dispatchers_.push_back(std::make_shared<lane_dispatcher>());
   for (gpu::device* d : devices) {
     for (std::size_t b = 0; b < compiled.buckets.size(); ++b) {
-      auto pool = lane_pool::create(compiled, compiled.buckets[b], *d, executor, options.gpu_timestamps, options.queues,
-                                    options.make_lanes, p->dispatchers_[b]);
+      auto pool = lane_pool_factory::create(compiled, compiled.buckets[b], *d, executor, options.gpu_timestamps,
+                                            options.queues, options.make_lanes, p->dispatchers_[b], hooks);
       if (!pool) return pool.error();
-      (*pool)->set_hooks(hooks);
       p->pools_.push_back(std::move(*pool));
     }
   }

@@ -36,7 +36,7 @@ class program_lanes {
                                                                    std::span<gpu::device* const> devices,
                                                                    const boost::asio::any_io_executor& executor,
                                                                    const scheduler_options& options,
-                                                                   lane_pool::hooks hooks, void* owner);
+                                                                   lane_pool_hooks hooks, void* owner);
   program_lanes(const program_lanes&) = delete;
   program_lanes& operator=(const program_lanes&) = delete;
 

@@ -346,7 +346,7 @@ result<std::unique_ptr<scheduler>> scheduler::create(std::shared_ptr<const compi
   // submits the next and the one whose coroutine is ending, so that steady
   // state starts with no allocation.
   std::size_t lanes = 0;
-  for (const auto& pool : impl->pools()) lanes += pool->lanes().size();
+  for (const auto& pool : impl->pools()) lanes += pool->counts().capacity;
   impl->reserve_waves(options.reserved_waves != 0 ? options.reserved_waves : 2 * lanes + 2);
   return std::unique_ptr<scheduler>(new scheduler(std::move(impl)));
 }

@@ -72,7 +72,7 @@ class scheduler_impl {
   // fence watch started (+1) or ended (-1): shutdown waits for them. A lane
   // started being made (+1) or was handed on (-1): lives. A lease gave a
   // lane back. Each may be the last thing a replaced program waited for.
-  [[nodiscard]] lane_pool::hooks pool_hooks() const noexcept;
+  [[nodiscard]] lane_pool_hooks pool_hooks() const noexcept;
   static void watch_changed(void* program, int delta) noexcept;
   static void making_changed(void* program, int delta) noexcept;
   static void lane_released(void* program) noexcept;

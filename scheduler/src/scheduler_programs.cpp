@@ -17,7 +17,7 @@ namespace ferrum::detail {
 namespace asio = boost::asio;
 using boost::system::error_code;
 
-lane_pool::hooks scheduler_impl::pool_hooks() const noexcept {
+lane_pool_hooks scheduler_impl::pool_hooks() const noexcept {
   return {&scheduler_impl::watch_changed, &scheduler_impl::making_changed, &scheduler_impl::lane_released, nullptr};
 }
 

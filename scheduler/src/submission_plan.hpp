@@ -20,7 +20,7 @@
 // segment, whose value the first segment of each queue waits for (a
 // semaphore wait holds back only its own submission's commands).
 //
-// A lane with staged memory (lane::stage_in, ::stage_out) adds its staging
+// A lane with staged memory (lane_contents::stage_in, ::stage_out) adds its staging
 // lists: stage-in is the gate (with the engine's waits), stage-out the join
 // (signalling the engine's semaphores), so that the copies run on the
 // compute queue before any segment and after every one.
@@ -31,7 +31,7 @@
 
 #include "ferrum/binding/dependency_graph.hpp"
 #include "ferrum/gpu/device.hpp"
-#include "ferrum/scheduler/lane.hpp"
+#include "ferrum/scheduler/scheduler_options.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -48,7 +48,7 @@ namespace ferrum::detail {
   return placement == queue_placement::plan ? graph.queue(n) : queue_kind::compute;
 }
 
-// A lane's staging lists (lane::stage_in, ::stage_out; null: none).
+// A lane's staging lists (lane_contents::stage_in, ::stage_out; null: none).
 struct staging_lists {
   gpu::command_list* in = nullptr;
   gpu::command_list* out = nullptr;

@@ -1,7 +1,7 @@
 // waiter_queue.hpp (private) — lane pool waiters, first come, first served.
 #pragma once
 
-#include "ferrum/scheduler/lane.hpp"
+#include "ferrum/scheduler/detail/lane_waiter.hpp"
 
 #include <cstddef>
 

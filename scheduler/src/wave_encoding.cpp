@@ -25,14 +25,14 @@ void wave::bind_nodes() noexcept {
   // never moves): binding a wave is handing each node its part of the lane.
   // Replaying needs a complete, submitted recording; recording afresh leaves
   // none until this wave submits.
-  lane& l = *held_;
-  replay_ = host_.options().replay && l.recorded;
-  l.recorded = replay_;
+  const lane_contents& l = *held_;
+  replay_ = held_.take_recording(host_.options().replay);
+  const std::uint64_t previous_wave = held_.previous_wave();
   for (std::size_t node = 0; node < contexts_.size(); ++node) {
-    const std::optional<node_binding>& binding = l.nodes[node];
-    contexts_[node].emplace(encode_context{node, binding ? &*binding : nullptr, l.slots[node], *l.lists[node], id_,
-                                           bucket_->id, l.index, replay_, &cancel_started_, l.node_resources(node),
-                                           l.previous_wave});
+    const std::optional<node_binding>& binding = l.node(node);
+    contexts_[node].emplace(encode_context{node, binding ? &*binding : nullptr, l.slot(node), l.list(node), id_,
+                                           bucket_->id, held_.index(), replay_, &cancel_started_, l.resources(node),
+                                           previous_wave});
   }
 }
 
@@ -40,7 +40,7 @@ void wave::encode_chunk(std::size_t chunk) noexcept {
   const std::size_t nodes = contexts_.size();
   const std::size_t first = chunk * nodes / chunk_count_;
   const std::size_t last = (chunk + 1) * nodes / chunk_count_;
-  const lane& l = *held_;
+  const lane_contents& l = *held_;
   const trace_recorder* trace = host_.options().trace;
   const node_barriers barriers = this->barriers();
   for (std::size_t node = first; node < last; ++node) {

@@ -5,8 +5,8 @@
 
 namespace ferrum::detail {
 
-void wave_gpu_time::read(const lane& l) noexcept {
-  if (l.timestamps == nullptr || !l.timestamps->read(0, timestamps_)) return;
+void wave_gpu_time::read(const lane_contents& l) noexcept {
+  if (l.timestamps() == nullptr || !l.timestamps()->read(0, timestamps_)) return;
   for (std::size_t node = 0; node < nodes_.size(); ++node)
     nodes_[node] = {timestamps_[2 * node], timestamps_[2 * node + 1]};
   read_.store(true, std::memory_order_release);

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "ferrum/error.hpp"
-#include "ferrum/scheduler/lane.hpp"
+#include "ferrum/scheduler/held_lane.hpp"
 #include "ferrum/scheduler/wave.hpp"
 
 #include <atomic>
@@ -30,14 +30,15 @@ class wave_gpu_time {
   void reset() noexcept { read_.store(false, std::memory_order_relaxed); }
   // Node `node`'s timestamp before (slot 2n) or after (2n + 1) its commands,
   // into its list; nothing when the lane has no timestamp pool.
-  [[nodiscard]] static result<void> write(const lane& l, gpu::command_list& list, std::size_t node, bool after) {
-    if (l.timestamps == nullptr) return {};
-    return list.timestamp(*l.timestamps, static_cast<std::uint32_t>(2 * node + (after ? 1 : 0)));
+  [[nodiscard]] static result<void> write(const lane_contents& l, gpu::command_list& list, std::size_t node,
+                                          bool after) {
+    if (l.timestamps() == nullptr) return {};
+    return list.timestamp(*l.timestamps(), static_cast<std::uint32_t>(2 * node + (after ? 1 : 0)));
   }
   // Once the fence was reached: the nodes' times from `l`'s timestamp pool.
   // A failed read (the device lost since the fence) leaves the wave without
   // GPU times rather than with wrong ones.
-  void read(const lane& l) noexcept;
+  void read(const lane_contents& l) noexcept;
   // The times read, into `r` (gpu_nodes, gpu); nothing when none were.
   // Any thread: a completion posted early by a cancellation reads them
   // while the wave may still be reading.

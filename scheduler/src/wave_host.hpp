@@ -204,9 +204,9 @@ class wave_host {
 
   [[nodiscard]] std::span<const wave_device> devices() const noexcept { return devices_; }
   // The device lane `l` is on.
-  [[nodiscard]] const wave_device& device_of(const lane& l) const noexcept {
+  [[nodiscard]] const wave_device& device_of(const held_lane& l) const noexcept {
     for (const wave_device& d : devices_)
-      if (d.device == &l.owner->device()) return d;
+      if (d.device == &l.pool()->device()) return d;
     return devices_.front();  // unreachable: every lane is on one of them
   }
   [[nodiscard]] bool every_device_lost() const noexcept {

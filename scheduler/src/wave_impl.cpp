@@ -85,8 +85,8 @@ struct wave::awaiting_lane {
     w.continuation_ = h;
     w.step_.store(wave_step::acquiring);
     error_code ec;
-    if (lane* l = w.lanes_->acquire(w.waiter_, ec, &w.cancel_queued_); l != nullptr || ec) {
-      w.held_ = l;
+    if (held_lane l = w.lanes_->acquire(w.waiter_, ec, &w.cancel_queued_); l || ec) {
+      w.held_ = std::move(l);
       w.handed_ec_ = ec;
       return false;
     }
@@ -164,7 +164,8 @@ wave::task wave::run(wave& w) {
     w.conclude(ec);
     co_return;
   }
-  w.device_ = &host.device_of(*w.held_);
+  w.device_ = &host.device_of(w.held_);
+  w.lane_index_ = w.held_.index();
   host.counters().lane_taken();
   w.end_phase(wave_phase::acquire);
   w.bind_nodes();
@@ -218,10 +219,10 @@ wave::task wave::run(wave& w) {
 // --- the steps ----------------------------------------------------------------------
 
 error_code wave::submit() noexcept {
-  lane& l = *held_;
+  const lane_contents& l = *held_;
   const submission_plan::outcome submitted =
       program_->submissions(device_->index)
-          .submit(l.submit_lists, submissions_, {waits_.ops, signals_.ops}, {l.stage_in.get(), l.stage_out.get()});
+          .submit(l.lists(), submissions_, {waits_.ops, signals_.ops}, {l.stage_in(), l.stage_out()});
   waits_passed_ = submitted.waited;
   signals_passed_ = submitted.signalled;
   if (!submitted.value) {
@@ -230,15 +231,12 @@ error_code wave::submit() noexcept {
       // Some segments run: the lane waits for them (their join, when it
       // could be submitted) and records afresh next time.
       partly_submitted_ = true;
-      l.submitted_value = std::max(l.submitted_value, submitted.covered);
-      l.recorded = false;
+      (void)held_.record_submission({submitted.covered});  // held by this wave: cannot fail
     }
     return submitted.value.error().code;
   }
   const std::uint64_t value = *submitted.value;
-  l.submitted_value = value;
-  l.previous_wave = id_;
-  l.recorded = host_.options().replay;
+  (void)held_.record_submission({value, id_, host_.options().replay});
   submitted_value_ = value;
   return {};
 }
@@ -247,26 +245,9 @@ void wave::give_back(lane_return how) noexcept {
   // Counted as given back before the lane can be handed on, so that
   // max_in_flight never counts a lane twice.
   host_.counters().lane_given_back();
-  lane& l = *held_;
-  lane_pool& pool = *l.owner;
-  // The wave holds the lane from its hand-over to here: the current hand-out is its own.
-  const std::uint64_t hold = l.hold.load(std::memory_order_relaxed);
-  switch (how) {
-    case lane_return::fence_reached:
-      // Every list of the lane was submitted by this wave, at the value just
-      // reached: nothing else to check.
-      lanes_->hand_back(l);
-      break;
-    case lane_return::unsubmitted:
-      // The lane's last value is an earlier holder's (reached: that is how
-      // the lane came to this wave), unless an encoder submitted a list
-      // itself: release() reads every list's value and refuses then.
-      if (!pool.release(l, hold)) (void)pool.quarantine(l, hold);
-      break;
-    case lane_return::quarantined:
-      (void)pool.quarantine(l, hold);  // held by this wave: cannot fail
-      break;
-  }
+  // The wave holds the lane from its hand-over to here: the checks inside
+  // (hand-out, fence) pass, or the lane is quarantined rather than lost.
+  if (auto back = held_.give_back(how); !back) (void)held_.give_back(lane_return::quarantined);
 }
 
 // --- the engine's semaphores: kept from the request, passed on when the wave did not submit them
@@ -353,7 +334,8 @@ void wave::prepare(std::uint64_t id, const program_lanes& program, const compile
   failed_node_.reset();
   message_.assign(early_message);
   continuation_ = {};
-  held_ = nullptr;
+  held_ = {};
+  lane_index_ = 0;
   handed_ec_ = {};
   replay_ = false;
   encode_failed_.store(false, std::memory_order_relaxed);
@@ -408,9 +390,9 @@ void wave::cancel(asio::cancellation_type_t type) noexcept {
 
 void wave_canceller::operator()(asio::cancellation_type_t type) const noexcept { target->cancel(type); }
 
-void wave::lane_handed(lane_pool::waiter* waiter_of, error_code ec, lane* l) noexcept {
+void wave::lane_handed(detail::lane_waiter* waiter_of, error_code ec, held_lane l) noexcept {
   wave* w = static_cast<lane_waiter*>(waiter_of)->self;
-  w->held_ = l;
+  w->held_ = std::move(l);
   w->handed_ec_ = ec;
   // Resumed through the executor: a give-back must not run the next wave's
   // code on the giving wave's stack.

@@ -42,13 +42,6 @@ class program_lanes;
 // Where a wave is, as far as a cancellation needs to know.
 enum class wave_step : std::uint8_t { prepared, acquiring, encoding, submitted };
 
-// How a wave gives its lane back.
-enum class lane_return : std::uint8_t {
-  fence_reached,  // its submission's value is reached
-  unsubmitted,    // it failed or was cancelled before submitting
-  quarantined,    // its fence timed out or its device failed
-};
-
 class wave {
  public:
   // Sized for `program`'s nodes (a later program's are sized at prepare).
@@ -108,7 +101,7 @@ class wave {
   void fail_encoding(boost::system::error_code ec, std::size_t node, std::string_view message) noexcept;
   void encoder_threw(std::size_t node, std::exception_ptr thrown) noexcept;
   void resume_later() noexcept;
-  static void lane_handed(lane_pool::waiter* w, boost::system::error_code ec, lane* l) noexcept;
+  static void lane_handed(detail::lane_waiter* w, boost::system::error_code ec, held_lane l) noexcept;
   static void fence_reached(gpu::timeline_wait* wait, boost::system::error_code ec) noexcept;
   static void fence_expired(fence_watchdog::entry& e) noexcept;
 
@@ -175,12 +168,14 @@ class wave {
   wave_buffer buffer_;
 
   // Acquisition: the dispatcher hands `held_` (or an error) to the waiter.
-  struct lane_waiter : lane_pool::waiter {
-    explicit lane_waiter(wave* w) noexcept : lane_pool::waiter(&wave::lane_handed), self(w) {}
+  struct lane_waiter : detail::lane_waiter {
+    explicit lane_waiter(wave* w) noexcept : detail::lane_waiter(&wave::lane_handed), self(w) {}
     wave* self;
   };
   lane_waiter waiter_{this};
-  lane* held_ = nullptr;
+  held_lane held_;
+  // Its number, kept for the report once the lane is given back.
+  std::uint32_t lane_index_ = 0;
   boost::system::error_code handed_ec_;
 
   // Binding and encoding.

@@ -14,7 +14,7 @@ wave_report wave::report_now() const {
   r.wave = id_;
   r.bucket = bucket_ != nullptr ? &bucket_->id : nullptr;
   r.device = device_ != nullptr ? device_->index : 0;
-  r.lane = held_ != nullptr ? held_->index : 0;
+  r.lane = lane_index_;
   r.nodes = contexts_.size();
   r.program = program_->program().hash;
   r.submitted_value = submitted_value_;
@@ -53,7 +53,7 @@ void wave::trace_node(std::size_t node, const trace_clock& started) noexcept {
   span.node = static_cast<std::uint32_t>(node);
   span.wave = id_;
   span.bucket = &bucket_->id;
-  span.lane = held_->index;
+  span.lane = lane_index_;
   span.thread = started.thread;
   span.begin = started.at;
   span.end = clock_type::now();

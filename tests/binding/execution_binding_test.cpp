@@ -13,7 +13,7 @@ using test::code_of;
 
 namespace {
 
-// A lane of the two-node program's bucket, with its arena and evidence.
+// A lane of the two-node program's bucket, with its arena and backing slices.
 struct lane_fixture {
   compiled_program program = test::compile_ok(test::two_node_plan());
   const compiled_bucket& bucket = program.buckets[0];
@@ -33,7 +33,7 @@ struct lane_fixture {
 static_assert(std::is_trivially_copyable_v<node_binding>, "copying a node handle must never allocate");
 static_assert(!std::is_default_constructible_v<node_binding>, "a node handle only comes from a bound execution");
 
-TEST_CASE("execution_binding: a lane whose evidence agrees binds, and node handles see exactly their slot",
+TEST_CASE("execution_binding: a lane whose backing slices agree binds, and node handles see exactly their slot",
           "[binding][execution]") {
   const lane_fixture f;
   const auto exec = f.bind();
@@ -90,7 +90,7 @@ TEST_CASE("execution_binding: a lane of another bucket or lifetime, or too small
   CHECK(code_of(f.bind()) == errc::binding_lane_mismatch);
 }
 
-TEST_CASE("execution_binding: a slot without evidence is missing_backing_slice", "[binding][execution]") {
+TEST_CASE("execution_binding: a slot without a backing slice is missing_backing_slice", "[binding][execution]") {
   lane_fixture f;
   f.slices.pop_back();
   CHECK(code_of(f.bind()) == errc::missing_backing_slice);
@@ -98,7 +98,8 @@ TEST_CASE("execution_binding: a slot without evidence is missing_backing_slice",
   CHECK(code_of(f.bind()) == errc::missing_backing_slice);
 }
 
-TEST_CASE("execution_binding: evidence that differs in any field is backing_slice_mismatch", "[binding][execution]") {
+TEST_CASE("execution_binding: a backing slice that differs in any field is backing_slice_mismatch",
+          "[binding][execution]") {
   const std::vector<std::function<void(backing_slice&)>> edits = {
       [](backing_slice& s) { s.claim.bytes[31] ^= 1; },
       [](backing_slice& s) { s.bucket.reset(); },
@@ -122,7 +123,7 @@ TEST_CASE("execution_binding: evidence that differs in any field is backing_slic
   }
 }
 
-TEST_CASE("execution_binding: evidence is recorded in resource id order from the pool's capacity layout",
+TEST_CASE("execution_binding: backing slices are recorded in resource id order from the pool's capacity layout",
           "[binding][execution]") {
   const lane_fixture f;
   REQUIRE(f.slices.size() == 2);
@@ -199,7 +200,7 @@ TEST_CASE("execution_binding: a hand-built layout whose slots are not in strictl
   CHECK(std::all_of(f.arena.begin(), f.arena.end(), [](std::byte b) { return b == std::byte{0x5a}; }));
 }
 
-TEST_CASE("execution_binding: recording evidence refuses a resource the plan lacks instead of inventing it",
+TEST_CASE("execution_binding: recording backing slices refuses a resource the plan lacks instead of inventing it",
           "[binding][execution]") {
   const lane_fixture f;
   // The same capacity layout recorded against a plan without the second node.

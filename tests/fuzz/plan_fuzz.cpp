@@ -5,7 +5,7 @@
 // its reference parse (nlohmann) must agree on every input: the same plan, or
 // the same error at the same pointer. A compiled program is also checked
 // against the layout invariants of docs/design.md (exact cover, alignment, unique
-// owners, a bind that accepts the pool's own evidence), so the fuzzer hunts
+// owners, a bind that accepts the pool's own backing slices), so the fuzzer hunts
 // for wrong layouts, not only for crashes.
 //
 //   cmake --preset fuzz && cmake --build --preset fuzz
@@ -46,15 +46,15 @@ void check_layout(const ferrum::plan& p, const ferrum::compiled_program& program
   for (std::size_t i = 1; i < layout.slots().size(); ++i)
     if (layout.slots()[i - 1].node_index >= layout.slots()[i].node_index) broken("owners not unique or unordered");
 
-  // Binding against the pool's own evidence must succeed and hand every node
+  // Binding against the pool's own backing slices must succeed and hand every node
   // exactly its slot.
   std::vector<std::byte> arena(static_cast<std::size_t>(layout.physical_size_bytes()));
   const ferrum::lane_binding_target lane{bucket.id, 0, ferrum::allocation_lifetime::invocation, arena};
   const auto slices = ferrum::record_backing_slices(p, bucket.id, program.wave_layouts[binding_domain].claim,
                                                     bucket.capacity_layouts[binding_domain]);
-  if (!slices) broken("the plan's own evidence names a resource it lacks");
+  if (!slices) broken("the plan's own backing slices name a resource it lacks");
   auto exec = ferrum::execution_binding::bind(program.hash, program.node_count, bucket.binding, lane, *slices);
-  if (!exec) broken("bind rejected the pool's own evidence");
+  if (!exec) broken("bind rejected the pool's own backing slices");
   for (const ferrum::binding_slot& s : layout.slots()) {
     auto node = exec->node(s.node_index);
     if (!node || node->bytes().data() != arena.data() + s.offset || node->bytes().size() != s.capacity)

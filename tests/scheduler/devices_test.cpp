@@ -91,11 +91,16 @@ TEST_CASE("devices: waves spread over every device, each running wholly on the d
   std::vector<std::future<sched_test::outcome>> waves;
   for (int i = 0; i < 12; ++i) waves.push_back(sched_test::submit(*f.s, encode));
   std::array<int, 2> per_device{};
+  // Per device and lane, the last wave that ran there.
+  std::array<std::array<std::uint64_t, 2>, 2> last_wave{};
   for (auto& w : waves) {
     const sched_test::outcome o = sched_test::get(w);
     REQUIRE_FALSE(o.ec);
     REQUIRE(o.report.device < 2);
+    REQUIRE(o.report.lane < 2);
     ++per_device[o.report.device];
+    std::uint64_t& last = last_wave[o.report.device][o.report.lane];
+    last = std::max(last, o.report.wave);
     const std::lock_guard lock(encode.mutex);
     CHECK(encode.seen[o.report.wave] == std::set<const gpu::device*>{f.devices[o.report.device].get()});
   }
@@ -108,10 +113,11 @@ TEST_CASE("devices: waves spread over every device, each running wholly on the d
   // The slots hold what the last wave on each lane wrote, on that lane's
   // own device.
   for (std::size_t d = 0; d < 2; ++d)
-    for (const auto& l : f.s->pools(d)[0]->lanes()) {
+    for (std::uint32_t index = 0; index < 2; ++index) {
+      const ferrum::lane_contents& l = f.s->pools(d)[0]->contents(index);
       std::uint32_t word = 0;
-      std::memcpy(&word, l->arena_of(ferrum::memory_class::upload)->bytes().data() + l->slots[0].offset, sizeof word);
-      CHECK(word == l->previous_wave);
+      std::memcpy(&word, l.arena_of(ferrum::memory_class::upload)->bytes().data() + l.slot(0).offset, sizeof word);
+      CHECK(word == last_wave[d][index]);
     }
 }
 

@@ -67,8 +67,8 @@ TEST_CASE("encoder scope: a command into another lane's arena is refused, while 
           "[scheduler]") {
   fixture f(2, 2);
   const ferrum::gpu::arena* lane_arenas[2] = {
-      f.scheduler->pools()[0]->lanes()[0]->arena_of(ferrum::memory_class::upload),
-      f.scheduler->pools()[0]->lanes()[1]->arena_of(ferrum::memory_class::upload)};
+      f.scheduler->pools()[0]->contents(0).arena_of(ferrum::memory_class::upload),
+      f.scheduler->pools()[0]->contents(1).arena_of(ferrum::memory_class::upload)};
   const auto outcome = attempt_in_wave(f, 0, [&](const ferrum::encode_context& c) {
     const ferrum::gpu::arena* other = c.slot.arena == lane_arenas[0] ? lane_arenas[1] : lane_arenas[0];
     return c.commands.fill(other->range(c.slot.offset, c.slot.size), 1u);

@@ -1,5 +1,6 @@
 // Lanes made when needed (scheduler_options::make_lanes) and given back
 // (trim): what exists, what a wave waits for, what a failure does.
+#include "held_lanes.hpp"
 #include "scheduler_support.hpp"
 
 #include "ferrum/scheduler/async_acquire.hpp"
@@ -36,7 +37,7 @@ TEST_CASE("lane making: made when needed, a scheduler holds no lane until a wave
     const ferrum::lane_counts c = pool->counts();
     CHECK(c.capacity == 3);
     CHECK(c.lanes == 0);
-    for (const auto& l : pool->lanes()) CHECK_FALSE(l->made());
+    for (std::uint32_t l = 0; l < c.capacity; ++l) CHECK_FALSE(pool->contents(l).made());
   }
   auto encode = fill_encoder();
   auto done = sched_test::submit(*f.scheduler, encode);
@@ -50,9 +51,9 @@ TEST_CASE("lane making: made when needed, a scheduler holds no lane until a wave
   CHECK(f.scheduler->stats().lanes == 1);
   CHECK(f.scheduler->stats().lane_bytes == f.program->buckets[0].lane_bytes());
   // The lane made is the one the wave ran on, and its fills landed.
-  const ferrum::lane& lane = *f.scheduler->pools()[0]->lanes()[report.lane];
+  const ferrum::lane_contents& lane = f.scheduler->pools()[0]->contents(report.lane);
   REQUIRE(lane.made());
-  CHECK(std::to_integer<int>(lane.arena_of(ferrum::memory_class::upload)->bytes()[lane.slots[0].offset]) == 7);
+  CHECK(std::to_integer<int>(lane.arena_of(ferrum::memory_class::upload)->bytes()[lane.slot(0).offset]) == 7);
 }
 
 TEST_CASE("lane making: concurrent waves make lanes up to the program's lanes, never more", "[scheduler]") {
@@ -93,7 +94,7 @@ TEST_CASE("lane making: trim gives free lanes' memory back, and the next wave ma
   CHECK_FALSE(ec);
   CHECK(previous.load() == 0);
   CHECK(f.scheduler->pools()[0]->counts().lanes == 1);
-  CHECK(f.scheduler->pools()[0]->lanes()[report.lane]->made());
+  CHECK(f.scheduler->pools()[0]->contents(report.lane).made());
 }
 
 TEST_CASE("lane making: trim leaves a lane whose fence is not reached alone", "[scheduler]") {
@@ -113,7 +114,7 @@ TEST_CASE("lane making: trim leaves a lane whose fence is not reached alone", "[
   CHECK(c.quarantined == 1);
   CHECK(c.lanes == 1);
   CHECK(f.scheduler->trim() == 0);
-  CHECK(f.scheduler->pools()[0]->lanes()[report.lane]->made());
+  CHECK(f.scheduler->pools()[0]->contents(report.lane).made());
 }
 
 TEST_CASE("lane making: a lane the device refuses fails the wave it was made for with the device's code",
@@ -189,18 +190,16 @@ TEST_CASE("lane making: with GPU timestamps on a device without them, create fai
   CHECK(made.error().code == errc::timestamps_unsupported);
 }
 
-TEST_CASE("lane making: a lane pool of its own makes a lane for async_acquire, and a lane without memory is not held",
-          "[scheduler]") {
+TEST_CASE(
+    "lane making: a lane pool of its own makes a lane for async_acquire, and a handle of a trimmed lane holds "
+    "nothing",
+    "[scheduler]") {
   const ferrum::compiled_program program = ferrum::test::compile_ok(sched_test::make_plan(2, 2));
   auto device = ::test::null_device({});
   boost::asio::io_context io;
   auto pool = test::require(ferrum::lane_pool::create(program, program.buckets[0], *device, io.get_executor(), false,
                                                       ferrum::queue_placement::plan, ferrum::lane_making::when_needed));
-  // Not made, it cannot be given back.
-  const auto refused = pool->release(*pool->lanes()[1], 0);
-  REQUIRE(refused.has_error());
-  CHECK(refused.error().code == errc::lane_not_held);
-  CHECK(refused.error().what().find("no memory") != std::string::npos);
+  CHECK_FALSE(pool->contents(1).made());
   std::optional<ferrum::lane_lease> lease;
   ferrum::async_acquire(*pool, [&](boost::system::error_code ec, ferrum::lane_lease l) {
     CHECK_FALSE(ec);
@@ -208,10 +207,27 @@ TEST_CASE("lane making: a lane pool of its own makes a lane for async_acquire, a
   });
   io.run();
   REQUIRE(lease.has_value());
-  REQUIRE(lease->get() != nullptr);
-  CHECK(lease->get()->made());
+  REQUIRE(*lease);
+  CHECK((*lease)->made());
   CHECK(pool->counts().lanes == 1);
   lease.reset();
   CHECK(pool->trim() == program.buckets[0].lane_bytes());
+  CHECK(pool->counts().lanes == 0);
+  // Made again for a waiter, given back, trimmed: a second handle of that
+  // hand-out finds a lane without memory, and gives nothing back.
+  std::vector<int> order;
+  test::recording_waiter w(order, 1);
+  boost::system::error_code ec;
+  CHECK_FALSE(test::acquire(*pool, w, ec));  // queued: a lane is made for it
+  io.restart();
+  io.run();
+  REQUIRE(w.handed);
+  ferrum::held_lane stale = test::forge(w.handed);
+  test::require(w.handed.give_back(ferrum::lane_return::fence_reached));
+  CHECK(pool->trim() == program.buckets[0].lane_bytes());
+  const auto refused = stale.give_back(ferrum::lane_return::fence_reached);
+  REQUIRE(refused.has_error());
+  CHECK(refused.error().code == errc::lane_not_held);
+  CHECK(refused.error().what().find("no memory") != std::string::npos);
   CHECK(pool->counts().lanes == 0);
 }

@@ -1,3 +1,4 @@
+#include "held_lanes.hpp"
 #include "scheduler_support.hpp"
 
 #include "ferrum/scheduler/async_acquire.hpp"
@@ -29,23 +30,11 @@ using ferrum::lane_pool;
 
 namespace {
 
-// A waiter that records what it was granted.
-struct recording_waiter : lane_pool::waiter {
-  recording_waiter(std::vector<int>& order, int number)
-      : lane_pool::waiter(&on_handed), order_(&order), number_(number) {}
-  static void on_handed(lane_pool::waiter* w, boost::system::error_code ec, ferrum::lane* l) noexcept {
-    auto* self = static_cast<recording_waiter*>(w);
-    self->ec = ec;
-    self->granted = l;
-    self->order_->push_back(self->number_);
-  }
-  boost::system::error_code ec;
-  ferrum::lane* granted = nullptr;
-
- private:
-  std::vector<int>* order_;
-  int number_;
-};
+using ferrum::held_lane;
+using ferrum::lane_return;
+using test::acquire;
+using test::forge;
+using test::recording_waiter;
 
 struct pool_fixture {
   explicit pool_fixture(std::uint32_t lanes, ferrum::gpu::null_device_options options = {})
@@ -79,7 +68,7 @@ ferrum::lane_lease lease_of(lane_pool& pool, boost::asio::io_context& context) {
 
 // Records every list of the lease's lane empty and submits them; the value.
 std::uint64_t submit_empty_lists(ferrum::lane_lease& lease) {
-  for (auto& list : lease->lists) {
+  for (ferrum::gpu::command_list* list : lease->lists()) {
     test::require(list->begin());
     test::require(list->end());
   }
@@ -96,52 +85,53 @@ TEST_CASE("lane_pool: a lease submits a staged lane's stage-in list before its n
   pool_fixture f(1, options);
   boost::asio::io_context context;
   ferrum::lane_lease lease = lease_of(*f.pool, context);
-  ferrum::lane& l = *lease;
+  const ferrum::lane_contents& l = *lease;
   ferrum::gpu::arena& upload = *l.arena_of(ferrum::memory_class::upload);
   REQUIRE(upload.staged());
-  REQUIRE(l.stage_in != nullptr);
-  CHECK(l.stage_out == nullptr);  // no readback pool
-  CHECK(l.all_lists.size() == l.lists.size() + 1);
-  CHECK(l.all_lists.front() == l.stage_in.get());
+  REQUIRE(l.stage_in() != nullptr);
+  CHECK(l.stage_out() == nullptr);  // no readback pool
+  CHECK(l.all_lists().size() == l.lists().size() + 1);
+  CHECK(l.all_lists().front() == l.stage_in());
   // The host writes the first slot; node 0's list copies it out where the
   // host can read it.
   const std::uint32_t word = 0x1234abcdu;
-  std::memcpy(upload.bytes().data() + l.slots[0].offset, &word, 4);
+  std::memcpy(upload.bytes().data() + l.slot(0).offset, &word, 4);
   auto out = test::require(f.device->create_arena(4));
-  for (std::size_t n = 0; n < l.lists.size(); ++n) {
-    test::require(l.lists[n]->begin());
-    if (n == 0) test::require(l.lists[n]->copy(upload.range(l.slots[0].offset, 4), out->whole()));
-    test::require(l.lists[n]->end());
+  for (std::size_t n = 0; n < l.lists().size(); ++n) {
+    test::require(l.list(n).begin());
+    if (n == 0) test::require(l.list(n).copy(upload.range(l.slot(0).offset, 4), out->whole()));
+    test::require(l.list(n).end());
   }
   const std::uint64_t value = test::require(lease.submit());
   test::require_reached(f.device->queue().timeline(), value);
   CHECK(test::word_at(*out, 0) == word);
 }
 
-TEST_CASE("lane_pool: each lane has its own arena per window of the bucket, its evidence and a list per node",
+TEST_CASE("lane_pool: each lane has its own arena per window of the bucket, its backing slices and a list per node",
           "[scheduler]") {
   pool_fixture f(3);
-  REQUIRE(f.pool->lanes().size() == 3);
+  REQUIRE(f.pool->counts().capacity == 3);
   const ferrum::compiled_bucket& bucket = f.program.buckets[0];
-  for (const auto& l : f.pool->lanes()) {
+  for (std::uint32_t index = 0; index < 3; ++index) {
+    const ferrum::lane_contents& l = f.pool->contents(index);
     for (ferrum::memory_class c : ferrum::memory_classes) {
       INFO(ferrum::to_string(c));
-      const ferrum::gpu::arena* arena = l->arena_of(c);
+      const ferrum::gpu::arena* arena = l.arena_of(c);
       CHECK((arena != nullptr) == (bucket.window(c).size != 0));
       if (arena != nullptr) {
         CHECK(arena->size() == bucket.window(c).size);
         CHECK(arena->cls() == c);
       }
     }
-    const ferrum::gpu::arena& upload = *l->arena_of(ferrum::memory_class::upload);
-    CHECK(l->binding_target.arena.size() == bucket.binding->physical_size_bytes());
-    CHECK(l->binding_target.arena.data() == upload.bytes().data());
-    CHECK(l->lists.size() == 3);
-    CHECK(l->submit_lists.size() == 3);
-    CHECK_FALSE(l->evidence.empty());
+    const ferrum::gpu::arena& upload = *l.arena_of(ferrum::memory_class::upload);
+    CHECK(l.binding_target().arena.size() == bucket.binding->physical_size_bytes());
+    CHECK(l.binding_target().arena.data() == upload.bytes().data());
+    CHECK(l.lists().size() == 3);
+    CHECK(l.all_lists().size() == 3);
+    CHECK_FALSE(l.backing().empty());
   }
-  CHECK(f.pool->lanes()[0]->arena_of(ferrum::memory_class::upload)->bytes().data() !=
-        f.pool->lanes()[1]->arena_of(ferrum::memory_class::upload)->bytes().data());
+  CHECK(f.pool->contents(0).arena_of(ferrum::memory_class::upload)->bytes().data() !=
+        f.pool->contents(1).arena_of(ferrum::memory_class::upload)->bytes().data());
   const auto c = f.pool->counts();
   CHECK(c.lanes == 3);
   CHECK(c.free == 3);
@@ -152,22 +142,23 @@ TEST_CASE("lane_pool: a waiter queued first is served first", "[scheduler]") {
   std::vector<int> order;
   recording_waiter first(order, 1);
   boost::system::error_code ec;
-  ferrum::lane* held = f.pool->acquire(first, ec);
-  REQUIRE(held != nullptr);
+  held_lane held = acquire(*f.pool, first, ec);
+  REQUIRE(held);
   std::vector<std::unique_ptr<recording_waiter>> queued;
   for (int i = 2; i <= 5; ++i) {
     queued.push_back(std::make_unique<recording_waiter>(order, i));
-    CHECK(f.pool->acquire(*queued.back(), ec) == nullptr);
+    CHECK_FALSE(acquire(*f.pool, *queued.back(), ec));
     CHECK_FALSE(ec);
   }
   CHECK(f.pool->counts().waiting == 4);
   for (int i = 0; i < 4; ++i) {
-    test::require(f.pool->release(*held, held->hold));
-    held = queued[static_cast<std::size_t>(i)]->granted;
-    REQUIRE(held != nullptr);
+    test::require(held.give_back(lane_return::fence_reached));
+    CHECK_FALSE(held);
+    held = std::move(queued[static_cast<std::size_t>(i)]->handed);
+    REQUIRE(held);
   }
   CHECK(order == std::vector<int>{2, 3, 4, 5});
-  test::require(f.pool->release(*held, held->hold));
+  test::require(held.give_back(lane_return::fence_reached));
   CHECK(f.pool->counts().free == 1);
 }
 
@@ -178,17 +169,19 @@ TEST_CASE("lane_pool: a cancelled waiter is removed and never handed a lane", "[
   recording_waiter second(order, 2);
   recording_waiter third(order, 3);
   boost::system::error_code ec;
-  ferrum::lane* held = f.pool->acquire(first, ec);
-  REQUIRE(held != nullptr);
-  CHECK(f.pool->acquire(second, ec) == nullptr);
-  CHECK(f.pool->acquire(third, ec) == nullptr);
-  CHECK(f.pool->cancel(second));
-  CHECK_FALSE(f.pool->cancel(second));
-  test::require(f.pool->release(*held, held->hold));
+  held_lane held = acquire(*f.pool, first, ec);
+  REQUIRE(held);
+  CHECK_FALSE(acquire(*f.pool, second, ec));
+  CHECK_FALSE(acquire(*f.pool, third, ec));
+  CHECK(ferrum::detail::cancel_acquire(*f.pool, second));
+  CHECK_FALSE(ferrum::detail::cancel_acquire(*f.pool, second));
+  const std::uint32_t index = held.index();
+  test::require(held.give_back(lane_return::fence_reached));
   CHECK(order == std::vector<int>{3});
-  CHECK(second.granted == nullptr);
-  CHECK(third.granted == held);
-  test::require(f.pool->release(*held, held->hold));
+  CHECK_FALSE(second.handed);
+  REQUIRE(third.handed);
+  CHECK(third.handed.index() == index);
+  test::require(third.handed.give_back(lane_return::fence_reached));
 }
 
 TEST_CASE("lane_pool: a lane goes back only once the fence of its last submission is reached", "[scheduler]") {
@@ -198,16 +191,38 @@ TEST_CASE("lane_pool: a lane goes back only once the fence of its last submissio
   std::vector<int> order;
   recording_waiter first(order, 1);
   boost::system::error_code ec;
-  ferrum::lane* held = f.pool->acquire(first, ec);
-  REQUIRE(held != nullptr);
-  held->submitted_value = f.device->queue().submit_next({}).value();
-  const auto early = f.pool->release(*held, held->hold);
+  held_lane held = acquire(*f.pool, first, ec);
+  REQUIRE(held);
+  const std::uint64_t value = f.device->queue().submit_next({}).value();
+  test::require(held.record_submission({value}));
+  const auto early = held.give_back(lane_return::fence_reached);
   REQUIRE_FALSE(early.has_value());
   CHECK(early.error() == errc::fence_not_reached);
+  CHECK(held);  // still the holder's
   CHECK(f.pool->counts().in_flight == 1);
-  test::require_reached(f.device->queue().timeline(), held->submitted_value);
-  test::require(f.pool->release(*held, held->hold));
+  test::require_reached(f.device->queue().timeline(), value);
+  test::require(held.give_back(lane_return::fence_reached));
   CHECK(f.pool->counts().free == 1);
+}
+
+TEST_CASE("lane_pool: a lane given back unsubmitted waits in quarantine for a list its encoder submitted",
+          "[scheduler]") {
+  pool_fixture f(1, sched_test::hanging(150ms));
+  std::vector<int> order;
+  recording_waiter a(order, 1);
+  boost::system::error_code ec;
+  held_lane held = acquire(*f.pool, a, ec);
+  REQUIRE(held);
+  test::require(held->list(0).begin());
+  test::require(held->list(0).end());
+  ferrum::gpu::command_list* lists[] = {&held->list(0)};
+  const std::uint64_t value = test::require(f.device->queue().submit_next(lists));
+  CHECK(held.last_submitted() == value);  // read from the list: never recorded
+  test::require(held.give_back(lane_return::unsubmitted));
+  CHECK_FALSE(held);
+  CHECK(f.pool->counts().quarantined == 1);
+  test::require_reached(f.device->queue().timeline(), value);
+  REQUIRE(sched_test::eventually([&] { return f.pool->counts().free == 1; }));
 }
 
 TEST_CASE("lane_pool: when every lane is quarantined, waiters fail with all_lanes_quarantined", "[scheduler]") {
@@ -219,23 +234,24 @@ TEST_CASE("lane_pool: when every lane is quarantined, waiters fail with all_lane
   recording_waiter b(order, 2);
   recording_waiter waiting(order, 3);
   boost::system::error_code ec;
-  ferrum::lane* la = f.pool->acquire(a, ec);
-  ferrum::lane* lb = f.pool->acquire(b, ec);
-  REQUIRE((la != nullptr && lb != nullptr));
-  la->submitted_value = f.device->queue().submit_next({}).value();
-  lb->submitted_value = f.device->queue().submit_next({}).value();
-  CHECK(f.pool->acquire(waiting, ec) == nullptr);
-  test::require(f.pool->quarantine(*la, la->hold));
+  held_lane la = acquire(*f.pool, a, ec);
+  held_lane lb = acquire(*f.pool, b, ec);
+  REQUIRE((la && lb));
+  test::require(la.record_submission({f.device->queue().submit_next({}).value()}));
+  const std::uint64_t last = f.device->queue().submit_next({}).value();
+  test::require(lb.record_submission({last}));
+  CHECK_FALSE(acquire(*f.pool, waiting, ec));
+  test::require(la.give_back(lane_return::quarantined));
   CHECK(order.empty());
-  test::require(f.pool->quarantine(*lb, lb->hold));
+  test::require(lb.give_back(lane_return::quarantined));
   CHECK(order == std::vector<int>{3});
   CHECK(waiting.ec == errc::all_lanes_quarantined);
   CHECK(f.pool->counts().quarantined == 2);
   recording_waiter later(order, 4);
-  CHECK(f.pool->acquire(later, ec) == nullptr);
+  CHECK_FALSE(acquire(*f.pool, later, ec));
   CHECK(ec == errc::all_lanes_quarantined);
   // Quarantined lanes come back by themselves once their fences are reached.
-  test::require_reached(f.device->queue().timeline(), lb->submitted_value);
+  test::require_reached(f.device->queue().timeline(), last);
   const auto deadline = std::chrono::steady_clock::now() + 5s;
   while (f.pool->counts().free < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
   CHECK(f.pool->counts().free == 2);
@@ -248,14 +264,15 @@ TEST_CASE("lane_pool: closing fails queued and later waiters with the given code
   recording_waiter a(order, 1);
   recording_waiter queued(order, 2);
   boost::system::error_code ec;
-  ferrum::lane* held = f.pool->acquire(a, ec);
-  CHECK(f.pool->acquire(queued, ec) == nullptr);
+  held_lane held = acquire(*f.pool, a, ec);
+  REQUIRE(held);
+  CHECK_FALSE(acquire(*f.pool, queued, ec));
   f.pool->close(make_error_code(errc::scheduler_shut_down));
   CHECK(queued.ec == errc::scheduler_shut_down);
   recording_waiter later(order, 3);
-  CHECK(f.pool->acquire(later, ec) == nullptr);
+  CHECK_FALSE(acquire(*f.pool, later, ec));
   CHECK(ec == errc::scheduler_shut_down);
-  test::require(f.pool->release(*held, held->hold));
+  test::require(held.give_back(lane_return::fence_reached));
 }
 
 TEST_CASE("lane_pool: a bucket without binding nodes has no layout to bind and is refused", "[scheduler]") {
@@ -298,7 +315,7 @@ TEST_CASE("lane_pool: async_acquire completes at once when a lane is free, else 
   CHECK_FALSE(first);  // not inline
   run_ready(context);
   REQUIRE(first);
-  ferrum::lane* const only = first.get();
+  const std::uint32_t only = first.index();
   ferrum::lane_lease later[2];
   for (int i = 0; i < 2; ++i) {
     ferrum::async_acquire(
@@ -312,10 +329,12 @@ TEST_CASE("lane_pool: async_acquire completes at once when a lane is free, else 
   CHECK(f.pool->counts().waiting == 2);
   first.reset();
   run_ready(context);
-  REQUIRE(later[0].get() == only);
+  REQUIRE(later[0]);
+  CHECK(later[0].index() == only);
   later[0].reset();
   run_ready(context);
-  REQUIRE(later[1].get() == only);
+  REQUIRE(later[1]);
+  CHECK(later[1].index() == only);
   later[1].reset();
   CHECK(order == std::vector<int>{1, 2, 3});
   CHECK(f.pool->counts().free == 1);
@@ -328,8 +347,8 @@ TEST_CASE("lane_pool: a cancelled async_acquire completes with operation_aborted
   std::vector<int> order;
   recording_waiter holder(order, 1);
   boost::system::error_code ec;
-  ferrum::lane* held = f.pool->acquire(holder, ec);
-  REQUIRE(held != nullptr);
+  held_lane held = acquire(*f.pool, holder, ec);
+  REQUIRE(held);
   boost::asio::cancellation_signal signal;
   std::optional<boost::system::error_code> result;
   bool granted = false;
@@ -346,7 +365,7 @@ TEST_CASE("lane_pool: a cancelled async_acquire completes with operation_aborted
   CHECK(result == boost::asio::error::operation_aborted);
   CHECK_FALSE(granted);
   CHECK(f.pool->counts().waiting == 0);
-  test::require(f.pool->release(*held, held->hold));
+  test::require(held.give_back(lane_return::fence_reached));
   CHECK(f.pool->counts().free == 1);
 }
 
@@ -383,7 +402,7 @@ TEST_CASE(
   boost::asio::io_context context;
   ferrum::lane_lease lease = lease_of(*f.pool, context);
   const std::uint64_t value = submit_empty_lists(lease);
-  CHECK(lease->submitted_value == value);
+  CHECK(lease.last_submitted() == value);
   bool next_granted = false;
   ferrum::async_acquire(*f.pool,
                         boost::asio::bind_executor(context, [&](boost::system::error_code ec, ferrum::lane_lease l) {
@@ -403,30 +422,29 @@ TEST_CASE(
   }));
 }
 
-TEST_CASE("lane_pool: release and quarantine refuse a lane given back twice, one never acquired, and another pool's",
-          "[scheduler]") {
+TEST_CASE("held_lane: a handle whose hand-out is over gives back and records nothing, and empties", "[scheduler]") {
   pool_fixture f(2);
-  pool_fixture other(1);
   std::vector<int> order;
   recording_waiter a(order, 1);
   boost::system::error_code ec;
-  ferrum::lane* held = f.pool->acquire(a, ec);
-  REQUIRE(held != nullptr);
-  const std::uint64_t hold = held->hold;
-  test::require(f.pool->release(*held, hold));
-  CHECK(f.pool->release(*held, hold).error() == errc::lane_not_held);  // twice
-  CHECK(f.pool->quarantine(*held, hold).error() == errc::lane_not_held);
-  const ferrum::lane& never = *f.pool->lanes()[1];
-  CHECK(f.pool->release(*f.pool->lanes()[1], never.hold).error() == errc::lane_not_held);  // never acquired
-  recording_waiter b(order, 2);
-  ferrum::lane* foreign = other.pool->acquire(b, ec);
-  REQUIRE(foreign != nullptr);
-  const auto refused = f.pool->release(*foreign, foreign->hold);
-  CHECK(refused.error() == errc::foreign_lane);
-  CHECK_THAT(refused.error().what(), Catch::Contains("lane 0"));
-  CHECK(f.pool->quarantine(*foreign, foreign->hold).error() == errc::foreign_lane);
+  held_lane held = acquire(*f.pool, a, ec);
+  REQUIRE(held);
+  held_lane twice[] = {forge(held), forge(held), forge(held)};
+  test::require(held.give_back(lane_return::fence_reached));
+  // Given back a second time, by any door: the lane is free, not this handle's.
+  const auto again = twice[0].give_back(lane_return::fence_reached);
+  CHECK(again.error() == errc::lane_not_held);
+  CHECK_THAT(again.error().what(), Catch::Contains("lane 0") && Catch::Contains("it is free"));
+  CHECK_FALSE(twice[0]);  // emptied: it gives back nothing when dropped
+  CHECK(twice[1].give_back(lane_return::quarantined).error() == errc::lane_not_held);
+  CHECK(twice[2].record_submission({1}).error() == errc::lane_not_held);
+  CHECK(twice[2].give_back(lane_return::after_fence).error() == errc::lane_not_held);
+  // An empty handle: nothing to give back, nothing to record into.
+  held_lane empty;
+  CHECK(empty.give_back(lane_return::quarantined).has_value());
+  CHECK(empty.record_submission({1}).error() == errc::lane_not_held);
   CHECK(f.pool->counts().free == 2);  // a 2-lane pool still has exactly two lanes
-  test::require(other.pool->release(*foreign, foreign->hold));
+  CHECK(f.pool->counts().quarantined == 0);
 }
 
 TEST_CASE("lane_pool: a give-back whose hand-out is over is refused, even when the lane is held again", "[scheduler]") {
@@ -435,30 +453,31 @@ TEST_CASE("lane_pool: a give-back whose hand-out is over is refused, even when t
   recording_waiter first(order, 1);
   recording_waiter second(order, 2);
   boost::system::error_code ec;
-  ferrum::lane* held = f.pool->acquire(first, ec);
-  REQUIRE(held != nullptr);
-  const std::uint64_t first_hold = held->hold;
-  test::require(f.pool->release(*held, first_hold));
-  REQUIRE(f.pool->acquire(second, ec) == held);  // the same lane, a new holder
-  const std::uint64_t second_hold = held->hold;
-  CHECK(second_hold != first_hold);
+  held_lane held = acquire(*f.pool, first, ec);
+  REQUIRE(held);
+  const std::uint64_t first_hold = held.hold();
+  held_lane stale[] = {forge(held), forge(held), forge(held)};
+  test::require(held.give_back(lane_return::fence_reached));
+  held_lane again = acquire(*f.pool, second, ec);  // the same lane, a new holder
+  REQUIRE(again);
+  CHECK(again.index() == stale[0].index());
+  CHECK(again.hold() != first_hold);
   // The first holder gives it back a second time: the second holder's lane.
-  const auto stale = f.pool->release(*held, first_hold);
-  CHECK(stale.error() == errc::lane_not_held);
-  CHECK_THAT(stale.error().what(),
+  const auto late = stale[0].give_back(lane_return::fence_reached);
+  CHECK(late.error() == errc::lane_not_held);
+  CHECK_THAT(late.error().what(),
              Catch::Contains("hand-out " + std::to_string(first_hold)) && Catch::Contains("that hand-out is over"));
-  CHECK(f.pool->quarantine(*held, first_hold).error() == errc::lane_not_held);
-  CHECK(f.pool->release_when_reached(*held, first_hold).error() == errc::lane_not_held);
+  CHECK(stale[1].give_back(lane_return::quarantined).error() == errc::lane_not_held);
+  CHECK(stale[2].give_back(lane_return::after_fence).error() == errc::lane_not_held);
   CHECK(f.pool->counts().in_flight == 1);
-  test::require(f.pool->release(*held, second_hold));
+  test::require(again.give_back(lane_return::fence_reached));
   CHECK(f.pool->counts().free == 1);
 }
 
-TEST_CASE("lane_lease: a lease whose lane was given back through the pool gives back nothing of a later holder's",
-          "[scheduler]") {
-  // The adversarial order: a lease's lane released through the pool, both
-  // lanes taken again, then the stale lease dropped. It must not free the
-  // lane it once held: two holders would share one arena.
+TEST_CASE("lane_lease: a lease whose hand-out is over gives back nothing of a later holder's", "[scheduler]") {
+  // The adversarial order: a lease's lane given back by another handle,
+  // both lanes taken again, then the stale lease dropped. It must not free
+  // the lane it once held: two holders would share one arena.
   pool_fixture f(2);
   boost::asio::io_context context;
   const auto take = [&](ferrum::lane_lease& into) {
@@ -469,16 +488,19 @@ TEST_CASE("lane_lease: a lease whose lane was given back through the pool gives 
         }));
     run_ready(context);
   };
-  ferrum::lane_lease stale;
-  take(stale);
-  REQUIRE(stale);
-  test::require(f.pool->release(*stale, stale.hold()));
+  std::vector<int> order;
+  recording_waiter w(order, 1);
+  boost::system::error_code ec;
+  held_lane held = acquire(*f.pool, w, ec);
+  REQUIRE(held);
+  ferrum::lane_lease stale(forge(held));
+  test::require(held.give_back(lane_return::fence_reached));
   ferrum::lane_lease a;
   ferrum::lane_lease b;
   take(a);
   take(b);
   REQUIRE((a && b));
-  CHECK(((a.get() == stale.get()) || (b.get() == stale.get())));
+  CHECK(((a.index() == stale.index()) || (b.index() == stale.index())));
   CHECK(stale.submit().error() == errc::lane_not_held);  // the lists are a later holder's
   stale.reset();
   CHECK_FALSE(stale);
@@ -488,7 +510,7 @@ TEST_CASE("lane_lease: a lease whose lane was given back through the pool gives 
   bool third_granted = false;
   ferrum::async_acquire(
       *f.pool, boost::asio::bind_executor(
-                   context, [&](boost::system::error_code ec, ferrum::lane_lease l) { third_granted = !ec && l; }));
+                   context, [&](boost::system::error_code e, ferrum::lane_lease l) { third_granted = !e && l; }));
   run_ready(context);
   CHECK_FALSE(third_granted);  // both lanes are held: it waits
   CHECK(f.pool->counts().waiting == 1);
@@ -499,21 +521,24 @@ TEST_CASE("lane_lease: a lease whose lane was given back through the pool gives 
 
 TEST_CASE("lane_lease: a lane its lease gave back while its fence is pending is no longer held", "[scheduler]") {
   pool_fixture f(1, sched_test::hanging(300ms));
-  boost::asio::io_context context;
-  ferrum::lane_lease lease = lease_of(*f.pool, context);
+  std::vector<int> order;
+  recording_waiter w(order, 1);
+  boost::system::error_code ec;
+  held_lane held = acquire(*f.pool, w, ec);
+  REQUIRE(held);
+  held_lane after[] = {forge(held), forge(held), forge(held)};
+  ferrum::lane_lease lease(std::move(held));
   const std::uint64_t value = submit_empty_lists(lease);
-  ferrum::lane& l = *lease;
-  const std::uint64_t hold = lease.hold();
   const std::size_t pending_before = f.device->queue().timeline().pending();
   lease.reset();  // the fence watch has the lane now
   CHECK(f.device->queue().timeline().pending() == pending_before + 1);
   CHECK(f.pool->counts().in_flight == 1);
-  const auto released = f.pool->release(l, hold);
+  const auto released = after[0].give_back(lane_return::fence_reached);
   CHECK(released.error() == errc::lane_not_held);
   CHECK_THAT(released.error().what(), Catch::Contains("its fence watch returns it"));
   // Quarantining it would link the same watch into the timeline twice.
-  CHECK(f.pool->quarantine(l, hold).error() == errc::lane_not_held);
-  CHECK(f.pool->release_when_reached(l, hold).error() == errc::lane_not_held);
+  CHECK(after[1].give_back(lane_return::quarantined).error() == errc::lane_not_held);
+  CHECK(after[2].give_back(lane_return::after_fence).error() == errc::lane_not_held);
   CHECK(f.device->queue().timeline().pending() == pending_before + 1);
   CHECK(f.pool->counts().quarantined == 0);
   test::require_reached(f.device->queue().timeline(), value);
@@ -521,22 +546,25 @@ TEST_CASE("lane_lease: a lane its lease gave back while its fence is pending is 
   CHECK(f.device->queue().timeline().pending() == pending_before);
 }
 
-TEST_CASE("lane_pool: release reads the lane's lists, so a lane whose fence was never recorded waits for its GPU work",
-          "[scheduler]") {
+TEST_CASE(
+    "lane_pool: a give-back reads the lane's lists, so a lane whose fence was never recorded waits for its "
+    "GPU work",
+    "[scheduler]") {
   pool_fixture f(1, sched_test::hanging(150ms));
   std::vector<int> order;
   recording_waiter a(order, 1);
   boost::system::error_code ec;
-  ferrum::lane* held = f.pool->acquire(a, ec);
-  REQUIRE(held != nullptr);
-  test::require(held->lists[0]->begin());
-  test::require(held->lists[0]->end());
-  ferrum::gpu::command_list* lists[] = {held->lists[0].get()};
+  held_lane held = acquire(*f.pool, a, ec);
+  REQUIRE(held);
+  test::require(held->list(0).begin());
+  test::require(held->list(0).end());
+  ferrum::gpu::command_list* lists[] = {&held->list(0)};
   const std::uint64_t value = test::require(f.device->queue().submit_next(lists));
-  CHECK(held->submitted_value == 0);  // the holder forgot it
-  CHECK(f.pool->release(*held, held->hold).error() == errc::fence_not_reached);
+  // The holder forgot to record it.
+  CHECK(held.give_back(lane_return::fence_reached).error() == errc::fence_not_reached);
+  REQUIRE(held);
   test::require_reached(f.device->queue().timeline(), value);
-  test::require(f.pool->release(*held, held->hold));
+  test::require(held.give_back(lane_return::fence_reached));
 }
 
 TEST_CASE(

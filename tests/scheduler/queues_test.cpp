@@ -190,10 +190,11 @@ TEST_CASE(
   // are compared by differences: the opening barrier is all that differs.
   const auto barriers = [](const two_queue_fixture& f) {
     std::map<std::pair<std::size_t, std::size_t>, long> out;
-    for (const auto& lane : f.s->pools()[0]->lanes())
-      for (std::size_t n = 0; n < lane->lists.size(); ++n) {
-        const gpu::command_list& list = *lane->lists[n];
-        out[{lane->index, n}] = list.size() == 0 ? -1 : static_cast<long>(list.barriers());
+    const ferrum::lane_pool& pool = *f.s->pools()[0];
+    for (std::uint32_t index = 0; index < pool.counts().capacity; ++index)
+      for (std::size_t n = 0; n < pool.contents(index).lists().size(); ++n) {
+        const gpu::command_list& list = pool.contents(index).list(n);
+        out[{index, n}] = list.size() == 0 ? -1 : static_cast<long>(list.barriers());
       }
     return out;
   };

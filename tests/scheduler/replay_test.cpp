@@ -139,9 +139,9 @@ TEST_CASE("replay: a lane recorded by hand through a lease records afresh for it
   for (std::uint32_t l = 0; l < lanes; ++l) {
     ferrum::lane_lease lease = ferrum::async_acquire(pool, boost::asio::use_future).get();
     for (std::size_t node = 0; node < nodes; ++node) {
-      ferrum::gpu::command_list& list = *lease->lists[node];
+      ferrum::gpu::command_list& list = lease->list(node);
       test::require(list.begin());
-      test::require(list.fill(lease->slots[node], 0xdeadbeefu));
+      test::require(list.fill(lease->slot(node), 0xdeadbeefu));
       test::require(list.end());
     }
     const std::uint64_t value = test::require(lease.submit());

@@ -46,7 +46,7 @@ TEST_CASE("wave: every node is encoded once, into its own slot, and the wave com
   CHECK(f.device->queue().timeline().reached(report.submitted_value));
   for (std::size_t p = 0; p < ferrum::wave_phase_count; ++p) CHECK(report.ended[p].has_value());
   // The fills ran on the lane's arena before the fence.
-  const ferrum::lane& lane = *f.scheduler->pools()[0]->lanes()[report.lane];
+  const ferrum::lane_contents& lane = f.scheduler->pools()[0]->contents(report.lane);
   for (const ferrum::binding_slot& slot : f.program->buckets[0].binding->slots())
     CHECK(test::word_at(*lane.arena_of(ferrum::memory_class::upload), slot.offset / 4) == slot.node_index + 1);
   const auto counts = f.scheduler->pools()[0]->counts();
@@ -158,7 +158,7 @@ TEST_CASE("wave: coroutine encoders may suspend, and the wave waits for all of t
   const auto [ec, report] = sched_test::get(done);
   CHECK_FALSE(ec);
   CHECK(encode.finished.load() == 5);
-  const ferrum::lane& lane = *f.scheduler->pools()[0]->lanes()[report.lane];
+  const ferrum::lane_contents& lane = f.scheduler->pools()[0]->contents(report.lane);
   for (const ferrum::binding_slot& slot : f.program->buckets[0].binding->slots())
     CHECK(test::word_at(*lane.arena_of(ferrum::memory_class::upload), slot.offset / 4) == slot.node_index + 100);
 }

@@ -206,7 +206,7 @@ TEST_CASE("lane memory: a node's list cannot write another node's workspace reso
   auto encode = [&](const encode_context& c) {
     if (c.node_index != 0) return;
     // Node b's resource, reached from node a's list: refused.
-    const gpu::arena_range theirs = run.s->pools()[0]->lanes()[c.lane]->node_resources(1)[1].range;
+    const gpu::arena_range theirs = run.s->pools()[0]->contents(c.lane).resources(1)[1].range;
     const result<void> r = c.commands.fill(theirs, 1u);
     refused_code.store(r ? 0 : r.error().code.value());
   };
@@ -255,17 +255,20 @@ TEST_CASE("lane memory: a program loaded from its file makes the lanes the compi
   for (std::size_t b = 0; b < compiled.buckets.size(); ++b) {
     auto from_compiled = ferrum::test::require(lane_pool::create(compiled, compiled.buckets[b], *device));
     auto from_loaded = ferrum::test::require(lane_pool::create(loaded, loaded.buckets[b], *device));
-    const lane& a = *from_compiled->lanes()[0];
-    const lane& l = *from_loaded->lanes()[0];
-    REQUIRE(a.resources.size() == l.resources.size());
-    REQUIRE(a.resource_begin == l.resource_begin);
-    for (std::size_t r = 0; r < a.resources.size(); ++r) {
-      CHECK(*a.resources[r].id == *l.resources[r].id);
-      CHECK(a.resources[r].range.offset == l.resources[r].range.offset);
-      CHECK(a.resources[r].range.size == l.resources[r].range.size);
-      CHECK(a.resources[r].kind == l.resources[r].kind);
-      CHECK(a.resources[r].lifetime == l.resources[r].lifetime);
+    const lane_contents& a = from_compiled->contents(0);
+    const lane_contents& l = from_loaded->contents(0);
+    for (std::size_t n = 0; n < compiled.node_count; ++n) {
+      const auto ours = a.resources(n);
+      const auto theirs = l.resources(n);
+      REQUIRE(ours.size() == theirs.size());
+      for (std::size_t r = 0; r < ours.size(); ++r) {
+        CHECK(*ours[r].id == *theirs[r].id);
+        CHECK(ours[r].range.offset == theirs[r].range.offset);
+        CHECK(ours[r].range.size == theirs[r].range.size);
+        CHECK(ours[r].kind == theirs[r].kind);
+        CHECK(ours[r].lifetime == theirs[r].lifetime);
+      }
     }
-    CHECK(a.evidence.size() == l.evidence.size());
+    CHECK(a.backing().size() == l.backing().size());
   }
 }

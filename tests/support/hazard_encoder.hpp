@@ -146,10 +146,10 @@ inline outcome run(ferrum::gpu::device& device, const ferrum::plan& p,
     const auto [ec, report] = finished.get();
     INFO("wave " << report.wave << ": " << report.message);
     REQUIRE_FALSE(ec);
-    const ferrum::lane& lane = *scheduler->pools()[0]->lanes()[report.lane];
+    const ferrum::lane_contents& lane = scheduler->pools()[0]->contents(report.lane);
     o.mismatches += mismatches(bucket, lane.arena_of(ferrum::memory_class::upload)->bytes());
     for (std::size_t n = 0; n < p.nodes.size(); ++n) {
-      const ferrum::gpu::command_list& list = *lane.lists[n];
+      const ferrum::gpu::command_list& list = lane.list(n);
       const bool opens = options.barriers == ferrum::barrier_placement::every_node || bucket.lane.barrier_before[n];
       INFO("node " << n << ", " << list.size() << " commands");
       CHECK(list.barriers() == (list.size() == 0 ? 0 : list.size() - 1 + (opens ? 1 : 0)));

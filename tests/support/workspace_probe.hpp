@@ -236,9 +236,9 @@ inline std::uint32_t word_of(std::span<const std::byte> bytes, std::size_t word)
 // Records `commands` into a list granted all of lane `l`'s memory, submits it
 // and waits for it. The lane must be free.
 template <class Record>
-void on_lane(ferrum::gpu::device& device, const ferrum::lane& l, Record commands) {
+void on_lane(ferrum::gpu::device& device, const ferrum::lane_contents& l, Record commands) {
   auto list = ferrum::test::require(device.create_command_list());
-  list->grant(l.windows);
+  list->grant(l.windows());
   ferrum::test::require_reached(device.queue().timeline(), ferrum::test::submit(device, *list, commands));
 }
 
@@ -246,7 +246,7 @@ void on_lane(ferrum::gpu::device& device, const ferrum::lane& l, Record commands
 // copied by the GPU into a host arena: each window at its begin; what lies
 // between windows is no lane's memory and reads 0.
 inline std::vector<std::byte> lane_image(ferrum::gpu::device& device, const ferrum::compiled_bucket& bucket,
-                                         const ferrum::lane& l) {
+                                         const ferrum::lane_contents& l) {
   auto image = ferrum::test::require(device.create_arena(static_cast<std::size_t>(bucket.lane_bytes())));
   on_lane(device, l, [&](ferrum::gpu::command_list& list) {
     for (ferrum::memory_class c : ferrum::window_order)
@@ -279,7 +279,9 @@ inline outcome run(ferrum::gpu::device& device, const ferrum::plan& p, std::uint
   auto made = ferrum::scheduler::create(program, device, threads.get_executor(), {});
   if (!made) FAIL(made.error().what());
   std::unique_ptr<ferrum::scheduler> scheduler = std::move(*made);
-  const auto lanes = scheduler->pools()[0]->lanes();
+  const ferrum::lane_pool& pool = *scheduler->pools()[0];
+  std::vector<const ferrum::lane_contents*> lanes;
+  for (std::uint32_t index = 0; index < pool.counts().capacity; ++index) lanes.push_back(&pool.contents(index));
 
   // Admission's figure covers what each lane really allocates: an arena
   // per window.
@@ -309,7 +311,7 @@ inline outcome run(ferrum::gpu::device& device, const ferrum::plan& p, std::uint
   // wave's start (the lane's stage-in copy): the host's are filled too, and
   // the model's upload window goes back to them before each wave.
   const ferrum::memory_window upload = bucket.window(ferrum::memory_class::upload);
-  const auto staged_upload = [](const ferrum::lane& l) {
+  const auto staged_upload = [](const ferrum::lane_contents& l) {
     ferrum::gpu::arena* arena = l.arena_of(ferrum::memory_class::upload);
     return arena != nullptr && arena->staged() ? arena : nullptr;
   };
@@ -319,7 +321,7 @@ inline outcome run(ferrum::gpu::device& device, const ferrum::plan& p, std::uint
       for (std::size_t at = 0; at + 4 <= bytes.size(); at += 4) std::memcpy(bytes.data() + at, &fill, 4);
     }
     on_lane(device, *lanes[l], [&](ferrum::gpu::command_list& list) {
-      for (const ferrum::gpu::arena_range& window : lanes[l]->windows) ferrum::test::require(list.fill(window, fill));
+      for (const ferrum::gpu::arena_range& window : lanes[l]->windows()) ferrum::test::require(list.fill(window, fill));
     });
     model[l].assign(static_cast<std::size_t>(bucket.lane_bytes()) / 4, fill);
     writer[l].assign(model[l].size(), nobody);

@@ -109,8 +109,7 @@ namespace ferrum {
   X(program_plan_mismatch, "a compiled program was compiled from another plan")                                      \
   X(invalid_scheduler_option, "a scheduler option is outside its allowed range")                                     \
   X(invalid_wave_request, "a wave request's extent has a zero dimension")                                            \
-  X(foreign_lane, "a lane is given to a lane pool it does not belong to")                                            \
-  X(lane_not_held, "a lane is given back that is not held (given back twice, or never acquired)")                    \
+  X(lane_not_held, "a lane is given back or submitted through a handle whose hand-out is over")                      \
   X(range_not_granted, "a command reaches a guarded arena (a scheduler lane's) outside its list's granted ranges")   \
   /* compiled program files (ferrum.program.v1) */                                                                   \
   X(program_bad_magic, "the file is not a ferrum compiled program: its magic bytes are wrong")                       \

@@ -65,7 +65,7 @@ struct compiled_bucket {
   // every pool's unaliased arena. Less lane_size_bytes, what aliasing saves.
   std::uint64_t unaliased_lane_size_bytes = 0;
   // What each lane of this bucket is made from: every node's resources in
-  // the lane, the binding evidence (ferrum/binding/lane_recipe.hpp).
+  // the lane, the binding backing slices (ferrum/binding/lane_recipe.hpp).
   lane_recipe lane;
   std::array<memory_window, memory_class_count> windows{};
 

@@ -2,8 +2,8 @@
 // layout to a live lane's arena, and the per-node handles it hands out.
 //
 // The compiler records where each binding resource lives in a lane: its
-// backing slices, the evidence (compiled_bucket::lane). A lane pool binds the
-// compiled layout against that evidence once per lane, when it makes the
+// backing slices (compiled_bucket::lane). A lane pool binds the compiled
+// layout against them once per lane, when it makes the
 // lane's arena (cold; the arena never moves, so every wave on the lane uses
 // that binding); only when plan, layout, lane and every slice agree does it
 // get node handles.

@@ -5,9 +5,8 @@
 // Made by compile (and by load_compiled_program, which has the plan), once per
 // bucket: each node's resources resolved to their bytes in a lane (the
 // plan's order per node, nodes side by side), and the binding domain's backing
-// slices — the evidence every lane's execution_binding::bind is checked
-// against. Queue placement is the program's dependency graph
-// (compiled_program::dependencies, a node's queue).
+// slices, which every lane's execution_binding::bind is checked against. Queue placement is the program's dependency
+// graph (compiled_program::dependencies, a node's queue).
 #pragma once
 
 #include "ferrum/binding/execution_binding.hpp"
@@ -41,9 +40,9 @@ struct lane_recipe {
   std::vector<std::size_t> use_begin;
   // The domain whose arena the program binding layout covers (no_domain
   // without binding resources), and where each of its resources lives: the
-  // evidence bind checks, recorded from the plan.
+  // backing slices bind checks, recorded from the plan.
   std::size_t binding_domain = no_domain;
-  std::vector<backing_slice> evidence;
+  std::vector<backing_slice> backing;
   // Per node: whether its list opens with a barrier (derive_barriers,
   // ferrum/binding/barriers.hpp), and how many do in one wave; right on
   // every device. The same for a device that runs every node on one queue

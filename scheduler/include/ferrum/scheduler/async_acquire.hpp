@@ -2,7 +2,7 @@
 // Asio completion token, for code that drives lanes itself.
 //
 //   auto [ec, lease] = co_await ferrum::async_acquire(pool, asio::as_tuple(asio::use_awaitable));
-//   ... record into lease->lists, lease.submit(), await the value it returns ...
+//   ... record into lease->list(n), lease.submit(), await the value it returns ...
 //   // the lease gives the lane back when it goes (ferrum/scheduler/lane_lease.hpp)
 //
 // Completion signature: void(boost::system::error_code, ferrum::lane_lease).
@@ -41,10 +41,10 @@ namespace detail {
 
 // A lane pool waiter with an Asio handler.
 template <class Handler>
-class acquire_op final : public lane_pool::waiter {
+class acquire_op final : public lane_waiter {
  public:
   acquire_op(Handler&& handler, lane_pool& pool)
-      : lane_pool::waiter(&handed), op_(std::move(handler), pool.get_executor()), pool_(&pool) {}
+      : lane_waiter(&handed), op_(std::move(handler), pool.get_executor()), pool_(&pool) {}
 
   static void start(Handler handler, lane_pool& pool) {
     auto* self = async::make<acquire_op>(handler, std::move(handler), pool);
@@ -52,7 +52,7 @@ class acquire_op final : public lane_pool::waiter {
     // and free it at any moment.
     self->op_.template on_cancel<canceller>(self);
     boost::system::error_code ec;
-    if (lane* l = pool.acquire(*self, ec, &self->cancelled_); l != nullptr || ec) handed(self, ec, l);
+    if (held_lane l = acquire_lane(pool, *self, ec, &self->cancelled_); l || ec) handed(self, ec, std::move(l));
   }
 
   static void finish(acquire_op* self) {
@@ -73,19 +73,19 @@ class acquire_op final : public lane_pool::waiter {
     acquire_op* self;
     void operator()(boost::asio::cancellation_type_t type) const noexcept {
       if (!async::requested(type)) return;
-      // Either acquire() sees the flag under the pool's lock, or the waiter
-      // is queued and cancel() removes it; an op handed a lane is left alone.
+      // Either acquire_lane() sees the flag under the pool's lock, or the
+      // waiter is queued and cancel_acquire() removes it; an op handed a lane is left alone.
       self->cancelled_.store(true);
-      if (self->pool_->cancel(*self)) handed(self, boost::asio::error::operation_aborted, nullptr);
+      if (cancel_acquire(*self->pool_, *self)) handed(self, boost::asio::error::operation_aborted, {});
     }
   };
 
   // The lane pool's hand-over (any thread): the lane is leased at once, so
   // that it goes back to the lane pool whatever becomes of the completion.
-  static void handed(lane_pool::waiter* w, boost::system::error_code ec, lane* l) noexcept {
+  static void handed(lane_waiter* w, boost::system::error_code ec, held_lane l) noexcept {
     auto* self = static_cast<acquire_op*>(w);
     self->result_ = ec;
-    if (l != nullptr) self->lease_ = lane_lease(*self->pool_, *l);
+    if (l) self->lease_ = lane_lease(std::move(l));
     self->op_.post(async::upcall_fn<acquire_op>(self));
   }
 

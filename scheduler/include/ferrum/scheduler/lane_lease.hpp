@@ -3,27 +3,28 @@
 // with it.
 //
 //   auto [ec, lease] = co_await ferrum::async_acquire(pool, asio::as_tuple(asio::use_awaitable));
-//   ... record into lease->lists ...
+//   ... record into lease->list(n) ...
 //   const std::uint64_t value = lease.submit().value();
 //   co_await ferrum::gpu::async_wait(executor, pool.device().queue().timeline(), value, asio::use_awaitable);
 //   lease.reset();   // or let it go out of scope
 //
-// Giving a lease up (reset(), destruction, move-assignment over it) returns
-// its lane to the pool at once when the timeline value of the lane's last
-// submission is reached; otherwise it hands the lane to the pool's fence
-// watch, which returns it to service once that value is reached (never, after
-// a device failure) — never straight to a waiter while the GPU may still
-// write it. A lane acquired through a lease records afresh: a replaying
-// scheduler does not replay what a lease's holder recorded.
+// Giving a lease up (reset(), destruction, move-assignment over it) gives
+// its lane back as lane_return::after_fence: to the pool at once when the
+// timeline value of the lane's last submission is reached, otherwise
+// through the pool's fence watch once it is (never, after a device failure)
+// — never straight to a waiter while the GPU may still write it. A lane
+// acquired through a lease records afresh: a replaying scheduler does not
+// replay what a lease's holder recorded.
 //
 // Thread safety: one thread at a time uses a lease.
 #pragma once
 
 #include "ferrum/error.hpp"
-#include "ferrum/scheduler/lane_pool.hpp"
+#include "ferrum/scheduler/held_lane.hpp"
 
 #include <cstdint>
 #include <span>
+#include <utility>
 
 namespace ferrum {
 
@@ -31,67 +32,38 @@ class lane_lease {
  public:
   // Holds nothing.
   lane_lease() noexcept = default;
-  // Holds `held` of `pool`, just handed over (from async_acquire): the lease
-  // keeps the hand-out it holds the lane under (lane::hold).
-  lane_lease(lane_pool& pool, lane& held) noexcept
-      : pool_(&pool), lane_(&held), hold_(held.hold.load(std::memory_order_relaxed)) {
-    held.recorded = false;
-  }
-  lane_lease(lane_lease&& other) noexcept : pool_(other.pool_), lane_(other.lane_), hold_(other.hold_) {
-    other.forget();
-  }
-  lane_lease& operator=(lane_lease&& other) noexcept {
-    if (this != &other) {
-      reset();
-      pool_ = other.pool_;
-      lane_ = other.lane_;
-      hold_ = other.hold_;
-      other.forget();
-    }
-    return *this;
-  }
-  lane_lease(const lane_lease&) = delete;
-  lane_lease& operator=(const lane_lease&) = delete;
-  ~lane_lease() { reset(); }
+  // Holds `held`, just handed over (from async_acquire).
+  explicit lane_lease(held_lane held) noexcept : held_(std::move(held)) { (void)held_.take_recording(false); }
 
-  [[nodiscard]] explicit operator bool() const noexcept { return lane_ != nullptr; }
-  [[nodiscard]] lane& operator*() const noexcept { return *lane_; }
-  [[nodiscard]] lane* operator->() const noexcept { return lane_; }
-  [[nodiscard]] lane* get() const noexcept { return lane_; }
-  [[nodiscard]] lane_pool* pool() const noexcept { return pool_; }
-  // The hand-out the lease holds its lane under (lane::hold at the hand-over).
-  [[nodiscard]] std::uint64_t hold() const noexcept { return hold_; }
+  [[nodiscard]] explicit operator bool() const noexcept { return static_cast<bool>(held_); }
+  // What the lane holds (a non-empty lease's).
+  [[nodiscard]] const lane_contents& operator*() const noexcept { return *held_; }
+  [[nodiscard]] const lane_contents* operator->() const noexcept { return held_.operator->(); }
+  // The lane's number in its pool, the pool, and the hand-out it is held under.
+  [[nodiscard]] std::uint32_t index() const noexcept { return held_.index(); }
+  [[nodiscard]] lane_pool* pool() const noexcept { return held_.pool(); }
+  [[nodiscard]] std::uint64_t hold() const noexcept { return held_.hold(); }
+  // The timeline value of the lane's last submission (held_lane::last_submitted).
+  [[nodiscard]] std::uint64_t last_submitted() const noexcept { return held_.last_submitted(); }
 
   // Submits `lists` — each one of this lane's — on the pool's device with the
-  // queue's next timeline value, records that value as the lane's submitted value and
+  // queue's next timeline value, records that value as the lane's last and
   // returns it. Every list goes to the device's compute queue: the list of a
   // transfer node (a v2 plan under queue_placement::plan) on a device whose
   // transfer queue is its own is refused with queue_mismatch; waves submit
   // such lists to their queue. Errors: lane_not_held (an empty lease, or one
-  // whose hand-out is over: its lane was given back through the pool),
-  // foreign_object (a list that is not one of this lane's all_lists), and those of
-  // queue::submit_next.
+  // whose hand-out is over), foreign_object (a list that is not one of this
+  // lane's all_lists()), and those of queue::submit_next.
   [[nodiscard]] result<std::uint64_t> submit(std::span<gpu::command_list* const> lists);
   // Submits every list of the lane, its staging lists around its nodes'
-  // (lane::all_lists).
-  [[nodiscard]] result<std::uint64_t> submit() { return submit(lane_ != nullptr ? lane_->all_lists : empty_); }
+  // (lane_contents::all_lists).
+  [[nodiscard]] result<std::uint64_t> submit();
 
   // Gives the lane up (see the top of this file); the lease is then empty.
-  // A lease whose hand-out is over (its lane was given back through
-  // lane_pool::release under its hold) gives nothing back: the lane is a
-  // later holder's, or free.
-  void reset() noexcept;
+  void reset() noexcept { (void)held_.give_back(lane_return::after_fence); }
 
  private:
-  void forget() noexcept {
-    pool_ = nullptr;
-    lane_ = nullptr;
-  }
-
-  static constexpr std::span<gpu::command_list* const> empty_{};
-  lane_pool* pool_ = nullptr;
-  lane* lane_ = nullptr;
-  std::uint64_t hold_ = 0;
+  held_lane held_;
 };
 
 }  // namespace ferrum

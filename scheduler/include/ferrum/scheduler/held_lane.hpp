@@ -1,0 +1,223 @@
+// ferrum/scheduler/held_lane.hpp — a lane as its holder sees it: what the
+// lane holds (lane_contents, read-only), and the handle a holder (a wave, a
+// lane lease) holds it through (held_lane): one record of a submission and
+// one give-back, checked inside (docs/design.md, "Lane memory").
+//
+// A lane's contents are made on the cold path by its lane pool from the
+// bucket's lane recipe (compiled_bucket::lane): an arena per memory class
+// holding the bucket's resource pools of that class as the compiler placed
+// them, the layout bound to the upload arena, each node's resources resolved
+// to ranges of them, one command list per node granted exactly those ranges,
+// and the staging lists a staged arena needs. A lane pool makes them when it
+// is made, or — with lane_making::when_needed — when a holder first needs
+// the lane; a trim frees a free lane's contents, made afresh when needed.
+// Only the lane pool writes them; a holder reads them, records into the
+// lists and writes the bytes of its lane.
+#pragma once
+
+#include "ferrum/binding/execution_binding.hpp"
+#include "ferrum/error.hpp"
+#include "ferrum/gpu/device.hpp"
+#include "ferrum/scheduler/wave.hpp"
+
+#include <boost/system/error_code.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace ferrum {
+
+class lane_pool;
+
+namespace detail {
+struct lane;
+struct lane_memory;
+class lane_dispatcher;
+struct lane_test_access;
+}  // namespace detail
+
+class lane_contents {
+ public:
+  // Whether the lane has memory (made, not trimmed); the rest is empty when not.
+  [[nodiscard]] bool made() const noexcept { return !windows_.empty(); }
+
+  // The arena of class `c` (null: the bucket has none of it). Each is made
+  // of its class (gpu::device::create_arena), so device memory has no host
+  // bytes, and upload or readback memory may be staged.
+  [[nodiscard]] gpu::arena* arena_of(memory_class c) const noexcept { return memory_[index_of(c)].get(); }
+  // Each arena whole, in window order: what a list needs to reach all of the lane.
+  [[nodiscard]] std::span<const gpu::arena_range> windows() const noexcept { return windows_; }
+  // Lane bytes [offset, offset + size) (resource pool d lies at lane offset
+  // bucket().pool_offsets[d]) as a range of the arena holding them; an
+  // empty range (no arena) when no one arena holds them all.
+  [[nodiscard]] gpu::arena_range range(std::uint64_t offset, std::uint64_t size) const noexcept;
+
+  // What bind bound the layout to: the binding pool's bytes of the upload
+  // arena, and the backing slices bind checked them against.
+  [[nodiscard]] const lane_binding_target& binding_target() const noexcept { return binding_target_; }
+  [[nodiscard]] std::span<const backing_slice> backing() const noexcept { return backing_; }
+  // The bucket's layout bound to this lane, once, when it was made (the
+  // arena never moves: every wave on the lane uses it). Made lanes only.
+  [[nodiscard]] const execution_binding& binding() const noexcept { return *binding_; }
+
+  // Per node n (of the program): its handle on its binding slot (none for a
+  // node without one), that slot as a range of the upload arena (empty
+  // without), the resources it lists (the plan's order), and what its list
+  // is granted — its resources' ranges (to write), then an empty range of
+  // each arena (to read anywhere in the lane).
+  [[nodiscard]] const std::optional<node_binding>& node(std::size_t n) const noexcept { return nodes_[n]; }
+  [[nodiscard]] gpu::arena_range slot(std::size_t n) const noexcept { return slots_[n]; }
+  [[nodiscard]] std::span<const node_resource> resources(std::size_t n) const noexcept {
+    return std::span<const node_resource>(resources_)
+        .subspan(resource_begin_[n], resource_begin_[n + 1] - resource_begin_[n]);
+  }
+  [[nodiscard]] std::span<const gpu::arena_range> grants(std::size_t n) const noexcept {
+    return std::span<const gpu::arena_range>(grants_).subspan(grant_begin_[n], grant_begin_[n + 1] - grant_begin_[n]);
+  }
+
+  // Node n's command list; every node's, in node order; the staging lists
+  // (null where the lane has no staged arena of their class): `stage_in`
+  // copies a staged upload arena's host bytes to the GPU, then a barrier;
+  // `stage_out` opens with a barrier, then copies a staged readback arena to
+  // its host bytes — recorded once when the lane was made, submitted again
+  // by every wave; and all of them in the order one submission runs them
+  // (stage_in, the nodes', stage_out): what a lane lease submits.
+  [[nodiscard]] gpu::command_list& list(std::size_t n) const noexcept { return *node_lists_[n]; }
+  [[nodiscard]] std::span<gpu::command_list* const> lists() const noexcept { return lists_; }
+  [[nodiscard]] gpu::command_list* stage_in() const noexcept { return stage_in_.get(); }
+  [[nodiscard]] gpu::command_list* stage_out() const noexcept { return stage_out_.get(); }
+  [[nodiscard]] std::span<gpu::command_list* const> all_lists() const noexcept { return all_lists_; }
+  // With GPU timestamps (scheduler_options::gpu_timestamps), else null:
+  // slots 2n and 2n + 1 are node n's begin and end, written by its list.
+  [[nodiscard]] gpu::timestamp_pool* timestamps() const noexcept { return timestamps_.get(); }
+
+ private:
+  friend struct detail::lane_memory;  // makes, frees and retires them (lane_pool.cpp)
+
+  std::array<std::unique_ptr<gpu::arena>, memory_class_count> memory_;
+  std::array<std::uint64_t, memory_class_count> window_begin_{};
+  std::vector<gpu::arena_range> windows_;
+  lane_binding_target binding_target_;
+  std::vector<backing_slice> backing_;
+  std::optional<execution_binding> binding_;
+  std::vector<std::optional<node_binding>> nodes_;
+  std::vector<gpu::arena_range> slots_;
+  std::vector<node_resource> resources_;
+  std::vector<std::size_t> resource_begin_;
+  std::vector<gpu::arena_range> grants_;
+  std::vector<std::size_t> grant_begin_;
+  std::vector<std::unique_ptr<gpu::command_list>> node_lists_;
+  std::vector<gpu::command_list*> lists_;
+  std::unique_ptr<gpu::command_list> stage_in_;
+  std::unique_ptr<gpu::command_list> stage_out_;
+  std::vector<gpu::command_list*> all_lists_;
+  std::unique_ptr<gpu::timestamp_pool> timestamps_;
+};
+
+// How a holder gives its lane back (held_lane::give_back).
+enum class lane_return : std::uint8_t {
+  // It awaited the value of its last submission: checked — the recorded
+  // value of a wave's submission of all the lane's lists, else the lists'
+  // own values too (fence_not_reached when not reached, the lane staying
+  // with the holder).
+  fence_reached,
+  // It never submitted (failed or cancelled first): back at once when the
+  // lane's last value — an earlier holder's, or a list an encoder submitted
+  // itself — is reached, else quarantined until it is.
+  unsubmitted,
+  // Back once its last value is reached: at once when it is, else through
+  // the lane pool's fence watch (the lane counts as in flight until then,
+  // and stays quarantined for good if the device fails first).
+  after_fence,
+  // Its fence timed out or its device failed (or the holder gives it up
+  // early): it serves no holder until its last value is reached (never,
+  // after a device failure).
+  quarantined,
+};
+
+// A submission into a held lane (held_lane::record_submission).
+struct lane_submission {
+  // The queue timeline value it completes at (the compute queue's: a wave
+  // whose lists also ran on another queue joined them there).
+  std::uint64_t value = 0;
+  // The wave that submitted all of the lane's lists (0: a part of them, or
+  // a lease): the next wave's encode_context::lane_previous_wave.
+  std::uint64_t wave = 0;
+  // The lists hold a complete recording that a replaying scheduler may
+  // submit again (scheduler_options::replay).
+  bool replayable = false;
+};
+
+// One hand-out of a lane: move-only, held by one holder at a time, and
+// empty once given back. A handle whose lane pool took the lane back
+// (closed scheduler, ...) or whose hand-out is otherwise over refuses to
+// give back or record with lane_not_held: it cannot touch a later holder's
+// lane. Dropped while holding, it gives the lane back as after_fence.
+//
+// Thread safety: one thread at a time uses a handle.
+class held_lane {
+ public:
+  held_lane() noexcept = default;
+  held_lane(held_lane&& other) noexcept
+      : pool_(other.pool_), lane_(other.lane_), contents_(other.contents_), hold_(other.hold_), index_(other.index_) {
+    other.forget();
+  }
+  held_lane& operator=(held_lane&& other) noexcept;
+  held_lane(const held_lane&) = delete;
+  held_lane& operator=(const held_lane&) = delete;
+  ~held_lane() { (void)give_back(lane_return::after_fence); }
+
+  [[nodiscard]] explicit operator bool() const noexcept { return lane_ != nullptr; }
+  // The lane's number in its pool, the pool, and the hand-out it is held under.
+  [[nodiscard]] std::uint32_t index() const noexcept { return index_; }
+  [[nodiscard]] lane_pool* pool() const noexcept { return pool_; }
+  [[nodiscard]] std::uint64_t hold() const noexcept { return hold_; }
+  // What the lane holds (a non-empty handle's).
+  [[nodiscard]] const lane_contents& operator*() const noexcept { return *contents_; }
+  [[nodiscard]] const lane_contents* operator->() const noexcept { return contents_; }
+
+  // Whether the handle still holds its lane: lane_not_held, naming
+  // `action`, when it is empty or its hand-out is over.
+  [[nodiscard]] result<void> check_held(const char* action) const;
+  // Records a submission into the lane: its value becomes the lane's last
+  // (never lowered), and `s.wave`/`s.replayable` what the next holder sees.
+  // Errors: lane_not_held (empty, or a hand-out that is over).
+  [[nodiscard]] result<void> record_submission(const lane_submission& s) noexcept;
+  // Whether the lists hold a replayable recording and `replay` asks for it
+  // (bind of a replaying wave); anything else forgets it (false when empty).
+  [[nodiscard]] bool take_recording(bool replay) noexcept;
+  // The last wave whose submission of all the lane's lists went to the GPU
+  // (0: none, its memory was made afresh since, or an empty handle).
+  [[nodiscard]] std::uint64_t previous_wave() const noexcept;
+  // The timeline value of the last submission into the lane: the recorded
+  // one, or a later value one of its lists was submitted with (0: empty).
+  [[nodiscard]] std::uint64_t last_submitted() const noexcept;
+
+  // Gives the lane back (lane_return says how); the handle is then empty.
+  // An empty handle gives nothing back (no error). Errors: lane_not_held (a
+  // hand-out that is over: the lane is not this handle's to give back; the
+  // handle is emptied), fence_not_reached (fence_reached while the last
+  // value is not reached; the handle keeps the lane).
+  result<void> give_back(lane_return how) noexcept;
+
+ private:
+  friend class detail::lane_dispatcher;  // hands lanes out
+  // Defined by tests only: forges a second handle of a hand-out, so that the
+  // checks inside can be tried as a holder whose hand-out is over.
+  friend struct detail::lane_test_access;
+  explicit held_lane(detail::lane& l) noexcept;
+  void forget() noexcept { lane_ = nullptr; }
+
+  lane_pool* pool_ = nullptr;
+  detail::lane* lane_ = nullptr;
+  const lane_contents* contents_ = nullptr;
+  std::uint64_t hold_ = 0;
+  std::uint32_t index_ = 0;
+};
+
+}  // namespace ferrum
