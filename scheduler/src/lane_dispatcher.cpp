@@ -11,6 +11,8 @@ namespace ferrum::detail {
 
 using boost::system::error_code;
 
+held_lane lane_dispatcher::hand_out(lane& l) noexcept { return held_lane(*l.owner, l.index, l.contents, l.out); }
+
 std::size_t lane_dispatcher::join(const lane_pool* pool, std::span<const std::unique_ptr<lane>> lanes,
                                   gpu::device& device, const bucket_id& bucket, lane_maker maker, bool made) {
   member_state m{pool,
@@ -57,7 +59,7 @@ held_lane lane_dispatcher::acquire(waiter& w, error_code& ec, const std::atomic<
       if (m.free.empty() || m.device->lost()) continue;
       if (from == nullptr || m.freed_at[m.free.front()->index] < from->freed_at[from->free.front()->index]) from = &m;
     }
-    if (from != nullptr) return held_lane(*take_free_locked(*from));
+    if (from != nullptr) return hand_out(*take_free_locked(*from));
     if (any_hopeless_locked()) {
       ec = make_error_code(errc::all_lanes_quarantined);
       return {};
@@ -78,7 +80,7 @@ held_lane lane_dispatcher::acquire_from(std::size_t member, waiter& w, error_cod
     member_state& m = members_[member];
     // FIFO: free lanes rotate, the longest free first, so that every lane is
     // used in turn (its fence the oldest) and warm-up touches all of them.
-    if (!m.free.empty()) return held_lane(*take_free_locked(m));
+    if (!m.free.empty()) return hand_out(*take_free_locked(m));
     if (hopeless_locked(m)) {
       ec = make_error_code(errc::all_lanes_quarantined);
       return {};
@@ -236,7 +238,7 @@ result<void> lane_dispatcher::check_held_locked(const member_state& m, const lan
     case lane_state::in_flight:
       break;
   }
-  const std::uint64_t current = l.hold.load(std::memory_order_relaxed);
+  const std::uint64_t current = l.out.hold.load(std::memory_order_relaxed);
   if (hold != current)
     return not_held("that hand-out is over; the lane is held under hand-out " + std::to_string(current));
   return {};
@@ -246,7 +248,7 @@ void lane_dispatcher::set_state_locked(member_state& m, lane& l, lane_state stat
   m.state[l.index] = state;
   // Every change ends the current hand-out, if any (a hand-out from one
   // holder straight to the next is a change too).
-  l.hold.store(l.hold.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  l.out.hold.store(l.out.hold.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
 lane* lane_dispatcher::take_free_locked(member_state& m) noexcept {
@@ -347,7 +349,7 @@ void lane_dispatcher::start_making_locked(member_state& m, handover& h) noexcept
 void lane_dispatcher::notify(const handover& h) noexcept {
   // The hand-out was changed under the lock: the handle reads it here, on
   // the thread that changed it.
-  if (h.next != nullptr) h.next->handed(h.next, {}, held_lane(*h.handed));
+  if (h.next != nullptr) h.next->handed(h.next, {}, hand_out(*h.handed));
   if (h.failed != nullptr) h.failed->handed(h.failed, h.failed_ec, {});
   fail_all(h.own_hopeless, h.own_ec);
   fail_all(h.any_hopeless, h.any_ec);

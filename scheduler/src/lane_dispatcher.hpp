@@ -145,6 +145,8 @@ class lane_dispatcher {
   // With mutex_ held: `l` is in `state` now, and its hand-out changes.
   static void set_state_locked(member_state& m, lane& l, lane_state state) noexcept;
   [[nodiscard]] static lane* take_free_locked(member_state& m) noexcept;
+  // A handle of `l`'s current hand-out (the dispatcher's lock no longer held).
+  [[nodiscard]] static held_lane hand_out(lane& l) noexcept;
   // With mutex_ held: no lane can come to `m`'s own waiters (closed, or
   // every lane of it quarantined); `m` serves the bucket's waves (its device
   // is not lost, and a lane can come); none of the lane pools does.

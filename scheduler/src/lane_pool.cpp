@@ -161,10 +161,10 @@ result<void> detail::lane_memory::make(lane& l, const compiled_program& program,
 void detail::lane_memory::free(lane& l) noexcept {
   // Destroyed in reverse order of declaration: the lists before the arenas they reach.
   { const lane_contents gone = std::exchange(l.contents, lane_contents()); }
-  l.submitted_value = 0;
-  l.previous_wave = 0;
-  l.recorded = false;
-  l.covers_lists = false;
+  l.out.submitted_value = 0;
+  l.out.previous_wave = 0;
+  l.out.recorded = false;
+  l.out.covers_lists = false;
 }
 
 void detail::lane_memory::retire(lane& l, gpu::device& device, std::uint64_t last) {
@@ -243,7 +243,7 @@ lane_pool::~lane_pool() {
     }
     // A lane not reached (a free lane always is) may still be written by
     // the GPU: the device keeps its memory until the fence is reached.
-    const std::uint64_t last = detail::last_submitted(l);
+    const std::uint64_t last = detail::last_submitted(l.contents, l.out);
     if (l.contents.made() && !timeline.reached(last)) detail::lane_memory::retire(l, *device_, last);
   }
 }
@@ -308,30 +308,33 @@ bool detail::cancel_acquire(lane_pool& pool, lane_waiter& w) noexcept { return p
 void lane_pool::close(boost::system::error_code ec) { dispatcher_->close(ec); }
 
 result<void> held_lane::give_back(lane_return how) noexcept {
-  if (lane_ == nullptr) return {};
-  auto back = pool_->give_back(*lane_, hold_, how);
+  if (out_ == nullptr) return {};
+  auto back = pool_->give_back(index_, hold_, how);
   // Kept only while the GPU may still write the lane and the holder must wait.
-  if (back || back.error().code != errc::fence_not_reached) forget();
+  if (back || back.error().code != errc::fence_not_reached) out_ = nullptr;
   return back;
 }
 
-result<void> lane_pool::give_back(lane& l, std::uint64_t hold, lane_return how) {
+result<void> lane_pool::give_back(std::uint32_t index, std::uint64_t hold, lane_return how) {
+  lane& l = *lanes_[index];
+  const auto last = [&] { return detail::last_submitted(l.contents, l.out); };
   switch (how) {
     case lane_return::fence_reached:
       // The holder awaited its submission: its value must be reached (the
       // dispatcher checks). A wave's record covers every list; any other
       // holder's lists are read too.
-      return release(l, hold, l.covers_lists ? l.submitted_value : detail::last_submitted(l));
-    case lane_return::unsubmitted:
+      return release(l, hold, l.out.covers_lists ? l.out.submitted_value : last());
+    case lane_return::unsubmitted: {
       // The lane's last value is an earlier holder's (reached: that is how
       // the lane came to this holder), unless an encoder submitted a list
       // itself: then it waits in quarantine for that.
-      if (auto back = release(l, hold, detail::last_submitted(l)); back || back.error().code != errc::fence_not_reached)
-        return back;
+      auto back = release(l, hold, last());
+      if (back || back.error().code != errc::fence_not_reached) return back;
       return watch(l, hold, false, "quarantining");
+    }
     case lane_return::after_fence:
-      if (device_->queue().timeline().reached(detail::last_submitted(l)))
-        return release(l, hold, detail::last_submitted(l));
+      if (const std::uint64_t value = last(); device_->queue().timeline().reached(value))
+        return release(l, hold, value);
       return watch(l, hold, true, "releasing");
     case lane_return::quarantined:
       return watch(l, hold, false, "quarantining");
@@ -356,8 +359,8 @@ result<void> lane_pool::watch(lane& l, std::uint64_t hold, bool returning, const
     return aside;
   }
   fence_watch& watch = *watches_[l.index];
-  l.submitted_value = detail::last_submitted(l);
-  watch.value = l.submitted_value;
+  l.out.submitted_value = detail::last_submitted(l.contents, l.out);
+  watch.value = l.out.submitted_value;
   watch.active.store(true, std::memory_order_release);
   // Completes at once when the fence is reached already or the device failed.
   // Never pending: the lane was held (set_aside checked), so its watch is idle.

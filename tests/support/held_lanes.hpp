@@ -15,7 +15,7 @@ namespace ferrum::detail {
 // A second handle of a hand-out (held_lane.hpp befriends this; only tests
 // define it): what a holder whose hand-out is over would hold.
 struct lane_test_access {
-  static held_lane forge(const held_lane& h) { return held_lane(*h.lane_); }
+  static held_lane forge(const held_lane& h) { return held_lane(*h.pool_, h.index_, *h.contents_, *h.out_); }
 };
 
 }  // namespace ferrum::detail

@@ -22,12 +22,16 @@
 
 #include <boost/system/error_code.hpp>
 
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace ferrum {
@@ -35,7 +39,6 @@ namespace ferrum {
 class lane_pool;
 
 namespace detail {
-struct lane;
 struct lane_memory;
 class lane_dispatcher;
 struct lane_test_access;
@@ -55,7 +58,15 @@ class lane_contents {
   // Lane bytes [offset, offset + size) (resource pool d lies at lane offset
   // bucket().pool_offsets[d]) as a range of the arena holding them; an
   // empty range (no arena) when no one arena holds them all.
-  [[nodiscard]] gpu::arena_range range(std::uint64_t offset, std::uint64_t size) const noexcept;
+  [[nodiscard]] gpu::arena_range range(std::uint64_t offset, std::uint64_t size) const noexcept {
+    for (std::size_t c = 0; c < memory_.size(); ++c) {
+      if (memory_[c] == nullptr || offset < window_begin_[c]) continue;
+      const std::uint64_t at = offset - window_begin_[c];
+      if (at <= memory_[c]->size() && size <= memory_[c]->size() - at)
+        return memory_[c]->range(static_cast<std::size_t>(at), static_cast<std::size_t>(size));
+    }
+    return {};
+  }
 
   // What bind bound the layout to: the binding pool's bytes of the upload
   // arena, and the backing slices bind checked them against.
@@ -119,6 +130,42 @@ class lane_contents {
   std::unique_ptr<gpu::timestamp_pool> timestamps_;
 };
 
+namespace detail {
+
+// A lane's hand-out and its holder's record, beside its contents in the
+// lane (scheduler/src/lane.hpp). `hold` changes whenever the lane changes
+// hands (handed out, given back, quarantined, back in service), under the
+// dispatcher's lock; a handle keeps the value it was handed the lane under,
+// so that a holder whose hand-out is over cannot give back or submit
+// through a later holder's lane. The record — the value of the last
+// submission into the lane (0: none), the last wave that submitted all of
+// its lists, whether they hold a replayable recording, and whether the last
+// record was of all of them (a wave's: its value covers every list's) — is
+// written only through the current holder's handle, and by the lane pool
+// while nobody holds the lane.
+struct lane_hand_out {
+  std::atomic<std::uint64_t> hold{0};
+  std::uint64_t submitted_value = 0;
+  std::uint64_t previous_wave = 0;
+  bool recorded = false;
+  bool covers_lists = false;
+};
+
+// The timeline value of the last submission into a lane: its recorded
+// value, or a later value one of its lists was submitted with. The lists
+// know their own, so a holder that submitted them without recording it
+// cannot have the lane reused too early. Values are the compute queue's: a
+// wave whose lists also ran on another queue joined them there, and its
+// recorded value is the join's (scheduler/src/submission_plan.hpp).
+[[nodiscard]] inline std::uint64_t last_submitted(const lane_contents& c, const lane_hand_out& h) noexcept {
+  std::uint64_t last = h.submitted_value;
+  for (const gpu::command_list* list : c.all_lists())
+    if (list->submitted_queue() == &list->device().queue()) last = std::max(last, list->submitted_value());
+  return last;
+}
+
+}  // namespace detail
+
 // How a holder gives its lane back (held_lane::give_back).
 enum class lane_return : std::uint8_t {
   // It awaited the value of its last submission: checked — the recorded
@@ -164,15 +211,25 @@ class held_lane {
  public:
   held_lane() noexcept = default;
   held_lane(held_lane&& other) noexcept
-      : pool_(other.pool_), lane_(other.lane_), contents_(other.contents_), hold_(other.hold_), index_(other.index_) {
-    other.forget();
+      : pool_(other.pool_), contents_(other.contents_), out_(other.out_), hold_(other.hold_), index_(other.index_) {
+    other.out_ = nullptr;
   }
-  held_lane& operator=(held_lane&& other) noexcept;
+  held_lane& operator=(held_lane&& other) noexcept {
+    if (this != &other) {
+      (void)give_back(lane_return::after_fence);
+      pool_ = other.pool_;
+      contents_ = other.contents_;
+      out_ = std::exchange(other.out_, nullptr);
+      hold_ = other.hold_;
+      index_ = other.index_;
+    }
+    return *this;
+  }
   held_lane(const held_lane&) = delete;
   held_lane& operator=(const held_lane&) = delete;
   ~held_lane() { (void)give_back(lane_return::after_fence); }
 
-  [[nodiscard]] explicit operator bool() const noexcept { return lane_ != nullptr; }
+  [[nodiscard]] explicit operator bool() const noexcept { return out_ != nullptr; }
   // The lane's number in its pool, the pool, and the hand-out it is held under.
   [[nodiscard]] std::uint32_t index() const noexcept { return index_; }
   [[nodiscard]] lane_pool* pool() const noexcept { return pool_; }
@@ -183,26 +240,49 @@ class held_lane {
 
   // Whether the handle still holds its lane: lane_not_held, naming
   // `action`, when it is empty or its hand-out is over.
-  [[nodiscard]] result<void> check_held(const char* action) const;
+  [[nodiscard]] result<void> check_held(const char* action) const {
+    if (out_ == nullptr) return make_error(errc::lane_not_held, std::string(action) + " through an empty lane handle");
+    // A hand-out that is over: the lane's lists may be a later holder's now.
+    if (const std::uint64_t current = out_->hold.load(std::memory_order_relaxed); current != hold_)
+      return make_error(errc::lane_not_held, std::string(action) + " lane " + std::to_string(index_) +
+                                                 " under hand-out " + std::to_string(hold_) +
+                                                 ", which is over (hand-out " + std::to_string(current) +
+                                                 " is the latest)");
+    return {};
+  }
   // Records a submission into the lane: its value becomes the lane's last
   // (never lowered), and `s.wave`/`s.replayable` what the next holder sees.
   // Errors: lane_not_held (empty, or a hand-out that is over).
-  [[nodiscard]] result<void> record_submission(const lane_submission& s) noexcept;
+  [[nodiscard]] result<void> record_submission(const lane_submission& s) {
+    if (out_ == nullptr || out_->hold.load(std::memory_order_relaxed) != hold_)
+      return check_held("recording a submission into");
+    out_->submitted_value = std::max(out_->submitted_value, s.value);
+    if (s.wave != 0) out_->previous_wave = s.wave;
+    out_->recorded = s.replayable;
+    out_->covers_lists = s.wave != 0;
+    return {};
+  }
   // Whether the lists hold a replayable recording and `replay` asks for it
   // (bind of a replaying wave); anything else forgets it (false when empty).
-  [[nodiscard]] bool take_recording(bool replay) noexcept;
+  [[nodiscard]] bool take_recording(bool replay) noexcept {
+    if (out_ == nullptr) return false;
+    out_->recorded = replay && out_->recorded;
+    return out_->recorded;
+  }
   // The last wave whose submission of all the lane's lists went to the GPU
   // (0: none, its memory was made afresh since, or an empty handle).
-  [[nodiscard]] std::uint64_t previous_wave() const noexcept;
+  [[nodiscard]] std::uint64_t previous_wave() const noexcept { return out_ != nullptr ? out_->previous_wave : 0; }
   // The timeline value of the last submission into the lane: the recorded
   // one, or a later value one of its lists was submitted with (0: empty).
-  [[nodiscard]] std::uint64_t last_submitted() const noexcept;
+  [[nodiscard]] std::uint64_t last_submitted() const noexcept {
+    return out_ != nullptr ? detail::last_submitted(*contents_, *out_) : 0;
+  }
 
-  // Gives the lane back (lane_return says how); the handle is then empty.
-  // An empty handle gives nothing back (no error). Errors: lane_not_held (a
-  // hand-out that is over: the lane is not this handle's to give back; the
-  // handle is emptied), fence_not_reached (fence_reached while the last
-  // value is not reached; the handle keeps the lane).
+  // Gives the lane back (lane_return says how; lane_pool.cpp); the handle
+  // is then empty. An empty handle gives nothing back (no error). Errors:
+  // lane_not_held (a hand-out that is over: the lane is not this handle's
+  // to give back; the handle is emptied), fence_not_reached (fence_reached
+  // while the last value is not reached; the handle keeps the lane).
   result<void> give_back(lane_return how) noexcept;
 
  private:
@@ -210,12 +290,16 @@ class held_lane {
   // Defined by tests only: forges a second handle of a hand-out, so that the
   // checks inside can be tried as a holder whose hand-out is over.
   friend struct detail::lane_test_access;
-  explicit held_lane(detail::lane& l) noexcept;
-  void forget() noexcept { lane_ = nullptr; }
+  held_lane(lane_pool& pool, std::uint32_t index, const lane_contents& contents, detail::lane_hand_out& out) noexcept
+      : pool_(&pool),
+        contents_(&contents),
+        out_(&out),
+        hold_(out.hold.load(std::memory_order_relaxed)),
+        index_(index) {}
 
   lane_pool* pool_ = nullptr;
-  detail::lane* lane_ = nullptr;
   const lane_contents* contents_ = nullptr;
+  detail::lane_hand_out* out_ = nullptr;  // null: empty
   std::uint64_t hold_ = 0;
   std::uint32_t index_ = 0;
 };

@@ -49,6 +49,7 @@ class lane_pool;
 
 namespace detail {
 
+struct lane;
 class lane_dispatcher;
 struct lane_pool_factory;
 
@@ -147,9 +148,10 @@ class lane_pool {
                                                                queue_placement queues, lane_making making,
                                                                std::shared_ptr<detail::lane_dispatcher> dispatcher,
                                                                detail::lane_pool_hooks hooks);
-  // Gives `l`, held under hand-out `hold`, back (held_lane::give_back).
-  // Errors: lane_not_held, fence_not_reached (fence_reached only).
-  [[nodiscard]] result<void> give_back(detail::lane& l, std::uint64_t hold, lane_return how);
+  // Gives lane `index`, held under hand-out `hold`, back
+  // (held_lane::give_back). Errors: lane_not_held, fence_not_reached
+  // (fence_reached only).
+  [[nodiscard]] result<void> give_back(std::uint32_t index, std::uint64_t hold, lane_return how);
   // Straight back, once `last` is reached. Errors: lane_not_held, fence_not_reached.
   [[nodiscard]] result<void> release(detail::lane& l, std::uint64_t hold, std::uint64_t last);
   // Sets a held lane aside (quarantined, or `returning`) and watches its
