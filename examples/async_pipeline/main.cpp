@@ -68,7 +68,7 @@ asio::awaitable<void> serve(pipeline p, request r, std::size_t ticket) {
   // The scheduler picks the smallest bucket of the class covering the extent.
   const ferrum::wave_request wave{.bucket_class = r.size_class, .extent = {1, r.words, 1}};
   auto [ec, report] = co_await p.scheduler.async_submit(wave, encode, asio::as_tuple(asio::use_awaitable));
-  // Completed after the wave's terminal fence: what the GPU wrote into the
+  // Completed after the wave's fence: what the GPU wrote into the
   // results arena is visible here, and the lane is back in its pool.
   p.stats.record(r, ec, report, steady_clock::now() - start, ec ? 0 : p.gpu.mismatches(ticket, r));
 }

@@ -85,7 +85,7 @@ struct wave::awaiting_lane {
     w.continuation_ = h;
     w.step_.store(wave_step::acquiring);
     error_code ec;
-    if (held_lane l = w.lanes_->acquire(w.waiter_, ec, &w.cancel_queued_); l || ec) {
+    if (held_lane l = w.dispatcher_->acquire(w.waiter_, ec, &w.cancel_queued_); l || ec) {
       w.held_ = std::move(l);
       w.handed_ec_ = ec;
       return false;
@@ -311,13 +311,13 @@ void wave::size_for(const program_lanes& program) {
 }
 
 void wave::prepare(std::uint64_t id, const program_lanes& program, const compiled_bucket* bucket,
-                   lane_dispatcher* lanes, encoder_ref encode, const copied_request* sync, error_code early_error,
+                   lane_dispatcher* dispatcher, encoder_ref encode, const copied_request* sync, error_code early_error,
                    std::string_view early_message) {
   if (program.serial() != sized_for_) size_for(program);
   program_ = &program;
   id_ = id;
   bucket_ = bucket;
-  lanes_ = lanes;
+  dispatcher_ = dispatcher;
   device_ = nullptr;
   encode_ = encode;
   early_error_ = early_error;
@@ -371,7 +371,7 @@ void wave::cancel(asio::cancellation_type_t type) noexcept {
   switch (step_.load()) {
     case wave_step::acquiring:
       // Still queued: leave the queue and resume with operation_aborted.
-      if (lanes_->cancel(waiter_)) {
+      if (dispatcher_->cancel(waiter_)) {
         handed_ec_ = asio::error::operation_aborted;
         resume_later();
       }

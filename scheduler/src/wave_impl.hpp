@@ -55,9 +55,9 @@ class wave {
   // program with more nodes or segments than the wave had room for.
   // `sync`: the engine's semaphores, passed on whatever happens (none when
   // the early error refused them); `early_message` says more of the error.
-  void prepare(std::uint64_t id, const program_lanes& program, const compiled_bucket* bucket, lane_dispatcher* lanes,
-               encoder_ref encode, const copied_request* sync, boost::system::error_code early_error,
-               std::string_view early_message = {});
+  void prepare(std::uint64_t id, const program_lanes& program, const compiled_bucket* bucket,
+               lane_dispatcher* dispatcher, encoder_ref encode, const copied_request* sync,
+               boost::system::error_code early_error, std::string_view early_message = {});
 
   [[nodiscard]] const program_lanes& program() const noexcept { return *program_; }
 
@@ -129,7 +129,7 @@ class wave {
   std::uint64_t sized_for_ = 0;
   std::uint64_t id_ = 0;
   const compiled_bucket* bucket_ = nullptr;
-  lane_dispatcher* lanes_ = nullptr;
+  lane_dispatcher* dispatcher_ = nullptr;
   // Once a lane is handed over: its device.
   const wave_device* device_ = nullptr;
   encoder_ref encode_{};

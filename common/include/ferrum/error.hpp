@@ -99,7 +99,7 @@ namespace ferrum {
   X(no_binding_layout, "a bucket has no program binding layout: the plan has no binding nodes")                      \
   X(no_bucket_fits, "no bucket of the request's class covers its extent")                                            \
   X(encoder_failed, "an encoder threw; the wave submitted nothing")                                                  \
-  X(fence_timeout, "a wave's terminal fence was not reached in time; its lane is quarantined")                       \
+  X(fence_timeout, "a wave's fence was not reached in time; its lane is quarantined")                                \
   X(fence_not_reached, "a lane is released before the fence of its last submission was reached")                     \
   X(all_lanes_quarantined, "every lane of the bucket is quarantined")                                                \
   X(scheduler_shut_down, "the scheduler is shutting down and accepts no more waves")                                 \

@@ -9,7 +9,7 @@
 //   4. fan the nodes out to the encoder, in chunks on the scheduler's
 //      executor; fan in when all are done;
 //   5. submit the nodes' command lists, signalling the next timeline value;
-//   6. await that terminal fence (with a timeout);
+//   6. await that value: the wave's fence (with a timeout);
 //   7. release the lane — only now — and complete.
 //
 //   auto program = std::make_shared<const ferrum::compiled_program>(ferrum::compile(plan).value());

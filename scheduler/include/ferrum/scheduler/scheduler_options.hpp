@@ -33,7 +33,7 @@ enum class barrier_placement : std::uint8_t { derived, every_node };
 enum class lane_making : std::uint8_t { at_create, when_needed };
 
 struct scheduler_options {
-  // How long a wave awaits its terminal fence before it fails with
+  // How long a wave awaits its fence before it fails with
   // fence_timeout and its lane is quarantined.
   std::chrono::milliseconds fence_timeout{5000};
   // Encoder tasks per wave: nodes are split into at most this many
