@@ -1,7 +1,7 @@
 #!/bin/sh
 # examples/frame_loop/present_screenshot_test.sh — the --present screenshot
 # test (CMakeLists.txt): on a virtual X display (xvfb-run), ferrum_frame_loop
-# on lavapipe shows 120 frames in a window, resized at frame 60, with the validation
+# on lavapipe shows 120 frames in a window (FERRUM_PRESENT_TEST_FRAMES), resized halfway, with the validation
 # layers on (through the loader's environment, which the test sets: they
 # print to stdout, which the test's regular expression reads); after the last frame it keeps the window (--hold-until) while
 # xwd takes a screenshot of it, which ImageMagick's convert makes a PNG, and
@@ -17,6 +17,8 @@
 #
 # FERRUM_FRAME_LOOP_LD_PRELOAD: the LD_PRELOAD of frame_loop alone (the asan
 # build's, cmake/ferrum_sanitizers.cmake), not of Xvfb, xwd or convert.
+# FERRUM_PRESENT_TEST_FRAMES: the frames it shows (default 120; at least 8),
+# resized at half of them.
 set -eu
 
 if [ $# -lt 3 ]; then
@@ -59,7 +61,8 @@ log="$out/frame_loop.log"
 taken="$out/screenshot-taken"
 : >"$log"
 
-LD_PRELOAD=$preload "$frame_loop" --present --frames 120 --resize-at 60 320x180 --out "$out" \
+frames=${FERRUM_PRESENT_TEST_FRAMES:-120}
+LD_PRELOAD=$preload "$frame_loop" --present --frames "$frames" --resize-at $((frames / 2)) 320x180 --out "$out" \
   --hold-until "$taken" "$@" >"$log" 2>&1 &
 pid=$!
 # Released whatever happens: frame_loop waits for this file after its last frame.
