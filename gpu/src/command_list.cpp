@@ -201,6 +201,16 @@ result<void> command_list::timestamp(const timestamp_pool& pool, std::uint32_t s
   return do_timestamp(pool, slot);
 }
 
+result<native_commands> command_list::record_native() {
+  if (auto r = check_recording("record_native"); !r) return r.error();
+  auto native = do_native();
+  if (!native) return native;
+  // Ordered as a command of the list, before the caller records into it.
+  order({});
+  ++commands_;
+  return native;
+}
+
 result<void> command_list::end() {
   if (auto r = check_recording("end"); !r) return r;
   if (auto r = do_end(); !r) return r;

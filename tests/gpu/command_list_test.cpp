@@ -92,6 +92,20 @@ TEST_CASE("command list: begin() opens with a barrier and puts one between every
   CHECK(f.list->barriers() == 3);
 }
 
+TEST_CASE("command list: the null device has no native recording, and records nothing for one", "[gpu]") {
+  fixture f;
+  test::require(f.list->fill(f.arena->range(0, 64), 1));
+  const auto native = f.list->record_native();
+  REQUIRE_FALSE(native.has_value());
+  CHECK(native.error() == errc::native_unavailable);
+  CHECK(native.error().what().find("null device") != std::string::npos);
+  CHECK(f.list->size() == 1);      // not counted as a command
+  CHECK(f.list->barriers() == 1);  // and no barrier for it
+  test::require(f.list->end());
+  CHECK(f.list->record_native().error() == errc::command_list_state);  // outside begin() ... end()
+  CHECK(f.arena->device_address() == 0);                               // nor buffer device addresses
+}
+
 TEST_CASE("command list: by_hazards on granted ranges opens without a barrier, then one between commands", "[gpu]") {
   fixture f;
   auto guarded = test::require(f.device->create_arena(256));

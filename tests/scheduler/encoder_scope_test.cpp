@@ -87,3 +87,14 @@ TEST_CASE("encoder scope: a node's own slot and an application's own arenas stay
   REQUIRE_FALSE(sched_test::get(done).ec);
   CHECK(test::word_at(*own, 0) == 3u);
 }
+
+TEST_CASE("encoder scope: a native scope on the null device is native_unavailable, and the wave goes on",
+          "[scheduler][native]") {
+  fixture f(3, 1);
+  const auto outcome = attempt_in_wave(f, 1, [](const ferrum::encode_context& c) -> ferrum::result<void> {
+    auto native = c.native();
+    if (!native) return native.error();
+    return {};
+  });
+  CHECK(outcome == errc::native_unavailable);
+}

@@ -86,6 +86,7 @@ namespace ferrum {
   X(push_constants_too_large, "a dispatch passes more push-constant words than its kernel takes")                    \
   X(invalid_kernel, "a kernel has no code this device runs, or bad code or sizes")                                   \
   X(unsupported_command, "the device cannot run this command")                                                       \
+  X(native_unavailable, "the device has no native command buffer to record into (the null device)")                  \
   X(command_list_state, "a command list is used in the wrong state (recording before begin, submitting before end)") \
   X(command_list_in_flight, "a command list is reset or submitted while the GPU may still run it")                   \
   X(timeline_not_monotonic, "a submission's signal value is not above the last one submitted")                       \

@@ -126,6 +126,10 @@ class null_command_list final : public command_list {
     c.value = slot;
     return {};
   }
+  result<native_commands> do_native() override {
+    return make_error(errc::native_unavailable,
+                      "record_native: the null device's worker runs ferrum's commands only; it has no command buffer");
+  }
   result<void> do_end() override {
     // A barrier after the last command orders what comes after the list:
     // kept as a command of its own, since no command of this list carries it.

@@ -50,6 +50,8 @@ result<allocation> allocate(const vulkan_arena::context& c, std::size_t bytes,
   // needs TRANSFER_DST) and staging.
   buffer_info.usage =
       VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  // A device address for the engine's shaders (native nodes), where enabled.
+  if (c.buffer_device_address) buffer_info.usage |= VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
   if (c.family_count > 1) {
     // Compute and transfer queues of different families both use every
     // arena (a node's output is the next node's input, on either queue):
@@ -79,8 +81,12 @@ result<allocation> allocate(const vulkan_arena::context& c, std::size_t bytes,
     return make_error(errc::vulkan_feature_missing, what + "no memory type of the kind asked fits the buffer");
   const VkMemoryPropertyFlags flags = c.memory->memoryTypes[type].propertyFlags;
 
+  VkMemoryAllocateFlagsInfo allocate_flags{};
+  allocate_flags.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO;
+  allocate_flags.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
   VkMemoryAllocateInfo allocate_info{};
   allocate_info.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+  if (c.buffer_device_address) allocate_info.pNext = &allocate_flags;
   allocate_info.allocationSize = requirements.size;
   allocate_info.memoryTypeIndex = static_cast<std::uint32_t>(type);
   if (VkResult r = vkAllocateMemory(c.device, &allocate_info, nullptr, &p.made.memory); r != VK_SUCCESS) {
@@ -166,7 +172,17 @@ result<std::unique_ptr<arena>> vulkan_arena::create(const gpu::device& owner, co
   write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
   write.pBufferInfo = &buffer_range;
   vkUpdateDescriptorSets(c.device, 1, &write, 0, nullptr);
-  return std::unique_ptr<arena>(new vulkan_arena(owner, c, bytes, cls, kept.release(), kept_staging.release(), *set));
+  VkDeviceAddress address = 0;
+  if (c.buffer_device_address) {
+    VkBufferDeviceAddressInfo address_info{};
+    address_info.sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO;
+    address_info.buffer = main->buffer;
+    address = vkGetBufferDeviceAddress(c.device, &address_info);
+  }
+  std::unique_ptr<vulkan_arena> made(
+      new vulkan_arena(owner, c, bytes, cls, kept.release(), kept_staging.release(), *set));
+  made->set_device_address(address);
+  return std::unique_ptr<arena>(std::move(made));
 }
 
 namespace {

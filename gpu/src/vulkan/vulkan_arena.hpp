@@ -37,6 +37,8 @@ class vulkan_arena final : public arena {
     std::uint32_t family_count = 1;
     // vulkan_device_options::discrete_layout: upload and readback staged.
     bool discrete_layout = false;
+    // bufferDeviceAddress is enabled: buffers are made addressable.
+    bool buffer_device_address = false;
   };
 
   // An arena of `bytes` bytes of `cls` (nullopt: create_arena(bytes)'s

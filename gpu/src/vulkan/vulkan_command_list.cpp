@@ -265,6 +265,11 @@ result<void> vulkan_command_list::do_timestamp(const timestamp_pool& pool, std::
   return {};
 }
 
+result<native_commands> vulkan_command_list::do_native() {
+  // The handle as the integer it is (a dispatchable handle is a pointer).
+  return native_commands{reinterpret_cast<std::uint64_t>(buffer_)};
+}
+
 result<void> vulkan_command_list::do_end() {
   // A semaphore signal does not make device writes visible to the host; this
   // barrier does, so waiting for the timeline value is enough to read them.

@@ -76,6 +76,7 @@ class vulkan_command_list final : public command_list {
   result<void> do_host(host_function function) override;
   result<void> do_timestamp(const timestamp_pool& pool, std::uint32_t slot) override;
   result<void> do_end() override;
+  result<native_commands> do_native() override;
   void do_barrier() noexcept override;
 
  private:

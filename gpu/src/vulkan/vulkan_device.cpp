@@ -185,6 +185,7 @@ void vulkan_device::drain() noexcept {
 result<std::unique_ptr<arena>> vulkan_device::do_create_arena(std::size_t bytes, std::optional<memory_class> cls) {
   vulkan_arena::context c{objects_->device, &objects_->physical.memory, objects_->descriptors.get()};
   c.discrete_layout = objects_->discrete_layout;
+  c.buffer_device_address = objects_->buffer_device_address;
   c.families[0] = objects_->queues.front().family;
   for (const vulkan_device_objects::queue_objects& q : objects_->queues) {
     if (q.family != c.families[0]) {
@@ -340,10 +341,19 @@ result<std::unique_ptr<device>> create_vulkan_device(const vulkan_device_options
     queue_infos[1].queueCount = 1;
     queue_info_count = 2;
   }
-  // Timeline semaphores are core in 1.2 but still a feature to enable.
+  // Timeline semaphores are core in 1.2 but still a feature to enable;
+  // buffer device addresses (for engines' shaders in native nodes) where
+  // the device has them.
+  VkPhysicalDeviceVulkan12Features offered12{};
+  offered12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+  VkPhysicalDeviceFeatures2 offered{};
+  offered.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+  offered.pNext = &offered12;
+  vkGetPhysicalDeviceFeatures2(objects->physical.handle, &offered);
   VkPhysicalDeviceVulkan12Features features12{};
   features12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
   features12.timelineSemaphore = VK_TRUE;
+  features12.bufferDeviceAddress = offered12.bufferDeviceAddress;
   VkDeviceCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
   info.pNext = &features12;
@@ -373,6 +383,7 @@ result<std::unique_ptr<device>> create_vulkan_device(const vulkan_device_options
   objects->calibrated_timestamps = calibrated;
   objects->presentation = options.presentation;
   objects->discrete_layout = options.discrete_layout;
+  objects->buffer_device_address = features12.bufferDeviceAddress == VK_TRUE;
   vulkan_device_objects::queue_objects compute;
   compute.family = chosen.queue_family;
   vkGetDeviceQueue(objects->device, compute.family, 0, &compute.queue);
@@ -412,6 +423,7 @@ result<std::unique_ptr<device>> adopt_vulkan_device(const vulkan_adopt_info& inf
   objects->queues.push_back(engine_queue);
   objects->queue_mutex = info.queue_mutex;
   objects->calibrated_timestamps = info.calibrated_timestamps;
+  objects->buffer_device_address = info.buffer_device_address;
   return vulkan_device::start(std::move(objects));
 }
 

@@ -77,6 +77,9 @@ class arena {
   // The device's handle of the buffer (a VkBuffer on Vulkan, 0 on the null
   // device), for engines that bind it in their own command buffers.
   [[nodiscard]] std::uint64_t native_handle() const noexcept { return native_handle_; }
+  // The buffer's device address (a VkDeviceAddress on a Vulkan device with
+  // bufferDeviceAddress enabled; 0 elsewhere), for shaders that take one.
+  [[nodiscard]] std::uint64_t device_address() const noexcept { return device_address_; }
 
   [[nodiscard]] const gpu::device& device() const noexcept { return *device_; }
 
@@ -99,12 +102,15 @@ class arena {
       : device_(&owner), bytes_(host), size_(size), native_handle_(native_handle), class_(cls), staged_(staged) {}
 
   virtual result<void> do_invalidate() { return {}; }
+  // Set by the device once the buffer is bound (before the arena is handed out).
+  void set_device_address(std::uint64_t address) noexcept { device_address_ = address; }
 
  private:
   const gpu::device* device_;
   std::span<std::byte> bytes_;
   std::size_t size_;
   std::uint64_t native_handle_;
+  std::uint64_t device_address_ = 0;
   memory_class class_;
   bool staged_;
   bool guarded_ = false;

@@ -68,6 +68,13 @@ struct image_target {
   std::uint32_t width = 0, height = 0;
 };
 
+// A list's own command buffer, for commands an engine records natively
+// (command_list::record_native): a VkCommandBuffer on Vulkan
+// (vulkan_command_buffer, ferrum/gpu/vulkan_device.hpp).
+struct native_commands {
+  std::uint64_t command_buffer = 0;
+};
+
 // How a recording orders its first command against the commands before it
 // on the queue (earlier lists of the submission, earlier submissions):
 // `barrier`, after all of them; `by_hazards`, after them only when the
@@ -145,6 +152,18 @@ class command_list {
   // clock.
   [[nodiscard]] result<void> timestamp(const timestamp_pool& pool, std::uint32_t slot);
 
+  // Hands the caller the list's command buffer to record commands of its
+  // own into, now, as one command of the list: ordered as any command is
+  // (after the barrier the list opens with, or one before it when another
+  // command precedes), and every later command of the list is ordered after
+  // it. The caller's commands must reach only memory the list may write
+  // (its grants, for a guarded arena) with compute or transfer stages, must
+  // not submit, and must leave no render pass, query or debug label open;
+  // they may bind pipelines and descriptor sets of their own (ferrum's
+  // commands bind theirs again). Errors: command_list_state,
+  // native_unavailable (the null device records no native commands).
+  [[nodiscard]] result<native_commands> record_native();
+
   // Ends the recording; the list can then be submitted. Errors:
   // command_list_state, or the device's error closing the recording.
   [[nodiscard]] result<void> end();
@@ -192,6 +211,8 @@ class command_list {
   virtual result<void> do_host(host_function function) = 0;
   virtual result<void> do_timestamp(const timestamp_pool& pool, std::uint32_t slot) = 0;
   virtual result<void> do_end() = 0;
+  // The command buffer, past the checks and the ordering above.
+  virtual result<native_commands> do_native() = 0;
   // Records a barrier: every command before it in submission order
   // completes, and its writes are seen, before any command after it.
   virtual void do_barrier() noexcept = 0;

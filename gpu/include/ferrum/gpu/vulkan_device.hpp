@@ -20,6 +20,7 @@
 
 #include <vulkan/vulkan_core.h>
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -86,6 +87,10 @@ struct vulkan_adopt_info {
   // (with the device and CLOCK_MONOTONIC time domains); otherwise GPU
   // timestamps are calibrated once.
   bool calibrated_timestamps = false;
+  // Set when the engine enabled bufferDeviceAddress (Vulkan 1.2) on
+  // `device`: arenas then have device addresses (arena::device_address),
+  // which native nodes hand to the engine's shaders.
+  bool buffer_device_address = false;
 };
 
 // Creates a device with its own instance. Errors: vulkan_unavailable (no
@@ -116,6 +121,15 @@ struct vulkan_native_handles {
   std::uint32_t transfer_queue_family = 0;
   VkSemaphore transfer_timeline = VK_NULL_HANDLE;
 };
+
+// A native recording's command buffer (command_list::record_native), and
+// an arena's buffer (arena::native_handle), as the Vulkan handles they are.
+[[nodiscard]] inline VkCommandBuffer vulkan_command_buffer(const native_commands& n) noexcept {
+  return reinterpret_cast<VkCommandBuffer>(static_cast<std::uintptr_t>(n.command_buffer));
+}
+[[nodiscard]] inline VkBuffer vulkan_buffer(std::uint64_t native_handle) noexcept {
+  return reinterpret_cast<VkBuffer>(static_cast<std::uintptr_t>(native_handle));
+}
 
 // The handles of `d`, or none when `d` is not a Vulkan device.
 [[nodiscard]] std::optional<vulkan_native_handles> native_handles(const device& d) noexcept;

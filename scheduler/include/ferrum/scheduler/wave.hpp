@@ -95,6 +95,37 @@ class node_resource {
   std::span<std::byte> host_;
 };
 
+// A range of a lane as native commands reach it: its arena's buffer (a
+// VkBuffer on Vulkan: gpu::vulkan_buffer), the range's offset and size in
+// that buffer, and the device address of its first byte (0 where the
+// device has no buffer device addresses). All 0 for an empty range.
+struct native_buffer {
+  std::uint64_t buffer = 0;
+  std::uint64_t offset = 0;
+  std::uint64_t size = 0;
+  std::uint64_t device_address = 0;
+
+  [[nodiscard]] static native_buffer of(gpu::arena_range r) noexcept {
+    if (r.arena == nullptr) return {};
+    const std::uint64_t base = r.arena->device_address();
+    return {r.arena->native_handle(), r.offset, r.size, base != 0 ? base + r.offset : 0};
+  }
+};
+
+// A node's native recording (encode_context::native): the command buffer of
+// the node's list (a VkCommandBuffer on Vulkan: gpu::vulkan_command_buffer),
+// and each resource the node lists, and its slot, as native buffers.
+struct native_scope {
+  gpu::native_commands command_buffer;
+  std::span<const node_resource> resources;
+  gpu::arena_range slot_range;
+
+  // The node's i-th resource (encode_context::resources[i]).
+  [[nodiscard]] native_buffer resource(std::size_t i) const noexcept { return native_buffer::of(resources[i].range); }
+  // The node's binding slot (empty when it has none).
+  [[nodiscard]] native_buffer slot() const noexcept { return native_buffer::of(slot_range); }
+};
+
 // What an encoder gets for one node of one wave.
 struct encode_context {
   std::size_t node_index;
@@ -132,6 +163,28 @@ struct encode_context {
   std::uint64_t lane_previous_wave = 0;
 
   [[nodiscard]] bool cancelled() const noexcept { return cancel != nullptr && cancel->load(std::memory_order_relaxed); }
+
+  // The node's native recording scope: its list's command buffer, for the
+  // engine's own commands (its pipelines, descriptor sets, a third-party
+  // library's dispatches), and the node's resources as native buffers.
+  // Before it returns, the list has recorded the barrier the node's derived
+  // hazards call for (the one it opens with, or one after an earlier
+  // command of the node); every ferrum command the node records after it is
+  // ordered after the native commands. The contract: the native commands
+  // touch only the node's declared resources, with the accesses the plan
+  // declares for them (a v2 plan's `access`), using compute or transfer
+  // stages; they never submit; they leave no render pass, query or debug
+  // label open. The validation layers with synchronization validation check
+  // it on lavapipe in the tests. Each call is one command of the list:
+  // record the native commands right after it, before the node's next
+  // ferrum command.
+  // Errors: native_unavailable (the null device), command_list_state (a
+  // replaying wave records nothing).
+  [[nodiscard]] result<native_scope> native() const {
+    auto native_commands = commands.record_native();
+    if (!native_commands) return native_commands.error();
+    return native_scope{*native_commands, resources, slot};
+  }
 
   // The node's resource `id`; nullptr when the node does not list it.
   // Linear in the node's resources; compares strings, allocates nothing.
