@@ -43,7 +43,6 @@ inline std::optional<boost::system::error_code> wait_for(ferrum::gpu::timeline& 
   return result.get();
 }
 
-// Waits for `value` and requires success.
 // Checks that `value`, which the device's compute queue will not reach,
 // is still pending after 30 ms and that destroying the device then fails
 // its wait with device_shut_down.

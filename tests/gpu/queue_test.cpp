@@ -485,3 +485,29 @@ TEST_CASE("errc: the queue codes follow the plan dependency codes, and the timel
   CHECK(static_cast<int>(errc::not_staged) == static_cast<int>(errc::no_host_bytes) + 1);
   CHECK(ferrum::errc_name(static_cast<errc>(static_cast<int>(errc::not_staged) + 1)) == "unknown");
 }
+
+TEST_CASE("queues: lock() holds back every submission to the queue until released", "[gpu]") {
+  auto device = ::test::null_device();
+  ferrum::gpu::queue& q = device->queue();
+  std::atomic<bool> submitted{false};
+  std::uint64_t value = 0;
+  std::thread submitter;
+  {
+    const std::unique_lock<std::mutex> held = q.lock();
+    // No Catch2 assertion on this thread (they are not thread-safe).
+    submitter = std::thread([&] {
+      const auto next = q.submit_next({});
+      value = next ? *next : 0;
+      submitted.store(true);
+    });
+    // The engine's own use of the native queue happens here; ferrum's
+    // submission waits for it, however long it takes.
+    std::this_thread::sleep_for(50ms);
+    CHECK_FALSE(submitted.load());
+    CHECK(q.last_submitted() == 0);
+  }
+  submitter.join();
+  CHECK(submitted.load());
+  CHECK(value == 1);
+  test::require_reached(q.timeline(), value);
+}

@@ -19,6 +19,7 @@
 #include <iterator>
 #include <span>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -140,5 +141,63 @@ TEST_CASE("vulkan: a wave's native node writes a resource that the next node's f
     pool.join();
   }
   CHECK(failures.load() == 0);
+  s.finish();
+}
+
+TEST_CASE("vulkan: the engine's own submissions to the native queue under queue::lock() run beside ferrum's",
+          "[vulkan][native]") {
+  // A library's set-up work (VkFFT's, say) submitted to ferrum's queue by
+  // the engine while ferrum submits on another thread: the queue is
+  // externally synchronized, which the lock provides (the validation
+  // layers' thread-safety checks are on).
+  vulkan_test::session s;
+  if (!s.open()) return;
+  ferrum::gpu::device& device = *s.device;
+  const auto native = ferrum::gpu::native_handles(device);
+  REQUIRE(native.has_value());
+  auto a = require(device.create_arena(256));
+  auto list = require(device.create_command_list());
+  std::atomic<bool> stop{false};
+  std::atomic<int> ferrum_failures{0};
+  // No Catch2 assertion on this thread (they are not thread-safe): failures counted.
+  std::thread ferrum_side([&] {
+    ferrum::gpu::command_list* lists[] = {list.get()};
+    for (std::uint32_t i = 0; i < 40 && !stop.load(); ++i) {
+      if (!list->begin() || !list->fill(a->range(0, 256), i) || !list->end()) {
+        ferrum_failures.fetch_add(1);
+        return;
+      }
+      const auto value = device.queue().submit_next(lists);
+      const auto reached = value ? vulkan_test::wait_for(device.queue().timeline(), *value) : std::nullopt;
+      if (!reached || *reached) {
+        ferrum_failures.fetch_add(1);
+        return;
+      }
+    }
+  });
+  VkFenceCreateInfo fence_info{};
+  fence_info.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+  VkFence fence = VK_NULL_HANDLE;
+  REQUIRE(vkCreateFence(native->device, &fence_info, nullptr, &fence) == VK_SUCCESS);
+  int engine_submissions = 0;
+  for (int i = 0; i < 40; ++i) {
+    {
+      const std::unique_lock<std::mutex> held = device.queue().lock();
+      if (vkQueueSubmit(native->queue, 0, nullptr, fence) != VK_SUCCESS) break;
+    }
+    // Waiting on the engine's own fence needs no lock.
+    if (vkWaitForFences(native->device, 1, &fence, VK_TRUE, 10'000'000'000ull) != VK_SUCCESS) break;
+    if (vkResetFences(native->device, 1, &fence) != VK_SUCCESS) break;
+    ++engine_submissions;
+  }
+  stop.store(engine_submissions != 40);
+  ferrum_side.join();
+  vkDestroyFence(native->device, fence, nullptr);
+  CHECK(engine_submissions == 40);
+  CHECK(ferrum_failures.load() == 0);
+  CHECK(device.queue().last_submitted() >= 40);
+  CHECK(word_at(*a, 0) == 39u);  // ferrum's last fill
+  list.reset();
+  a.reset();
   s.finish();
 }

@@ -99,6 +99,15 @@ class queue {
   [[nodiscard]] const gpu::timeline& timeline() const noexcept { return timeline_; }
   [[nodiscard]] const gpu::device& device() const noexcept { return *device_; }
 
+  // Holds the lock every submission to this queue takes, for the engine's
+  // own use of the native queue while waves run (a library's set-up
+  // submission, vkQueueWaitIdle on vulkan_native_handles::queue): ferrum
+  // submits nothing to the queue meanwhile, so the queue's external
+  // synchronization holds. Hold it briefly and never submit through ferrum
+  // while holding it (that would wait for itself). An adopted device takes
+  // the engine's own mutex as well (vulkan_adopt_info::queue_mutex).
+  [[nodiscard]] std::unique_lock<std::mutex> lock() const { return std::unique_lock<std::mutex>(mutex_); }
+
  protected:
   queue(const gpu::device& owner, gpu::timeline& t, std::size_t index = 0,
         queue_kind kind = queue_kind::compute) noexcept
