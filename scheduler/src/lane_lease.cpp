@@ -22,8 +22,7 @@ result<std::uint64_t> lane_lease::submit(std::span<gpu::command_list* const> lis
 }
 
 result<std::uint64_t> lane_lease::submit() {
-  if (!held_) return submit({});
-  return submit(held_->all_lists());
+  return submit(held_ ? held_->all_lists() : std::span<gpu::command_list* const>{});
 }
 
 }  // namespace ferrum

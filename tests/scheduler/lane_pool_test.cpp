@@ -36,6 +36,26 @@ using test::acquire;
 using test::forge;
 using test::recording_waiter;
 
+// A free lane of `pool`, taken at once through async_acquire's door.
+held_lane take_free(lane_pool& pool) {
+  std::vector<int> order;
+  recording_waiter w(order, 0);
+  boost::system::error_code ec;
+  held_lane held = acquire(pool, w, ec);
+  REQUIRE(held);
+  return held;
+}
+
+// Records node 0's list of `held` empty and submits it to the queue itself,
+// as an encoder that submits would, recording nothing through the handle;
+// the submission's value.
+std::uint64_t submit_unrecorded(ferrum::gpu::device& device, const held_lane& held) {
+  test::require(held->list(0).begin());
+  test::require(held->list(0).end());
+  ferrum::gpu::command_list* lists[] = {&held->list(0)};
+  return test::require(device.queue().submit_next(lists));
+}
+
 struct pool_fixture {
   explicit pool_fixture(std::uint32_t lanes, ferrum::gpu::null_device_options options = {})
       : plan(sched_test::make_plan(3, lanes)),
@@ -139,11 +159,9 @@ TEST_CASE("lane_pool: each lane has its own arena per window of the bucket, its 
 
 TEST_CASE("lane_pool: a waiter queued first is served first", "[scheduler]") {
   pool_fixture f(1);
+  held_lane held = take_free(*f.pool);
   std::vector<int> order;
-  recording_waiter first(order, 1);
   boost::system::error_code ec;
-  held_lane held = acquire(*f.pool, first, ec);
-  REQUIRE(held);
   std::vector<std::unique_ptr<recording_waiter>> queued;
   for (int i = 2; i <= 5; ++i) {
     queued.push_back(std::make_unique<recording_waiter>(order, i));
@@ -188,11 +206,7 @@ TEST_CASE("lane_pool: a lane goes back only once the fence of its last submissio
   ferrum::gpu::null_device_options options;
   options.faults = {.hang = 1.0, .hang_duration = 100ms};
   pool_fixture f(1, options);
-  std::vector<int> order;
-  recording_waiter first(order, 1);
-  boost::system::error_code ec;
-  held_lane held = acquire(*f.pool, first, ec);
-  REQUIRE(held);
+  held_lane held = take_free(*f.pool);
   const std::uint64_t value = f.device->queue().submit_next({}).value();
   test::require(held.record_submission({value}));
   const auto early = held.give_back(lane_return::fence_reached);
@@ -208,15 +222,8 @@ TEST_CASE("lane_pool: a lane goes back only once the fence of its last submissio
 TEST_CASE("lane_pool: a lane given back unsubmitted waits in quarantine for a list its encoder submitted",
           "[scheduler]") {
   pool_fixture f(1, sched_test::hanging(150ms));
-  std::vector<int> order;
-  recording_waiter a(order, 1);
-  boost::system::error_code ec;
-  held_lane held = acquire(*f.pool, a, ec);
-  REQUIRE(held);
-  test::require(held->list(0).begin());
-  test::require(held->list(0).end());
-  ferrum::gpu::command_list* lists[] = {&held->list(0)};
-  const std::uint64_t value = test::require(f.device->queue().submit_next(lists));
+  held_lane held = take_free(*f.pool);
+  const std::uint64_t value = submit_unrecorded(*f.device, held);
   CHECK(held.last_submitted() == value);  // read from the list: never recorded
   test::require(held.give_back(lane_return::unsubmitted));
   CHECK_FALSE(held);
@@ -344,11 +351,7 @@ TEST_CASE("lane_pool: a cancelled async_acquire completes with operation_aborted
           "[scheduler]") {
   pool_fixture f(1);
   boost::asio::io_context context;
-  std::vector<int> order;
-  recording_waiter holder(order, 1);
-  boost::system::error_code ec;
-  held_lane held = acquire(*f.pool, holder, ec);
-  REQUIRE(held);
+  held_lane held = take_free(*f.pool);
   boost::asio::cancellation_signal signal;
   std::optional<boost::system::error_code> result;
   bool granted = false;
@@ -424,11 +427,7 @@ TEST_CASE(
 
 TEST_CASE("held_lane: a handle whose hand-out is over gives back and records nothing, and empties", "[scheduler]") {
   pool_fixture f(2);
-  std::vector<int> order;
-  recording_waiter a(order, 1);
-  boost::system::error_code ec;
-  held_lane held = acquire(*f.pool, a, ec);
-  REQUIRE(held);
+  held_lane held = take_free(*f.pool);
   held_lane twice[] = {forge(held), forge(held), forge(held)};
   test::require(held.give_back(lane_return::fence_reached));
   // Given back a second time, by any door: the lane is free, not this handle's.
@@ -488,11 +487,7 @@ TEST_CASE("lane_lease: a lease whose hand-out is over gives back nothing of a la
         }));
     run_ready(context);
   };
-  std::vector<int> order;
-  recording_waiter w(order, 1);
-  boost::system::error_code ec;
-  held_lane held = acquire(*f.pool, w, ec);
-  REQUIRE(held);
+  held_lane held = take_free(*f.pool);
   ferrum::lane_lease stale(forge(held));
   test::require(held.give_back(lane_return::fence_reached));
   ferrum::lane_lease a;
@@ -521,11 +516,7 @@ TEST_CASE("lane_lease: a lease whose hand-out is over gives back nothing of a la
 
 TEST_CASE("lane_lease: a lane its lease gave back while its fence is pending is no longer held", "[scheduler]") {
   pool_fixture f(1, sched_test::hanging(300ms));
-  std::vector<int> order;
-  recording_waiter w(order, 1);
-  boost::system::error_code ec;
-  held_lane held = acquire(*f.pool, w, ec);
-  REQUIRE(held);
+  held_lane held = take_free(*f.pool);
   held_lane after[] = {forge(held), forge(held), forge(held)};
   ferrum::lane_lease lease(std::move(held));
   const std::uint64_t value = submit_empty_lists(lease);
@@ -551,15 +542,8 @@ TEST_CASE(
     "GPU work",
     "[scheduler]") {
   pool_fixture f(1, sched_test::hanging(150ms));
-  std::vector<int> order;
-  recording_waiter a(order, 1);
-  boost::system::error_code ec;
-  held_lane held = acquire(*f.pool, a, ec);
-  REQUIRE(held);
-  test::require(held->list(0).begin());
-  test::require(held->list(0).end());
-  ferrum::gpu::command_list* lists[] = {&held->list(0)};
-  const std::uint64_t value = test::require(f.device->queue().submit_next(lists));
+  held_lane held = take_free(*f.pool);
+  const std::uint64_t value = submit_unrecorded(*f.device, held);
   // The holder forgot to record it.
   CHECK(held.give_back(lane_return::fence_reached).error() == errc::fence_not_reached);
   REQUIRE(held);

@@ -5,6 +5,7 @@
 #include "eventually.hpp"
 #include "null_device_support.hpp"
 #include "plan_builder.hpp"
+#include "wave_outcome.hpp"
 
 #include "ferrum/scheduler/scheduler.hpp"
 
@@ -58,22 +59,6 @@ struct fixture {
   std::unique_ptr<ferrum::scheduler> scheduler;
 };
 
-struct outcome {
-  boost::system::error_code ec;
-  ferrum::wave_report report;
-};
-
-// Submits one wave and returns a future of its outcome.
-template <class Encoder>
-std::future<outcome> submit(ferrum::scheduler& s, Encoder& encode, ferrum::wave_request request = {"step", {1, 1, 1}}) {
-  auto done = std::make_shared<std::promise<outcome>>();
-  auto result = done->get_future();
-  s.async_submit(request, encode, [done](boost::system::error_code ec, ferrum::wave_report report) {
-    done->set_value({ec, std::move(report)});
-  });
-  return result;
-}
-
 // Submits a wave whose handler is bound to `signal`.
 template <class Encoder>
 std::future<outcome> submit_cancellable(ferrum::scheduler& s, Encoder& encode, boost::asio::cancellation_signal& signal,
@@ -98,10 +83,5 @@ inline ferrum::gpu::null_device_options hanging(std::chrono::milliseconds durati
 
 // Polls a condition for up to ten seconds (tests/support/eventually.hpp).
 using test_support::eventually;
-
-inline outcome get(std::future<outcome>& f, std::chrono::seconds limit = std::chrono::seconds(20)) {
-  REQUIRE(f.wait_for(limit) == std::future_status::ready);
-  return f.get();
-}
 
 }  // namespace sched_test

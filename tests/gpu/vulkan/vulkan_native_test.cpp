@@ -9,13 +9,13 @@
 #include "ferrum/binding/plan_json.hpp"
 #include "ferrum/scheduler/scheduler.hpp"
 #include "plan_builder.hpp"
+#include "wave_outcome.hpp"
 
 #include <boost/asio/thread_pool.hpp>
 
 #include <atomic>
 #include <cstring>
 #include <fstream>
-#include <future>
 #include <iterator>
 #include <span>
 #include <string>
@@ -113,14 +113,8 @@ TEST_CASE("vulkan: a wave's native node writes a resource that the next node's f
     REQUIRE(made.has_value());
     std::unique_ptr<ferrum::scheduler> scheduler = std::move(*made);
     for (int i = 0; i < 6; ++i) {
-      std::promise<std::pair<boost::system::error_code, ferrum::wave_report>> done;
-      scheduler->async_submit({"frame", {1, 1, 1}}, encode,
-                              [&done](boost::system::error_code ec, ferrum::wave_report r) {
-                                done.set_value({ec, std::move(r)});
-                              });
-      auto finished = done.get_future();
-      REQUIRE(finished.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
-      const auto [ec, report] = finished.get();
+      auto done = sched_test::submit(*scheduler, encode, {"frame", {1, 1, 1}});
+      const auto [ec, report] = sched_test::get(done, std::chrono::seconds(60));
       INFO(report.message);
       REQUIRE_FALSE(ec);
       // The image holds, word for word, what the native fill wrote in this wave.

@@ -7,6 +7,7 @@
 // after the earlier node's reads: the probe's snapshots and checks see it.
 #include "two_queue_waves.hpp"
 #include "vulkan_test_support.hpp"
+#include "wave_outcome.hpp"
 #include "workspace_probe.hpp"
 
 #include <boost/asio/thread_pool.hpp>
@@ -52,13 +53,8 @@ TEST_CASE("vulkan: a v2 plan's transfer nodes copy what compute nodes wrote, and
     REQUIRE(made.has_value());
     std::unique_ptr<ferrum::scheduler> scheduler = std::move(*made);
     for (int i = 0; i < 6; ++i) {
-      std::promise<boost::system::error_code> done;
-      scheduler->async_submit(
-          {"step", {1, 1, 1}}, encode,
-          [&done](boost::system::error_code ec, const ferrum::wave_report&) { done.set_value(ec); });
-      auto finished = done.get_future();
-      REQUIRE(finished.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
-      CHECK_FALSE(finished.get());
+      auto done = sched_test::submit(*scheduler, encode);
+      CHECK_FALSE(sched_test::get(done, std::chrono::seconds(60)).ec);
     }
     scheduler.reset();
     pool.join();

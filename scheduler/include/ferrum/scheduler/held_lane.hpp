@@ -241,21 +241,19 @@ class held_lane {
   // Whether the handle still holds its lane: lane_not_held, naming
   // `action`, when it is empty or its hand-out is over.
   [[nodiscard]] result<void> check_held(const char* action) const {
+    if (current()) return {};
     if (out_ == nullptr) return make_error(errc::lane_not_held, std::string(action) + " through an empty lane handle");
     // A hand-out that is over: the lane's lists may be a later holder's now.
-    if (const std::uint64_t current = out_->hold.load(std::memory_order_relaxed); current != hold_)
-      return make_error(errc::lane_not_held, std::string(action) + " lane " + std::to_string(index_) +
-                                                 " under hand-out " + std::to_string(hold_) +
-                                                 ", which is over (hand-out " + std::to_string(current) +
-                                                 " is the latest)");
-    return {};
+    return make_error(errc::lane_not_held,
+                      std::string(action) + " lane " + std::to_string(index_) + " under hand-out " +
+                          std::to_string(hold_) + ", which is over (hand-out " +
+                          std::to_string(out_->hold.load(std::memory_order_relaxed)) + " is the latest)");
   }
   // Records a submission into the lane: its value becomes the lane's last
   // (never lowered), and `s.wave`/`s.replayable` what the next holder sees.
   // Errors: lane_not_held (empty, or a hand-out that is over).
   [[nodiscard]] result<void> record_submission(const lane_submission& s) {
-    if (out_ == nullptr || out_->hold.load(std::memory_order_relaxed) != hold_)
-      return check_held("recording a submission into");
+    if (!current()) return check_held("recording a submission into");
     out_->submitted_value = std::max(out_->submitted_value, s.value);
     if (s.wave != 0) out_->previous_wave = s.wave;
     out_->recorded = s.replayable;
@@ -290,6 +288,10 @@ class held_lane {
   // Defined by tests only: forges a second handle of a hand-out, so that the
   // checks inside can be tried as a holder whose hand-out is over.
   friend struct detail::lane_test_access;
+  // Whether the handle holds a lane under its current hand-out.
+  [[nodiscard]] bool current() const noexcept {
+    return out_ != nullptr && out_->hold.load(std::memory_order_relaxed) == hold_;
+  }
   held_lane(lane_pool& pool, std::uint32_t index, const lane_contents& contents, detail::lane_hand_out& out) noexcept
       : pool_(&pool),
         contents_(&contents),
