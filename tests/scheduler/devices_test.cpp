@@ -91,16 +91,22 @@ TEST_CASE("devices: waves spread over every device, each running wholly on the d
   std::vector<std::future<sched_test::outcome>> waves;
   for (int i = 0; i < 12; ++i) waves.push_back(sched_test::submit(*f.s, encode));
   std::array<int, 2> per_device{};
-  // Per device and lane, the last wave that ran there.
+  // Per device and lane, the last wave that ran there: the one with the
+  // highest submitted value on that device (a lane's next wave submits
+  // after its previous one's fence; wave ids need not be in that order,
+  // as waves start on the executor in any order).
   std::array<std::array<std::uint64_t, 2>, 2> last_wave{};
+  std::array<std::array<std::uint64_t, 2>, 2> last_value{};
   for (auto& w : waves) {
     const sched_test::outcome o = sched_test::get(w);
     REQUIRE_FALSE(o.ec);
     REQUIRE(o.report.device < 2);
     REQUIRE(o.report.lane < 2);
     ++per_device[o.report.device];
-    std::uint64_t& last = last_wave[o.report.device][o.report.lane];
-    last = std::max(last, o.report.wave);
+    if (std::uint64_t& value = last_value[o.report.device][o.report.lane]; o.report.submitted_value > value) {
+      value = o.report.submitted_value;
+      last_wave[o.report.device][o.report.lane] = o.report.wave;
+    }
     const std::lock_guard lock(encode.mutex);
     CHECK(encode.seen[o.report.wave] == std::set<const gpu::device*>{f.devices[o.report.device].get()});
   }
