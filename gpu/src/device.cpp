@@ -91,15 +91,15 @@ result<void> timestamp_pool::read(std::uint32_t first, std::span<time_point> out
 namespace ferrum::gpu {
 
 void device::retire(std::unique_ptr<arena> a, std::span<const queue_wait> until) {
-  retire({{until.begin(), until.end()}, std::move(a), nullptr, nullptr});
+  retire({{until.begin(), until.end()}, std::move(a), nullptr, nullptr, nullptr});
 }
 
 void device::retire(std::unique_ptr<command_list> list, std::span<const queue_wait> until) {
-  retire({{until.begin(), until.end()}, nullptr, std::move(list), nullptr});
+  retire({{until.begin(), until.end()}, nullptr, std::move(list), nullptr, nullptr});
 }
 
 void device::retire(std::unique_ptr<timestamp_pool> timestamps, std::span<const queue_wait> until) {
-  retire({{until.begin(), until.end()}, nullptr, nullptr, std::move(timestamps)});
+  retire({{until.begin(), until.end()}, nullptr, nullptr, std::move(timestamps), nullptr});
 }
 
 void device::retire(std::unique_ptr<arena> a, const gpu::queue& q, std::uint64_t value) {
@@ -125,6 +125,10 @@ void device::retire(std::unique_ptr<command_list> list, std::uint64_t value) {
 
 void device::retire(std::unique_ptr<timestamp_pool> timestamps, std::uint64_t value) {
   retire(std::move(timestamps), queue(), value);
+}
+
+void device::retire(std::unique_ptr<retirable> object, std::uint64_t value) {
+  retire({{{&queue(), value}}, nullptr, nullptr, nullptr, std::move(object)});
 }
 
 void device::retire(retired_object object) {

@@ -8,6 +8,7 @@
 #include "submission_plan.hpp"
 
 #include "ferrum/async/post_once.hpp"
+#include "ferrum/scheduler/lane_state.hpp"
 
 #include <boost/asio/error.hpp>
 
@@ -36,13 +37,16 @@ struct detail::lane_memory {
   // the bucket's lane recipe. On an error, what was made is freed again by
   // the caller.
   static result<void> make(lane& l, const compiled_program& program, const compiled_bucket& bucket, gpu::device& device,
-                           bool gpu_timestamps, queue_placement queues);
+                           bool gpu_timestamps, queue_placement queues, const lane_state_factory& make_state);
   // Frees `l`'s contents, which the GPU is done with: as before it was made.
   static void free(lane& l) noexcept;
-  // Hands `l`'s GPU objects to `device`, freed once `last` is reached.
+  // Hands `l`'s contents to `device`, freed once `last` is reached.
   static void retire(lane& l, gpu::device& device, std::uint64_t last);
 
  private:
+  // The engine's state of `l`, made last (lane_state.hpp).
+  static result<void> make_state(lane& l, const compiled_program& program, const compiled_bucket& bucket,
+                                 gpu::device& device, const lane_state_factory& factory);
   // Records the staging lists (held_lane.hpp) for the staged arenas, once:
   // every wave submits them again as they are.
   static result<void> record_staging(lane_contents& c, gpu::device& device);
@@ -77,8 +81,27 @@ result<void> detail::lane_memory::record_staging(lane_contents& c, gpu::device& 
   return {};
 }
 
+result<void> detail::lane_memory::make_state(lane& l, const compiled_program& program, const compiled_bucket& bucket,
+                                             gpu::device& device, const lane_state_factory& factory) {
+  const auto failed = [&](std::string_view what) {
+    return make_error(errc::lane_state_failed, "bucket " + quote_text(bucket.id.str()) + ", lane " +
+                                                   std::to_string(l.index) + ": " + printable(what, 256));
+  };
+  try {
+    auto state = factory(lane_state_context{device, program, bucket, l.index, l.contents});
+    if (!state) return state.error();
+    l.contents.state_ = std::move(*state);
+  } catch (const std::exception& e) {
+    return failed(e.what());
+  } catch (...) {
+    return failed("an exception of unknown type");
+  }
+  return {};
+}
+
 result<void> detail::lane_memory::make(lane& l, const compiled_program& program, const compiled_bucket& bucket,
-                                       gpu::device& device, bool gpu_timestamps, queue_placement queues) {
+                                       gpu::device& device, bool gpu_timestamps, queue_placement queues,
+                                       const lane_state_factory& make_state) {
   const lane_recipe& recipe = bucket.lane;
   const program_binding_layout& layout = *bucket.binding;
   lane_contents& c = l.contents;
@@ -155,6 +178,7 @@ result<void> detail::lane_memory::make(lane& l, const compiled_program& program,
     if (!timestamps) return timestamps.error();
     c.timestamps_ = std::move(*timestamps);
   }
+  if (make_state) return lane_memory::make_state(l, program, bucket, device, make_state);
   return {};
 }
 
@@ -168,25 +192,27 @@ void detail::lane_memory::free(lane& l) noexcept {
 }
 
 void detail::lane_memory::retire(lane& l, gpu::device& device, std::uint64_t last) {
-  lane_contents& c = l.contents;
-  for (auto& list : c.node_lists_) device.retire(std::move(list), last);
-  for (auto* staging : {&c.stage_in_, &c.stage_out_})
-    if (*staging) device.retire(std::move(*staging), last);
-  for (auto& arena : c.memory_)
-    if (arena) device.retire(std::move(arena), last);
-  if (c.timestamps_) device.retire(std::move(c.timestamps_), last);
+  // Whole, so that its parts go in their order: the engine's state first,
+  // then the lists, then the arenas they reach.
+  struct retired_lane final : gpu::retirable {
+    explicit retired_lane(lane_contents&& c) noexcept : contents(std::move(c)) {}
+    lane_contents contents;
+  };
+  device.retire(std::make_unique<retired_lane>(std::exchange(l.contents, lane_contents())), last);
 }
 
 result<std::unique_ptr<lane_pool>> lane_pool::create(const compiled_program& program, const compiled_bucket& bucket,
                                                      gpu::device& device, executor_type executor, bool gpu_timestamps,
-                                                     queue_placement queues, lane_making making) {
-  return make(program, bucket, device, std::move(executor), gpu_timestamps, queues, making,
+                                                     queue_placement queues, lane_making making,
+                                                     lane_state_factory make_state) {
+  return make(program, bucket, device, std::move(executor), gpu_timestamps, queues, making, std::move(make_state),
               std::make_shared<detail::lane_dispatcher>(), {});
 }
 
 result<std::unique_ptr<lane_pool>> lane_pool::make(const compiled_program& program, const compiled_bucket& bucket,
                                                    gpu::device& device, executor_type executor, bool gpu_timestamps,
                                                    queue_placement queues, lane_making making,
+                                                   lane_state_factory make_state,
                                                    std::shared_ptr<detail::lane_dispatcher> dispatcher,
                                                    detail::lane_pool_hooks hooks) {
   if (!bucket.binding) return make_error(errc::no_binding_layout, "bucket " + quote_text(bucket.id.str()));
@@ -200,6 +226,7 @@ result<std::unique_ptr<lane_pool>> lane_pool::make(const compiled_program& progr
   std::unique_ptr<lane_pool> pool(
       new lane_pool(program, bucket, device, std::move(executor), gpu_timestamps, queues, std::move(dispatcher)));
   pool->hooks_ = hooks;
+  pool->make_state_ = std::move(make_state);
   pool->lanes_.reserve(program.lanes);
   pool->watches_.reserve(program.lanes);
   for (std::uint32_t index = 0; index < program.lanes; ++index) {
@@ -207,7 +234,8 @@ result<std::unique_ptr<lane_pool>> lane_pool::make(const compiled_program& progr
     l->index = index;
     l->owner = pool.get();
     if (making == lane_making::at_create) {
-      if (auto made = detail::lane_memory::make(*l, program, bucket, device, gpu_timestamps, queues); !made)
+      if (auto made = detail::lane_memory::make(*l, program, bucket, device, gpu_timestamps, queues, pool->make_state_);
+          !made)
         return made.error();
     }
     pool->watches_.push_back(std::make_unique<fence_watch>(*pool, *l));
@@ -278,7 +306,7 @@ void lane_pool::start_making(void* self, lane& l) noexcept {
     if (run) {
       try {
         auto made = detail::lane_memory::make(*target, *pool->program_, *pool->bucket_, *pool->device_,
-                                              pool->gpu_timestamps_, pool->queues_);
+                                              pool->gpu_timestamps_, pool->queues_, pool->make_state_);
         ec = made ? boost::system::error_code() : made.error().code;
       } catch (const std::bad_alloc&) {
         ec = make_error_code(errc::out_of_host_memory);

@@ -26,8 +26,9 @@ result<std::unique_ptr<program_lanes>> program_lanes::make(std::shared_ptr<const
     p->dispatchers_.push_back(std::make_shared<lane_dispatcher>());
   for (gpu::device* d : devices) {
     for (std::size_t b = 0; b < compiled.buckets.size(); ++b) {
-      auto pool = lane_pool_factory::create(compiled, compiled.buckets[b], *d, executor, options.gpu_timestamps,
-                                            options.queues, options.make_lanes, p->dispatchers_[b], hooks);
+      auto pool =
+          lane_pool_factory::create(compiled, compiled.buckets[b], *d, executor, options.gpu_timestamps, options.queues,
+                                    options.make_lanes, options.make_lane_state, p->dispatchers_[b], hooks);
       if (!pool) return pool.error();
       p->pools_.push_back(std::move(*pool));
     }

@@ -144,7 +144,9 @@ namespace ferrum {
   /* memory classes */                                                                                               \
   X(invalid_memory_class, "a pool's declared memory class does not fit how the host touches it")                     \
   X(no_host_bytes, "host bytes are asked of memory the host cannot touch (a device-class resource or arena)")        \
-  X(not_staged, "a staging copy is recorded for an arena that has no staging buffer")
+  X(not_staged, "a staging copy is recorded for an arena that has no staging buffer")                                \
+  /* the engine's per-lane state */                                                                                  \
+  X(lane_state_failed, "the engine's lane state factory threw while a lane was made")
 
 enum class errc : int {
 // 0 is reserved for success, as error_code requires.

@@ -56,6 +56,17 @@ struct device_limits {
   std::uint32_t max_workgroups = 0;
 };
 
+// Anything else an owner hands to device::retire: its destructor runs once
+// the GPU is done with what it names (a scheduler lane's contents, with the
+// engine's state over them).
+class retirable {
+ public:
+  retirable() = default;
+  retirable(const retirable&) = delete;
+  retirable& operator=(const retirable&) = delete;
+  virtual ~retirable() = default;
+};
+
 class device {
  public:
   device(const device&) = delete;
@@ -141,6 +152,8 @@ class device {
   void retire(std::unique_ptr<arena> a, std::uint64_t value);
   void retire(std::unique_ptr<command_list> list, std::uint64_t value);
   void retire(std::unique_ptr<timestamp_pool> timestamps, std::uint64_t value);
+  // Any other object (a retirable), until the compute queue reaches `value`.
+  void retire(std::unique_ptr<retirable> object, std::uint64_t value);
 
  protected:
   // A device with one queue running every kind.
@@ -185,6 +198,7 @@ class device {
     std::unique_ptr<gpu::arena> memory;
     std::unique_ptr<command_list> list;
     std::unique_ptr<timestamp_pool> timestamps;
+    std::unique_ptr<retirable> object;
   };
   void retire(retired_object object);
 

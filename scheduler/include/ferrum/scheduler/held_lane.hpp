@@ -18,6 +18,7 @@
 #include "ferrum/binding/execution_binding.hpp"
 #include "ferrum/error.hpp"
 #include "ferrum/gpu/device.hpp"
+#include "ferrum/scheduler/scheduler_options.hpp"
 #include "ferrum/scheduler/wave.hpp"
 
 #include <boost/system/error_code.hpp>
@@ -31,6 +32,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -106,6 +108,18 @@ class lane_contents {
   // With GPU timestamps (scheduler_options::gpu_timestamps), else null:
   // slots 2n and 2n + 1 are node n's begin and end, written by its list.
   [[nodiscard]] gpu::timestamp_pool* timestamps() const noexcept { return timestamps_.get(); }
+  // The engine's state of this lane (ferrum/scheduler/lane_state.hpp), made
+  // last and destroyed first; null without a factory or where it made none.
+  [[nodiscard]] lane_state* state() const noexcept { return state_.get(); }
+
+  // Resource `id` as the first node listing it has it (every node that
+  // lists a resource has the same bytes of it); nullptr when none does.
+  // Linear in the lane's resources.
+  [[nodiscard]] const node_resource* find(std::string_view id) const noexcept {
+    for (const node_resource& r : resources_)
+      if (r.id->view() == id) return &r;
+    return nullptr;
+  }
 
  private:
   friend struct detail::lane_memory;  // makes, frees and retires them (lane_pool.cpp)
@@ -128,6 +142,8 @@ class lane_contents {
   std::unique_ptr<gpu::command_list> stage_out_;
   std::vector<gpu::command_list*> all_lists_;
   std::unique_ptr<gpu::timestamp_pool> timestamps_;
+  // Last: destroyed before the lists and arenas it may name.
+  std::unique_ptr<lane_state> state_;
 };
 
 namespace detail {

@@ -90,14 +90,18 @@ class lane_pool {
   // the bucket, the recipe's backing slices, each node's resources
   // resolved, one command list per node (made for the queue `queues` places
   // it on) and, with `gpu_timestamps`, a timestamp pool of two slots per
-  // node. A lane made when needed that the device refuses fails the waiter
-  // it was made for with the device's code. `program` must outlive the lane
-  // pool. Errors: no_binding_layout, missing_domain_layout,
-  // timestamps_unsupported, those of the device and of execution_binding::bind.
+  // node; then, with `make_state`, the engine's state of the lane
+  // (ferrum/scheduler/lane_state.hpp). A lane made when needed that the
+  // device (or `make_state`) refuses fails the waiter it was made for with
+  // that code. `program` must outlive the lane pool. Errors:
+  // no_binding_layout, missing_domain_layout, timestamps_unsupported, those
+  // of the device, of execution_binding::bind and of `make_state`
+  // (lane_state_failed where it throws).
   [[nodiscard]] static result<std::unique_ptr<lane_pool>> create(
       const compiled_program& program, const compiled_bucket& bucket, gpu::device& device,
       executor_type executor = executor_type(boost::asio::system_executor()), bool gpu_timestamps = false,
-      queue_placement queues = queue_placement::plan, lane_making making = lane_making::at_create);
+      queue_placement queues = queue_placement::plan, lane_making making = lane_making::at_create,
+      lane_state_factory make_state = {});
 
   lane_pool(const lane_pool&) = delete;
   lane_pool& operator=(const lane_pool&) = delete;
@@ -142,12 +146,10 @@ class lane_pool {
             bool gpu_timestamps, queue_placement queues, std::shared_ptr<detail::lane_dispatcher> dispatcher);
   // Makes the pool joined to `dispatcher` (create's, or a scheduler's
   // shared by the bucket's lane pools on other devices).
-  [[nodiscard]] static result<std::unique_ptr<lane_pool>> make(const compiled_program& program,
-                                                               const compiled_bucket& bucket, gpu::device& device,
-                                                               executor_type executor, bool gpu_timestamps,
-                                                               queue_placement queues, lane_making making,
-                                                               std::shared_ptr<detail::lane_dispatcher> dispatcher,
-                                                               detail::lane_pool_hooks hooks);
+  [[nodiscard]] static result<std::unique_ptr<lane_pool>> make(
+      const compiled_program& program, const compiled_bucket& bucket, gpu::device& device, executor_type executor,
+      bool gpu_timestamps, queue_placement queues, lane_making making, lane_state_factory make_state,
+      std::shared_ptr<detail::lane_dispatcher> dispatcher, detail::lane_pool_hooks hooks);
   // Gives lane `index`, held under hand-out `hold`, back
   // (held_lane::give_back). Errors: lane_not_held, fence_not_reached
   // (fence_reached only).
@@ -172,6 +174,7 @@ class lane_pool {
   executor_type executor_;
   bool gpu_timestamps_;
   queue_placement queues_;
+  lane_state_factory make_state_;  // set by make, before any lane is made
   std::vector<std::unique_ptr<detail::lane>> lanes_;
   std::vector<std::unique_ptr<fence_watch>> watches_;  // per lane
   // Who holds which lane and who waits: the lane pool's (or its bucket's) dispatcher.

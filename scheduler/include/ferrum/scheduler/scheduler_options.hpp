@@ -4,13 +4,32 @@
 // it.
 #pragma once
 
+#include "ferrum/error.hpp"
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 
 namespace ferrum {
 
 class trace_recorder;
+struct lane_state_context;
+
+// The engine's object of one lane (ferrum/scheduler/lane_state.hpp): derive
+// from it. Made by a factory each time a lane's memory is made, destroyed
+// before that memory is freed.
+class lane_state {
+ public:
+  lane_state() = default;
+  lane_state(const lane_state&) = delete;
+  lane_state& operator=(const lane_state&) = delete;
+  virtual ~lane_state() = default;
+};
+
+using lane_state_result = result<std::unique_ptr<lane_state>>;
+using lane_state_factory = std::function<lane_state_result(const lane_state_context&)>;
 
 // Where a scheduler runs each node: on the queue the plan names (a v2 plan's
 // `queue`; the device maps it onto one of its queues), or every node on the
@@ -70,6 +89,11 @@ struct scheduler_options {
   // fails that wave with the device's code) — so that buckets no wave uses
   // take no memory. trim() gives free lanes' memory back either way.
   lane_making make_lanes = lane_making::at_create;
+  // The engine's per-lane state (ferrum/scheduler/lane_state.hpp): called
+  // once each time a lane's memory is made, its object reachable from every
+  // encode context on that lane (encode_context::state) and destroyed before
+  // the lane's memory is freed. Empty: lanes have no state.
+  lane_state_factory make_lane_state{};
   // Where the waves' spans go (ferrum/scheduler/trace.hpp); none when null.
   // Must outlive the scheduler.
   trace_recorder* trace = nullptr;

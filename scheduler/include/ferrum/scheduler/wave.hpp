@@ -27,6 +27,8 @@
 
 namespace ferrum {
 
+class lane_state;
+
 // The most semaphores a wave waits on, and the most it signals
 // (wave_request::wait, wave_request::signal).
 inline constexpr std::size_t max_wave_semaphores = 4;
@@ -161,6 +163,17 @@ struct encode_context {
   // the wave whose output the lane's persistent resources hold. Lanes take
   // turns, so with L lanes this is usually wave - L, not wave - 1.
   std::uint64_t lane_previous_wave = 0;
+  // The lane's engine state (ferrum/scheduler/lane_state.hpp): what
+  // scheduler_options::make_lane_state made for this lane; null without a
+  // factory, or where it made none. Every node of the wave sees the same.
+  lane_state* state = nullptr;
+
+  // The lane's state as the engine's type T (derived from lane_state):
+  // nullptr when the lane has none or it is of another type.
+  template <class T>
+  [[nodiscard]] T* state_as() const noexcept {
+    return dynamic_cast<T*>(state);
+  }
 
   [[nodiscard]] bool cancelled() const noexcept { return cancel != nullptr && cancel->load(std::memory_order_relaxed); }
 
