@@ -2,7 +2,9 @@
 
 #include "vulkan/vk_result.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <new>
 
 namespace ferrum::gpu {
 namespace {
@@ -17,7 +19,10 @@ constexpr auto out_of_memory_pause = std::chrono::milliseconds(10);
 }  // namespace
 
 std::size_t fence_waiter::watch(VkSemaphore timeline_semaphore, vulkan_timeline& target) {
-  watched_.push_back({timeline_semaphore, &target, 0, std::nullopt});
+  watched_.push_back({timeline_semaphore, &target, 0, {}, std::nullopt});
+  // Room for the submissions a device usually has in flight, so that
+  // submitted() does not allocate in steady state.
+  watched_.back().outstanding.reserve(64);
   return watched_.size() - 1;
 }
 
@@ -54,6 +59,12 @@ void fence_waiter::submitted(std::size_t which, std::uint64_t value) noexcept {
     const std::lock_guard lock(mutex_);
     watched& w = watched_[which];
     w.submitted = value;
+    // A failure to remember it (no memory) only makes the thread alone wait
+    // for a later value.
+    try {
+      w.outstanding.push_back(value);
+    } catch (const std::bad_alloc&) {
+    }
     ++generation_;
     // A thread blocked on other queues only would learn of this queue's
     // completions up to a timeout late: make it watch this one too. Once it
@@ -79,14 +90,28 @@ void fence_waiter::interrupt_locked() noexcept {
   (void)vkSignalSemaphore(device_, &signal);
 }
 
-std::optional<std::uint64_t> fence_waiter::next_target(const watched& w) const noexcept {
+std::optional<std::uint64_t> fence_waiter::next_target(watched& w) const noexcept {
   // Lock order: mutex_ (held) before the timeline's; the timeline calls
   // wake() only outside its lock.
   if (w.timeline->failure()) return std::nullopt;
-  if (std::optional<std::uint64_t> lowest = w.timeline->lowest_pending()) return lowest;
   const std::uint64_t completed = w.timeline->completed();
-  if (w.submitted > completed) return completed + 1;
-  return std::nullopt;
+  const auto done =
+      std::find_if(w.outstanding.begin(), w.outstanding.end(), [&](std::uint64_t v) { return v > completed; });
+  w.outstanding.erase(w.outstanding.begin(), done);
+  const std::optional<std::uint64_t> lowest = w.timeline->lowest_pending();
+  if (!alone()) {
+    if (lowest) return lowest;
+    if (w.submitted > completed) return completed + 1;
+    return std::nullopt;
+  }
+  // Alone, only a value a submission signals: the thread cannot be
+  // retargeted, and lavapipe's wait on a value the timeline skips (a
+  // submission of 3 after 0) can outlast its timeout (fence_waiter.hpp).
+  if (w.outstanding.empty()) return std::nullopt;
+  const std::uint64_t wanted = lowest.value_or(completed + 1);
+  const auto first = std::lower_bound(w.outstanding.begin(), w.outstanding.end(), wanted);
+  // A wait beyond every submission: keep completed() up meanwhile.
+  return first != w.outstanding.end() ? *first : w.outstanding.back();
 }
 
 void fence_waiter::run() noexcept {
@@ -113,16 +138,18 @@ void fence_waiter::run() noexcept {
       changed_.wait(lock, [&] { return stopping_ || generation_ != generation; });
       continue;
     }
-    semaphores.push_back(wake_semaphore_);
-    values.push_back(wake_value_ + 1);
-    blocked_ = true;
-    lock.unlock();
-
     VkSemaphoreWaitInfo info{};
     info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO;
-    // ANY: return when the GPU reaches any queue's target or the host
-    // signals a retarget, whichever comes first.
-    info.flags = VK_SEMAPHORE_WAIT_ANY_BIT;
+    if (!alone()) {
+      semaphores.push_back(wake_semaphore_);
+      values.push_back(wake_value_ + 1);
+      // ANY: return when the GPU reaches any queue's target or the host
+      // signals a retarget, whichever comes first.
+      info.flags = VK_SEMAPHORE_WAIT_ANY_BIT;
+      blocked_ = true;
+    }
+    lock.unlock();
+
     info.semaphoreCount = static_cast<std::uint32_t>(semaphores.size());
     info.pSemaphores = semaphores.data();
     info.pValues = values.data();

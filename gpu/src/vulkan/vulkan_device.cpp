@@ -102,7 +102,7 @@ result<std::unique_ptr<device>> vulkan_device::start(std::unique_ptr<vulkan_devi
 vulkan_device::vulkan_device(std::unique_ptr<vulkan_device_objects> objects)
     : device(objects->physical.name, "vulkan", objects->physical.limits),
       objects_(std::move(objects)),
-      waiter_(objects_->device, objects_->wake),
+      waiter_(objects_->device, objects_->wake, objects_->wait_any),
       clock_(objects_->device, objects_->physical.timestamp_valid_bits, objects_->physical.timestamp_period,
              objects_->calibrated_timestamps) {
   const vulkan_physical_device& physical = objects_->physical;
@@ -383,6 +383,7 @@ result<std::unique_ptr<device>> create_vulkan_device(const vulkan_device_options
   objects->calibrated_timestamps = calibrated;
   objects->presentation = options.presentation;
   objects->discrete_layout = options.discrete_layout;
+  objects->wait_any = options.wait_any;
   objects->buffer_device_address = features12.bufferDeviceAddress == VK_TRUE;
   vulkan_device_objects::queue_objects compute;
   compute.family = chosen.queue_family;

@@ -58,6 +58,8 @@ struct vulkan_device_objects {
   bool presentation = false;
   // vulkan_device_options::discrete_layout.
   bool discrete_layout = false;
+  // vulkan_device_options::wait_any.
+  bool wait_any = false;
   // bufferDeviceAddress is enabled on `device`: arenas have device addresses.
   bool buffer_device_address = false;
   // Host-signalled only, to interrupt the fence waiter (fence_waiter.hpp).

@@ -1,5 +1,7 @@
 // Awaiting the Vulkan device's timeline with each kind of completion token,
-// from many threads at once, with cancellation and across shutdown.
+// from many threads at once, with cancellation and across shutdown — each
+// with the queue's timeline watched alone (lavapipe's one queue) and as on
+// a device with several queues (vulkan_device_options::wait_any).
 #include "ferrum/error.hpp"
 #include "ferrum/gpu/async_wait.hpp"
 #include "ferrum/gpu/builtin_kernels.hpp"
@@ -71,11 +73,19 @@ std::optional<error_code> co_wait(asio::io_context& context, ferrum::gpu::timeli
   return outcome;
 }
 
+// Opens `s` with the fence waiter in each of its two ways (a section each).
+bool open_both_ways(session& s) {
+  ferrum::gpu::vulkan_device_options options;
+  options.wait_any = GENERATE(false, true);
+  INFO("wait_any " << options.wait_any);
+  return s.open(options);
+}
+
 }  // namespace
 
 TEST_CASE("vulkan: async_wait completes a future once the GPU reached the value", "[vulkan]") {
   session s;
-  if (!s.open()) return;
+  if (!open_both_ways(s)) return;
   ferrum::gpu::device& device = *s.device;
   auto arena = require(device.create_arena(4096));
   auto writer = require(device.create_kernel(ferrum::gpu::builtin::write_pattern()));
@@ -94,7 +104,7 @@ TEST_CASE("vulkan: async_wait completes a future once the GPU reached the value"
 
 TEST_CASE("vulkan: async_wait runs a callback on its io_context, also for a value already reached", "[vulkan]") {
   session s;
-  if (!s.open()) return;
+  if (!open_both_ways(s)) return;
   ferrum::gpu::device& device = *s.device;
   ferrum::gpu::timeline& timeline = device.queue().timeline();
   auto arena = require(device.create_arena(4096));
@@ -133,7 +143,7 @@ TEST_CASE("vulkan: async_wait runs a callback on its io_context, also for a valu
 
 TEST_CASE("vulkan: a coroutine co_awaits the timeline, also for a value already reached", "[vulkan]") {
   session s;
-  if (!s.open()) return;
+  if (!open_both_ways(s)) return;
   ferrum::gpu::device& device = *s.device;
   auto arena = require(device.create_arena(4096));
   auto writer = require(device.create_kernel(ferrum::gpu::builtin::write_pattern()));
@@ -157,7 +167,7 @@ TEST_CASE("vulkan: a coroutine co_awaits the timeline, also for a value already 
 
 TEST_CASE("vulkan: many waiters on different values from several threads all complete", "[vulkan]") {
   session s;
-  if (!s.open()) return;
+  if (!open_both_ways(s)) return;
   ferrum::gpu::device& device = *s.device;
   ferrum::gpu::timeline& timeline = device.queue().timeline();
   constexpr std::uint64_t values = 24;
@@ -207,7 +217,7 @@ TEST_CASE("vulkan: many waiters on different values from several threads all com
 
 TEST_CASE("vulkan: cancelling a pending wait gives operation_aborted and the GPU work still completes", "[vulkan]") {
   session s;
-  if (!s.open()) return;
+  if (!open_both_ways(s)) return;
   ferrum::gpu::device& device = *s.device;
   ferrum::gpu::timeline& timeline = device.queue().timeline();
   auto arena = require(device.create_arena(4096));
@@ -241,7 +251,7 @@ TEST_CASE("vulkan: cancelling a pending wait gives operation_aborted and the GPU
 
 TEST_CASE("vulkan: a wait on a value never submitted completes with device_shut_down", "[vulkan]") {
   session s;
-  if (!s.open()) return;
+  if (!open_both_ways(s)) return;
   ferrum::gpu::device& device = *s.device;
   asio::io_context context;
   require(device.queue().submit({}, 1));

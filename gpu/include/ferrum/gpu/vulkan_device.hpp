@@ -69,6 +69,12 @@ struct vulkan_device_options {
   // buffer and a host-visible staging buffer that command_list::stage copies
   // (gpu::arena), so CI runs every path a discrete GPU takes.
   bool discrete_layout = false;
+  // Watches the queues' timelines as on a device with several queues — one
+  // vkWaitSemaphores for any of them and a host-signalled wake-up semaphore
+  // — even with one queue, which is otherwise watched alone (a single
+  // semaphore: Mesa's lavapipe polls a wait for any of several), so that CI
+  // runs the several-queue path on lavapipe.
+  bool wait_any = false;
 };
 
 // An engine's Vulkan objects. The device must have been created with Vulkan
