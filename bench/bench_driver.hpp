@@ -163,8 +163,10 @@ class run_end {
 template <class Encoder>
 class wave_driver {
  public:
-  wave_driver(scheduler& s, boost::asio::thread_pool& pool, Encoder& encoder)
-      : scheduler_(s), pool_(pool), encoder_(encoder) {}
+  // Every wave asks for `request` (its bucket class must outlive the driver).
+  wave_driver(scheduler& s, boost::asio::thread_pool& pool, Encoder& encoder,
+              wave_request request = {"step", {1, 1, 1}})
+      : scheduler_(s), pool_(pool), encoder_(encoder), request_(request) {}
 
   // Runs `waves` waves with `window` in flight; returns the span in µs.
   double run(std::size_t waves, std::size_t window) {
@@ -197,7 +199,7 @@ class wave_driver {
   scheduler& scheduler_;
   boost::asio::thread_pool& pool_;
   Encoder& encoder_;
-  const wave_request request_{"step", {1, 1, 1}};
+  const wave_request request_;
   std::size_t target_ = 0;
   std::atomic<std::size_t> issued_{0};
   std::atomic<std::size_t> failures_{0};

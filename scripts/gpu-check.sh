@@ -3,9 +3,9 @@
 # it needs, refuses when the only Vulkan devices are software ones (Mesa's
 # lavapipe), builds release, runs the Vulkan tests, the frame_loop example at
 # 1920x1080 for 600 frames with GPU timestamps (also with --discrete-layout),
-# and the fence latency, pipelining, replay, barriers and memory classes
-# benchmarks, then prints one summary: the device, its driver and each
-# figure. Full outputs go to build/gpu-check/.
+# and the fence latency, pipelining, replay, barriers, memory classes and FFT
+# convolution benchmarks, then prints one summary: the device, its driver and
+# each figure. Full outputs go to build/gpu-check/.
 #
 #   ./scripts/gpu-check.sh          # as root; about 5 minutes on 16 cores
 #
@@ -72,6 +72,14 @@ release=build/release
 # against host-visible (and upload) memory.
 "$release/bench/ferrum_bench_memory_classes" --device vulkan --mib 256 20 9 >"$out/memory_classes.log" 2>&1 ||
   fail "memory classes bench (see $out/memory_classes.log)"
+# FFT convolution: examples/fft_convolution's work in ferrum's waves against
+# VkFFT's record-once loop in plain Vulkan; the example's size, then larger
+# batches with three in flight.
+"$release/bench/ferrum_bench_fft_convolution" 2000 9 >"$out/fft_convolution.log" 2>&1 ||
+  fail "fft convolution bench (see $out/fft_convolution.log)"
+"$release/bench/ferrum_bench_fft_convolution" --points 16384 --batch 64 --in-flight 3 500 9 \
+  >"$out/fft_convolution_large.log" 2>&1 ||
+  fail "fft convolution bench, larger batches (see $out/fft_convolution_large.log)"
 
 echo
 echo "== ferrum gpu-check: $device"
@@ -94,4 +102,9 @@ echo "-- barriers: 32 nodes x 1024 KiB"
 grep -E "$barrier_figures" "$out/barriers_large.log"
 echo "-- memory classes: one dispatch over 256 MiB, device-local against host-visible"
 grep -E '^upload arena|^ *(arena|device|host_visible|upload) [|]|/device:|^check:' "$out/memory_classes.log"
+fft_figures='^ *(way|ferrum|floor) [|]|^ferrum/floor:|^target:|^check:'
+echo "-- fft convolution: ferrum's waves against VkFFT's record-once loop, 16 x 4096 points, 2 in flight"
+grep -E "$fft_figures" "$out/fft_convolution.log"
+echo "-- fft convolution: 64 x 16384 points, 3 in flight"
+grep -E "$fft_figures" "$out/fft_convolution_large.log"
 echo "== gpu-check took $(($(date +%s) - started)) s; outputs in $out/"
