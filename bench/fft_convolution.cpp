@@ -54,6 +54,7 @@
 // results matched; 1 a mismatch, a failure, a validation message or no
 // Vulkan device; 2 bad usage.
 #include "bench_driver.hpp"
+#include "convolution_encoder.hpp"
 #include "fft_convolution_floor.hpp"
 #include "fft_lane.hpp"
 #include "fft_reference.hpp"
@@ -93,7 +94,6 @@ using ferrum::bench::median;
 using ferrum::bench::process_cpu_us;
 
 constexpr std::string_view bucket_class = "convolution";
-enum node : std::size_t { forward_node = 0, multiply_node = 1, inverse_node = 2 };
 
 struct settings {
   std::uint64_t points = 4096;
@@ -147,50 +147,14 @@ ferrum::plan make_plan(const fft_convolution::batch_shape& shape, std::size_t la
 // without its per-wave FFTW check; it notes each lane's last wave instead,
 // whose result is checked after the run.
 struct bench_encoder {
-  const fft_convolution::convolution_reference& reference;
-  const ferrum::gpu::kernel& multiply;
+  fft_convolution::convolution_encoder example;
   std::vector<std::atomic<std::uint64_t>>& last_wave_of_lane;
 
-  static const ferrum::node_resource& resource(const ferrum::encode_context& c, std::string_view id) {
-    const ferrum::node_resource* r = c.resource(id);
-    if (r == nullptr) throw std::logic_error("node " + std::to_string(c.node_index) + " lists no " + std::string(id));
-    return *r;
-  }
-  static const fft_convolution::fft_lane& plans(const ferrum::encode_context& c) {
-    const auto* lane = c.state_as<fft_convolution::fft_lane>();
-    if (lane == nullptr) throw std::logic_error("a lane without VkFFT plans");
-    return *lane;
-  }
-  static VkCommandBuffer native_commands(const ferrum::encode_context& c) {
-    return ferrum::gpu::vulkan_command_buffer(c.native().value().command_buffer);
-  }
-
   void operator()(const ferrum::encode_context& c) const {
-    const fft_convolution::batch_shape& shape = reference.shape();
-    switch (c.node_index) {
-      case forward_node:
-        reference.write_signals(c.wave, resource(c, "resource/signal").bytes().value());
-        plans(c).forward->record(native_commands(c));
-        // The lane's waves run one after another: its last is its highest.
-        last_wave_of_lane.at(c.lane).store(c.wave, std::memory_order_relaxed);
-        break;
-      case multiply_node: {
-        const ferrum::node_resource& filter = resource(c, "resource/filter");
-        reference.write_filter(filter.bytes().value());
-        const ferrum::gpu::arena_range spectrum = resource(c, "resource/spectrum").range;
-        const std::array<std::uint32_t, 1> push{static_cast<std::uint32_t>(shape.points)};
-        c.commands
-            .dispatch(multiply, {spectrum.arena, spectrum.offset, shape.bytes()},
-                      {filter.range.arena, filter.range.offset, shape.filter_bytes()}, push)
-            .value();
-        break;
-      }
-      case inverse_node:
-        plans(c).inverse->record(native_commands(c));
-        break;
-      default:
-        throw std::logic_error("no work for node " + std::to_string(c.node_index));
-    }
+    // The lane's waves run one after another: its last is its highest.
+    if (c.node_index == fft_convolution::forward_node)
+      last_wave_of_lane.at(c.lane).store(c.wave, std::memory_order_relaxed);
+    example(c);
   }
 };
 
@@ -204,7 +168,7 @@ double ferrum_max_error(const ferrum::scheduler& s, const fft_convolution::convo
     for (std::uint32_t lane = 0; lane < last_wave_of_lane.size() && lane < pool->counts().capacity; ++lane) {
       const std::uint64_t wave = last_wave_of_lane[lane].load();
       if (wave == 0) continue;
-      for (const ferrum::node_resource& r : pool->contents(lane).resources(inverse_node))
+      for (const ferrum::node_resource& r : pool->contents(lane).resources(fft_convolution::inverse_node))
         if (r.id->view() == "resource/output") {
           largest = std::max(largest, reference.max_error(wave, r.bytes().value()));
           ++checked;
@@ -256,7 +220,7 @@ int run(const settings& s, validation_log& log) {
   const auto multiply = (*device)->create_kernel(fft_convolution::multiply_kernel()).value();
   const fft_convolution::convolution_reference reference(shape);
   std::vector<std::atomic<std::uint64_t>> last_wave_of_lane(k);
-  bench_encoder encode{reference, *multiply, last_wave_of_lane};
+  bench_encoder encode{{reference, *multiply}, last_wave_of_lane};
 
   asio::thread_pool threads(2);
   ferrum::scheduler_options scheduler_options{.fence_timeout = std::chrono::seconds(60), .encoder_tasks = 2};

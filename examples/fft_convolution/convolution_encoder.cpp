@@ -88,8 +88,8 @@ void convolution_encoder::operator()(const ferrum::encode_context& c) const {
       // The lane's previous wave is done (its fence was reached before the
       // lane came back) and this wave's GPU work is not submitted yet: its
       // result is in resource/output, and stays there while this runs.
-      if (c.lane_previous_wave != 0)
-        check_output(reference, checks, c.lane_previous_wave, resource(c, "resource/output").bytes().value());
+      if (checks != nullptr && c.lane_previous_wave != 0)
+        check_output(reference, *checks, c.lane_previous_wave, resource(c, "resource/output").bytes().value());
       plans(c).inverse->record(native_commands(c));
       break;
     }

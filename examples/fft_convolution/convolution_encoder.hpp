@@ -2,7 +2,7 @@
 // fft_convolution's waves, and the record of every wave's check.
 //
 //   fft_convolution::convolution_checks checks;
-//   fft_convolution::convolution_encoder encode{reference, *multiply, checks};
+//   fft_convolution::convolution_encoder encode{reference, *multiply, &checks};
 //   co_await scheduler.async_submit({"convolution", {1, 1, 1}}, encode, asio::use_awaitable);
 //
 // Per wave (fft_convolution.json): node/forward writes the wave's signals
@@ -57,13 +57,15 @@ class convolution_checks {
 void check_output(const convolution_reference& reference, convolution_checks& checks, std::uint64_t wave,
                   std::span<const std::byte> output);
 
-// The encoder; what it refers to outlives the waves. Throws (the wave then
-// fails with encoder_failed) when the lane has no VkFFT plans
+// The encoder; what it refers to outlives the waves. With `checks` null it
+// checks nothing (bench/fft_convolution.cpp, where 1-2 ms of CPU per wave
+// of checking would swamp what is measured). Throws (the wave then fails
+// with encoder_failed) when the lane has no VkFFT plans
 // (scheduler_options::make_lane_state) or recording fails.
 struct convolution_encoder {
   const convolution_reference& reference;
   const ferrum::gpu::kernel& multiply;
-  convolution_checks& checks;
+  convolution_checks* checks = nullptr;
 
   void operator()(const ferrum::encode_context& c) const;
 };

@@ -184,7 +184,7 @@ int run(const options& o, validation_log& log) {
   const auto multiply = (*device)->create_kernel(fft_convolution::multiply_kernel()).value();
   const fft_convolution::convolution_reference reference(shape);
   fft_convolution::convolution_checks checks;
-  const fft_convolution::convolution_encoder encode{reference, *multiply, checks};
+  const fft_convolution::convolution_encoder encode{reference, *multiply, &checks};
 
   asio::thread_pool threads(2);
   ferrum::scheduler_options scheduler_options{.fence_timeout = std::chrono::seconds(20), .encoder_tasks = 2};
