@@ -29,7 +29,7 @@ std::array<std::size_t, 2> word_interior(std::size_t offset, std::size_t size) n
 
 result<std::unique_ptr<wave_checks>> wave_checks::create(gpu::device& device, std::size_t device_index, const plan& p,
                                                          const scheduler& s, fence_clock* completion_times,
-                                                         checks_self_test test) {
+                                                         const run_imports* imports, checks_self_test test) {
   std::unique_ptr<wave_checks> checks(new wave_checks());
   checks->device_ = &device;
   const compiled_program& program = *s.program();
@@ -57,7 +57,7 @@ result<std::unique_ptr<wave_checks>> wave_checks::create(gpu::device& device, st
     if (l.unchecked != listing_check::unchecked_reason::checked) checks->unchecked_.push_back(describe_unchecked(p, l));
   std::size_t transfer_bytes = 0;
   for (const std::unique_ptr<lane_pool>& pool : pools) {
-    bucket_checks b = plan_checks(p, listings, *pool, checks->lanes_, test);
+    bucket_checks b = plan_checks(p, listings, *pool, checks->lanes_, imports, test);
     b.transfer_base = transfer_bytes;
     transfer_bytes += b.transfer_block * checks->lanes_;
     checks->buckets_.push_back(std::move(b));
@@ -71,7 +71,8 @@ result<std::unique_ptr<wave_checks>> wave_checks::create(gpu::device& device, st
 }
 
 wave_checks::bucket_checks wave_checks::plan_checks(const plan& p, const std::vector<listing_check>& listings,
-                                                    const lane_pool& pool, std::size_t lanes, checks_self_test test) {
+                                                    const lane_pool& pool, std::size_t lanes,
+                                                    const run_imports* imports, checks_self_test test) {
   const compiled_bucket& bucket = pool.bucket();
   bucket_checks b;
   b.id = &bucket.id;
@@ -94,7 +95,8 @@ wave_checks::bucket_checks wave_checks::plan_checks(const plan& p, const std::ve
     for (std::size_t position = 0; position < p.nodes[n].resources.size(); ++position, ++at) {
       const listing_check& l = listings[at];
       const std::string_view id = p.nodes[n].resources[position].view();
-      const auto [offset, size] = word_interior(place.at(id)[0], place.at(id)[1]);
+      const gpu::arena* imported = imports != nullptr ? imports->find(id) : nullptr;
+      const auto [offset, size] = word_interior(imported != nullptr ? 0 : place.at(id)[0], place.at(id)[1]);
       if (size == 0) continue;
       const bool checked = l.unchecked == listing_check::unchecked_reason::checked;
       ++(checked ? b.checked : b.unchecked);
@@ -105,8 +107,10 @@ wave_checks::bucket_checks wave_checks::plan_checks(const plan& p, const std::ve
         if (!binding && l.read_later && std::exchange(workspace_target, false))
           self_test_wave = test.corrupt_workspace_wave;
       }
-      checked_resource r{position, offset, size, l.writes, std::nullopt, false, self_test_wave, none, none, none};
-      if (checked && l.before != listing_check::expectation::nothing) {
+      checked_resource r{position,       offset, size, l.writes, std::nullopt, false,
+                         self_test_wave, none,   none, none,     imported};
+      if (checked && l.before != listing_check::expectation::nothing &&
+          (imported == nullptr || l.before != listing_check::expectation::previous_wave)) {
         r.expected = l.writer;
         r.expected_from_previous_wave = l.before == listing_check::expectation::previous_wave;
       }
@@ -182,7 +186,7 @@ void wave_checks::record(const encode_context& c) const {
     }
     for (std::size_t at = bucket.begin[c.node_index]; at < bucket.begin[c.node_index + 1]; ++at) {
       const checked_resource& r = bucket.resources[at];
-      const gpu::arena_range compiled = on.range(r.offset, r.size);
+      const gpu::arena_range compiled = compiled_range(r, on);
       // 1. What it must still hold.
       if (r.expected && !r.expected_from_previous_wave) {
         check(compiled, seed(c.wave, (*r.expected)[0], (*r.expected)[1]));
@@ -217,7 +221,7 @@ void wave_checks::record_transfer(const encode_context& c, const bucket_checks& 
   };
   for (std::size_t at = bucket.begin[c.node_index]; at < bucket.begin[c.node_index + 1]; ++at) {
     const checked_resource& r = bucket.resources[at];
-    const gpu::arena_range compiled = on.range(r.offset, r.size);
+    const gpu::arena_range compiled = compiled_range(r, on);
     // 1. What it holds now, for its checker (which skips it when this does).
     if (r.before_snapshot != none && (!r.expected_from_previous_wave || c.lane_previous_wave != 0))
       copy(compiled, transfer_->range(block + r.before_snapshot, r.size));

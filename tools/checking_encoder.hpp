@@ -47,6 +47,7 @@
 
 #include "fence_clock.hpp"
 #include "listing_checks.hpp"
+#include "run_imports.hpp"
 #include "wave_faults.hpp"
 
 #include "ferrum/error.hpp"
@@ -98,10 +99,14 @@ class wave_checks {
   // device `device_index`), and reads the resource layout and lane arenas of
   // its pools; `p` is the plan `s`'s program was compiled from. `completion_times`
   // (null: none) gets a host function per wave; only the null device runs
-  // those. Errors: the device's (kernels, arenas).
+  // those. An imported resource is checked in its buffer of `imports`
+  // (null: the plan has none), and only against this wave's writers: every
+  // wave writes the one buffer, so no lane's previous wave is what it holds.
+  // Errors: the device's (kernels, arenas).
   [[nodiscard]] static result<std::unique_ptr<wave_checks>> create(gpu::device& device, std::size_t device_index,
                                                                    const plan& p, const scheduler& s,
                                                                    fence_clock* completion_times,
+                                                                   const run_imports* imports = nullptr,
                                                                    checks_self_test test = {});
 
   // The device whose waves these checks record.
@@ -130,8 +135,9 @@ class wave_checks {
   // One resource a node lists (its `position` in the node's list).
   struct checked_resource {
     std::size_t position;
-    std::size_t offset;  // in the lane, compiled; 4-byte aligned
-    std::size_t size;    // a multiple of 4, not 0
+    // In the lane, compiled, or in `imported` (its run_imports buffer); 4-byte aligned.
+    std::size_t offset;
+    std::size_t size;  // a multiple of 4, not 0
     bool writes;
     // Whose pattern it holds before the node's commands, if it is checked:
     // (node, position) of this wave or, persistent, of the lane's previous.
@@ -146,6 +152,7 @@ class wave_checks {
     std::size_t staging;
     std::size_t before_snapshot;
     std::size_t after_snapshot;
+    const gpu::arena* imported;
   };
   // A check a compute node runs on a transfer node's snapshot.
   struct snapshot_check {
@@ -171,7 +178,12 @@ class wave_checks {
 
   wave_checks() = default;
   [[nodiscard]] static bucket_checks plan_checks(const plan& p, const std::vector<listing_check>& listings,
-                                                 const lane_pool& pool, std::size_t lanes, checks_self_test test);
+                                                 const lane_pool& pool, std::size_t lanes, const run_imports* imports,
+                                                 checks_self_test test);
+  // Where resource `r` is on `on`: its compiled lane range, or its buffer's.
+  [[nodiscard]] static gpu::arena_range compiled_range(const checked_resource& r, const lane_contents& on) noexcept {
+    return r.imported != nullptr ? r.imported->range(r.offset, r.size) : on.range(r.offset, r.size);
+  }
   [[nodiscard]] const bucket_checks& bucket_of(const encode_context& c, std::size_t& index) const;
   [[nodiscard]] std::uint32_t seed(std::uint64_t wave, std::size_t node, std::size_t position) const noexcept;
   // Node `c.node_index`'s copies, on the transfer queue.

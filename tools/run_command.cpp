@@ -48,6 +48,9 @@ struct run_resources {
   std::vector<gpu::null_device*> null_devices;
   std::unique_ptr<boost::asio::thread_pool> pool;
   device_checks checks;
+  // The engine's buffers the waves import; after the scheduler, so that
+  // they outlive its waves.
+  std::optional<run_imports> imports;
   std::unique_ptr<scheduler> waves;
 };
 
@@ -217,16 +220,23 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
     return fail(command_error::from(made.error()),
                 made.error() == errc::no_binding_layout ? exit_code::plan_rejected : exit_code::usage_or_io);
   r.waves = std::move(*made);
+  auto imports = run_imports::create(first_device, *program);
+  if (!imports) return fail(command_error::from(imports.error()), exit_code::usage_or_io);
+  r.imports = std::move(*imports);
+  if (!r.imports->buffers().empty() && devices.size() != 1)
+    return fail(command_error::usage("a plan with imported resources runs on one device: drop --devices"),
+                exit_code::usage_or_io);
   for (std::size_t d = 0; d < devices.size(); ++d) {
     auto checks =
-        wave_checks::create(*devices[d], d, *parsed, *r.waves, completion_times,
+        wave_checks::create(*devices[d], d, *parsed, *r.waves, completion_times, &*r.imports,
                             {self_test_wave(corrupt_wave_variable), self_test_wave(corrupt_workspace_wave_variable)});
     if (!checks) return fail(command_error::from(checks.error()), exit_code::usage_or_io);
     r.checks.push_back(std::move(*checks));
   }
 
   run_accounting accounting(device_views, device_faults, completion_times, options.waves, options.gpu_timestamps);
-  wave_driver driver(*r.waves, r.checks, accounting, {options.waves, window, options.faults, options.seed});
+  wave_driver driver(*r.waves, r.checks, accounting,
+                     {options.waves, window, options.faults, options.seed, r.imports->buffers()});
   // Queue use is the first device's: every device is of one kind.
   std::vector<queue_use> queues = queue_uses(first_device, program->dependencies);
   // Every device's submissions to queue q (each has the first one's queues).

@@ -24,7 +24,7 @@ wave_driver::wave_driver(scheduler& s, const device_checks& checks, run_accounti
   // Each bucket's own class and capacity: the scheduler picks the smallest
   // bucket of the class covering the extent, which is that bucket.
   for (const compiled_bucket& bucket : s.program()->buckets)
-    requests_.push_back({bucket.spec.cls.str(), bucket.spec.dims});
+    requests_.push_back({bucket.spec.cls.str(), bucket.spec.dims, {}, {}, settings_.imports});
   // Allocations are counted after the first tenth of the run (at least a
   // window of waves, in which the scheduler makes its waves, frames and
   // caches), up to the last completion.

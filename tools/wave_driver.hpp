@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <vector>
 
 namespace ferrum::tools {
@@ -44,6 +45,8 @@ struct driver_settings {
   std::size_t window = 1;
   fault_spec faults;
   std::uint64_t seed = 0;
+  // The engine's buffers every wave names (run_imports.hpp).
+  std::span<const imported_buffer> imports{};
 };
 
 class wave_driver {

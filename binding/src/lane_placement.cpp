@@ -22,6 +22,10 @@ std::optional<std::uint64_t> place(std::span<const pool_domain> domains,
                                    const std::vector<std::optional<capacity_layout>>& layouts,
                                    std::span<const std::size_t> order, SizeOf size_of, lane_placement* placement) {
   std::uint64_t end = 0;
+  // Where the last window ferrum allocates ends: imported windows come last
+  // and take no memory (their offsets only keep the barrier sweep's ranges
+  // apart).
+  std::uint64_t allocated_end = 0;
   for (std::size_t i = 0; i < order.size();) {
     // The pools of one class come together in `order`: the window starts at
     // a multiple of the largest alignment among them.
@@ -46,8 +50,9 @@ std::optional<std::uint64_t> place(std::span<const pool_domain> domains,
     if (!window_end) return std::nullopt;
     end = *window_end;
     if (placement != nullptr) placement->windows[index_of(cls)] = {*begin, end - *begin};
+    if (allocated(cls)) allocated_end = end;
   }
-  return checked_align_up(std::max<std::uint64_t>(end, 4), 4);
+  return checked_align_up(std::max<std::uint64_t>(allocated_end, 4), 4);
 }
 
 }  // namespace
@@ -75,7 +80,7 @@ std::vector<std::size_t> placement_order(const plan& p, const std::vector<pool_d
     return std::any_of(domains[d].members.begin(), domains[d].members.end(),
                        [&](std::size_t r) { return p.resources[r].kind == allocation_kind::binding; });
   };
-  // Class upload, device, readback; the binding pool first in upload.
+  // Class upload, device, readback, imported; the binding pool first in upload.
   const auto rank = [&](std::size_t d) {
     switch (domains[d].memory) {
       case memory_class::upload:
@@ -84,8 +89,10 @@ std::vector<std::size_t> placement_order(const plan& p, const std::vector<pool_d
         return 2;
       case memory_class::readback:
         return 3;
+      case memory_class::imported:
+        return 4;
     }
-    return 4;
+    return 5;
   };
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return rank(a) < rank(b); });
   return order;

@@ -68,6 +68,18 @@ result<void> make_lane_recipes(compiled_program& program, const plan& p, const p
       recipe.uses.push_back({d, m, p.resources[r].kind, p.resources[r].lifetime, bucket.pool_offsets[d] + proj.offset,
                              proj.capacity, accesses[u]});
     }
+    recipe.imports.clear();
+    for (std::size_t d = 0; d < program.domains.size(); ++d) {
+      if (program.domains[d].memory != memory_class::imported) continue;
+      const std::vector<projection>& projections = bucket.capacity_layouts[d].projections;
+      for (std::size_t m = 0; m < projections.size(); ++m)
+        recipe.imports.push_back({projections[m].resource, d, m, projections[m].capacity, false});
+    }
+    for (const lane_use& use : recipe.uses) {
+      if (use.access == resource_access::read || program.domains[use.domain].memory != memory_class::imported) continue;
+      for (lane_import& i : recipe.imports)
+        if (i.domain == use.domain && i.member == use.member) i.written = true;
+    }
     recipe.barrier_before = derive_barriers(recipe, program.dependencies);
     recipe.one_queue_barrier_before = program.dependencies.uses_transfer()
                                           ? derive_barriers(recipe, program.dependencies, barrier_queues::one)

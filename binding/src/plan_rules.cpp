@@ -145,6 +145,12 @@ result<memory_class> pool_memory_class(const plan& p, const pool_domain& domain,
   const bool binds = std::any_of(domain.members.begin(), domain.members.end(),
                                  [&](std::size_t r) { return p.resources[r].kind == allocation_kind::binding; });
   if (auto ok = check_declared_memory(p, domain.pool, declared, binds); !ok) return ok.error();
+  if (declared == memory_class::imported && domain.liveness == liveness_mode::interval)
+    return make_error(errc::invalid_liveness,
+                      "pool " + pool_id::quote(domain.pool.view()) +
+                          " is imported: each of its resources is a buffer of the engine's, which ferrum never "
+                          "aliases; it cannot be interval",
+                      pool_path(domain.pool) + "/liveness");
   return declared.value_or(derived_memory_class(binds));
 }
 

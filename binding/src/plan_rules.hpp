@@ -162,8 +162,8 @@ namespace ferrum::detail {
 // The memory class of `domain` (its members dealt), given its pool's
 // `declared` class: the declared one, else upload for a pool of binding
 // resources (the host writes every slot) and device for any other.
-// invalid_memory_class: a binding pool declared device or readback, or a
-// v1 plan declaring a class.
+// invalid_memory_class: a binding pool declared another class, or a v1 plan
+// declaring a class; invalid_liveness: an imported pool declared interval.
 [[nodiscard]] result<memory_class> pool_memory_class(const plan& p, const pool_domain& domain,
                                                      std::optional<memory_class> declared);
 // The errors of pool_memory_class, for `pool`, which holds binding

@@ -79,7 +79,10 @@ result<void> command_list::recorded(result<void> r) {
 
 void command_list::order(std::initializer_list<arena_range> ranges) noexcept {
   const bool outside = std::any_of(ranges.begin(), ranges.end(), [this](const arena_range& range) {
-    return range.arena != nullptr && (!range.arena->guarded() || !granted(range, access::write));
+    // Granted: the owner orders it (a lane's range, a wave's imported
+    // buffer). Anything else — a guarded arena's bytes the node does not
+    // list, an arena of the caller's own — the owner cannot see.
+    return range.arena != nullptr && !granted(range, access::write);
   });
   if (barrier_due_ || outside) {
     do_barrier();

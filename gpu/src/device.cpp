@@ -32,6 +32,10 @@ result<std::unique_ptr<arena>> device::create_arena(std::size_t bytes, memory_cl
 
 result<std::unique_ptr<arena>> device::make_arena(std::size_t bytes, std::optional<memory_class> cls) {
   if (auto r = check_usable(); !r) return r.error();
+  if (cls == memory_class::imported)
+    return make_error(errc::invalid_memory_class,
+                      "an arena of class 'imported' is an engine's buffer: import it (gpu::import_vulkan_buffer), "
+                      "ferrum does not allocate one");
   if (bytes == 0 || bytes > limits_.max_arena_bytes)
     return make_error(errc::invalid_arena_size, std::to_string(bytes) + " bytes; the device allows 1 to " +
                                                     std::to_string(limits_.max_arena_bytes));

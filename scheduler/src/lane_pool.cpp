@@ -108,7 +108,8 @@ result<void> detail::lane_memory::make(lane& l, const compiled_program& program,
   // An arena per window, each of its class.
   for (memory_class m : window_order) {
     const memory_window& window = bucket.window(m);
-    if (window.size == 0) continue;
+    // Imported memory is the engine's, named by each wave.
+    if (window.size == 0 || !allocated(m)) continue;
     auto arena = device.create_arena(static_cast<std::size_t>(window.size), m);
     if (!arena) return arena.error();
     (*arena)->guard();
@@ -144,6 +145,13 @@ result<void> detail::lane_memory::make(lane& l, const compiled_program& program,
                                           static_cast<std::size_t>(use.size));
       std::span<std::byte> host = arena == nullptr ? std::span<std::byte>{} : arena->bytes();
       if (!host.empty()) host = host.subspan(range.offset, range.size);
+      if (m == memory_class::imported) {
+        const auto k = std::find_if(recipe.imports.begin(), recipe.imports.end(), [&](const lane_import& i) {
+          return i.domain == use.domain && i.member == use.member;
+        });
+        c.import_uses_.push_back(
+            {c.resources_.size(), c.grants_.size(), static_cast<std::size_t>(k - recipe.imports.begin())});
+      }
       c.grants_.push_back(range);
       c.resources_.emplace_back(&bucket.capacity_layouts[use.domain].projections[use.member].resource, use.kind,
                                 use.lifetime, m, range, host);

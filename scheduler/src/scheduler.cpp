@@ -156,8 +156,15 @@ void scheduler_impl::submit(const copied_request& request, encoder_ref encode, c
     } else if (!accepting_.load()) {
       w->prepare(id, *program, nullptr, nullptr, encode, &request, make_error_code(errc::scheduler_shut_down));
     } else {
-      w->prepare(id, *program, &program->program().buckets[choice.bucket], &program->dispatcher(choice.bucket), encode,
-                 &request, {});
+      const compiled_bucket& bucket = program->program().buckets[choice.bucket];
+      const auto devices = host_.devices();
+      auto imports = resolve_imports(request.imports(), bucket.lane, bucket.id,
+                                     devices.size() == 1 ? devices.front().device : nullptr);
+      if (!imports) {
+        w->prepare(id, *program, nullptr, nullptr, encode, &request, imports.error().code, imports.error().what());
+      } else {
+        w->prepare(id, *program, &bucket, &program->dispatcher(choice.bucket), encode, &request, {}, {}, &*imports);
+      }
     }
   } catch (...) {
     // No room for a new program's nodes could be made: the wave never started.

@@ -51,14 +51,17 @@ submission_plan::values submission_plan::make_values() const {
 }
 
 submission_plan::outcome submission_plan::submit(std::span<gpu::command_list* const> lists, values& v,
-                                                 const gpu::external_sync& sync, staging_lists staging) const noexcept {
+                                                 const gpu::external_sync& sync, staging_lists staging,
+                                                 std::uint64_t after) const noexcept {
   outcome done{std::uint64_t{0}};
-  // The gate: the stage-in copy and the engine's waits before any queue's
-  // first segment.
+  const gpu::queue_wait earlier{&device_->queue(), after};
+  const std::span<const gpu::queue_wait> earlier_wait(&earlier, after != 0 ? 1 : 0);
+  // The gate: the stage-in copy, the engine's waits and an earlier wave's
+  // value before any queue's first segment.
   std::uint64_t gate = 0;
-  if (staging.in != nullptr || (!sync.waits.empty() && !one_queue_)) {
+  if (staging.in != nullptr || ((!sync.waits.empty() || after != 0) && !one_queue_)) {
     const std::span<gpu::command_list* const> gate_lists(&staging.in, staging.in != nullptr ? 1 : 0);
-    auto value = device_->queue().submit_next(gate_lists, {}, {sync.waits, {}});
+    auto value = device_->queue().submit_next(gate_lists, earlier_wait, {sync.waits, {}});
     if (!value) {
       done.value = value.error();
       return done;
@@ -75,7 +78,10 @@ submission_plan::outcome submission_plan::submit(std::span<gpu::command_list* co
       if (s.waits_on[q] != none) v.waits.push_back({&device_->queue_at(q), v.submitted[s.waits_on[q]]});
     if (gate != 0 && first_on_queue_[i]) v.waits.push_back({&device_->queue(), gate});
     gpu::external_sync own;
-    if (i == 0 && gate == 0) own.waits = sync.waits;
+    if (i == 0 && gate == 0) {
+      own.waits = sync.waits;
+      v.waits.insert(v.waits.end(), earlier_wait.begin(), earlier_wait.end());
+    }
     if (i + 1 == count && !joins) own.signals = sync.signals;
     auto value = s.queue->submit_next(lists.subspan(s.begin, s.end - s.begin), v.waits, own);
     if (!value) {

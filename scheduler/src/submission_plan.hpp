@@ -13,6 +13,9 @@
 // On a device with one queue (lavapipe) the whole wave is one segment, as
 // for a v1 plan.
 //
+// An earlier wave that used the same imported buffer (wave_imports.hpp) is
+// waited for as the engine's waits are: on the first segment, or the gate.
+//
 // The engine's semaphores (wave_request::wait, ::signal): the wave's last
 // submission — the join, or the last segment when there is none — signals
 // them. The waits go on the first segment when every segment runs on one
@@ -109,8 +112,14 @@ class submission_plan {
   // `staging`: the lane's staging lists (null: none). With a stage-in list,
   // a failure after the gate was submitted counts as submitted_any, and
   // `covered` is at least the gate's value.
+  //
+  // `after`: a value of the compute queue (submitted; 0: none) that no
+  // command of the wave may start before — an earlier wave using the same
+  // imported buffer. The first segment waits for it where it is the only
+  // first one on a queue, else a gate does.
   [[nodiscard]] outcome submit(std::span<gpu::command_list* const> lists, values& v,
-                               const gpu::external_sync& sync = {}, staging_lists staging = {}) const noexcept;
+                               const gpu::external_sync& sync = {}, staging_lists staging = {},
+                               std::uint64_t after = 0) const noexcept;
 
  private:
   // The join after segment `last`: a compute submission of `out` (when not

@@ -6,6 +6,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 
+#include <array>
 #include <exception>
 #include <new>
 #include <string>
@@ -26,6 +27,11 @@ void wave::bind_nodes() noexcept {
   // Replaying needs a complete, submitted recording; recording afresh leaves
   // none until this wave submits.
   const lane_contents& l = *held_;
+  if (!bucket_->lane.imports.empty()) {
+    std::array<gpu::arena_range, max_wave_imports> ranges{};
+    for (std::size_t k = 0; k < imports_.size(); ++k) ranges[k] = imports_[k].range;
+    held_.import(std::span(ranges).first(imports_.size()));
+  }
   replay_ = held_.take_recording(host_.options().replay);
   const std::uint64_t previous_wave = held_.previous_wave();
   for (std::size_t node = 0; node < contexts_.size(); ++node) {

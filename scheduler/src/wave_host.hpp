@@ -9,6 +9,7 @@
 #include "fence_watchdog.hpp"
 #include "ferrum/scheduler/lane_pool.hpp"
 #include "ferrum/scheduler/scheduler_options.hpp"
+#include "wave_imports.hpp"
 
 #include "ferrum/async/post_buffer.hpp"
 
@@ -201,6 +202,8 @@ class wave_host {
   [[nodiscard]] frame_pool& frames() noexcept { return frames_; }
   [[nodiscard]] wave_counters& counters() noexcept { return counters_; }
   [[nodiscard]] const wave_counters& counters() const noexcept { return counters_; }
+  // How its waves' imported buffers are ordered between them.
+  [[nodiscard]] import_order& imports() noexcept { return imports_; }
 
   [[nodiscard]] std::span<const wave_device> devices() const noexcept { return devices_; }
   // The device lane `l` is on.
@@ -237,6 +240,7 @@ class wave_host {
   std::vector<wave_device> devices_;
   frame_pool frames_;
   wave_counters counters_;
+  import_order imports_;
   // Posts in progress: a thread that posted a wave's last step may still be
   // inside Asio's post (signalling the executor) when the wave is done.
   std::atomic<int> posting_{0};

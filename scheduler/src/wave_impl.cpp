@@ -220,9 +220,22 @@ wave::task wave::run(wave& w) {
 
 error_code wave::submit() noexcept {
   const lane_contents& l = *held_;
+  // A wave with imported buffers waits for the earlier waves whose use of
+  // them conflicts with its own, and records its own use, under one lock.
+  std::unique_lock<std::mutex> ordered;
+  std::uint64_t after = 0;
+  const gpu::timeline& timeline = device_->device->queue().timeline();
+  if (!imports_.empty()) {
+    ordered = host_.imports().lock();
+    after = host_.imports().after(imports_, timeline);
+  }
   const submission_plan::outcome submitted =
       program_->submissions(device_->index)
-          .submit(l.lists(), submissions_, {waits_.ops, signals_.ops}, {l.stage_in(), l.stage_out()});
+          .submit(l.lists(), submissions_, {waits_.ops, signals_.ops}, {l.stage_in(), l.stage_out()}, after);
+  if (!imports_.empty()) {
+    const std::uint64_t last = submitted.value ? *submitted.value : submitted.covered;
+    if (last != 0) host_.imports().record(imports_, last, timeline);
+  }
   waits_passed_ = submitted.waited;
   signals_passed_ = submitted.signalled;
   if (!submitted.value) {
@@ -312,7 +325,7 @@ void wave::size_for(const program_lanes& program) {
 
 void wave::prepare(std::uint64_t id, const program_lanes& program, const compiled_bucket* bucket,
                    lane_dispatcher* dispatcher, encoder_ref encode, const copied_request* sync, error_code early_error,
-                   std::string_view early_message) {
+                   std::string_view early_message, const wave_imports* imports) {
   if (program.serial() != sized_for_) size_for(program);
   program_ = &program;
   id_ = id;
@@ -331,6 +344,7 @@ void wave::prepare(std::uint64_t id, const program_lanes& program, const compile
   submitted_value_ = 0;
   partly_submitted_ = false;
   keep_sync(sync);
+  imports_ = imports != nullptr ? *imports : wave_imports();
   failed_node_.reset();
   message_.assign(early_message);
   continuation_ = {};

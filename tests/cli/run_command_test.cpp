@@ -496,7 +496,7 @@ TEST_CASE("ferrum run: --reorder runs the example plans with only their derived 
   // The null device runs what no barrier orders last to first: a barrier
   // the plan's hazards needed and did not get would show as a violation.
   for (const char* plan : {"two_nodes.json", "history.json", "interval_liveness.json", "multi_bucket.json",
-                           "two_queues.json", "two_queues_access.json"}) {
+                           "two_queues.json", "two_queues_access.json", "imported.json"}) {
     INFO(plan);
     check_healthy(run_json(example_plan(plan), {"--waves", "40", "--reorder"}), 40);
   }
@@ -507,7 +507,7 @@ TEST_CASE("ferrum run: --discrete-layout runs the example plans with staged memo
   // staging lists; with --reorder too, so that what the staging lists'
   // barriers order is run out of order where they do not.
   for (const char* plan : {"two_nodes.json", "history.json", "interval_liveness.json", "multi_bucket.json",
-                           "readback.json", "two_queues.json", "two_queues_access.json"}) {
+                           "readback.json", "two_queues.json", "two_queues_access.json", "imported.json"}) {
     INFO(plan);
     for (bool reorder : {false, true}) {
       std::vector<std::string> extra{"--waves", "30", "--discrete-layout"};
@@ -522,7 +522,7 @@ TEST_CASE("ferrum run: --discrete-layout runs the example plans with staged memo
 }
 
 TEST_CASE("ferrum run: --discrete-layout on Vulkan stages memory as a discrete GPU, no violation", "[cli][vulkan]") {
-  for (const char* name : {"history.json", "readback.json", "two_queues.json"}) {
+  for (const char* name : {"history.json", "readback.json", "two_queues.json", "imported.json"}) {
     INFO(name);
     const auto run = vulkan_run_json(example_plan(name), {"--waves", "12", "--fence-timeout",
                                                           cli_test::vulkan_fence_timeout_ms, "--discrete-layout"});

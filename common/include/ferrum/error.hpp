@@ -146,7 +146,10 @@ namespace ferrum {
   X(no_host_bytes, "host bytes are asked of memory the host cannot touch (a device-class resource or arena)")        \
   X(not_staged, "a staging copy is recorded for an arena that has no staging buffer")                                \
   /* the engine's per-lane state */                                                                                  \
-  X(lane_state_failed, "the engine's lane state factory threw while a lane was made")
+  X(lane_state_failed, "the engine's lane state factory threw while a lane was made")                                \
+  /* imported buffers */                                                                                             \
+  X(import_missing, "a wave names no buffer for an imported resource of its plan")                                   \
+  X(import_too_small, "a buffer a wave imports is smaller than its resource in the wave's bucket")
 
 enum class errc : int {
 // 0 is reserved for success, as error_code requires.

@@ -4,8 +4,11 @@
 // `device`: the GPU only (invocation workspace, persistent history), kept in
 // device-local memory the host never maps. `upload`: the host writes, the GPU
 // reads (binding slots, parameters). `readback`: the GPU writes, the host
-// reads (outputs). Shared by binding/ (a plan's pools) and gpu/ (arenas),
-// which do not know each other.
+// reads (outputs). `imported`: the engine's own buffers (a mesh, a staging
+// buffer, a readback target), which ferrum never allocates: each wave names
+// them (wave_request::imports), and ferrum orders their uses like lane
+// memory. Shared by binding/ (a plan's pools) and gpu/ (arenas), which do
+// not know each other.
 //
 //   ferrum::memory_class c = ferrum::memory_class::readback;
 //   std::string_view name = ferrum::to_string(c);  // "readback"
@@ -19,16 +22,16 @@
 
 namespace ferrum {
 
-enum class memory_class : std::uint8_t { device, upload, readback };
+enum class memory_class : std::uint8_t { device, upload, readback, imported };
 
 // Every class, in enum order.
-inline constexpr std::array<memory_class, 3> memory_classes{memory_class::device, memory_class::upload,
-                                                            memory_class::readback};
+inline constexpr std::array<memory_class, 4> memory_classes{memory_class::device, memory_class::upload,
+                                                            memory_class::readback, memory_class::imported};
 
 // The number of classes: arrays indexed by class have this many entries.
 inline constexpr std::size_t memory_class_count = memory_classes.size();
 
-// "device", "upload" or "readback".
+// "device", "upload", "readback" or "imported".
 [[nodiscard]] constexpr std::string_view to_string(memory_class c) noexcept {
   switch (c) {
     case memory_class::device:
@@ -37,6 +40,8 @@ inline constexpr std::size_t memory_class_count = memory_classes.size();
       return "upload";
     case memory_class::readback:
       return "readback";
+    case memory_class::imported:
+      return "imported";
   }
   return "unknown";
 }
@@ -51,7 +56,13 @@ inline constexpr std::size_t memory_class_count = memory_classes.size();
 // The class's position in memory_classes (an index for per-class arrays).
 [[nodiscard]] constexpr std::size_t index_of(memory_class c) noexcept { return static_cast<std::size_t>(c); }
 
-// Whether the host reads or writes memory of the class (upload, readback).
-[[nodiscard]] constexpr bool host_touches(memory_class c) noexcept { return c != memory_class::device; }
+// Whether the host reads or writes memory of the class through ferrum
+// (upload, readback); imported memory is the engine's to map.
+[[nodiscard]] constexpr bool host_touches(memory_class c) noexcept {
+  return c == memory_class::upload || c == memory_class::readback;
+}
+
+// Whether ferrum allocates memory of the class (all but imported).
+[[nodiscard]] constexpr bool allocated(memory_class c) noexcept { return c != memory_class::imported; }
 
 }  // namespace ferrum

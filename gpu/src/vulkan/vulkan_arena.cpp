@@ -117,6 +117,39 @@ result<allocation> allocate(const vulkan_arena::context& c, std::size_t bytes,
   return p.release();
 }
 
+// A descriptor set binding `buffer` whole as a storage buffer (binding 0).
+result<vulkan_descriptor_pool::allocation> bind_set(const vulkan_arena::context& c, VkBuffer buffer,
+                                                    const std::string& what) {
+  auto set = c.descriptors->allocate();
+  if (!set) {
+    error e = set.error();
+    e.detail = what + e.detail;
+    return e;
+  }
+  VkDescriptorBufferInfo buffer_range{};
+  buffer_range.buffer = buffer;
+  buffer_range.offset = 0;
+  // The device's max_arena_bytes keeps the whole buffer within
+  // maxStorageBufferRange, as a storage descriptor's range must be.
+  buffer_range.range = VK_WHOLE_SIZE;
+  VkWriteDescriptorSet write{};
+  write.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+  write.dstSet = set->set;
+  write.dstBinding = 0;
+  write.descriptorCount = 1;
+  write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+  write.pBufferInfo = &buffer_range;
+  vkUpdateDescriptorSets(c.device, 1, &write, 0, nullptr);
+  return set;
+}
+
+VkDeviceAddress address_of(const vulkan_arena::context& c, VkBuffer buffer) noexcept {
+  VkBufferDeviceAddressInfo address_info{};
+  address_info.sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO;
+  address_info.buffer = buffer;
+  return vkGetBufferDeviceAddress(c.device, &address_info);
+}
+
 }  // namespace
 
 result<std::unique_ptr<arena>> vulkan_arena::create(const gpu::device& owner, const context& c, std::size_t bytes,
@@ -152,36 +185,30 @@ result<std::unique_ptr<arena>> vulkan_arena::create(const gpu::device& owner, co
   if (!staging) return staging.error();
   pending kept_staging{c.device, *staging};
 
-  auto set = c.descriptors->allocate();
-  if (!set) {
-    error e = set.error();
-    e.detail = what + e.detail;
-    return e;
-  }
-  VkDescriptorBufferInfo buffer_range{};
-  buffer_range.buffer = main->buffer;
-  buffer_range.offset = 0;
-  // The device's max_arena_bytes keeps the whole buffer within
-  // maxStorageBufferRange, as a storage descriptor's range must be.
-  buffer_range.range = VK_WHOLE_SIZE;
-  VkWriteDescriptorSet write{};
-  write.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
-  write.dstSet = set->set;
-  write.dstBinding = 0;
-  write.descriptorCount = 1;
-  write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-  write.pBufferInfo = &buffer_range;
-  vkUpdateDescriptorSets(c.device, 1, &write, 0, nullptr);
+  auto set = bind_set(c, main->buffer, what);
+  if (!set) return set.error();
   VkDeviceAddress address = 0;
-  if (c.buffer_device_address) {
-    VkBufferDeviceAddressInfo address_info{};
-    address_info.sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO;
-    address_info.buffer = main->buffer;
-    address = vkGetBufferDeviceAddress(c.device, &address_info);
-  }
+  if (c.buffer_device_address) address = address_of(c, main->buffer);
   std::unique_ptr<vulkan_arena> made(
       new vulkan_arena(owner, c, bytes, cls, kept.release(), kept_staging.release(), *set));
   made->set_device_address(address);
+  return std::unique_ptr<arena>(std::move(made));
+}
+
+result<std::unique_ptr<arena>> vulkan_arena::adopt(const gpu::device& owner, const context& c, VkBuffer buffer,
+                                                   std::size_t bytes, bool addressable) {
+  const std::string what = "imported buffer of " + std::to_string(bytes) + " bytes: ";
+  VkMemoryRequirements requirements{};
+  vkGetBufferMemoryRequirements(c.device, buffer, &requirements);
+  if (requirements.size < bytes)
+    return make_error(errc::invalid_arena_size,
+                      what + "the buffer holds at most " + std::to_string(requirements.size) + " bytes");
+  auto set = bind_set(c, buffer, what);
+  if (!set) return set.error();
+  std::unique_ptr<vulkan_arena> made(
+      new vulkan_arena(owner, c, bytes, memory_class::imported, allocation{buffer}, allocation{}, *set));
+  made->owned_ = false;
+  if (c.buffer_device_address && addressable) made->set_device_address(address_of(c, buffer));
   return std::unique_ptr<arena>(std::move(made));
 }
 
@@ -208,7 +235,7 @@ vulkan_arena::vulkan_arena(const gpu::device& owner, const context& c, std::size
 
 vulkan_arena::~vulkan_arena() {
   context_.descriptors->free(set_);
-  destroy(context_.device, main_);
+  if (owned_) destroy(context_.device, main_);
   destroy(context_.device, staging_);
 }
 

@@ -49,8 +49,17 @@ class vulkan_arena final : public arena {
   [[nodiscard]] static result<std::unique_ptr<arena>> create(const gpu::device& owner, const context& c,
                                                              std::size_t bytes, std::optional<memory_class> cls);
 
-  // Frees the set, unmaps and frees the memory, destroys the buffers. The
-  // GPU must be done with the arena (arena.hpp).
+  // An engine's buffer of at least `bytes` bytes, as an arena of class
+  // imported (gpu::import_vulkan_buffer): its own descriptor set, its
+  // device address where `addressable` and the device has them; the buffer
+  // stays the engine's. Errors: invalid_arena_size (the buffer's memory
+  // requirements are smaller than `bytes`), the descriptor pool's.
+  [[nodiscard]] static result<std::unique_ptr<arena>> adopt(const gpu::device& owner, const context& c, VkBuffer buffer,
+                                                            std::size_t bytes, bool addressable);
+
+  // Frees the set, unmaps and frees the memory, destroys the buffers (an
+  // adopted buffer is left to its engine). The GPU must be done with the
+  // arena (arena.hpp).
   ~vulkan_arena() override;
 
   // The buffer commands use.
@@ -82,6 +91,8 @@ class vulkan_arena final : public arena {
   allocation main_;
   allocation staging_;
   vulkan_descriptor_pool::allocation set_;
+  // False for an engine's buffer (adopt): not destroyed here.
+  bool owned_ = true;
 };
 
 }  // namespace ferrum::gpu

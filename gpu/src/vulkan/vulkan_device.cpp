@@ -182,7 +182,7 @@ void vulkan_device::drain() noexcept {
   (void)vkQueueWaitIdle(objects_->queues.front().queue);  // VK_SUCCESS or a loss: done either way
 }
 
-result<std::unique_ptr<arena>> vulkan_device::do_create_arena(std::size_t bytes, std::optional<memory_class> cls) {
+vulkan_arena::context vulkan_device::arena_context() const noexcept {
   vulkan_arena::context c{objects_->device, &objects_->physical.memory, objects_->descriptors.get()};
   c.discrete_layout = objects_->discrete_layout;
   c.buffer_device_address = objects_->buffer_device_address;
@@ -193,7 +193,11 @@ result<std::unique_ptr<arena>> vulkan_device::do_create_arena(std::size_t bytes,
       c.family_count = 2;
     }
   }
-  auto made = vulkan_arena::create(*this, c, bytes, cls);
+  return c;
+}
+
+result<std::unique_ptr<arena>> vulkan_device::do_create_arena(std::size_t bytes, std::optional<memory_class> cls) {
+  auto made = vulkan_arena::create(*this, arena_context(), bytes, cls);
   if (!made) return made.error();
   if (static_cast<const vulkan_arena&>(**made).zeroed_on_gpu()) {
     if (auto r = zero_on_gpu(*made); !r) return r.error();
@@ -313,6 +317,31 @@ result<std::unique_ptr<semaphore>> import_vulkan_semaphore(device& d, VkSemaphor
   if (handle == VK_NULL_HANDLE)
     return make_error(errc::invalid_device_option, "import_vulkan_semaphore: a null handle");
   return std::unique_ptr<semaphore>(new vulkan_semaphore(d, v->native().device, handle, kind, false));
+}
+
+result<std::unique_ptr<arena>> import_vulkan_buffer(device& d, VkBuffer handle, std::size_t bytes,
+                                                    VkBufferUsageFlags usage) {
+  auto* v = dynamic_cast<vulkan_device*>(&d);
+  const std::string what = "import_vulkan_buffer: ";
+  if (v == nullptr)
+    return make_error(errc::invalid_device_option, what + "device " + quote_text(d.name()) + " is not a Vulkan device");
+  if (handle == VK_NULL_HANDLE) return make_error(errc::invalid_device_option, what + "a null handle");
+  if (d.lost()) return make_error(errc::device_lost, what + "device " + quote_text(d.name()));
+  if (bytes == 0 || bytes > d.limits().max_arena_bytes)
+    return make_error(errc::invalid_arena_size, what + std::to_string(bytes) + " bytes; the device allows 1 to " +
+                                                    std::to_string(d.limits().max_arena_bytes));
+  // What ferrum's own commands need of a buffer: a kernel binds it as a
+  // storage buffer, fill and copy use it in transfers.
+  constexpr VkBufferUsageFlags needed =
+      VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  if ((usage & needed) != needed)
+    return make_error(errc::invalid_device_option,
+                      what +
+                          "the buffer's usage lacks storage-buffer, transfer-src or transfer-dst, which ferrum's "
+                          "commands need (usage " +
+                          std::to_string(usage) + ")");
+  return vulkan_arena::adopt(d, v->arena_context(), handle, bytes,
+                             (usage & VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT) != 0);
 }
 
 result<std::unique_ptr<device>> create_vulkan_device(const vulkan_device_options& options) {

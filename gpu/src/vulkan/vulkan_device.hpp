@@ -11,6 +11,7 @@
 #include "ferrum/gpu/vulkan_device.hpp"
 
 #include "vulkan/fence_waiter.hpp"
+#include "vulkan/vulkan_arena.hpp"
 #include "vulkan/vulkan_descriptor_pool.hpp"
 #include "vulkan/vulkan_instance.hpp"
 #include "vulkan/vulkan_physical_device.hpp"
@@ -89,6 +90,8 @@ class vulkan_device final : public device {
   [[nodiscard]] bool presentation() const noexcept { return objects_->presentation; }
   // The compute queue, with its timeline semaphore and its presentation.
   [[nodiscard]] vulkan_queue& compute_queue() noexcept { return *queues_.front(); }
+  // What this device's arenas are made with (vulkan_arena::create, ::adopt).
+  [[nodiscard]] vulkan_arena::context arena_context() const noexcept;
 
  protected:
   result<std::unique_ptr<arena>> do_create_arena(std::size_t bytes, std::optional<memory_class> cls) override;

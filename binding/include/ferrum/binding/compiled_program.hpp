@@ -38,8 +38,8 @@ struct memory_window {
 };
 
 // The order of the windows in a lane.
-inline constexpr std::array<memory_class, memory_class_count> window_order{memory_class::upload, memory_class::device,
-                                                                           memory_class::readback};
+inline constexpr std::array<memory_class, memory_class_count> window_order{
+    memory_class::upload, memory_class::device, memory_class::readback, memory_class::imported};
 
 struct compiled_bucket {
   bucket_id id;
@@ -54,11 +54,13 @@ struct compiled_bucket {
   // alignment and of 4, cut into a window per memory class (`windows`,
   // indexed by index_of(memory_class)): upload first — the binding pool at 0,
   // so binding slot offsets are offsets in the lane — then device, then
-  // readback, pools in program order within a class. `lane_size_bytes` is
-  // where the last arena ends, rounded up to whole 32-bit words (at least
-  // one): what admission counts for a lane of this bucket, which allocates
-  // the windows and not the padding between them (docs/design.md, "Lane
-  // memory").
+  // readback, pools in program order within a class, and last the imported
+  // window, which no lane allocates (its resources are the engine's buffers,
+  // named by each wave; its offsets keep their ranges apart for the barrier
+  // sweep). `lane_size_bytes` is where the last allocated arena ends, rounded
+  // up to whole 32-bit words (at least one): what admission counts for a
+  // lane of this bucket, which allocates the windows and not the padding
+  // between them (docs/design.md, "Lane memory").
   std::vector<std::uint64_t> pool_offsets;
   std::uint64_t lane_size_bytes = 0;
   // What a lane would take with no aliasing at all: the same placement of

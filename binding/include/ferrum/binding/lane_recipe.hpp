@@ -32,6 +32,17 @@ struct lane_use {
   resource_access access = resource_access::read_write;  // how the node uses it
 };
 
+// One resource of an imported pool (memory class `imported`): a buffer of
+// the engine's that each wave names (wave_request::imports), never
+// allocated by a lane.
+struct lane_import {
+  resource_id resource;
+  std::size_t domain = 0;  // as lane_use's
+  std::size_t member = 0;
+  std::uint64_t size = 0;  // the bytes the buffer must have in this bucket
+  bool written = false;    // whether a node writes it (any access but read)
+};
+
 struct lane_recipe {
   static constexpr std::size_t no_domain = std::numeric_limits<std::size_t>::max();
 
@@ -49,6 +60,8 @@ struct lane_recipe {
   // (barrier_queues::one), which the scheduler uses there.
   std::vector<bool> barrier_before;
   std::vector<bool> one_queue_barrier_before;
+  // The imported resources, in program order (domain, then member).
+  std::vector<lane_import> imports;
 
   [[nodiscard]] std::size_t barriers_per_wave() const noexcept {
     return static_cast<std::size_t>(std::count(barrier_before.begin(), barrier_before.end(), true));

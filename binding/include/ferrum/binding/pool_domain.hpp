@@ -27,7 +27,8 @@ struct pool_domain {
 
 // Groups the plan's resources by pool, pools in id order. Errors:
 // incompatible_pool_member (naming both resources), invalid_liveness (an
-// interval pool holding a persistent resource), invalid_memory_class
+// interval pool holding a persistent resource, or an imported pool declared
+// interval), invalid_memory_class
 // (pool_option::memory that does not fit the pool). Expects a validated plan.
 [[nodiscard]] result<std::vector<pool_domain>> derive_pool_domains(const plan& p);
 

@@ -89,7 +89,8 @@ class device {
   // discrete_layout). Zero-filled: on Vulkan, memory not mapped for the
   // host (a device arena's, a staged arena's device-local buffer) by a fill
   // submitted to the compute queue, which takes its next timeline value,
-  // and waited for. Errors: as create_arena(bytes).
+  // and waited for. Errors: as create_arena(bytes); invalid_memory_class
+  // for `imported`, which is an engine's buffer (gpu::import_vulkan_buffer).
   [[nodiscard]] result<std::unique_ptr<arena>> create_arena(std::size_t bytes, memory_class cls);
 
   // The device's form of `source`. Errors: invalid_kernel (no code for this

@@ -147,6 +147,23 @@ struct vulkan_native_handles {
 [[nodiscard]] result<std::unique_ptr<semaphore>> import_vulkan_semaphore(device& d, VkSemaphore handle,
                                                                          semaphore_kind kind);
 
+// An engine's buffer, made on `d`'s VkDevice, as a ferrum arena of class
+// imported (ferrum/gpu/arena.hpp): what a wave names for an imported
+// resource of its plan (wave_request::imports), and what ferrum's own
+// commands (fill, copy, a kernel's binding) may reach. `bytes` are what
+// ferrum may touch, from the buffer's start; `usage` is what the buffer was
+// made with: it must include storage-buffer, transfer-src and transfer-dst,
+// and with shader-device-address (on a device with bufferDeviceAddress) the
+// arena has its device address. The buffer and its memory stay the
+// engine's: it destroys them after this object, once the GPU is done with
+// every wave that named it. The arena has no host bytes (the engine maps its
+// memory as it likes). Errors: invalid_device_option (`d` not a Vulkan
+// device, a null handle, usage lacking one of the three),
+// invalid_arena_size (0 bytes, more than the device's max_arena_bytes or
+// the buffer's memory requirements), device_lost.
+[[nodiscard]] result<std::unique_ptr<arena>> import_vulkan_buffer(device& d, VkBuffer handle, std::size_t bytes,
+                                                                  VkBufferUsageFlags usage);
+
 // Maps a VkResult to ferrum's code: VK_ERROR_DEVICE_LOST to device_lost, the
 // out-of-memory results to out_of_device_memory / out_of_host_memory,
 // VK_ERROR_INCOMPATIBLE_DRIVER and VK_ERROR_INITIALIZATION_FAILED to

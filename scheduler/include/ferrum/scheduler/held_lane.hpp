@@ -123,6 +123,23 @@ class lane_contents {
 
  private:
   friend struct detail::lane_memory;  // makes, frees and retires them (lane_pool.cpp)
+  friend class held_lane;             // points its imported resources at a wave's buffers
+
+  // Points the lane's imported resources (lane_recipe::imports, in order)
+  // at `ranges`: every node's node_resource::range of them, and its list's
+  // grant. Whether any differs from before (a recording of the lane's lists
+  // then names other buffers).
+  bool point_imports(std::span<const gpu::arena_range> ranges) noexcept {
+    bool changed = false;
+    for (const import_use& u : import_uses_) {
+      const gpu::arena_range r = u.import < ranges.size() ? ranges[u.import] : gpu::arena_range{};
+      gpu::arena_range& grant = grants_[u.grant];
+      changed = changed || grant.arena != r.arena || grant.offset != r.offset || grant.size != r.size;
+      grant = r;
+      resources_[u.resource].range = r;
+    }
+    return changed;
+  }
 
   std::array<std::unique_ptr<gpu::arena>, memory_class_count> memory_;
   std::array<std::uint64_t, memory_class_count> window_begin_{};
@@ -136,6 +153,14 @@ class lane_contents {
   std::vector<std::size_t> resource_begin_;
   std::vector<gpu::arena_range> grants_;
   std::vector<std::size_t> grant_begin_;
+  // Each use of an imported resource: its entries in resources_ and
+  // grants_, and its place in lane_recipe::imports.
+  struct import_use {
+    std::size_t resource;
+    std::size_t grant;
+    std::size_t import;
+  };
+  std::vector<import_use> import_uses_;
   std::vector<std::unique_ptr<gpu::command_list>> node_lists_;
   std::vector<gpu::command_list*> lists_;
   std::unique_ptr<gpu::command_list> stage_in_;
@@ -282,6 +307,15 @@ class held_lane {
     if (out_ == nullptr) return false;
     out_->recorded = replay && out_->recorded;
     return out_->recorded;
+  }
+  // Points the lane's imported resources at a wave's buffers (`ranges`, in
+  // lane_recipe::imports order); a replayable recording that named other
+  // buffers is forgotten. Nothing on an empty handle.
+  void import(std::span<const gpu::arena_range> ranges) noexcept {
+    if (out_ == nullptr) return;
+    // The contents are the pool's, not const; the holder alone touches them
+    // while it holds the lane.
+    if (const_cast<lane_contents*>(contents_)->point_imports(ranges)) out_->recorded = false;
   }
   // The last wave whose submission of all the lane's lists went to the GPU
   // (0: none, its memory was made afresh since, or an empty handle).

@@ -33,6 +33,21 @@ class lane_state;
 // (wave_request::wait, wave_request::signal).
 inline constexpr std::size_t max_wave_semaphores = 4;
 
+// The most imported buffers a wave names (wave_request::imports).
+inline constexpr std::size_t max_wave_imports = 8;
+
+// A buffer of the engine's that a wave uses for an imported resource of its
+// plan (a resource of a pool whose memory class is `imported`, docs/
+// embedding.md, "Imported buffers"): `range` of an arena of the wave's
+// device — an engine's VkBuffer through gpu::import_vulkan_buffer, or any
+// arena made on the device — of at least the resource's bytes in the wave's
+// bucket. The resource's nodes get its first bytes (node_resource::range,
+// native_buffer), their lists granted them for writing.
+struct imported_buffer {
+  std::string_view resource;
+  gpu::arena_range range;
+};
+
 // A wave's size class: it runs in the smallest bucket of `bucket_class`
 // whose capacity covers `extent` in every dimension (the smallest by the
 // product of dimensions, ties by bucket id).
@@ -47,12 +62,31 @@ inline constexpr std::size_t max_wave_semaphores = 4;
 // one that fails or is cancelled before its submission waits on them and
 // signals them in an empty submission instead, so that what the engine waits
 // for still comes.
+//
+// The engine's buffers (`imports`): one for each imported resource of the
+// plan, at most max_wave_imports, on a scheduler over one device. Inside the
+// wave ferrum orders their uses by the plan's accesses, as it does lane
+// memory; between waves, a wave that uses a buffer an earlier wave of the
+// scheduler wrote, or writes one an earlier wave used, waits for that wave
+// on the GPU (per buffer: the arena). The engine's own work on them is the
+// engine's to order, with `wait` and `signal`. A buffer must stay alive, and
+// its memory bound, until the wave's submitted value (wave_report) is
+// reached on the compute queue's timeline: when a wave that was not
+// cancelled after its submission completes, it is. Refused before anything
+// runs (the wave completes with the code, its semaphores passed on):
+// import_missing (a resource named by none), import_too_small (a range
+// smaller than its resource in the bucket), foreign_object (an arena of
+// another device), range_out_of_bounds (a range outside its arena),
+// invalid_wave_request (more than max_wave_imports, a resource named twice
+// or not imported by the plan, no arena, two buffers overlapping in one
+// arena where a node writes one, a scheduler over several devices).
 struct wave_request {
   // Must stay valid only until async_submit returns (all of it is copied).
   std::string_view bucket_class;
   bucket_capacity extent{1, 1, 1};
   std::span<const gpu::semaphore_op> wait{};
   std::span<const gpu::semaphore_op> signal{};
+  std::span<const imported_buffer> imports{};
 };
 
 // One resource a node lists in the plan, on the wave's lane: its bytes in the
@@ -67,7 +101,10 @@ struct wave_request {
 // Its pool's memory class (ferrum/memory_class.hpp) says where the bytes
 // live: a `device` resource is GPU memory the host never touches, an
 // `upload` one is written by the host before the wave's submission, a
-// `readback` one is read by the host once the wave's fence is reached.
+// `readback` one is read by the host once the wave's fence is reached, an
+// `imported` one is the buffer the wave names for it (wave_request::imports;
+// outside a wave — a lane lease, a lane state factory — not to be used: an
+// empty range until a wave named one, then the last wave's).
 class node_resource {
  public:
   node_resource(const resource_id* resource, allocation_kind k, allocation_lifetime l, memory_class m,

@@ -227,6 +227,34 @@ struct copied_semaphores {
   [[nodiscard]] bool kept() const noexcept { return given <= ops.capacity(); }
 };
 
+// A wave's imported buffers, copied in place: at most max_wave_imports (the
+// resource ids copied too); `given` says how many the request had.
+struct copied_imports {
+  struct entry {
+    std::array<char, max_id_length> resource{};
+    std::size_t length = 0;
+    gpu::arena_range range;
+
+    // The id, or an empty one where it is longer than any id.
+    [[nodiscard]] std::string_view id() const noexcept {
+      return length <= resource.size() ? std::string_view(resource.data(), length) : std::string_view();
+    }
+  };
+  boost::container::static_vector<entry, max_wave_imports> entries;
+  std::size_t given = 0;
+
+  copied_imports() noexcept = default;
+  explicit copied_imports(std::span<const imported_buffer> from) noexcept : given(from.size()) {
+    for (std::size_t i = 0; i < std::min(from.size(), entries.capacity()); ++i) {
+      entry& e = entries.emplace_back();
+      e.length = from[i].resource.size();
+      if (e.length <= e.resource.size()) std::copy_n(from[i].resource.data(), e.length, e.resource.data());
+      e.range = from[i].range;
+    }
+  }
+  [[nodiscard]] bool kept() const noexcept { return given <= entries.capacity(); }
+};
+
 // The request, copied when async_submit is called, so that nothing of the
 // caller's is read later (a lazy token may start the wave long after). It is
 // resolved to a bucket when the wave is initiated, on the program current
@@ -234,7 +262,11 @@ struct copied_semaphores {
 class copied_request {
  public:
   explicit copied_request(const wave_request& request) noexcept
-      : length_(request.bucket_class.size()), extent_(request.extent), wait_(request.wait), signal_(request.signal) {
+      : length_(request.bucket_class.size()),
+        extent_(request.extent),
+        wait_(request.wait),
+        signal_(request.signal),
+        imports_(request.imports) {
     if (length_ <= class_.size()) std::copy_n(request.bucket_class.data(), length_, class_.data());
   }
   // False for a class longer than any id.
@@ -244,6 +276,7 @@ class copied_request {
   }
   [[nodiscard]] const copied_semaphores& wait() const noexcept { return wait_; }
   [[nodiscard]] const copied_semaphores& signal() const noexcept { return signal_; }
+  [[nodiscard]] const copied_imports& imports() const noexcept { return imports_; }
 
  private:
   std::array<char, max_id_length> class_{};
@@ -251,6 +284,7 @@ class copied_request {
   bucket_capacity extent_;
   copied_semaphores wait_;
   copied_semaphores signal_;
+  copied_imports imports_;
 };
 
 // How async_submit's initiation hands its handler to the wave that will

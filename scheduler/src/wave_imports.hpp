@@ -1,0 +1,67 @@
+// wave_imports.hpp (private) — a wave's imported buffers (wave_request::
+// imports): checked and resolved against the wave's bucket when the wave is
+// accepted, and ordered against the scheduler's other waves that use the
+// same buffers when it is submitted.
+#pragma once
+
+#include "ferrum/binding/lane_recipe.hpp"
+#include "ferrum/error.hpp"
+#include "ferrum/gpu/device.hpp"
+#include "ferrum/scheduler/detail/wave_submission.hpp"
+
+#include <boost/container/static_vector.hpp>
+
+#include <cstdint>
+#include <mutex>
+#include <span>
+#include <vector>
+
+namespace ferrum::detail {
+
+// One imported resource of a wave: the bytes its nodes get of the engine's
+// buffer, and whether a node writes them.
+struct wave_import {
+  gpu::arena_range range;
+  bool written = false;
+};
+using wave_imports = boost::container::static_vector<wave_import, max_wave_imports>;
+
+// The request's buffers for `recipe`'s imported resources (its order), each
+// cut to its resource's size. Errors (naming the entry and the resource):
+// invalid_wave_request, import_missing, import_too_small, foreign_object,
+// range_out_of_bounds (wave.hpp, wave_request). `device`: the scheduler's
+// one device, or null when it has several.
+[[nodiscard]] result<wave_imports> resolve_imports(const copied_imports& given, const lane_recipe& recipe,
+                                                   const bucket_id& bucket, const gpu::device* device);
+
+// Orders the waves of a scheduler that use one buffer (by arena): a wave
+// waits on the GPU for the last earlier wave that wrote one of its buffers,
+// and a wave that writes one also for the earlier waves that read it.
+// Values are the compute queue's timeline (a scheduler with imports has one
+// device). A wave takes the lock from `after` to `record`, around its
+// submission, so that two waves' submissions cannot both miss each other.
+class import_order {
+ public:
+  import_order() { entries_.reserve(4 * max_wave_imports); }
+
+  [[nodiscard]] std::unique_lock<std::mutex> lock() { return std::unique_lock(mutex_); }
+  // The value the wave's first submission on each queue waits for (0: none
+  // or reached on `timeline`). Under lock().
+  [[nodiscard]] std::uint64_t after(std::span<const wave_import> imports, const gpu::timeline& timeline) const noexcept;
+  // The wave's submission completes at `value`: what later waves wait for.
+  // Entries `timeline` reached go. Under lock().
+  void record(std::span<const wave_import> imports, std::uint64_t value, const gpu::timeline& timeline) noexcept;
+
+ private:
+  struct entry {
+    const gpu::arena* arena;
+    std::uint64_t written;  // the last wave that wrote it
+    std::uint64_t read;     // the last wave that read it
+  };
+  std::mutex mutex_;
+  std::vector<entry> entries_;
+  // What every wave waits for (a buffer that could not be remembered).
+  std::uint64_t floor_ = 0;
+};
+
+}  // namespace ferrum::detail

@@ -1,0 +1,151 @@
+// Tests of imported pools (memory class `imported`): the engine's buffers in
+// a plan — placed in a window no lane allocates, listed per bucket with
+// their sizes and whether a node writes them, ordered by the same barriers
+// as lane memory, and the rules a pool of them follows.
+#include "ferrum/binding/compiled_program.hpp"
+#include "ferrum/binding/compiled_program_file.hpp"
+#include "ferrum/binding/plan_json.hpp"
+
+#include "imported_plan.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+using namespace ferrum;
+using test::code_of;
+
+namespace {
+
+const lane_import& import_named(const compiled_bucket& bucket, std::string_view id) {
+  const auto it = std::find_if(bucket.lane.imports.begin(), bucket.lane.imports.end(),
+                               [&](const lane_import& i) { return i.resource.view() == id; });
+  REQUIRE(it != bucket.lane.imports.end());
+  return *it;
+}
+
+}  // namespace
+
+TEST_CASE("imported pools: a window past the lane's end that no lane allocates", "[binding][memory][imported]") {
+  const compiled_program program = compile(test::imported_plan()).value();
+  plan without = test::imported_plan();
+  without.pools.clear();  // pool/engine a device pool, as derived
+  const compiled_program allocated = compile(without).value();
+  for (std::size_t b = 0; b < program.buckets.size(); ++b) {
+    const compiled_bucket& bucket = program.buckets[b];
+    const memory_window& window = bucket.window(memory_class::imported);
+    CHECK(window.size > 0);
+    CHECK(window.begin >= bucket.lane_bytes());
+    // The lane is what the plan takes without pool/engine's bytes.
+    CHECK(bucket.lane_bytes() < allocated.buckets[b].lane_bytes());
+    CHECK(bucket.window(memory_class::device).begin + bucket.window(memory_class::device).size <= bucket.lane_bytes());
+    // Every use of an imported resource lies in the imported window.
+    for (const lane_use& use : bucket.lane.uses)
+      if (program.domains[use.domain].memory == memory_class::imported) {
+        CHECK(use.offset >= window.begin);
+        CHECK(use.offset + use.size <= window.begin + window.size);
+      }
+  }
+  // Admission counts the allocated lanes only.
+  CHECK(program.admitted_bytes < allocated.admitted_bytes);
+}
+
+TEST_CASE("imported pools: each bucket lists its imported resources, sizes and writers", "[binding][imported]") {
+  const compiled_program program = compile(test::imported_plan()).value();
+  REQUIRE(program.buckets.size() == 2);
+  const compiled_bucket& one = program.buckets[0];
+  const compiled_bucket& four = program.buckets[1];
+  CHECK(one.id.str() == "step@1x1x1");
+  REQUIRE(one.lane.imports.size() == 3);
+  CHECK(import_named(one, "resource/lut").size == 64);
+  CHECK_FALSE(import_named(one, "resource/lut").written);
+  CHECK(import_named(one, "resource/mesh").size == 256);
+  CHECK(import_named(one, "resource/mesh").written);
+  CHECK(import_named(one, "resource/out").size == 64 + 16);
+  CHECK(import_named(one, "resource/out").written);
+  CHECK(import_named(four, "resource/out").size == 64 + 4 * 16);
+  // Program order: pool/engine's members in id order.
+  CHECK(one.lane.imports[0].resource.view() == "resource/lut");
+  CHECK(one.lane.imports[1].resource.view() == "resource/mesh");
+  CHECK(one.lane.imports[2].resource.view() == "resource/out");
+  // A plan without imported pools has none.
+  CHECK(compile(test::two_node_plan()).value().buckets[0].lane.imports.empty());
+}
+
+TEST_CASE("imported pools: a write of an imported resource and a later read get a barrier", "[binding][imported]") {
+  const compiled_program program = compile(test::imported_plan()).value();
+  CHECK(program.buckets[0].lane.barrier_before == std::vector<bool>{false, true});
+  // Read-only, it needs none: node/consume reads what node/produce reads.
+  plan reads = test::imported_plan();
+  reads.nodes[0].access[2] = resource_access::read;
+  CHECK(compile(reads).value().buckets[0].lane.barrier_before == std::vector<bool>{false, false});
+}
+
+TEST_CASE("imported pools: a saved program loads with the same imports", "[binding][imported]") {
+  const plan p = test::imported_plan();
+  const compiled_program program = compile(p).value();
+  const auto loaded = load_compiled_program(save_compiled_program(program, p).value(), p);
+  REQUIRE(loaded.has_value());
+  for (std::size_t b = 0; b < program.buckets.size(); ++b) {
+    CHECK(loaded->buckets[b].windows == program.buckets[b].windows);
+    CHECK(loaded->buckets[b].lane_bytes() == program.buckets[b].lane_bytes());
+    REQUIRE(loaded->buckets[b].lane.imports.size() == program.buckets[b].lane.imports.size());
+    for (std::size_t i = 0; i < program.buckets[b].lane.imports.size(); ++i) {
+      CHECK(loaded->buckets[b].lane.imports[i].resource == program.buckets[b].lane.imports[i].resource);
+      CHECK(loaded->buckets[b].lane.imports[i].size == program.buckets[b].lane.imports[i].size);
+      CHECK(loaded->buckets[b].lane.imports[i].written == program.buckets[b].lane.imports[i].written);
+    }
+  }
+}
+
+TEST_CASE("imported pools: declaring one changes the plan's hash", "[binding][imported]") {
+  plan device = test::imported_plan();
+  device.pools[0].memory = memory_class::device;
+  CHECK(hash_plan(device).value() != hash_plan(test::imported_plan()).value());
+}
+
+TEST_CASE("imported pools: the binding pool and an interval pool cannot be imported", "[binding][imported]") {
+  plan binding = test::imported_plan();
+  binding.pools.push_back({test::id<pool_id>("pool/bindings"), liveness_mode::conservative, memory_class::imported});
+  auto refused = compile(binding);
+  CHECK(code_of(refused) == errc::invalid_memory_class);
+  CHECK(refused.error().path == "/pools/pool~1bindings/memory");
+  CHECK(refused.error().detail.find("'imported'") != std::string::npos);
+
+  plan interval = test::imported_plan();
+  interval.pools[0].liveness = liveness_mode::interval;
+  auto aliased = compile(interval);
+  CHECK(code_of(aliased) == errc::invalid_liveness);
+  CHECK(aliased.error().path == "/pools/pool~1engine/liveness");
+  CHECK(aliased.error().detail.find("'pool/engine' is imported") != std::string::npos);
+}
+
+TEST_CASE("imported pools: a plan file declares one as \"memory\": \"imported\"", "[binding][imported]") {
+  const std::string text = R"({
+    "format": "ferrum.plan.v2",
+    "nodes": [{"id": "node/a", "resources": ["resource/slot", "resource/mesh"], "binding": "resource/slot",
+               "access": {"resource/slot": "read", "resource/mesh": "read"}}],
+    "resources": [
+      {"id": "resource/slot", "pool": "pool/bindings", "kind": "binding", "node": "node/a",
+       "demand": {"fixed": 16}, "alignment": 16, "lifetime": "invocation", "usage": "binding", "element": "u8",
+       "storage": {"allocator": "linear-arena", "view": "contiguous",
+                   "contract": "1111111111111111111111111111111111111111111111111111111111111111"}},
+      {"id": "resource/mesh", "pool": "pool/mesh", "kind": "workspace",
+       "demand": {"fixed": 4096}, "alignment": 16, "lifetime": "persistent", "usage": "storage", "element": "f32",
+       "storage": {"allocator": "linear-arena", "view": "contiguous",
+                   "contract": "2222222222222222222222222222222222222222222222222222222222222222"}}],
+    "buckets": [{"class": "frame", "capacity": [1, 1, 1],
+                 "budgets": [{"pool": "pool/bindings", "min": 0, "max": 64},
+                             {"pool": "pool/mesh", "min": 0, "max": 4096}]}],
+    "pools": {"pool/mesh": {"memory": "imported"}},
+    "lanes": 1,
+    "budget_bytes": 65536
+  })";
+  const auto parsed = parse_plan(text);
+  REQUIRE(parsed.has_value());
+  const compiled_program program = compile(*parsed).value();
+  CHECK(program.domains[1].memory == memory_class::imported);
+  // 4096 bytes of mesh, none of them in the lane: its 16 binding bytes.
+  CHECK(program.buckets[0].lane_bytes() == 16);
+  CHECK(program.buckets[0].lane.imports.size() == 1);
+}

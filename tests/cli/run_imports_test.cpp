@@ -1,0 +1,50 @@
+// End-to-end tests of `ferrum run` on a plan that imports the engine's
+// buffers (examples/plans/imported.json): the run names one buffer per
+// imported resource in every wave, the checks read them where the run put
+// them, and waves that write the one mesh are ordered on the GPU.
+#include "ferrum_process.hpp"
+#include "run_report_checks.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+using cli_test::check_healthy;
+using cli_test::example_plan;
+using cli_test::json_run;
+using cli_test::run_ferrum;
+using cli_test::run_json;
+using cli_test::u64;
+
+TEST_CASE("ferrum run: an imported plan's waves check the engine's buffers, with no violation", "[cli][imported]") {
+  const json_run run = run_json(example_plan("imported.json"), {"--waves", "60", "--fault", "cancel:0.1"});
+  check_healthy(run, 60);
+  const nlohmann::ordered_json& r = run.report;
+  // Every listing, the imported ones included, is checked in each bucket.
+  REQUIRE(r["memory"].size() == 2);
+  for (const auto& bucket : r["memory"]) {
+    CHECK(u64(bucket["resources_checked_per_wave"]) == 9);
+    CHECK(u64(bucket["resources_unchecked_per_wave"]) == 0);
+    // The imported window lies past the lane's bytes: no lane allocates it.
+    const auto& imported = bucket["memory_classes"].back();
+    CHECK(imported["class"] == "imported");
+    CHECK(u64(imported["lane_offset"]) >= u64(bucket["lane_bytes"]));
+  }
+}
+
+TEST_CASE("ferrum run: a stale pattern in an imported resource is reported", "[cli][imported]") {
+  // The first workspace resource with a later user is resource/mesh, the
+  // engine's: wave 3 writes wave 2's pattern into it.
+  const json_run run =
+      run_json(example_plan("imported.json"), {"--waves", "6"}, {{"FERRUM_RUN_CORRUPT_WORKSPACE_WAVE", "3"}});
+  INFO("stderr: " << run.result.err);
+  CHECK(run.result.status == 3);
+  CHECK(u64(run.report["violations"]) > 0);
+}
+
+TEST_CASE("ferrum run: an imported plan runs on one device", "[cli][imported]") {
+  const cli_test::command_result r = run_ferrum({"run", example_plan("imported.json"), "--devices", "2"});
+  CHECK(r.status == 1);
+  CHECK(r.err.find("a plan with imported resources runs on one device") != std::string::npos);
+}
