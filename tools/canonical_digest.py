@@ -24,7 +24,7 @@ ENUMS = {
     "liveness": ["conservative", "interval"],
     "queue": ["compute", "transfer"],
     "access": ["read", "write", "read-write"],
-    "memory": ["device", "upload", "readback"],
+    "memory": ["device", "upload", "readback", "imported"],
 }
 
 

@@ -158,7 +158,8 @@ void write_run_summary(std::ostream& out, const run_summary& s) {
     out << "  memory       " << m.bucket << ": " << m.lane_bytes << " bytes per lane (";
     const char* separator = "";
     for (const pool_memory& p : m.pools) {
-      out << separator << p.pool << ' ' << p.bytes;
+      // An imported pool's bytes are the engine's buffers, not the lane's.
+      out << separator << p.pool << ' ' << p.bytes << (p.memory == "imported" ? " imported" : "");
       separator = ", ";
     }
     out << "; " << m.unaliased_lane_bytes << " unaliased), " << m.resources_checked_per_wave

@@ -7,10 +7,13 @@
 #include "ferrum/binding/plan_json.hpp"
 
 #include "imported_plan.hpp"
+#include "pinned_digests.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 
 using namespace ferrum;
 using test::code_of;
@@ -148,4 +151,12 @@ TEST_CASE("imported pools: a plan file declares one as \"memory\": \"imported\""
   // 4096 bytes of mesh, none of them in the lane: its 16 binding bytes.
   CHECK(program.buckets[0].lane_bytes() == 16);
   CHECK(program.buckets[0].lane.imports.size() == 1);
+}
+
+TEST_CASE("imported pools: examples/plans/imported.json hashes as pinned, which canonical_digest.py recomputes",
+          "[binding][imported]") {
+  std::ifstream in(std::string(FERRUM_SOURCE_DIR) + "/examples/plans/imported.json");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const plan p = parse_plan(text).value();
+  CHECK(hash_plan(p).value().str() == pinned::imported_hash.digest);
 }

@@ -12,6 +12,8 @@
 #include <chrono>
 #include <cstring>
 #include <future>
+#include <map>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -272,4 +274,41 @@ TEST_CASE("imports: no arena of class imported is made, only imported", "[gpu][i
   auto made = device->create_arena(64, memory_class::imported);
   CHECK(ferrum::test::code_of(made) == errc::invalid_memory_class);
   CHECK_THAT(made.error().detail, Catch::Contains("import_vulkan_buffer"));
+}
+
+TEST_CASE("imports: a replaying lane records afresh when its wave names other buffers", "[scheduler][imported]") {
+  ferrum::scheduler_options options;
+  options.replay = true;
+  import_fixture<on_thread_pool> f(test::imported_plan(2), {}, options);
+  std::mutex mutex;
+  std::map<std::uint64_t, bool> replayed;  // by wave
+  std::atomic<int> wrong{0};
+  const import_encoder fill_and_copy{&f.engine, &wrong};
+  auto encode = [&](const ferrum::encode_context& c) {
+    if (c.node_index == 0) {
+      const std::lock_guard lock(mutex);
+      replayed[c.wave] = c.replay;
+    }
+    if (!c.replay) fill_and_copy(c);
+  };
+  // Per lane, the slice of out its last wave named.
+  std::map<std::uint32_t, std::size_t> last_slice;
+  std::vector<std::array<ferrum::imported_buffer, 3>> named{f.engine.of(0), f.engine.of(1)};
+  int recorded_for_new_buffers = 0;
+  for (std::size_t slice : {0, 0, 0, 0, 1, 1, 1, 1, 0, 0}) {
+    ferrum::wave_request request{"step", {1, 1, 1}};
+    request.imports = named[slice];
+    auto done = sched_test::submit(*f.scheduler, encode, request);
+    const sched_test::outcome o = sched_test::get(done);
+    REQUIRE_FALSE(o.ec);
+    const auto seen = last_slice.find(o.report.lane);
+    const bool same = seen != last_slice.end() && seen->second == slice;
+    const std::lock_guard lock(mutex);
+    INFO("wave " << o.report.wave << ", lane " << o.report.lane << ", slice " << slice);
+    CHECK(replayed.at(o.report.wave) == same);
+    if (seen != last_slice.end() && !same) ++recorded_for_new_buffers;
+    last_slice[o.report.lane] = slice;
+  }
+  CHECK(recorded_for_new_buffers >= 2);  // each change of buffers, on some lane
+  CHECK(wrong == 0);
 }
