@@ -55,7 +55,14 @@ void check_program(const example& e, const ferrum::compiled_program& program) {
     for (std::size_t d = 0; d < bucket.capacity_layouts.size(); ++d) {
       const ferrum::capacity_layout& layout = bucket.capacity_layouts[d];
       if (layout.physical_size_bytes > layout.unaliased_size_bytes) broken("aliasing grew an arena");
-      if (bucket.pool_offsets[d] + layout.physical_size_bytes > bucket.lane_bytes()) broken("an arena past the lane");
+      // Allocated arenas lie in the lane; imported ones in the imported window, past it.
+      const ferrum::memory_class memory = program.domains[d].memory;
+      const ferrum::memory_window& window = bucket.window(memory);
+      if (bucket.pool_offsets[d] < window.begin ||
+          bucket.pool_offsets[d] + layout.physical_size_bytes > window.begin + window.size)
+        broken("an arena outside its window");
+      if (ferrum::allocated(memory) && window.begin + window.size > bucket.lane_bytes())
+        broken("an allocated window past the lane");
       for (const ferrum::projection& p : layout.projections)
         if (p.offset + p.capacity > layout.physical_size_bytes) broken("a projection past its arena");
     }
