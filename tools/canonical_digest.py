@@ -23,7 +23,10 @@ ENUMS = {
     "view": ["contiguous", "strided"],
     "liveness": ["conservative", "interval"],
     "queue": ["compute", "transfer"],
-    "access": ["read", "write", "read-write"],
+    "access": ["read", "write", "read-write", "sampled", "storage-read", "storage-write",
+               "storage-read-write", "color-attachment", "depth-attachment", "depth-read",
+               "transfer-src", "transfer-dst", "present"],
+    "format": ["rgba8-unorm", "bgra8-unorm", "rgba16-float", "r32-float", "d32-float"],
     "memory": ["device", "upload", "readback", "imported"],
 }
 
@@ -86,6 +89,14 @@ def plan_hash(plan):
         w.str(r["pool"])
         w.enum("kind", r["kind"])
         w.opt_str(r.get("node"))
+        if "image" in r:
+            # An image keeps a buffer's defaults: fixed 0, alignment 1,
+            # storage, u8, linear-arena, contiguous, no contract.
+            w.u64(0); w.u64(0); w.u8(0); w.u64(1)
+            w.enum("lifetime", r["lifetime"])
+            w.enum("usage", "storage"); w.enum("element", "u8")
+            w.enum("allocator", "linear-arena"); w.enum("view", "contiguous"); w.str("")
+            continue
         d = r["demand"]
         if "fixed" in d:
             w.u64(d["fixed"]); w.u64(0); w.u8(0)
@@ -131,17 +142,31 @@ def plan_hash(plan):
         classes = [(pool, options["memory"]) for pool, options in pools
                    if "memory" in options
                    and options["memory"] != ("upload" if pool in binding_pools else "device")]
-        if declared or classes:
+        images = [r for r in resources if "image" in r]
+        if declared or classes or images:
             w.u64(len(declared))
             for i, r, access in declared:
                 w.u64(i)
                 w.str(r)
                 w.enum("access", access)
-        if classes:
+        if classes or images:
             w.u64(len(classes))
             for pool, memory in classes:
                 w.str(pool)
                 w.enum("memory", memory)
+        if images:
+            # Image resources in id order, after the classes' part.
+            w.u64(len(images))
+            for r in images:
+                image = r["image"]
+                bucket = image["extent"] == "bucket"
+                w.str(r["id"])
+                w.enum("format", image["format"])
+                w.u8(1 if bucket else 0)
+                w.u64(0 if bucket else image["extent"][0])
+                w.u64(0 if bucket else image["extent"][1])
+                w.u64(image.get("mips", 1))
+                w.u64(image.get("layers", 1))
     return w.digest()
 
 

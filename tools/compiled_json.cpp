@@ -107,6 +107,43 @@ void write_binding(document_writer& w, const program_binding_layout& binding) {
   w.end_object();
 }
 
+// The lane's images (extents in this bucket) and, per node (plan index),
+// the layout transitions its opening barrier makes.
+void write_images(document_writer& w, const lane_recipe& lane) {
+  w.key("images");
+  w.begin_array();
+  for (const lane_image& i : lane.images) {
+    w.begin_object();
+    w.member("resource", i.resource.str());
+    w.member("format", to_string(i.image.format));
+    w.member("width", std::uint64_t{i.image.width});
+    w.member("height", std::uint64_t{i.image.height});
+    w.member("mips", std::uint64_t{i.image.mips});
+    w.member("layers", std::uint64_t{i.image.layers});
+    w.member("lifetime", to_string(i.lifetime));
+    w.member("initial_layout", to_string(i.initial));
+    w.end_object();
+  }
+  w.end_array();
+  w.key("transitions");
+  w.begin_array();
+  for (std::size_t n = 0; n + 1 < lane.transition_begin.size(); ++n)
+    for (const image_transition& t : lane.node_transitions(n)) {
+      w.begin_object();
+      w.member("node", std::uint64_t{n});
+      w.member("resource", lane.images[t.image].resource.str());
+      w.member("from", to_string(t.from));
+      w.member("to", to_string(t.to));
+      w.key("after");
+      if (t.after)
+        w.string(to_string(*t.after));
+      else
+        w.null();
+      w.end_object();
+    }
+  w.end_array();
+}
+
 void write_bucket(document_writer& w, const compiled_program& program, const compiled_bucket& bucket) {
   w.begin_object();
   w.member("id", bucket.id.str());
@@ -150,6 +187,7 @@ void write_bucket(document_writer& w, const compiled_program& program, const com
     if (bucket.lane.barrier_before[n]) w.number(n);
   w.end_array();
   w.end_object();
+  write_images(w, bucket.lane);
   w.end_object();
 }
 

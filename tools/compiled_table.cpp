@@ -89,6 +89,38 @@ void write_barriers(std::ostream& out, const compiled_bucket& bucket, const plan
   out << '\n';
 }
 
+// The lane's images and the layout transitions each node's barrier makes.
+void write_images(std::ostream& out, const compiled_bucket& bucket, const plan& p) {
+  const lane_recipe& lane = bucket.lane;
+  if (lane.images.empty()) return;
+  out << "  images:\n";
+  text_table images({{"image", align::left},
+                     {"format", align::left},
+                     {"extent", align::right},
+                     {"mips", align::right},
+                     {"layers", align::right},
+                     {"lifetime", align::left},
+                     {"starts in", align::left}});
+  for (const lane_image& i : lane.images)
+    images.add_row({i.resource.str(), std::string(ferrum::to_string(i.image.format)),
+                to_string(i.image.width) + "x" + to_string(i.image.height), to_string(i.image.mips),
+                to_string(i.image.layers), std::string(ferrum::to_string(i.lifetime)),
+                std::string(ferrum::to_string(i.initial))});
+  images.write(out, 4);
+  out << "  transitions: " << lane.transitions.size() << " per wave, each in the barrier its node opens with\n";
+  text_table transitions({{"node", align::left},
+                          {"image", align::left},
+                          {"from", align::left},
+                          {"to", align::left},
+                          {"after", align::left}});
+  for (std::size_t n = 0; n < p.nodes.size(); ++n)
+    for (const image_transition& t : lane.node_transitions(n))
+      transitions.add_row({p.nodes[n].id.str(), lane.images[t.image].resource.str(), std::string(ferrum::to_string(t.from)),
+                       std::string(ferrum::to_string(t.to)),
+                       t.after ? std::string(ferrum::to_string(*t.after)) : std::string("-")});
+  transitions.write(out, 4);
+}
+
 }  // namespace
 
 void write_compiled_table(std::ostream& out, const compiled_program& program, const plan& p) {
@@ -104,6 +136,7 @@ void write_compiled_table(std::ostream& out, const compiled_program& program, co
     write_classes(out, bucket);
     write_binding(out, bucket);
     write_barriers(out, bucket, p);
+    write_images(out, bucket, p);
   }
 }
 

@@ -3,6 +3,8 @@
 // barrier as unions of ranges.
 #include "ferrum/binding/barriers.hpp"
 
+#include "ferrum/binding/image_access.hpp"
+
 #include <array>
 #include <cstdint>
 #include <iterator>
@@ -47,12 +49,12 @@ struct touched {
   [[nodiscard]] bool conflicts(const lane_use& u) const {
     const std::uint64_t end = u.offset + u.size;
     if (writes.overlaps(u.offset, end)) return true;
-    return u.access != resource_access::read && reads.overlaps(u.offset, end);
+    return access_writes(u.access) && reads.overlaps(u.offset, end);
   }
   void add(const lane_use& u) {
     const std::uint64_t end = u.offset + u.size;
-    if (u.access != resource_access::write) reads.add(u.offset, end);
-    if (u.access != resource_access::read) writes.add(u.offset, end);
+    if (access_reads(u.access)) reads.add(u.offset, end);
+    if (access_writes(u.access)) writes.add(u.offset, end);
   }
   void clear() noexcept {
     reads.clear();
@@ -75,7 +77,8 @@ std::vector<bool> derive_barriers(const lane_recipe& recipe, const dependency_gr
     const auto kind = static_cast<std::size_t>(queues == barrier_queues::any && graph.queue(n) == queue_kind::transfer);
     const std::size_t other = 1 - kind;
     const auto uses = recipe.node_uses(n);
-    bool hazard = false;
+    // Layout transitions are made by the barrier a node opens with.
+    bool hazard = !recipe.node_transitions(n).empty();
     for (const lane_use& u : uses)
       if (u.size != 0 && (same_kind[kind].conflicts(u) || any_kind[other].conflicts(u))) hazard = true;
     if (hazard) {

@@ -1,5 +1,6 @@
 #include "ferrum/binding/demand.hpp"
 
+#include "image_rules.hpp"
 #include "plan_rules.hpp"
 
 #include <limits>
@@ -27,6 +28,11 @@ std::optional<std::uint64_t> checked_align_up(std::uint64_t value, std::uint64_t
 result<std::uint64_t> resolve_demand(const resource_descriptor& d, const bucket_capacity& dims) {
   // Built only on an error: this runs once per resource and bucket.
   auto who = [&] { return "resource " + resource_id::quote(d.id.view()); };
+  if (d.image) {
+    auto extent = detail::resolve_image_extent(d, dims);
+    if (!extent) return extent.error();
+    return detail::image_bytes(*d.image, *extent);
+  }
   if (!is_valid_alignment(d.alignment)) return detail::invalid_alignment(d);
   std::uint64_t scaled = 0;
   if (d.demand.dimension) {

@@ -2,6 +2,9 @@
 #include "lane_recipes.hpp"
 
 #include "ferrum/binding/barriers.hpp"
+#include "ferrum/binding/image_access.hpp"
+
+#include "image_transitions.hpp"
 
 #include <algorithm>
 #include <utility>
@@ -56,8 +59,11 @@ result<void> make_lane_recipes(compiled_program& program, const plan& p, const p
   for (std::size_t d = 0; d < program.domains.size(); ++d)
     for (std::size_t m = 0; m < program.domains[d].members.size(); ++m) place[program.domains[d].members[m]] = {d, m};
 
+  const image_plan images = derive_image_transitions(p, index, program.domains);
+
   for (compiled_bucket& bucket : program.buckets) {
     lane_recipe& recipe = bucket.lane;
+    if (auto placed = place_images(recipe, images, p, bucket.spec.dims); !placed) return placed.error();
     recipe.use_begin = use_begin;
     recipe.uses.clear();
     recipe.uses.reserve(uses.size());
@@ -76,7 +82,7 @@ result<void> make_lane_recipes(compiled_program& program, const plan& p, const p
         recipe.imports.push_back({projections[m].resource, d, m, projections[m].capacity, false});
     }
     for (const lane_use& use : recipe.uses) {
-      if (use.access == resource_access::read || program.domains[use.domain].memory != memory_class::imported) continue;
+      if (!access_writes(use.access) || program.domains[use.domain].memory != memory_class::imported) continue;
       for (lane_import& i : recipe.imports)
         if (i.domain == use.domain && i.member == use.member) i.written = true;
     }

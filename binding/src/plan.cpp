@@ -1,6 +1,7 @@
 #include "ferrum/binding/plan.hpp"
 
 #include "dependency_graph_build.hpp"
+#include "image_rules.hpp"
 #include "plan_encoding.hpp"
 #include "plan_index.hpp"
 #include "plan_rules.hpp"
@@ -39,8 +40,19 @@ constexpr name_table<storage_view, 2> view_names{
     {{storage_view::contiguous, "contiguous"}, {storage_view::strided, "strided"}}};
 constexpr name_table<liveness_mode, 2> liveness_names{
     {{liveness_mode::conservative, "conservative"}, {liveness_mode::interval, "interval"}}};
-constexpr name_table<resource_access, 3> access_names{
-    {{resource_access::read, "read"}, {resource_access::write, "write"}, {resource_access::read_write, "read-write"}}};
+constexpr name_table<resource_access, 13> access_names{{{resource_access::read, "read"},
+                                                        {resource_access::write, "write"},
+                                                        {resource_access::read_write, "read-write"},
+                                                        {resource_access::sampled, "sampled"},
+                                                        {resource_access::storage_read, "storage-read"},
+                                                        {resource_access::storage_write, "storage-write"},
+                                                        {resource_access::storage_read_write, "storage-read-write"},
+                                                        {resource_access::color_attachment, "color-attachment"},
+                                                        {resource_access::depth_attachment, "depth-attachment"},
+                                                        {resource_access::depth_read, "depth-read"},
+                                                        {resource_access::transfer_src, "transfer-src"},
+                                                        {resource_access::transfer_dst, "transfer-dst"},
+                                                        {resource_access::present, "present"}}};
 
 template <class Enum, std::size_t N>
 std::string_view name_of(const name_table<Enum, N>& table, Enum v) noexcept {
@@ -93,12 +105,14 @@ std::optional<std::size_t> repeated_entry(const std::vector<resource_id>& ids) {
 result<void> validate_resources(const plan& p, const detail::plan_index& index) {
   for (std::size_t i = 0; i < p.resources.size(); ++i) {
     const resource_descriptor& r = p.resources[i];
+    if (auto ok = detail::check_image(p, r, i); !ok) return ok.error();
     if (auto ok = detail::check_resource_node(r, i); !ok) return ok.error();
     if (r.node && index.owner(i) == detail::plan_index::none)
       return make_error(
           errc::dangling_reference,
           "resource " + resource_id::quote(r.id.view()) + " belongs to unknown node " + node_id::quote(r.node->view()),
           detail::resource_path(i) + "/node");
+    if (r.image) continue;
     if (auto ok = detail::check_dimension(r, i); !ok) return ok.error();
     if (auto ok = detail::check_contract(r, i); !ok) return ok.error();
   }
@@ -257,6 +271,10 @@ template <>
 std::optional<memory_class> enum_from_string(std::string_view t) noexcept {
   return memory_class_from_string(t);
 }
+template <>
+std::optional<image_format> enum_from_string(std::string_view t) noexcept {
+  return image_format_from_string(t);
+}
 
 std::string sha256_digest::str() const {
   static constexpr char hex[] = "0123456789abcdef";
@@ -335,6 +353,23 @@ void hash_declared_classes(sha256_writer& w, const std::vector<const pool_option
   for (const pool_option* o : declared) {
     w.str(o->pool.view());
     w.enumeration(*o->memory);
+  }
+}
+
+// The tail after the classes' (docs/canonical-encoding.md): the image
+// resources, in id order.
+void hash_images(sha256_writer& w, const plan& p, std::span<const std::size_t> resources_by_id, std::size_t count) {
+  w.u64(count);
+  for (std::size_t i : resources_by_id) {
+    const resource_descriptor& r = p.resources[i];
+    if (!r.image) continue;
+    w.str(r.id.view());
+    w.enumeration(r.image->format);
+    w.u8(r.image->bucket_extent);
+    w.u64(r.image->width);
+    w.u64(r.image->height);
+    w.u64(r.image->mips);
+    w.u64(r.image->layers);
   }
 }
 
@@ -423,9 +458,13 @@ result<plan_hash> hash_plan(const plan& p, std::span<const std::size_t> resource
     if (!declared) return declared.error();
     // Declared memory classes follow the accesses' tail, which is then
     // written even when empty, so that the two tails are told apart.
+    // Images follow the classes' tail the same way.
     const auto classes = declared_classes(p, pools);
-    if (!declared->empty() || !classes.empty()) hash_declared_accesses(w, *declared);
-    if (!classes.empty()) hash_declared_classes(w, classes);
+    const auto images = static_cast<std::size_t>(
+        std::count_if(p.resources.begin(), p.resources.end(), [](const resource_descriptor& r) { return r.image; }));
+    if (!declared->empty() || !classes.empty() || images != 0) hash_declared_accesses(w, *declared);
+    if (!classes.empty() || images != 0) hash_declared_classes(w, classes);
+    if (images != 0) hash_images(w, p, resources_by_id, images);
   }
   return w.finish();
 }
@@ -437,6 +476,7 @@ result<void> validate_plan(const plan& p, const plan_index& index, dependency_gr
   if (auto ok = validate_resources(p, index); !ok) return ok.error();
   std::vector<bool> used(p.resources.size(), false);
   if (auto ok = validate_nodes(p, index, used); !ok) return ok.error();
+  if (auto ok = check_image_uses(p, index.all_uses()); !ok) return ok.error();
   const auto pools = used_pools(p, used);
   if (!pools) return pools.error();
   if (auto ok = validate_pool_options(p, *pools); !ok) return ok.error();

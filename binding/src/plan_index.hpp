@@ -83,6 +83,8 @@ class plan_index {
   }
   [[nodiscard]] std::size_t binding(std::size_t n) const noexcept { return binding_[n]; }
   [[nodiscard]] std::size_t owner(std::size_t r) const noexcept { return owner_[r]; }
+  // Every node's uses side by side, in plan order.
+  [[nodiscard]] std::span<const std::size_t> all_uses() const noexcept { return uses_; }
 
   // The plan index of the node or resource with this id (the first one, if
   // the id is duplicated).

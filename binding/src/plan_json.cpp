@@ -130,6 +130,8 @@ class cursor {
     for (const auto& [key, value] : members) f(key, member(value, key));
   }
 
+  [[nodiscard]] bool is_string() const { return value_.kind() == json_kind::string; }
+
   [[nodiscard]] std::string_view str() const {
     if (value_.kind() != json_kind::string) wrong_type("a string");
     return value_.str();
@@ -318,10 +320,61 @@ storage_contract read_storage(const cursor<View>& c) {
   return storage;
 }
 
+// `{"format": F, "extent": "bucket" | [W, H], "mips": M, "layers": L}`,
+// mips and layers 1 when left out; validate_plan checks the ranges.
 template <class View>
-resource_descriptor read_resource(const cursor<View>& c) {
+image_desc read_image(const cursor<View>& c) {
+  const known_members<View> m = c.require_object({"format", "extent", "mips", "layers"});
+  constexpr std::uint64_t u32_max = std::numeric_limits<std::uint32_t>::max();
+  image_desc image;
+  image.format = m["format"].template enumeration<image_format>();
+  const cursor<View> extent = m["extent"];
+  if (extent.is_string()) {
+    if (extent.str() != "bucket")
+      reject(errc::unknown_value, quote_text(extent.str()) + " is not 'bucket' or [width, height]", extent.path());
+    image.bucket_extent = true;
+  } else {
+    if (const std::size_t length = extent.size(); length != 2)
+      reject(errc::wrong_type, "expected 'bucket' or an array of 2 unsigned integers, got " +
+                                   std::to_string(length) + " elements",
+             extent.path());
+    std::array<std::uint32_t, 2> wh{};
+    std::size_t d = 0;
+    extent.for_each_element([&](const cursor<View>& n) { wh[d++] = static_cast<std::uint32_t>(n.u64(0, u32_max)); });
+    image.width = wh[0];
+    image.height = wh[1];
+  }
+  if (auto mips = m.optional("mips")) image.mips = static_cast<std::uint32_t>(mips->u64(0, u32_max));
+  if (auto layers = m.optional("layers")) image.layers = static_cast<std::uint32_t>(layers->u64(0, u32_max));
+  return image;
+}
+
+// An image resource (v2): id, pool, kind, lifetime and its image; a
+// buffer's fields are unknown there, and the error says why.
+template <class View>
+resource_descriptor read_image_resource(const cursor<View>& c) {
+  c.require_object();
+  for (std::string_view buffer_field : {"demand", "alignment", "usage", "element", "storage", "node"})
+    if (auto field = c.optional(buffer_field))
+      reject(errc::unknown_field,
+             "field " + quote_text(buffer_field) + " is not defined for an image: its bytes follow from its format "
+             "and extent",
+             field->path());
+  const known_members<View> m = c.require_object({"id", "pool", "kind", "lifetime", "image"});
+  resource_descriptor r;
+  r.id = m["id"].template id<resource_id>();
+  r.pool = m["pool"].template id<pool_id>();
+  r.kind = m["kind"].template enumeration<allocation_kind>();
+  r.lifetime = m["lifetime"].template enumeration<allocation_lifetime>();
+  r.image = read_image(m["image"]);
+  return r;
+}
+
+template <class View>
+resource_descriptor read_resource(const cursor<View>& c, plan_format format) {
+  if (format == plan_format::v2 && c.require_object().has("image")) return read_image_resource(c);
   const known_members<View> m = c.require_object(
-      {"id", "pool", "kind", "node", "demand", "alignment", "lifetime", "usage", "element", "storage"});
+      {"id", "pool", "kind", "node", "demand", "alignment", "lifetime", "usage", "element", "storage"}, {"image"});
   resource_descriptor r;
   r.id = m["id"].template id<resource_id>();
   r.pool = m["pool"].template id<pool_id>();
@@ -396,7 +449,7 @@ plan read_plan(const cursor<View>& root) {
   nodes.for_each_element([&](const cursor<View>& c) { p.nodes.push_back(read_node(c, p.format)); });
   const cursor<View> resources = m["resources"];
   p.resources.reserve(resources.size());
-  resources.for_each_element([&](const cursor<View>& c) { p.resources.push_back(read_resource(c)); });
+  resources.for_each_element([&](const cursor<View>& c) { p.resources.push_back(read_resource(c, p.format)); });
   m["buckets"].for_each_element([&](const cursor<View>& c) { p.buckets.push_back(read_bucket(c)); });
   if (auto pools = m.optional("pools")) {
     pools->for_each_member_in_key_order([&](std::string_view key, const cursor<View>& options) {

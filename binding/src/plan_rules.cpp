@@ -77,7 +77,9 @@ error unused_resource(const resource_descriptor& r, std::size_t index) {
 error demand_error(const error& e, std::size_t index) {
   const errc code = static_cast<errc>(e.code.value());
   return make_error(code, e.detail,
-                    resource_path(index) + (code == errc::invalid_alignment ? "/alignment" : "/demand"));
+                    resource_path(index) + (code == errc::invalid_alignment ? "/alignment"
+                                            : code == errc::invalid_image   ? "/image"
+                                                                            : "/demand"));
 }
 
 error repeated_use(const plan_node& node, std::size_t n, std::size_t j) {
@@ -99,11 +101,11 @@ error access_error(const plan_node& node, std::size_t n, plan_format format) {
                           " for its " + count(node.resources.size(), "resource"),
                       path);
   std::size_t k = 0;
-  while (k + 1 < node.access.size() && node.access[k] <= resource_access::read_write) ++k;
+  while (k + 1 < node.access.size() && node.access[k] <= resource_access::present) ++k;
   return make_error(errc::invalid_access,
                     "node " + node_id::quote(node.id.view()) + " declares access " +
                         std::to_string(static_cast<unsigned>(node.access[k])) + " to resource " +
-                        resource_id::quote(node.resources[k].view()) + " (not read, write or read-write)",
+                        resource_id::quote(node.resources[k].view()) + " (not an access ferrum knows)",
                     path + "/" + json_pointer_token(node.resources[k].view()));
 }
 
@@ -151,6 +153,13 @@ result<memory_class> pool_memory_class(const plan& p, const pool_domain& domain,
                           " is imported: each of its resources is a buffer of the engine's, which ferrum never "
                           "aliases; it cannot be interval",
                       pool_path(domain.pool) + "/liveness");
+  const bool images = std::any_of(domain.members.begin(), domain.members.end(),
+                                  [&](std::size_t r) { return p.resources[r].image.has_value(); });
+  if (images && declared.value_or(memory_class::device) != memory_class::device)
+    return make_error(errc::invalid_memory_class,
+                      "pool " + pool_id::quote(domain.pool.view()) + " holds images, which live in 'device' memory, not " +
+                          quote_text(to_string(*declared)),
+                      pool_path(domain.pool) + "/memory");
   return declared.value_or(derived_memory_class(binds));
 }
 

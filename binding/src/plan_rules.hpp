@@ -120,7 +120,7 @@ namespace ferrum::detail {
   if (node.access.empty()) return {};
   if (format != plan_format::v2 || node.access.size() != node.resources.size()) return access_error(node, n, format);
   for (const resource_access a : node.access)
-    if (a > resource_access::read_write) return access_error(node, n, format);
+    if (a > resource_access::present) return access_error(node, n, format);
   return {};
 }
 
@@ -144,7 +144,8 @@ namespace ferrum::detail {
   if (!domain.members.empty()) {
     const resource_descriptor& first = p.resources[domain.members.front()];
     const auto compatibility = [](const resource_descriptor& x) {
-      return std::tie(x.usage, x.element, x.storage.allocator, x.storage.view, x.storage.digest);
+      return std::make_tuple(x.image.has_value(), x.usage, x.element, x.storage.allocator, x.storage.view,
+                             std::string_view(x.storage.digest));
     };
     if (compatibility(first) != compatibility(r)) return incompatible_member(r, first, index);
   }

@@ -4,6 +4,7 @@
 #include "conservative_packing.hpp"
 #include "dependency_graph_build.hpp"
 #include "ferrum/binding/admission.hpp"
+#include "image_rules.hpp"
 #include "plan_rules.hpp"
 
 #include <algorithm>
@@ -110,6 +111,7 @@ result<void> check_resources(file_plan& f) {
   f.alignment_classes.resize(p.resources.size());
   for (std::size_t r = 0; r < p.resources.size(); ++r) {
     const resource_descriptor& res = p.resources[r];
+    if (auto ok = check_image(p, res, r); !ok) return ok.error();
     if (auto ok = check_resource_node(res, r); !ok) return ok.error();
     if (res.kind == allocation_kind::binding && f.owner[r] == no_index)
       return make_error(errc::binding_not_owned,
@@ -121,7 +123,11 @@ result<void> check_resources(file_plan& f) {
     if (auto ok = check_dimension(res, r); !ok) return ok.error();
     if (f.intervals[r].first == no_index) return unused_resource(res, r);
   }
-  return {};
+  // The file's uses are 32-bit; a plan without images needs no copy.
+  if (std::none_of(p.resources.begin(), p.resources.end(), [](const resource_descriptor& r) { return r.image; }))
+    return {};
+  const std::vector<std::size_t> uses(f.t.use_resource.begin(), f.t.use_resource.end());
+  return check_image_uses(p, uses);
 }
 
 // The file names each resource's domain; members follow in id order.
@@ -164,7 +170,8 @@ result<void> check_domain(file_plan& f, std::size_t d, const std::vector<const p
   const bool has_option = option != options.end() && (*option)->pool == domain.pool;
   if (has_option) domain.liveness = (*option)->liveness;
   // Members match the first in their contract (check_pool_member).
-  if (auto ok = check_contract(first, domain.members.front()); !ok) return ok.error();
+  if (!first.image)
+    if (auto ok = check_contract(first, domain.members.front()); !ok) return ok.error();
   for (std::size_t r : domain.members) {
     const resource_descriptor& res = f.p.resources[r];
     if (res.pool != domain.pool)

@@ -42,10 +42,12 @@ namespace ferrum {
 // where a plan mixes kinds).
 enum class barrier_queues : std::uint8_t { any, one };
 
-// Per node (plan order): whether its list opens with a barrier. The first
-// node never does: a lane's previous wave completed before its next one
-// is submitted (the host saw its fence), and other lanes are other
-// memory. O(u log u) in the recipe's uses.
+// Per node (plan order): whether its list opens with a barrier. A node
+// with image layout transitions (lane_recipe::node_transitions) does, as
+// the barrier makes them. Otherwise the first node never does: a lane's
+// previous wave completed before its next one is submitted (the host saw
+// its fence), and other lanes are other memory. O(u log u) in the recipe's
+// uses.
 [[nodiscard]] std::vector<bool> derive_barriers(const lane_recipe& recipe, const dependency_graph& graph,
                                                 barrier_queues queues = barrier_queues::any);
 

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -43,6 +44,42 @@ struct lane_import {
   bool written = false;    // whether a node writes it (any access but read)
 };
 
+// One image of the plan in a lane of this bucket (docs/design.md, "Images"):
+// its description with the bucket's extent resolved (`image.bucket_extent`
+// false), the accesses the plan makes of it (a bit per resource_access: what
+// a device derives its usage flags from), and the layout it is in when a
+// wave starts — undefined, except for a persistent image, which is in the
+// layout its last use leaves (the lane puts it there when it is made).
+struct lane_image {
+  resource_id resource;
+  std::size_t domain = 0;  // as lane_use's
+  std::size_t member = 0;
+  image_desc image;
+  allocation_lifetime lifetime = allocation_lifetime::invocation;
+  std::uint32_t accesses = 0;
+  image_layout initial = image_layout::undefined;
+
+  [[nodiscard]] bool takes(resource_access a) const noexcept {
+    return (accesses & (1u << static_cast<unsigned>(a))) != 0;
+  }
+  friend bool operator==(const lane_image&, const lane_image&) = default;
+};
+
+// A layout change of one image, recorded in the barrier its node opens
+// with: from the layout its previous use left (undefined for an invocation
+// image's first use in the wave, whose contents are not kept) to the one
+// this node's access needs. `after` is the access it waits for: the previous
+// use's (the last wave's last use, for a persistent image's first), none for
+// an invocation image's first use.
+struct image_transition {
+  std::size_t image = 0;  // into lane_recipe::images
+  image_layout from = image_layout::undefined;
+  image_layout to = image_layout::undefined;
+  std::optional<resource_access> after{};
+  resource_access access = resource_access::sampled;  // this node's
+  friend bool operator==(const image_transition&, const image_transition&) = default;
+};
+
 struct lane_recipe {
   static constexpr std::size_t no_domain = std::numeric_limits<std::size_t>::max();
 
@@ -62,6 +99,13 @@ struct lane_recipe {
   std::vector<bool> one_queue_barrier_before;
   // The imported resources, in program order (domain, then member).
   std::vector<lane_import> imports;
+  // The images, in program order (domain, then member), and per node the
+  // transitions its barrier makes: node n's are
+  // transitions[transition_begin[n] .. transition_begin[n + 1]). A node
+  // with transitions opens with a barrier, the first node too.
+  std::vector<lane_image> images;
+  std::vector<image_transition> transitions;
+  std::vector<std::size_t> transition_begin;
 
   [[nodiscard]] std::size_t barriers_per_wave() const noexcept {
     return static_cast<std::size_t>(std::count(barrier_before.begin(), barrier_before.end(), true));
@@ -69,6 +113,12 @@ struct lane_recipe {
 
   [[nodiscard]] std::span<const lane_use> node_uses(std::size_t n) const noexcept {
     return std::span<const lane_use>(uses).subspan(use_begin[n], use_begin[n + 1] - use_begin[n]);
+  }
+
+  [[nodiscard]] std::span<const image_transition> node_transitions(std::size_t n) const noexcept {
+    if (n + 1 >= transition_begin.size()) return {};
+    return std::span<const image_transition>(transitions)
+        .subspan(transition_begin[n], transition_begin[n + 1] - transition_begin[n]);
   }
 };
 

@@ -20,6 +20,7 @@
 #pragma once
 
 #include "ferrum/binding/ids.hpp"
+#include "ferrum/image.hpp"
 #include "ferrum/memory_class.hpp"
 #include "ferrum/queue_kind.hpp"
 
@@ -48,8 +49,24 @@ enum class liveness_mode : std::uint8_t { conservative, interval };
 // How a node uses one of its resources; the compiler orders the hazards
 // between nodes (a write and any other access of the same lane bytes) with
 // barriers (docs/design.md, "Barriers"). Declared in ferrum.plan.v2 only;
-// a resource without a declaration is read_write.
-enum class resource_access : std::uint8_t { read, write, read_write };
+// a resource without a declaration is read_write. A buffer takes the first
+// three, an image the others, each of which puts it in a layout
+// (ferrum/binding/image_access.hpp).
+enum class resource_access : std::uint8_t {
+  read,
+  write,
+  read_write,
+  sampled,
+  storage_read,
+  storage_write,
+  storage_read_write,
+  color_attachment,
+  depth_attachment,
+  depth_read,
+  transfer_src,
+  transfer_dst,
+  present
+};
 
 // A plan's format version: how its nodes are ordered (see above).
 enum class plan_format : std::uint8_t { v1, v2 };
@@ -62,7 +79,7 @@ enum class plan_format : std::uint8_t { v1, v2 };
 [[nodiscard]] std::string_view to_string(storage_allocator v) noexcept;
 [[nodiscard]] std::string_view to_string(storage_view v) noexcept;
 [[nodiscard]] std::string_view to_string(liveness_mode v) noexcept;
-// "read", "write", "read-write".
+// "read", "write", "read-write", "sampled", "storage-read", ...
 [[nodiscard]] std::string_view to_string(resource_access v) noexcept;
 // "ferrum.plan.v1" or "ferrum.plan.v2".
 [[nodiscard]] std::string_view to_string(plan_format v) noexcept;
@@ -95,7 +112,24 @@ struct storage_contract {
   friend bool operator==(const storage_contract&, const storage_contract&) = default;
 };
 
-// One resource of the plan.
+// An image resource (ferrum.plan.v2): its format, its extent — fixed, or
+// the bucket's first two capacity dimensions (`bucket_extent`), so that a
+// 1920x1080 bucket gives screen-sized images — and its mip levels and array
+// layers. Its bytes in the lane are its texels (image_bytes); a device may
+// need more, which it finds when it makes the lane's images.
+struct image_desc {
+  image_format format = image_format::rgba8_unorm;
+  bool bucket_extent = false;
+  std::uint32_t width = 0;  // when not bucket_extent
+  std::uint32_t height = 0;
+  std::uint32_t mips = 1;
+  std::uint32_t layers = 1;
+  friend bool operator==(const image_desc&, const image_desc&) = default;
+};
+
+// One resource of the plan: a buffer, or an image when `image` is set (its
+// buffer fields — demand, alignment, usage, element, storage — keep their
+// defaults: an image's bytes follow from its format and extent).
 struct resource_descriptor {
   resource_id id;
   pool_id pool;
@@ -107,6 +141,7 @@ struct resource_descriptor {
   buffer_usage usage = buffer_usage::storage;
   element_type element = element_type::u8;
   storage_contract storage;
+  std::optional<image_desc> image{};
 };
 
 // One node; its index in `plan::nodes` is its plan index.

@@ -1,0 +1,102 @@
+// ferrum/binding/image_access.hpp — what each resource_access means: whether
+// it reads or writes, whether it is an image's, the layout it needs, and the
+// image formats and queues that can take it (docs/plan-format.md, "Images").
+//
+//   if (ferrum::is_image_access(a)) layout = ferrum::layout_of(a);
+#pragma once
+
+#include "ferrum/binding/plan.hpp"
+#include "ferrum/image.hpp"
+
+namespace ferrum {
+
+// sampled .. present: an image's accesses; read, write, read_write: a buffer's.
+[[nodiscard]] constexpr bool is_image_access(resource_access a) noexcept { return a >= resource_access::sampled; }
+
+// Whether the access reads, or writes, what the resource holds.
+[[nodiscard]] constexpr bool access_reads(resource_access a) noexcept {
+  switch (a) {
+    case resource_access::write:
+    case resource_access::storage_write:
+    case resource_access::color_attachment:
+    case resource_access::depth_attachment:
+    case resource_access::transfer_dst:
+      return false;
+    default:
+      return true;
+  }
+}
+[[nodiscard]] constexpr bool access_writes(resource_access a) noexcept {
+  switch (a) {
+    case resource_access::read:
+    case resource_access::sampled:
+    case resource_access::storage_read:
+    case resource_access::depth_read:
+    case resource_access::transfer_src:
+    case resource_access::present:
+      return false;
+    default:
+      return true;
+  }
+}
+
+// The layout an image access needs (undefined for a buffer's).
+[[nodiscard]] constexpr image_layout layout_of(resource_access a) noexcept {
+  switch (a) {
+    case resource_access::sampled:
+      return image_layout::shader_read_only;
+    case resource_access::storage_read:
+    case resource_access::storage_write:
+    case resource_access::storage_read_write:
+      return image_layout::general;
+    case resource_access::color_attachment:
+      return image_layout::color_attachment;
+    case resource_access::depth_attachment:
+      return image_layout::depth_attachment;
+    case resource_access::depth_read:
+      return image_layout::depth_read_only;
+    case resource_access::transfer_src:
+      return image_layout::transfer_src;
+    case resource_access::transfer_dst:
+      return image_layout::transfer_dst;
+    case resource_access::present:
+      return image_layout::present_src;
+    default:
+      return image_layout::undefined;
+  }
+}
+
+// Whether an image of format `f` can take access `a`, on every device:
+// storage on the formats Vulkan requires storage for (not bgra8-unorm, not
+// depth), color attachments on the color formats, depth ones on d32-float,
+// present on the swapchain formats (rgba8-unorm, bgra8-unorm); sampling
+// and transfers on all.
+[[nodiscard]] constexpr bool format_takes(image_format f, resource_access a) noexcept {
+  switch (a) {
+    case resource_access::storage_read:
+    case resource_access::storage_write:
+    case resource_access::storage_read_write:
+      return f == image_format::rgba8_unorm || f == image_format::rgba16_float || f == image_format::r32_float;
+    case resource_access::color_attachment:
+      return !is_depth(f);
+    case resource_access::depth_attachment:
+    case resource_access::depth_read:
+      return is_depth(f);
+    case resource_access::present:
+      return f == image_format::rgba8_unorm || f == image_format::bgra8_unorm;
+    case resource_access::sampled:
+    case resource_access::transfer_src:
+    case resource_access::transfer_dst:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether a node on a transfer queue can take the access: a buffer's, or an
+// image's transfers (a transfer queue runs no shaders and no rendering).
+[[nodiscard]] constexpr bool transfer_queue_takes(resource_access a) noexcept {
+  return !is_image_access(a) || a == resource_access::transfer_src || a == resource_access::transfer_dst;
+}
+
+}  // namespace ferrum

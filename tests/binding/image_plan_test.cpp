@@ -1,0 +1,335 @@
+// Tests of images in the plan: how a ferrum.plan.v2 file declares them and
+// the accesses nodes make of them, every refusal with its code and JSON
+// pointer, and the plan hash's images part (docs/canonical-encoding.md).
+#include "ferrum/binding/compiled_program.hpp"
+#include "ferrum/binding/image_access.hpp"
+#include "ferrum/binding/plan_json.hpp"
+
+#include "both_parsers.hpp"
+#include "pinned_digests.hpp"
+#include "plan_builder.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+using namespace ferrum;
+using test::code_of;
+
+namespace {
+
+std::string images_text() {
+  std::ifstream in(std::string(FERRUM_SOURCE_DIR) + "/" + std::string(pinned::images_hash.plan_file));
+  REQUIRE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string images_edited(const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json doc = nlohmann::json::parse(images_text());
+  edit(doc);
+  return doc.dump();
+}
+
+// The index of a resource or node of images.json by id.
+std::size_t index_of(const nlohmann::json& list, std::string_view id) {
+  for (std::size_t i = 0; i < list.size(); ++i)
+    if (list[i]["id"] == id) return i;
+  FAIL("no " << id);
+  return 0;
+}
+
+nlohmann::json& resource(nlohmann::json& doc, std::string_view id) {
+  return doc["resources"][index_of(doc["resources"], id)];
+}
+nlohmann::json& node(nlohmann::json& doc, std::string_view id) { return doc["nodes"][index_of(doc["nodes"], id)]; }
+
+struct refusal {
+  const char* what;
+  std::function<void(nlohmann::json&)> edit;
+  errc code;
+  const char* path;
+};
+
+// The error `text` is refused with: by the parsers (both alike) where they
+// see it, else by compile (the rules of pools and buckets).
+error refusal_of(const std::string& text) {
+  if (!parse_plan(text)) return both_parsers::rejection(text);
+  auto program = compile(parse_plan(text).value());
+  REQUIRE_FALSE(program.has_value());
+  return program.error();
+}
+
+}  // namespace
+
+TEST_CASE("images: images.json parses with both parsers, images and accesses as written", "[binding][image]") {
+  const plan p = both_parsers::parsed(images_text());
+  REQUIRE(p.resources.size() == 7);
+  const resource_descriptor& depth = p.resources[1];
+  CHECK(depth.id.view() == "image/scene.depth");
+  REQUIRE(depth.image.has_value());
+  CHECK(depth.image->format == image_format::d32_float);
+  CHECK(depth.image->bucket_extent);
+  CHECK(depth.image->mips == 1);
+  CHECK(depth.image->layers == 1);
+  CHECK(p.resources[6].lifetime == allocation_lifetime::persistent);
+  CHECK(p.nodes[0].access == std::vector{resource_access::color_attachment, resource_access::depth_attachment});
+  CHECK(p.nodes[4].access == std::vector{resource_access::transfer_src, resource_access::transfer_dst});
+}
+
+TEST_CASE("images: a fixed extent, mips and layers are read", "[binding][image]") {
+  const plan p = both_parsers::parsed(images_edited([](nlohmann::json& doc) {
+    resource(doc, "image/ao")["image"] = {{"format", "r32-float"}, {"extent", {64, 32}}, {"mips", 7}, {"layers", 2}};
+  }));
+  const image_desc& ao = *p.resources[2].image;
+  CHECK_FALSE(ao.bucket_extent);
+  CHECK(ao.width == 64);
+  CHECK(ao.height == 32);
+  CHECK(ao.mips == 7);
+  CHECK(ao.layers == 2);
+  // 64x32 .. 1x1 is 7 levels: 2730 texels a layer, 4 bytes each.
+  const compiled_program program = compile(p).value();
+  const compiled_bucket& bucket = program.buckets.front();
+  const auto& targets = bucket.capacity_layouts[1];
+  CHECK(targets.pool.view() == "pool/targets");
+  CHECK(targets.projections[0].resource.view() == "image/ao");
+  CHECK(targets.projections[0].capacity == (2048 + 512 + 128 + 32 + 8 + 2 + 1) * 2 * 4);
+}
+
+TEST_CASE("images: every bad image declaration is refused with its code and path", "[binding][image]") {
+  const std::vector<refusal> refusals{
+      {"an image in a v1 plan",
+       [](auto& doc) {
+         doc["format"] = "ferrum.plan.v1";
+         for (auto& n : doc["nodes"]) {
+           n.erase("access");
+           n.erase("after");
+         }
+         doc.erase("pools");
+       },
+       errc::unknown_field, "/resources/0/image"},
+      {"a binding image", [](auto& doc) { resource(doc, "image/ao")["kind"] = "binding"; }, errc::invalid_image,
+       "/resources/2/kind"},
+      {"a buffer's field on an image", [](auto& doc) { resource(doc, "image/ao")["alignment"] = 16; },
+       errc::unknown_field, "/resources/2/alignment"},
+      {"an unknown format", [](auto& doc) { resource(doc, "image/ao")["image"]["format"] = "rgb8"; },
+       errc::unknown_value, "/resources/2/image/format"},
+      {"an extent that is not 'bucket'", [](auto& doc) { resource(doc, "image/ao")["image"]["extent"] = "screen"; },
+       errc::unknown_value, "/resources/2/image/extent"},
+      {"an extent of three numbers",
+       [](auto& doc) { resource(doc, "image/ao")["image"]["extent"] = {1, 2, 3}; }, errc::wrong_type,
+       "/resources/2/image/extent"},
+      {"a zero extent", [](auto& doc) { resource(doc, "image/ao")["image"]["extent"] = {0, 16}; },
+       errc::invalid_image, "/resources/2/image/extent"},
+      {"an extent past 16384", [](auto& doc) { resource(doc, "image/ao")["image"]["extent"] = {16385, 16}; },
+       errc::invalid_image, "/resources/2/image/extent"},
+      {"zero layers", [](auto& doc) { resource(doc, "image/ao")["image"]["layers"] = 0; }, errc::invalid_image,
+       "/resources/2/image/layers"},
+      {"257 layers", [](auto& doc) { resource(doc, "image/ao")["image"]["layers"] = 257; }, errc::invalid_image,
+       "/resources/2/image/layers"},
+      {"zero mips", [](auto& doc) { resource(doc, "image/ao")["image"]["mips"] = 0; }, errc::invalid_image,
+       "/resources/2/image/mips"},
+      {"more mips than a fixed extent has",
+       [](auto& doc) {
+         resource(doc, "image/ao")["image"]["extent"] = {16, 4};
+         resource(doc, "image/ao")["image"]["mips"] = 6;
+       },
+       errc::invalid_image, "/resources/2/image/mips"},
+      {"more mips than a bucket's extent has",
+       [](auto& doc) { resource(doc, "image/ao")["image"]["mips"] = 10; },  // 320x180 has 9
+       errc::invalid_image, "/resources/2/image"},
+      {"a bucket extent past 16384", [](auto& doc) { doc["buckets"][1]["capacity"] = {20000, 8, 1}; },
+       errc::invalid_image, "/resources/0/image"},
+      {"an image and a buffer in one pool",
+       [](auto& doc) {
+         doc["resources"].push_back(
+             {{"id", "buffer/x"},
+              {"pool", "pool/targets"},
+              {"kind", "workspace"},
+              {"demand", {{"fixed", 64}}},
+              {"alignment", 16},
+              {"lifetime", "invocation"},
+              {"usage", "storage"},
+              {"element", "u8"},
+              {"storage",
+               {{"allocator", "linear-arena"},
+                {"view", "contiguous"},
+                {"contract", "c2a8e4f06b1d9c3a7e5f2b8d0c6a4e1f9b3d7c5a2e8f0b6d4c1a9e3f7b5d2c8a"}}}});
+         node(doc, "node/tonemap")["resources"].push_back("buffer/x");
+         node(doc, "node/tonemap")["access"]["buffer/x"] = "write";
+       },
+       // Members are dealt in id order: buffer/x first, then image/ao differs.
+       errc::incompatible_pool_member, "/resources/2"},
+      {"a pool of images declared readback",
+       [](auto& doc) { doc["pools"]["pool/history"] = {{"memory", "readback"}}; }, errc::invalid_memory_class,
+       "/pools/pool~1history/memory"},
+  };
+  for (const refusal& r : refusals) {
+    INFO(r.what);
+    const error e = refusal_of(images_edited(r.edit));
+    CHECK(e == r.code);
+    CHECK(e.path == r.path);
+    CHECK_FALSE(e.detail.empty());
+  }
+}
+
+TEST_CASE("images: every access that does not fit its image, queue or place is refused", "[binding][image]") {
+  const std::vector<refusal> refusals{
+      {"a buffer access on an image", [](auto& doc) { node(doc, "node/ssao")["access"]["image/ao"] = "write"; },
+       errc::invalid_access, "/nodes/1/access/image~1ao"},
+      {"an image without a declared access (read-write)",
+       [](auto& doc) { node(doc, "node/ssao")["access"].erase("image/ao"); }, errc::invalid_access,
+       "/nodes/1/access/image~1ao"},
+      {"storage on d32-float",
+       [](auto& doc) { node(doc, "node/ssao")["access"]["image/scene.depth"] = "storage-read"; },
+       errc::invalid_image_access, "/nodes/1/access/image~1scene.depth"},
+      {"storage on bgra8-unorm",
+       [](auto& doc) { resource(doc, "image/out")["image"]["format"] = "bgra8-unorm"; }, errc::invalid_image_access,
+       "/nodes/5/access/image~1out"},
+      {"a color attachment on d32-float",
+       [](auto& doc) { node(doc, "node/gbuffer")["access"]["image/scene.depth"] = "color-attachment"; },
+       errc::invalid_image_access, "/nodes/0/access/image~1scene.depth"},
+      {"a depth attachment on a color format",
+       [](auto& doc) { node(doc, "node/gbuffer")["access"]["image/scene.color"] = "depth-attachment"; },
+       errc::invalid_image_access, "/nodes/0/access/image~1scene.color"},
+      {"present on rgba16-float",
+       [](auto& doc) { node(doc, "node/tonemap")["access"]["image/resolved"] = "present"; },
+       errc::invalid_image_access, "/nodes/5/access/image~1resolved"},
+      {"sampling on a transfer-queue node",
+       [](auto& doc) {
+         node(doc, "node/keep")["queue"] = "transfer";
+         node(doc, "node/keep")["access"]["image/resolved"] = "sampled";
+       },
+       errc::invalid_image_access, "/nodes/4/access/image~1resolved"},
+      {"a use after present",
+       [](auto& doc) {
+         doc["nodes"].push_back({{"id", "node/present"},
+                                 {"resources", {"image/out"}},
+                                 {"after", {"node/tonemap"}},
+                                 {"access", {{"image/out", "present"}}}});
+         doc["nodes"].push_back({{"id", "node/late"},
+                                 {"resources", {"image/out"}},
+                                 {"after", {"node/present"}},
+                                 {"access", {{"image/out", "storage-read"}}}});
+       },
+       errc::invalid_image_access, "/nodes/7/access/image~1out"},
+      {"an invocation image sampled before any write",
+       [](auto& doc) {
+         node(doc, "node/gbuffer")["resources"].push_back("image/lit");
+         node(doc, "node/gbuffer")["access"]["image/lit"] = "sampled";
+       },
+       errc::image_read_before_write, "/nodes/0/access/image~1lit"},
+      {"an invocation image's first use a read-modify-write",
+       [](auto& doc) { node(doc, "node/ssao")["access"]["image/ao"] = "storage-read-write"; },
+       errc::image_read_before_write, "/nodes/1/access/image~1ao"},
+      {"an image access on a buffer",
+       [](auto& doc) {
+         doc["resources"].push_back(
+             {{"id", "buffer/x"},
+              {"pool", "pool/buffers"},
+              {"kind", "workspace"},
+              {"demand", {{"fixed", 64}}},
+              {"alignment", 16},
+              {"lifetime", "invocation"},
+              {"usage", "storage"},
+              {"element", "u8"},
+              {"storage",
+               {{"allocator", "linear-arena"},
+                {"view", "contiguous"},
+                {"contract", "c2a8e4f06b1d9c3a7e5f2b8d0c6a4e1f9b3d7c5a2e8f0b6d4c1a9e3f7b5d2c8a"}}}});
+         for (auto& b : doc["buckets"]) b["budgets"].push_back({{"pool", "pool/buffers"}, {"min", 0}, {"max", 64}});
+         node(doc, "node/tonemap")["resources"].push_back("buffer/x");
+         node(doc, "node/tonemap")["access"]["buffer/x"] = "sampled";
+       },
+       errc::invalid_access, "/nodes/5/access/buffer~1x"},
+  };
+  for (const refusal& r : refusals) {
+    INFO(r.what);
+    const error e = refusal_of(images_edited(r.edit));
+    CHECK(e == r.code);
+    CHECK(e.path == r.path);
+    CHECK_FALSE(e.detail.empty());
+  }
+}
+
+TEST_CASE("images: a persistent image may be read first; it holds the last wave's contents", "[binding][image]") {
+  // image/history's first use is taa's sampled read.
+  const plan p = both_parsers::parsed(images_text());
+  CHECK(p.nodes[3].access[1] == resource_access::sampled);
+  CHECK(validate_plan(p).has_value());
+}
+
+TEST_CASE("images: a plan built in code is checked as a file is", "[binding][image]") {
+  const plan good = both_parsers::parsed(images_text());
+  SECTION("a buffer's demand on an image") {
+    plan p = good;
+    p.resources[2].demand = resource_demand::fixed(64);
+    CHECK(code_of(validate_plan(p)) == errc::invalid_image);
+    CHECK(validate_plan(p).error().path == "/resources/2");
+  }
+  SECTION("an image in a v1 plan") {
+    plan p = good;
+    p.format = plan_format::v1;
+    CHECK(code_of(validate_plan(p)) == errc::unknown_field);
+  }
+  SECTION("an access past the last one ferrum knows") {
+    plan p = good;
+    p.nodes[1].access[1] = static_cast<resource_access>(13);
+    CHECK(code_of(validate_plan(p)) == errc::invalid_access);
+    CHECK(code_of(hash_plan(p)) == errc::invalid_access);
+  }
+}
+
+TEST_CASE("images: the hash covers every image field and keeps its pinned value", "[binding][image][hash]") {
+  const plan p = both_parsers::parsed(images_text());
+  CHECK(hash_plan(p).value().str() == pinned::images_hash.digest);
+  const plan_hash base = hash_plan(p).value();
+  const std::vector<std::function<void(image_desc&)>> edits{
+      [](image_desc& i) { i.format = image_format::rgba8_unorm; },
+      [](image_desc& i) {
+        i.bucket_extent = false;
+        i.width = 320;
+        i.height = 180;
+      },
+      [](image_desc& i) { i.mips = 2; },
+      [](image_desc& i) { i.layers = 2; },
+  };
+  for (const auto& edit : edits) {
+    plan changed = p;
+    edit(*changed.resources[3].image);
+    CHECK(hash_plan(changed).value() != base);
+  }
+  // An image access differs from the buffer access it replaces.
+  plan changed = p;
+  changed.nodes[1].access[0] = resource_access::depth_read;
+  CHECK(hash_plan(changed).value() != base);
+  // Resources listed in another order are the same plan.
+  plan reordered = p;
+  std::reverse(reordered.resources.begin(), reordered.resources.end());
+  CHECK(hash_plan(reordered).value() == base);
+}
+
+TEST_CASE("image_access: what each access reads, writes and needs", "[binding][image]") {
+  CHECK_FALSE(is_image_access(resource_access::read_write));
+  CHECK(is_image_access(resource_access::sampled));
+  CHECK(access_reads(resource_access::sampled));
+  CHECK_FALSE(access_writes(resource_access::sampled));
+  CHECK(access_writes(resource_access::color_attachment));
+  CHECK_FALSE(access_reads(resource_access::color_attachment));
+  CHECK(access_reads(resource_access::storage_read_write));
+  CHECK(access_writes(resource_access::storage_read_write));
+  CHECK(layout_of(resource_access::storage_read) == image_layout::general);
+  CHECK(layout_of(resource_access::depth_read) == image_layout::depth_read_only);
+  CHECK(layout_of(resource_access::present) == image_layout::present_src);
+  CHECK(format_takes(image_format::bgra8_unorm, resource_access::present));
+  CHECK_FALSE(format_takes(image_format::bgra8_unorm, resource_access::storage_write));
+  CHECK(transfer_queue_takes(resource_access::transfer_dst));
+  CHECK_FALSE(transfer_queue_takes(resource_access::sampled));
+  for (resource_access a = resource_access::read; a <= resource_access::present;
+       a = static_cast<resource_access>(static_cast<int>(a) + 1))
+    CHECK(enum_from_string<resource_access>(to_string(a)) == a);
+  for (image_format f : image_formats) CHECK(image_format_from_string(to_string(f)) == f);
+}
