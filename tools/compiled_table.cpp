@@ -103,9 +103,9 @@ void write_images(std::ostream& out, const compiled_bucket& bucket, const plan& 
                      {"starts in", align::left}});
   for (const lane_image& i : lane.images)
     images.add_row({i.resource.str(), std::string(ferrum::to_string(i.image.format)),
-                to_string(i.image.width) + "x" + to_string(i.image.height), to_string(i.image.mips),
-                to_string(i.image.layers), std::string(ferrum::to_string(i.lifetime)),
-                std::string(ferrum::to_string(i.initial))});
+                    to_string(i.image.width) + "x" + to_string(i.image.height), to_string(i.image.mips),
+                    to_string(i.image.layers), std::string(ferrum::to_string(i.lifetime)),
+                    std::string(ferrum::to_string(i.initial))});
   images.write(out, 4);
   out << "  transitions: " << lane.transitions.size() << " per wave, each in the barrier its node opens with\n";
   text_table transitions({{"node", align::left},
@@ -115,9 +115,9 @@ void write_images(std::ostream& out, const compiled_bucket& bucket, const plan& 
                           {"after", align::left}});
   for (std::size_t n = 0; n < p.nodes.size(); ++n)
     for (const image_transition& t : lane.node_transitions(n))
-      transitions.add_row({p.nodes[n].id.str(), lane.images[t.image].resource.str(), std::string(ferrum::to_string(t.from)),
-                       std::string(ferrum::to_string(t.to)),
-                       t.after ? std::string(ferrum::to_string(*t.after)) : std::string("-")});
+      transitions.add_row({p.nodes[n].id.str(), lane.images[t.image].resource.str(),
+                           std::string(ferrum::to_string(t.from)), std::string(ferrum::to_string(t.to)),
+                           t.after ? std::string(ferrum::to_string(*t.after)) : std::string("-")});
   transitions.write(out, 4);
 }
 

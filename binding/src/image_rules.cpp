@@ -49,8 +49,9 @@ result<void> check_image(const plan& p, const resource_descriptor& r, std::size_
                       resource_path(index) + "/kind");
   if (sets_buffer_fields(r))
     return make_error(errc::invalid_image,
-                      who(r) + " sets a buffer's demand, alignment, usage, element, storage or node; an image's "
-                               "bytes follow from its format and extent",
+                      who(r) +
+                          " sets a buffer's demand, alignment, usage, element, storage or node; an image's "
+                          "bytes follow from its format and extent",
                       resource_path(index));
   if (!image.bucket_extent &&
       (image.width == 0 || image.height == 0 || image.width > max_image_extent || image.height > max_image_extent))
@@ -59,10 +60,10 @@ result<void> check_image(const plan& p, const resource_descriptor& r, std::size_
                           " is outside 1.." + std::to_string(max_image_extent),
                       image_path(index, "extent"));
   if (image.layers == 0 || image.layers > max_image_layers)
-    return make_error(errc::invalid_image,
-                      who(r) + ": " + std::to_string(image.layers) + " layers is outside 1.." +
-                          std::to_string(max_image_layers),
-                      image_path(index, "layers"));
+    return make_error(
+        errc::invalid_image,
+        who(r) + ": " + std::to_string(image.layers) + " layers is outside 1.." + std::to_string(max_image_layers),
+        image_path(index, "layers"));
   const std::uint32_t chain = image.bucket_extent ? 32 : full_mip_chain(image.width, image.height);
   if (image.mips == 0 || image.mips > chain)
     return make_error(errc::invalid_image,
@@ -99,13 +100,13 @@ result<void> check_image_uses(const plan& p, std::span<const std::size_t> all_us
                                      "'storage-write', 'storage-read-write', 'color-attachment', "
                                      "'depth-attachment', 'depth-read', 'transfer-src', 'transfer-dst', 'present'");
       if (!format_takes(r.image->format, a))
-        return access_path_error(errc::invalid_image_access, p, n, k,
-                                 who(r) + " of format " + quote_text(to_string(r.image->format)) + " cannot take " +
-                                     access);
+        return access_path_error(
+            errc::invalid_image_access, p, n, k,
+            who(r) + " of format " + quote_text(to_string(r.image->format)) + " cannot take " + access);
       if (node.queue == queue_kind::transfer && !transfer_queue_takes(a))
-        return access_path_error(errc::invalid_image_access, p, n, k,
-                                 "a transfer-queue node reaches " + who(r) +
-                                     " by 'transfer-src' or 'transfer-dst' only, not " + access);
+        return access_path_error(
+            errc::invalid_image_access, p, n, k,
+            "a transfer-queue node reaches " + who(r) + " by 'transfer-src' or 'transfer-dst' only, not " + access);
       image_state& state = images[uses[k]];
       if (state.presented)
         return access_path_error(errc::invalid_image_access, p, n, k,

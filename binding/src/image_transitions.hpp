@@ -13,7 +13,7 @@
 namespace ferrum::detail {
 
 struct image_plan {
-  std::vector<lane_image> images;  // extents as declared
+  std::vector<lane_image> images;      // extents as declared
   std::vector<std::size_t> resources;  // per image, its plan index
   std::vector<image_transition> transitions;
   std::vector<std::size_t> transition_begin;

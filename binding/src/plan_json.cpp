@@ -335,8 +335,8 @@ image_desc read_image(const cursor<View>& c) {
     image.bucket_extent = true;
   } else {
     if (const std::size_t length = extent.size(); length != 2)
-      reject(errc::wrong_type, "expected 'bucket' or an array of 2 unsigned integers, got " +
-                                   std::to_string(length) + " elements",
+      reject(errc::wrong_type,
+             "expected 'bucket' or an array of 2 unsigned integers, got " + std::to_string(length) + " elements",
              extent.path());
     std::array<std::uint32_t, 2> wh{};
     std::size_t d = 0;
@@ -357,8 +357,9 @@ resource_descriptor read_image_resource(const cursor<View>& c) {
   for (std::string_view buffer_field : {"demand", "alignment", "usage", "element", "storage", "node"})
     if (auto field = c.optional(buffer_field))
       reject(errc::unknown_field,
-             "field " + quote_text(buffer_field) + " is not defined for an image: its bytes follow from its format "
-             "and extent",
+             "field " + quote_text(buffer_field) +
+                 " is not defined for an image: its bytes follow from its format "
+                 "and extent",
              field->path());
   const known_members<View> m = c.require_object({"id", "pool", "kind", "lifetime", "image"});
   resource_descriptor r;

@@ -157,8 +157,8 @@ result<memory_class> pool_memory_class(const plan& p, const pool_domain& domain,
                                   [&](std::size_t r) { return p.resources[r].image.has_value(); });
   if (images && declared.value_or(memory_class::device) != memory_class::device)
     return make_error(errc::invalid_memory_class,
-                      "pool " + pool_id::quote(domain.pool.view()) + " holds images, which live in 'device' memory, not " +
-                          quote_text(to_string(*declared)),
+                      "pool " + pool_id::quote(domain.pool.view()) +
+                          " holds images, which live in 'device' memory, not " + quote_text(to_string(*declared)),
                       pool_path(domain.pool) + "/memory");
   return declared.value_or(derived_memory_class(binds));
 }

@@ -120,11 +120,19 @@ TEST_CASE("images: every bad image declaration is refused with its code and path
       {"an extent that is not 'bucket'", [](auto& doc) { resource(doc, "image/ao")["image"]["extent"] = "screen"; },
        errc::unknown_value, "/resources/2/image/extent"},
       {"an extent of three numbers",
-       [](auto& doc) { resource(doc, "image/ao")["image"]["extent"] = {1, 2, 3}; }, errc::wrong_type,
-       "/resources/2/image/extent"},
-      {"a zero extent", [](auto& doc) { resource(doc, "image/ao")["image"]["extent"] = {0, 16}; },
+       [](auto& doc) {
+         resource(doc, "image/ao")["image"]["extent"] = {1, 2, 3};
+       },
+       errc::wrong_type, "/resources/2/image/extent"},
+      {"a zero extent",
+       [](auto& doc) {
+         resource(doc, "image/ao")["image"]["extent"] = {0, 16};
+       },
        errc::invalid_image, "/resources/2/image/extent"},
-      {"an extent past 16384", [](auto& doc) { resource(doc, "image/ao")["image"]["extent"] = {16385, 16}; },
+      {"an extent past 16384",
+       [](auto& doc) {
+         resource(doc, "image/ao")["image"]["extent"] = {16385, 16};
+       },
        errc::invalid_image, "/resources/2/image/extent"},
       {"zero layers", [](auto& doc) { resource(doc, "image/ao")["image"]["layers"] = 0; }, errc::invalid_image,
        "/resources/2/image/layers"},
@@ -141,7 +149,10 @@ TEST_CASE("images: every bad image declaration is refused with its code and path
       {"more mips than a bucket's extent has",
        [](auto& doc) { resource(doc, "image/ao")["image"]["mips"] = 10; },  // 320x180 has 9
        errc::invalid_image, "/resources/2/image"},
-      {"a bucket extent past 16384", [](auto& doc) { doc["buckets"][1]["capacity"] = {20000, 8, 1}; },
+      {"a bucket extent past 16384",
+       [](auto& doc) {
+         doc["buckets"][1]["capacity"] = {20000, 8, 1};
+       },
        errc::invalid_image, "/resources/0/image"},
       {"an image and a buffer in one pool",
        [](auto& doc) {
@@ -164,8 +175,10 @@ TEST_CASE("images: every bad image declaration is refused with its code and path
        // Members are dealt in id order: buffer/x first, then image/ao differs.
        errc::incompatible_pool_member, "/resources/2"},
       {"a pool of images declared readback",
-       [](auto& doc) { doc["pools"]["pool/history"] = {{"memory", "readback"}}; }, errc::invalid_memory_class,
-       "/pools/pool~1history/memory"},
+       [](auto& doc) {
+         doc["pools"]["pool/history"] = {{"memory", "readback"}};
+       },
+       errc::invalid_memory_class, "/pools/pool~1history/memory"},
   };
   for (const refusal& r : refusals) {
     INFO(r.what);
@@ -186,17 +199,15 @@ TEST_CASE("images: every access that does not fit its image, queue or place is r
       {"storage on d32-float",
        [](auto& doc) { node(doc, "node/ssao")["access"]["image/scene.depth"] = "storage-read"; },
        errc::invalid_image_access, "/nodes/1/access/image~1scene.depth"},
-      {"storage on bgra8-unorm",
-       [](auto& doc) { resource(doc, "image/out")["image"]["format"] = "bgra8-unorm"; }, errc::invalid_image_access,
-       "/nodes/5/access/image~1out"},
+      {"storage on bgra8-unorm", [](auto& doc) { resource(doc, "image/out")["image"]["format"] = "bgra8-unorm"; },
+       errc::invalid_image_access, "/nodes/5/access/image~1out"},
       {"a color attachment on d32-float",
        [](auto& doc) { node(doc, "node/gbuffer")["access"]["image/scene.depth"] = "color-attachment"; },
        errc::invalid_image_access, "/nodes/0/access/image~1scene.depth"},
       {"a depth attachment on a color format",
        [](auto& doc) { node(doc, "node/gbuffer")["access"]["image/scene.color"] = "depth-attachment"; },
        errc::invalid_image_access, "/nodes/0/access/image~1scene.color"},
-      {"present on rgba16-float",
-       [](auto& doc) { node(doc, "node/tonemap")["access"]["image/resolved"] = "present"; },
+      {"present on rgba16-float", [](auto& doc) { node(doc, "node/tonemap")["access"]["image/resolved"] = "present"; },
        errc::invalid_image_access, "/nodes/5/access/image~1resolved"},
       {"sampling on a transfer-queue node",
        [](auto& doc) {

@@ -134,8 +134,7 @@ TEST_CASE("image transitions: a node that makes one opens with a barrier, the fi
   p.nodes[1].access[1] = resource_access::storage_write;
   const compiled_program kept = compile(p).value();
   const lane_recipe& k = kept.buckets[0].lane;
-  for (const image_transition& t : k.node_transitions(4))
-    CHECK(k.images[t.image].resource.view() != "image/resolved");
+  for (const image_transition& t : k.node_transitions(4)) CHECK(k.images[t.image].resource.view() != "image/resolved");
   CHECK(k.barrier_before[4]);
 }
 

@@ -149,9 +149,9 @@ namespace ferrum {
   X(lane_state_failed, "the engine's lane state factory threw while a lane was made")                                \
   /* imported buffers */                                                                                             \
   X(import_missing, "a wave names no buffer for an imported resource of its plan")                                   \
-  X(import_too_small, "a buffer a wave imports is smaller than its resource in the wave's bucket")                  \
+  X(import_too_small, "a buffer a wave imports is smaller than its resource in the wave's bucket")                   \
   /* images in the plan */                                                                                           \
-  X(invalid_image, "an image resource's declaration is out of range or sets what an image does not have")           \
+  X(invalid_image, "an image resource's declaration is out of range or sets what an image does not have")            \
   X(invalid_image_access,                                                                                            \
     "an image access does not fit the image's format, the node's queue or its place among the image's uses")         \
   X(image_read_before_write, "a node reads an invocation image that no earlier node of the wave wrote")
