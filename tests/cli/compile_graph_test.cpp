@@ -406,3 +406,10 @@ TEST_CASE("ferrum compile --graph is graph_failed where Graphviz has no SVG rend
   CHECK(nlohmann::json::parse(result.out).at("error").at("code") == "graph_failed");
   CHECK(!std::filesystem::exists(svg));
 }
+
+TEST_CASE("ferrum compile --graph draws the same plan byte-identically twice", "[cli]") {
+  const std::string first = draw(example_plan("interval_liveness.json"));
+  const std::string second = draw(example_plan("interval_liveness.json"));
+  CHECK(!first.empty());
+  CHECK(first == second);
+}
