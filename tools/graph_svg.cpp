@@ -94,16 +94,32 @@ void declare(Agraph_t* g, int kind, std::string_view name, std::string_view valu
 }
 
 void declare_attributes(Agraph_t* g) {
-  for (const auto& [name, value] : {std::pair{"fontname", "Helvetica"}, {"rankdir", "TB"}, {"label", ""},
-                                    {"style", ""}, {"color", "black"}, {"class", ""}})
+  for (const auto& [name, value] : {std::pair{"fontname", "Helvetica"},
+                                    {"rankdir", "TB"},
+                                    {"label", ""},
+                                    {"style", ""},
+                                    {"color", "black"},
+                                    {"class", ""}})
     declare(g, AGRAPH, name, value);
-  for (const auto& [name, value] :
-       {std::pair{"fontname", "Helvetica"}, {"fontsize", "11"}, {"shape", "box"}, {"style", "rounded"},
-        {"color", "black"}, {"fillcolor", "white"}, {"penwidth", "1"}, {"label", "\\N"}, {"class", ""}})
+  for (const auto& [name, value] : {std::pair{"fontname", "Helvetica"},
+                                    {"fontsize", "11"},
+                                    {"shape", "box"},
+                                    {"style", "rounded"},
+                                    {"color", "black"},
+                                    {"fillcolor", "white"},
+                                    {"penwidth", "1"},
+                                    {"label", "\\N"},
+                                    {"class", ""}})
     declare(g, AGNODE, name, value);
-  for (const auto& [name, value] :
-       {std::pair{"fontname", "Helvetica"}, {"fontsize", "9"}, {"style", "solid"}, {"color", "black"},
-        {"fontcolor", "black"}, {"dir", "forward"}, {"constraint", "true"}, {"xlabel", ""}, {"class", ""}})
+  for (const auto& [name, value] : {std::pair{"fontname", "Helvetica"},
+                                    {"fontsize", "9"},
+                                    {"style", "solid"},
+                                    {"color", "black"},
+                                    {"fontcolor", "black"},
+                                    {"dir", "forward"},
+                                    {"constraint", "true"},
+                                    {"xlabel", ""},
+                                    {"class", ""}})
     declare(g, AGEDGE, name, value);
 }
 
@@ -169,8 +185,8 @@ void add_bucket(Agraph_t* g, const plan_picture& picture, std::size_t b) {
     set(node, "shape", "note");
     set(node, "style", "filled");
     set(node, "fillcolor", r.imported() ? "lightblue" : r.persistent() ? "lightyellow" : "white");
-    set(node, "class", std::string("resource") + (r.persistent() ? " persistent" : "") +
-                           (r.imported() ? " imported" : ""));
+    set(node, "class",
+        std::string("resource") + (r.persistent() ? " persistent" : "") + (r.imported() ? " imported" : ""));
     for (const picture_use& use : r.uses) {
       Agedge_t* edge = add_edge(cluster, nodes[use.node], node);
       set(edge, "style", "dotted");

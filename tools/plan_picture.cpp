@@ -64,7 +64,8 @@ plan_picture make_plan_picture(const compiled_program& program, const plan& p) {
     picture.nodes.push_back({p.nodes[n].id.str(), program.dependencies.queue(n)});
     for (const std::size_t before : program.dependencies.after(n)) picture.dependencies.push_back({before, n});
   }
-  for (const compiled_bucket& bucket : program.buckets) picture.buckets.push_back(make_bucket_picture(program, bucket, p));
+  for (const compiled_bucket& bucket : program.buckets)
+    picture.buckets.push_back(make_bucket_picture(program, bucket, p));
   return picture;
 }
 

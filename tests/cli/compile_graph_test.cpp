@@ -37,8 +37,8 @@ using cli_test::run_ferrum;
 using cli_test::starts_with;
 using cli_test::temp_file;
 
-const std::vector<std::string> graph_plans = {"two_nodes.json",      "two_queues.json",   "interval_liveness.json",
-                                              "imported.json",       "history.json",      "multi_bucket.json",
+const std::vector<std::string> graph_plans = {"two_nodes.json",        "two_queues.json", "interval_liveness.json",
+                                              "imported.json",         "history.json",    "multi_bucket.json",
                                               "two_queues_access.json"};
 
 // A directory in the temp directory, removed with what it holds at scope exit.
@@ -65,8 +65,8 @@ class temp_dir {
 // The text of SVG character data, entities resolved (Graphviz writes '-' as
 // "&#45;" and '>' as "&gt;").
 std::string unescape(std::string_view text) {
-  static const std::pair<std::string_view, char> entities[] = {
-      {"&#45;", '-'}, {"&gt;", '>'}, {"&lt;", '<'}, {"&amp;", '&'}, {"&quot;", '"'}, {"&#39;", '\''}};
+  static const std::pair<std::string_view, char> entities[] = {{"&#45;", '-'}, {"&gt;", '>'},   {"&lt;", '<'},
+                                                               {"&amp;", '&'}, {"&quot;", '"'}, {"&#39;", '\''}};
   std::string out;
   for (std::size_t i = 0; i < text.size();) {
     bool replaced = false;
@@ -274,7 +274,8 @@ TEST_CASE("ferrum compile --graph marks exactly the nodes compile() puts a barri
     for (std::size_t b = 0; b < c.program.buckets.size(); ++b) {
       INFO("bucket " << c.program.buckets[b].id.str());
       std::set<std::string> expected;
-      for (const std::size_t n : cli_test::barrier_nodes(c.program.buckets[b])) expected.insert(c.plan.nodes[n].id.str());
+      for (const std::size_t n : cli_test::barrier_nodes(c.program.buckets[b]))
+        expected.insert(c.plan.nodes[n].id.str());
       CHECK(marked[b] == expected);
       barriers_seen += expected.size();
     }
@@ -383,8 +384,8 @@ TEST_CASE("ferrum compile --graph is graph_failed where Graphviz has no dot layo
   CHECK(result.status == 1);
   CHECK(result.out.empty());
   CHECK(one_line(result.err));
-  CHECK(starts_with(result.err, "ferrum: error: graph_failed: cannot draw '" + svg +
-                                    "': Graphviz could not lay the graph out: "));
+  CHECK(starts_with(result.err,
+                    "ferrum: error: graph_failed: cannot draw '" + svg + "': Graphviz could not lay the graph out: "));
   CHECK(!std::filesystem::exists(svg));
 }
 
@@ -397,12 +398,13 @@ TEST_CASE("ferrum compile --graph is graph_failed where Graphviz has no SVG rend
   std::ofstream(plugins.path() + "/config6a") << "libgvplugin_dot_layout.so.6 dot_layout {\n"
                                                  "\tlayout {\n\t\tdot 0\n\t}\n}\n";
   const std::string svg = plugins.path() + "/plan.svg";
-  const command_result result = run_ferrum({"compile", "--json", example_plan("two_nodes.json"), "--graph", svg},
-                                           {{"GVBINDIR", plugins.path()}});
+  const command_result result =
+      run_ferrum({"compile", "--json", example_plan("two_nodes.json"), "--graph", svg}, {{"GVBINDIR", plugins.path()}});
   INFO("stderr: " << result.err);
   CHECK(result.status == 1);
   CHECK(one_line(result.err));
-  CHECK(starts_with(result.err, "ferrum: error: graph_failed: cannot draw '" + svg + "': Graphviz could not render SVG"));
+  CHECK(
+      starts_with(result.err, "ferrum: error: graph_failed: cannot draw '" + svg + "': Graphviz could not render SVG"));
   CHECK(nlohmann::json::parse(result.out).at("error").at("code") == "graph_failed");
   CHECK(!std::filesystem::exists(svg));
 }
