@@ -93,34 +93,40 @@ void declare(Agraph_t* g, int kind, std::string_view name, std::string_view valu
   agattr(g, kind, n.get(), v.get());
 }
 
+// Every attribute the drawing sets, with its default: the graph's (and
+// clusters'), the nodes', the edges'.
+struct attribute_default {
+  int kind;
+  const char* name;
+  const char* value;
+};
+constexpr attribute_default attribute_defaults[] = {{AGRAPH, "fontname", "Helvetica"},
+                                                    {AGRAPH, "rankdir", "TB"},
+                                                    {AGRAPH, "label", ""},
+                                                    {AGRAPH, "style", ""},
+                                                    {AGRAPH, "color", "black"},
+                                                    {AGRAPH, "class", ""},
+                                                    {AGNODE, "fontname", "Helvetica"},
+                                                    {AGNODE, "fontsize", "11"},
+                                                    {AGNODE, "shape", "box"},
+                                                    {AGNODE, "style", "rounded"},
+                                                    {AGNODE, "color", "black"},
+                                                    {AGNODE, "fillcolor", "white"},
+                                                    {AGNODE, "penwidth", "1"},
+                                                    {AGNODE, "label", "\\N"},
+                                                    {AGNODE, "class", ""},
+                                                    {AGEDGE, "fontname", "Helvetica"},
+                                                    {AGEDGE, "fontsize", "9"},
+                                                    {AGEDGE, "style", "solid"},
+                                                    {AGEDGE, "color", "black"},
+                                                    {AGEDGE, "fontcolor", "black"},
+                                                    {AGEDGE, "dir", "forward"},
+                                                    {AGEDGE, "constraint", "true"},
+                                                    {AGEDGE, "xlabel", ""},
+                                                    {AGEDGE, "class", ""}};
+
 void declare_attributes(Agraph_t* g) {
-  for (const auto& [name, value] : {std::pair{"fontname", "Helvetica"},
-                                    {"rankdir", "TB"},
-                                    {"label", ""},
-                                    {"style", ""},
-                                    {"color", "black"},
-                                    {"class", ""}})
-    declare(g, AGRAPH, name, value);
-  for (const auto& [name, value] : {std::pair{"fontname", "Helvetica"},
-                                    {"fontsize", "11"},
-                                    {"shape", "box"},
-                                    {"style", "rounded"},
-                                    {"color", "black"},
-                                    {"fillcolor", "white"},
-                                    {"penwidth", "1"},
-                                    {"label", "\\N"},
-                                    {"class", ""}})
-    declare(g, AGNODE, name, value);
-  for (const auto& [name, value] : {std::pair{"fontname", "Helvetica"},
-                                    {"fontsize", "9"},
-                                    {"style", "solid"},
-                                    {"color", "black"},
-                                    {"fontcolor", "black"},
-                                    {"dir", "forward"},
-                                    {"constraint", "true"},
-                                    {"xlabel", ""},
-                                    {"class", ""}})
-    declare(g, AGEDGE, name, value);
+  for (const attribute_default& a : attribute_defaults) declare(g, a.kind, a.name, a.value);
 }
 
 Agnode_t* add_node(Agraph_t* g, const std::string& name) {
