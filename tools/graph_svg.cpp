@@ -198,6 +198,11 @@ void add_bucket(Agraph_t* g, const plan_picture& picture, std::size_t b) {
       set(edge, "style", "dotted");
       set(edge, "color", "gray40");
       set(edge, "fontcolor", "gray30");
+      // xlabel, not label: with labels on flat edges (these, between nodes
+      // of one rank), Graphviz 2.42's dot reallocates a list in flat_edges
+      // that gvFreeLayout then frees again (valgrind: an invalid free; heap
+      // corruption on interval_liveness.json). xlabels are placed after
+      // the layout and take no part in it.
       set(edge, "xlabel", ferrum::to_string(use.access));
       set(edge, "class", "use");
       // Only the first use ranks the resource: it is drawn where its

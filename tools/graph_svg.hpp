@@ -15,7 +15,10 @@
 // that share bytes are joined by a dashed purple "aliases" line. The SVG
 // elements carry classes for scripts and tests: `plan-node` (and `barrier`)
 // on nodes, `resource` (and `persistent`, `imported`) on resources, and
-// `dependency`, `use`, `alias` on edges.
+// `dependency`, `use`, `alias` on edges, `bucket` on clusters; each node's
+// `<title>` is its Graphviz name, `b<bucket>.n<node>` or
+// `b<bucket>.r<resource>` (indices into the picture), and an edge's is
+// `<from>-><to>`.
 //
 // Not thread-safe: Graphviz's error handler is one global, which this sets
 // for the call. The `ferrum` command calls it once, on its main thread.
