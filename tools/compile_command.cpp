@@ -2,6 +2,8 @@
 
 #include "compiled_json.hpp"
 #include "compiled_table.hpp"
+#include "graph_svg.hpp"
+#include "plan_picture.hpp"
 #include "read_text_file.hpp"
 #include "report_error.hpp"
 
@@ -13,6 +15,18 @@
 #include "ferrum/binding/plan_json.hpp"
 
 namespace ferrum::tools {
+namespace {
+
+// Writes `size` bytes at `data` to the file at `path`, replacing it; whether
+// every byte was written.
+bool write_file(const std::string& path, const char* data, std::size_t size) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file.write(data, static_cast<std::streamsize>(size));
+  file.close();
+  return static_cast<bool>(file);
+}
+
+}  // namespace
 
 exit_code run_compile(const compile_options& options, std::ostream& out, std::ostream& err) {
   const boost::system::result<std::string> text = read_text_file(options.plan_path);
@@ -42,14 +56,24 @@ exit_code run_compile(const compile_options& options, std::ostream& out, std::os
       report_error(command_error::from(bytes.error()), options.json, out, err);
       return exit_code::plan_rejected;
     }
-    std::ofstream file(options.out_path, std::ios::binary | std::ios::trunc);
-    file.write(reinterpret_cast<const char*>(bytes->data()), static_cast<std::streamsize>(bytes->size()));
-    file.close();
-    if (!file) {
+    if (!write_file(options.out_path, reinterpret_cast<const char*>(bytes->data()), bytes->size())) {
       report_error(command_error::io("cannot write '" + options.out_path + "'"), options.json, out, err);
       return exit_code::usage_or_io;
     }
     written = bytes->size();
+  }
+
+  if (!options.graph_path.empty()) {
+    const graph_svg drawn = draw_graph_svg(make_plan_picture(*program, *parsed));
+    if (!drawn.failure.empty()) {
+      report_error(command_error{"graph_failed", "cannot draw '" + options.graph_path + "': " + drawn.failure, {}},
+                   options.json, out, err);
+      return exit_code::usage_or_io;
+    }
+    if (!write_file(options.graph_path, drawn.svg.data(), drawn.svg.size())) {
+      report_error(command_error::io("cannot write '" + options.graph_path + "'"), options.json, out, err);
+      return exit_code::usage_or_io;
+    }
   }
 
   if (options.json) {
@@ -60,6 +84,7 @@ exit_code run_compile(const compile_options& options, std::ostream& out, std::os
     write_compiled_table(out, *program, *parsed);
     if (!options.out_path.empty())
       out << "\nprogram   written to " << options.out_path << " (" << written << " bytes, ferrum.program.v1)\n";
+    if (!options.graph_path.empty()) out << "\ngraph     written to " << options.graph_path << " (SVG)\n";
   }
   return exit_code::ok;
 }

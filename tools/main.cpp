@@ -56,6 +56,11 @@ int run(int argc, char** argv) {
       ->add_option("--out", compile_options.out_path,
                    "Also write the compiled program to FILE (ferrum.program.v1), for 'ferrum run --program'.")
       ->type_name("FILE");
+  compile
+      ->add_option("--graph", compile_options.graph_path,
+                   "Also draw the compiled plan to FILE as SVG: per bucket its nodes and dependencies, where "
+                   "barriers fall, each resource's users and lifetime, and which resources alias.")
+      ->type_name("FILE");
   commands["compile"] = compile;
 
   ferrum::tools::run_options run_options;
