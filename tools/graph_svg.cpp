@@ -142,6 +142,7 @@ std::string resource_label(const plan_picture& picture, const picture_resource& 
   if (!r.uses.empty())
     label += "\\nlive " + picture.nodes[r.first_node()].id +
              (r.first_node() == r.last_node() ? std::string() : " .. " + picture.nodes[r.last_node()].id);
+  if (!r.image.empty()) label += "\\nimage " + r.image;
   if (r.persistent()) label += "\\npersistent";
   if (r.imported()) label += "\\nimported";
   return label;
@@ -163,10 +164,16 @@ void add_bucket(Agraph_t* g, const plan_picture& picture, std::size_t b) {
   for (std::size_t n = 0; n < picture.nodes.size(); ++n) {
     const bool barrier = n < bucket.barrier_before.size() && bucket.barrier_before[n];
     Agnode_t* node = add_node(cluster, prefix + "n" + to_string(n));
+    // The barrier's layout transitions, one line each.
+    std::string transitions;
+    for (const picture_transition& t : bucket.transitions[n])
+      transitions += "\\n" + bucket.resources[t.resource].id + ": " + std::string(ferrum::to_string(t.from)) +
+                     " -> " + std::string(ferrum::to_string(t.to));
     set(node, "label",
         picture.nodes[n].id + "\\n" + std::string(ferrum::to_string(picture.nodes[n].queue)) +
-            (barrier ? "\\nbarrier before" : ""));
-    set(node, "class", barrier ? "plan-node barrier" : "plan-node");
+            (barrier ? "\\nbarrier before" : "") + transitions);
+    set(node, "class", std::string(barrier ? "plan-node barrier" : "plan-node") +
+                           (transitions.empty() ? "" : " transition"));
     if (picture.nodes[n].queue == queue_kind::transfer) {
       set(node, "style", "rounded,filled");
       set(node, "fillcolor", "gray90");

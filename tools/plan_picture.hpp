@@ -40,6 +40,9 @@ struct picture_use {
 
 struct picture_resource {
   std::string id;
+  // An image's format and extent in the bucket ("rgba16-float 320x180");
+  // empty for a buffer.
+  std::string image;
   std::string pool;
   memory_class memory = memory_class::device;
   allocation_lifetime lifetime = allocation_lifetime::invocation;
@@ -58,6 +61,15 @@ struct picture_resource {
   [[nodiscard]] std::size_t last_node() const noexcept { return uses.back().node; }
 };
 
+// A layout transition the barrier a node opens with makes (lane_recipe::
+// node_transitions): of resource `resource` (an index into
+// bucket_picture::resources).
+struct picture_transition {
+  std::size_t resource = 0;
+  image_layout from = image_layout::undefined;
+  image_layout to = image_layout::undefined;
+};
+
 // Two resources of a bucket whose bytes in the lane overlap (indices into
 // bucket_picture::resources, first < second).
 struct picture_alias {
@@ -70,6 +82,8 @@ struct bucket_picture {
   // Per node (plan order): whether its command list opens with a barrier
   // (lane_recipe::barrier_before).
   std::vector<bool> barrier_before;
+  // Per node (plan order): its layout transitions, by image.
+  std::vector<std::vector<picture_transition>> transitions;
   // Every resource of the plan, in program order (pool, then resource id).
   std::vector<picture_resource> resources;
   // Ascending by (first, second).

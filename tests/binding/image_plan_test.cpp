@@ -266,7 +266,7 @@ TEST_CASE("images: every access that does not fit its image, queue or place is r
   }
 }
 
-TEST_CASE("images: a persistent image may be read first; it holds the last wave's contents", "[binding][image]") {
+TEST_CASE("images: a persistent image may be read first, as it holds the last wave's contents", "[binding][image]") {
   // image/history's first use is taa's sampled read.
   const plan p = both_parsers::parsed(images_text());
   CHECK(p.nodes[3].access[1] == resource_access::sampled);

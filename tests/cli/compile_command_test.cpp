@@ -240,8 +240,10 @@ TEST_CASE("ferrum compile: --json gives each bucket the barriers that compile() 
       const ferrum::compiled_bucket& bucket = c.program.buckets[b];
       INFO(bucket.id.str());
       CHECK(buckets[b].at("id") == bucket.id.str());
-      // The bucket's last member.
-      CHECK(std::prev(buckets[b].end()).key() == "barriers");
+      // The bucket's last members.
+      std::vector<std::string> last;
+      for (auto it = std::prev(buckets[b].end(), 3); it != buckets[b].end(); ++it) last.push_back(it.key());
+      CHECK(last == std::vector<std::string>{"barriers", "images", "transitions"});
       const nlohmann::ordered_json& barriers = buckets[b].at("barriers");
       std::vector<std::string> keys;
       for (const auto& item : barriers.items()) keys.push_back(item.key());
@@ -541,4 +543,67 @@ TEST_CASE("ferrum compile: each pool's memory class and each class's window, in 
   REQUIRE(table.status == 0);
   CHECK(table.out.find("  memory: upload 128 bytes at 0, device 4096 bytes at 256, readback 4096 bytes at 4352\n") !=
         std::string::npos);
+}
+
+TEST_CASE("ferrum compile: --json gives each bucket its images and the transitions compile() derives", "[cli]") {
+  const cli_test::compiled_plan c = compile_in_process(example_plan("images.json"));
+  const command_result result = run_ferrum({"compile", example_plan("images.json"), "--json"});
+  REQUIRE(result.status == 0);
+  const nlohmann::json doc = nlohmann::json::parse(result.out);
+  REQUIRE(doc.at("buckets").size() == c.program.buckets.size());
+  for (std::size_t b = 0; b < c.program.buckets.size(); ++b) {
+    const ferrum::lane_recipe& lane = c.program.buckets[b].lane;
+    const nlohmann::json& bucket = doc.at("buckets")[b];
+    REQUIRE(bucket.at("images").size() == lane.images.size());
+    for (std::size_t i = 0; i < lane.images.size(); ++i) {
+      const nlohmann::json& image = bucket.at("images")[i];
+      CHECK(image.at("resource") == lane.images[i].resource.str());
+      CHECK(image.at("format") == ferrum::to_string(lane.images[i].image.format));
+      CHECK(image.at("width") == lane.images[i].image.width);
+      CHECK(image.at("height") == lane.images[i].image.height);
+      CHECK(image.at("initial_layout") == ferrum::to_string(lane.images[i].initial));
+    }
+    std::vector<std::string> listed, expected;
+    for (const nlohmann::json& t : bucket.at("transitions"))
+      listed.push_back(std::to_string(t.at("node").get<std::size_t>()) + " " + t.at("resource").get<std::string>() +
+                       " " + t.at("from").get<std::string>() + " " + t.at("to").get<std::string>() + " " +
+                       (t.at("after").is_null() ? "-" : t.at("after").get<std::string>()));
+    for (std::size_t n = 0; n < c.plan.nodes.size(); ++n)
+      for (const ferrum::image_transition& t : lane.node_transitions(n))
+        expected.push_back(std::to_string(n) + " " + lane.images[t.image].resource.str() + " " +
+                           std::string(ferrum::to_string(t.from)) + " " + std::string(ferrum::to_string(t.to)) + " " +
+                           (t.after ? std::string(ferrum::to_string(*t.after)) : "-"));
+    CHECK(listed == expected);
+    CHECK_FALSE(expected.empty());
+  }
+  // A plan without images lists none.
+  const nlohmann::json plain =
+      nlohmann::json::parse(run_ferrum({"compile", example_plan("two_nodes.json"), "--json"}).out);
+  CHECK(plain.at("buckets")[0].at("images").empty());
+  CHECK(plain.at("buckets")[0].at("transitions").empty());
+}
+
+TEST_CASE("ferrum compile: the table lists each bucket's images and every transition", "[cli]") {
+  const cli_test::compiled_plan c = compile_in_process(example_plan("images.json"));
+  const command_result table = run_ferrum({"compile", example_plan("images.json")});
+  REQUIRE(table.status == 0);
+  const ferrum::lane_recipe& lane = c.program.buckets[0].lane;
+  CHECK(table.out.find("  transitions: " + std::to_string(lane.transitions.size()) + " per wave") !=
+        std::string::npos);
+  for (std::size_t n = 0; n < c.plan.nodes.size(); ++n)
+    for (const ferrum::image_transition& t : lane.node_transitions(n)) {
+      const std::string& node = c.plan.nodes[n].id.str();
+      const std::string& image = lane.images[t.image].resource.str();
+      // One row per transition: the node, the image, from, to.
+      const std::size_t row = table.out.find("    " + node + " ");
+      REQUIRE(row != std::string::npos);
+      bool found = false;
+      for (std::size_t at = row; at != std::string::npos && !found; at = table.out.find("\n    " + node + " ", at + 1)) {
+        const std::string line = table.out.substr(at, table.out.find('\n', at + 1) - at);
+        found = line.find(image) != std::string::npos &&
+                line.find(std::string(ferrum::to_string(t.from))) != std::string::npos &&
+                line.find(std::string(ferrum::to_string(t.to))) != std::string::npos;
+      }
+      CHECK(found);
+    }
 }

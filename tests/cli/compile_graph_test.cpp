@@ -39,7 +39,7 @@ using cli_test::temp_file;
 
 const std::vector<std::string> graph_plans = {"two_nodes.json",        "two_queues.json", "interval_liveness.json",
                                               "imported.json",         "history.json",    "multi_bucket.json",
-                                              "two_queues_access.json"};
+                                              "two_queues_access.json", "images.json"};
 
 // A directory in the temp directory, removed with what it holds at scope exit.
 class temp_dir {
@@ -427,4 +427,31 @@ TEST_CASE("ferrum compile --graph draws the same plan byte-identically twice", "
   const std::string second = draw(example_plan("interval_liveness.json"));
   CHECK(!first.empty());
   CHECK(first == second);
+}
+
+TEST_CASE("ferrum compile --graph lists each node's layout transitions, exactly compile()'s", "[cli]") {
+  const cli_test::compiled_plan c = compile_in_process(example_plan("images.json"));
+  const drawing d = read_drawing(draw(example_plan("images.json")));
+  std::vector<std::multiset<std::string>> drawn(c.program.buckets.size()), expected(c.program.buckets.size());
+  for (const svg_group& g : d.groups) {
+    if (!g.is("plan-node")) continue;
+    std::size_t lines = 0;
+    for (const std::string& text : g.texts)
+      if (text.find(" -> ") != std::string::npos) {
+        drawn[drawing::bucket_of(g.title)].insert(g.texts.front() + " " + text);
+        ++lines;
+      }
+    CHECK(g.is("transition") == (lines > 0));
+  }
+  std::size_t transitions = 0;
+  for (std::size_t b = 0; b < c.program.buckets.size(); ++b) {
+    const ferrum::lane_recipe& lane = c.program.buckets[b].lane;
+    for (std::size_t n = 0; n < c.plan.nodes.size(); ++n)
+      for (const ferrum::image_transition& t : lane.node_transitions(n))
+        expected[b].insert(c.plan.nodes[n].id.str() + " " + lane.images[t.image].resource.str() + ": " +
+                           std::string(ferrum::to_string(t.from)) + " -> " + std::string(ferrum::to_string(t.to)));
+    CHECK(drawn[b] == expected[b]);
+    transitions += expected[b].size();
+  }
+  CHECK(transitions > 0);
 }

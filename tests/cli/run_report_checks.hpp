@@ -183,7 +183,7 @@ inline void check_healthy(const json_run& run, std::uint64_t waves) {
 // preset its shaders' per-workgroup allocations go through the sanitizer's
 // allocator, so a multi_bucket wave there takes seconds and the last of nine
 // queued waves a minute. Only injected faults may fail a wave.
-inline constexpr const char* vulkan_fence_timeout_ms = "300000";
+inline constexpr const char* vulkan_fence_timeout_ms = test_fence_timeout_ms;
 
 inline bool vulkan_required() {
   const char* value = std::getenv("FERRUM_REQUIRE_VULKAN");
