@@ -588,8 +588,7 @@ TEST_CASE("ferrum compile: the table lists each bucket's images and every transi
   const command_result table = run_ferrum({"compile", example_plan("images.json")});
   REQUIRE(table.status == 0);
   const ferrum::lane_recipe& lane = c.program.buckets[0].lane;
-  CHECK(table.out.find("  transitions: " + std::to_string(lane.transitions.size()) + " per wave") !=
-        std::string::npos);
+  CHECK(table.out.find("  transitions: " + std::to_string(lane.transitions.size()) + " per wave") != std::string::npos);
   for (std::size_t n = 0; n < c.plan.nodes.size(); ++n)
     for (const ferrum::image_transition& t : lane.node_transitions(n)) {
       const std::string& node = c.plan.nodes[n].id.str();
@@ -598,7 +597,8 @@ TEST_CASE("ferrum compile: the table lists each bucket's images and every transi
       const std::size_t row = table.out.find("    " + node + " ");
       REQUIRE(row != std::string::npos);
       bool found = false;
-      for (std::size_t at = row; at != std::string::npos && !found; at = table.out.find("\n    " + node + " ", at + 1)) {
+      for (std::size_t at = row; at != std::string::npos && !found;
+           at = table.out.find("\n    " + node + " ", at + 1)) {
         const std::string line = table.out.substr(at, table.out.find('\n', at + 1) - at);
         found = line.find(image) != std::string::npos &&
                 line.find(std::string(ferrum::to_string(t.from))) != std::string::npos &&

@@ -37,8 +37,8 @@ using cli_test::read_file;
 using cli_test::starts_with;
 using cli_test::temp_file;
 
-const std::vector<std::string> graph_plans = {"two_nodes.json",        "two_queues.json", "interval_liveness.json",
-                                              "imported.json",         "history.json",    "multi_bucket.json",
+const std::vector<std::string> graph_plans = {"two_nodes.json",         "two_queues.json", "interval_liveness.json",
+                                              "imported.json",          "history.json",    "multi_bucket.json",
                                               "two_queues_access.json", "images.json"};
 
 // A directory in the temp directory, removed with what it holds at scope exit.
