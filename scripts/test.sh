@@ -39,6 +39,8 @@ done
 # programs; any crash, hang (-timeout) or sanitizer report fails the run.
 # FERRUM_FUZZ_SECONDS bounds both together (default 60): two thirds for the
 # plan fuzzer, the rest for the program loader's, so the total does not grow.
+# Plan inputs may grow to 16 KiB, past the largest example (libFuzzer caps
+# them at the largest seed otherwise).
 fuzz_seconds=${FERRUM_FUZZ_SECONDS:-60}
 plan_seconds=$((fuzz_seconds * 2 / 3))
 program_seconds=$((fuzz_seconds - plan_seconds))
@@ -48,7 +50,7 @@ program_corpus=$(mktemp -d)
 trap 'rm -rf "$corpus" "$program_corpus"' EXIT
 cp examples/plans/*.json "$corpus"/
 stage fuzz-run ./build/fuzz/tests/fuzz/ferrum_plan_fuzz -max_total_time="$plan_seconds" -timeout=10 \
-  -rss_limit_mb=2048 -dict=tests/fuzz/plan.dict -print_final_stats=1 "$corpus"
+  -rss_limit_mb=2048 -max_len=16384 -dict=tests/fuzz/plan.dict -print_final_stats=1 "$corpus"
 # The program fuzzer writes the example plans' programs into its corpus at startup.
 stage fuzz-program env FERRUM_PROGRAM_FUZZ_SEEDS="$program_corpus" ./build/fuzz/tests/fuzz/ferrum_program_fuzz \
   -max_total_time="$program_seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$program_corpus"

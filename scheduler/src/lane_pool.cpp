@@ -223,6 +223,12 @@ result<std::unique_ptr<lane_pool>> lane_pool::make(const compiled_program& progr
                                                    lane_state_factory make_state,
                                                    std::shared_ptr<detail::lane_dispatcher> dispatcher,
                                                    detail::lane_pool_hooks hooks) {
+  // The compiler derives images and their transitions; lanes do not make
+  // them yet, and a wave must not hand out an image's texels as bytes.
+  if (!bucket.lane.images.empty())
+    return make_error(errc::invalid_image, "bucket " + quote_text(bucket.id.str()) + " holds " +
+                                               std::to_string(bucket.lane.images.size()) +
+                                               " images; a lane makes no images yet, so no scheduler runs this plan");
   if (!bucket.binding) return make_error(errc::no_binding_layout, "bucket " + quote_text(bucket.id.str()));
   if (bucket.lane.binding_domain == lane_recipe::no_domain)
     return make_error(errc::missing_domain_layout, "bucket " + quote_text(bucket.id.str()));

@@ -296,6 +296,29 @@ TEST_CASE("lane_pool: a bucket without binding nodes has no layout to bind and i
   CHECK(pool.error() == errc::no_binding_layout);
 }
 
+TEST_CASE("lane_pool: a bucket with images is refused with invalid_image: a lane makes none yet", "[scheduler]") {
+  ferrum::plan p = ferrum::test::plan_builder()
+               .binding_node("node/draw", "resource/draw.args", 16)
+               .bucket("frame", {64, 32, 1}, {{"pool/bindings", 0, 4096}, {"pool/targets", 0, 1 << 20}})
+               .build();
+  p.format = ferrum::plan_format::v2;
+  ferrum::resource_descriptor color;
+  color.id = ferrum::test::id<ferrum::resource_id>("image/color");
+  color.pool = ferrum::test::id<ferrum::pool_id>("pool/targets");
+  color.image = ferrum::image_desc{ferrum::image_format::rgba8_unorm, true};
+  p.resources.push_back(color);
+  p.nodes[0].resources.push_back(color.id);
+  p.nodes[0].access = {ferrum::resource_access::read, ferrum::resource_access::color_attachment};
+  auto program = ferrum::compile(p);
+  REQUIRE(program.has_value());
+  REQUIRE(program->buckets[0].lane.images.size() == 1);
+  auto device = ::test::null_device();
+  const auto pool = lane_pool::create(*program, program->buckets[0], *device);
+  REQUIRE_FALSE(pool.has_value());
+  CHECK(pool.error() == errc::invalid_image);
+  CHECK(pool.error().detail.find("'frame@64x32x1' holds 1 images") != std::string::npos);
+}
+
 TEST_CASE("lane_pool: a bucket whose lane recipe names no binding domain is missing_domain_layout", "[scheduler]") {
   // A program edited by hand: its binding layout covers no domain it knows.
   ferrum::compiled_program program = ferrum::test::compile_ok(ferrum::test::two_node_plan());
