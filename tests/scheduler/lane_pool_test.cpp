@@ -298,9 +298,9 @@ TEST_CASE("lane_pool: a bucket without binding nodes has no layout to bind and i
 
 TEST_CASE("lane_pool: a bucket with images is refused with invalid_image: a lane makes none yet", "[scheduler]") {
   ferrum::plan p = ferrum::test::plan_builder()
-               .binding_node("node/draw", "resource/draw.args", 16)
-               .bucket("frame", {64, 32, 1}, {{"pool/bindings", 0, 4096}, {"pool/targets", 0, 1 << 20}})
-               .build();
+                       .binding_node("node/draw", "resource/draw.args", 16)
+                       .bucket("frame", {64, 32, 1}, {{"pool/bindings", 0, 4096}, {"pool/targets", 0, 1 << 20}})
+                       .build();
   p.format = ferrum::plan_format::v2;
   ferrum::resource_descriptor color;
   color.id = ferrum::test::id<ferrum::resource_id>("image/color");
