@@ -47,6 +47,22 @@ nlohmann::json& resource(nlohmann::json& doc, std::string_view id) {
 }
 nlohmann::json& node(nlohmann::json& doc, std::string_view id) { return doc["nodes"][index_of(doc["nodes"], id)]; }
 
+// A 64-byte storage buffer `buffer/x` in `pool`, as images.json would declare one.
+nlohmann::json buffer_x(std::string_view pool) {
+  return {{"id", "buffer/x"},
+          {"pool", pool},
+          {"kind", "workspace"},
+          {"demand", {{"fixed", 64}}},
+          {"alignment", 16},
+          {"lifetime", "invocation"},
+          {"usage", "storage"},
+          {"element", "u8"},
+          {"storage",
+           {{"allocator", "linear-arena"},
+            {"view", "contiguous"},
+            {"contract", "c2a8e4f06b1d9c3a7e5f2b8d0c6a4e1f9b3d7c5a2e8f0b6d4c1a9e3f7b5d2c8a"}}}};
+}
+
 struct refusal {
   const char* what;
   std::function<void(nlohmann::json&)> edit;
@@ -156,19 +172,7 @@ TEST_CASE("images: every bad image declaration is refused with its code and path
        errc::invalid_image, "/resources/0/image"},
       {"an image and a buffer in one pool",
        [](auto& doc) {
-         doc["resources"].push_back(
-             {{"id", "buffer/x"},
-              {"pool", "pool/targets"},
-              {"kind", "workspace"},
-              {"demand", {{"fixed", 64}}},
-              {"alignment", 16},
-              {"lifetime", "invocation"},
-              {"usage", "storage"},
-              {"element", "u8"},
-              {"storage",
-               {{"allocator", "linear-arena"},
-                {"view", "contiguous"},
-                {"contract", "c2a8e4f06b1d9c3a7e5f2b8d0c6a4e1f9b3d7c5a2e8f0b6d4c1a9e3f7b5d2c8a"}}}});
+         doc["resources"].push_back(buffer_x("pool/targets"));
          node(doc, "node/tonemap")["resources"].push_back("buffer/x");
          node(doc, "node/tonemap")["access"]["buffer/x"] = "write";
        },
@@ -238,19 +242,7 @@ TEST_CASE("images: every access that does not fit its image, queue or place is r
        errc::image_read_before_write, "/nodes/1/access/image~1ao"},
       {"an image access on a buffer",
        [](auto& doc) {
-         doc["resources"].push_back(
-             {{"id", "buffer/x"},
-              {"pool", "pool/buffers"},
-              {"kind", "workspace"},
-              {"demand", {{"fixed", 64}}},
-              {"alignment", 16},
-              {"lifetime", "invocation"},
-              {"usage", "storage"},
-              {"element", "u8"},
-              {"storage",
-               {{"allocator", "linear-arena"},
-                {"view", "contiguous"},
-                {"contract", "c2a8e4f06b1d9c3a7e5f2b8d0c6a4e1f9b3d7c5a2e8f0b6d4c1a9e3f7b5d2c8a"}}}});
+         doc["resources"].push_back(buffer_x("pool/buffers"));
          for (auto& b : doc["buckets"]) b["budgets"].push_back({{"pool", "pool/buffers"}, {"min", 0}, {"max", 64}});
          node(doc, "node/tonemap")["resources"].push_back("buffer/x");
          node(doc, "node/tonemap")["access"]["buffer/x"] = "sampled";
