@@ -154,6 +154,9 @@ void write_bucket(document_writer& w, const compiled_program& program, const com
   w.end_array();
   w.member("lane_bytes", bucket.lane_bytes());
   w.member("unaliased_lane_bytes", bucket.unaliased_lane_size_bytes);
+  // The images' texels, which a lane places in memory of its own.
+  w.member("image_bytes", bucket.image_window.size);
+  w.member("unaliased_image_bytes", bucket.unaliased_image_bytes);
   w.key("domains");
   w.begin_array();
   for (std::size_t d = 0; d < bucket.capacity_layouts.size(); ++d)

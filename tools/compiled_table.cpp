@@ -70,6 +70,7 @@ void write_classes(std::ostream& out, const compiled_bucket& bucket) {
       out << separator << ferrum::to_string(c) << ' ' << w.size << " bytes at " << w.begin;
       separator = ", ";
     }
+  if (*separator == ' ') out << " none";
   out << '\n';
 }
 
@@ -93,7 +94,8 @@ void write_barriers(std::ostream& out, const compiled_bucket& bucket, const plan
 void write_images(std::ostream& out, const compiled_bucket& bucket, const plan& p) {
   const lane_recipe& lane = bucket.lane;
   if (lane.images.empty()) return;
-  out << "  images:\n";
+  out << "  images: " << bucket.image_window.size << " bytes of texels (" << bucket.unaliased_image_bytes
+      << " unaliased); a lane places them in memory of their own, by its device's sizes\n";
   text_table images({{"image", align::left},
                      {"format", align::left},
                      {"extent", align::right},

@@ -52,13 +52,20 @@ std::vector<listing_check> plan_listing_checks(const plan& p, const dependency_g
   // Each resource's listings (indices into `listings`), in plan order.
   std::unordered_map<std::string_view, std::vector<std::size_t>> users;
   std::vector<std::size_t> first_of_node;
+  std::unordered_set<std::string_view> images;
+  for (const resource_descriptor& r : p.resources)
+    if (r.image) images.insert(r.id.view());
   for (std::size_t n = 0; n < p.nodes.size(); ++n) {
     first_of_node.push_back(listings.size());
     for (std::size_t position = 0; position < p.nodes[n].resources.size(); ++position) {
-      users[p.nodes[n].resources[position].view()].push_back(listings.size());
       listing_check l;
       l.node = n;
       l.position = position;
+      // An image has no bytes in the lane's arenas to write patterns into.
+      if (images.contains(p.nodes[n].resources[position].view()))
+        l.unchecked = listing_check::unchecked_reason::image;
+      else
+        users[p.nodes[n].resources[position].view()].push_back(listings.size());
       listings.push_back(l);
     }
   }
@@ -126,6 +133,8 @@ std::string describe_unchecked(const plan& p, const listing_check& l) {
       return where + "not ordered against every other user, and no user before it writes it";
     case listing_check::unchecked_reason::no_later_compute_node:
       return where + "a transfer node that no compute node runs after";
+    case listing_check::unchecked_reason::image:
+      return where + "an image, whose texels are not lane bytes (the image tests check them)";
   }
   return "";
 }

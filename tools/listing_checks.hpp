@@ -59,6 +59,7 @@ struct listing_check {
     checked,
     unordered_users,        // it does not write, and nothing is written before it
     no_later_compute_node,  // a transfer node that no compute node runs after
+    image,                  // an image: no bytes of the lane's arenas
   };
 
   std::size_t node = 0;

@@ -101,7 +101,9 @@ result<compiled_program> compile(const plan& p) {
                            placements[i].size,
                            placements[i].unaliased_size,
                            {},
-                           placements[i].windows};
+                           placements[i].windows,
+                           placements[i].images,
+                           placements[i].unaliased_image_bytes};
     for (auto& layout : capacities[id]) bucket.capacity_layouts.push_back(std::move(*layout));
     if (auto binding = bindings->find(id); binding != bindings->end())
       bucket.binding = std::make_shared<const program_binding_layout>(std::move(binding->second));

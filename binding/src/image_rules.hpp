@@ -12,11 +12,10 @@
 
 namespace ferrum::detail {
 
-// The largest extent and layer count a plan may declare: what a device
-// supports at least (maxImageDimension2D is 4096 or more, 16384 on every
-// desktop GPU; maxImageArrayLayers 256 or more).
-inline constexpr std::uint32_t max_image_extent = 16384;
-inline constexpr std::uint32_t max_image_layers = 256;
+// The largest extent and layer count a plan may declare:
+// ferrum::max_image_extent and max_image_layers (ferrum/image.hpp).
+using ferrum::max_image_extent;
+using ferrum::max_image_layers;
 
 // Resource `index`'s image declaration: only in a v2 plan (unknown_field,
 // at its `image`), a workspace resource (invalid_image, at its kind),

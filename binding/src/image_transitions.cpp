@@ -9,7 +9,8 @@
 
 namespace ferrum::detail {
 
-image_plan derive_image_transitions(const plan& p, const plan_index& index, const std::vector<pool_domain>& domains) {
+image_plan derive_image_transitions(const plan& p, const plan_index& index, const std::vector<pool_domain>& domains,
+                                    const std::vector<wave_domain_layout>& layouts) {
   image_plan out;
   constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
   std::vector<std::size_t> image_of(p.resources.size(), none);
@@ -19,7 +20,12 @@ image_plan derive_image_transitions(const plan& p, const plan_index& index, cons
       const resource_descriptor& res = p.resources[r];
       if (!res.image) continue;
       image_of[r] = out.images.size();
-      out.images.push_back({res.id, d, m, *res.image, res.lifetime, 0, image_layout::undefined});
+      lane_image& image = out.images.emplace_back(lane_image{res.id, d, m, *res.image, res.lifetime});
+      // An interval pool holds invocation resources only, each with its interval.
+      if (domains[d].liveness == liveness_mode::interval) {
+        image.aliasable = true;
+        image.live = layouts[d].intervals[m];
+      }
       out.resources.push_back(r);
     }
   out.transition_begin.assign(1, 0);

@@ -19,10 +19,12 @@ struct image_plan {
   std::vector<std::size_t> transition_begin;
 };
 
-// The images of `domains` (program order) and the transitions of `p`'s
+// The images of `domains` (program order; `layouts`, their wave layouts,
+// give the interval pools' live intervals) and the transitions of `p`'s
 // nodes, a checked plan indexed by `index`.
 [[nodiscard]] image_plan derive_image_transitions(const plan& p, const plan_index& index,
-                                                  const std::vector<pool_domain>& domains);
+                                                  const std::vector<pool_domain>& domains,
+                                                  const std::vector<wave_domain_layout>& layouts);
 
 // Fills `recipe`'s images and transitions from `images`, each image's
 // extent the one it has in a bucket of `dims` (invalid_image as

@@ -14,27 +14,40 @@ std::uint64_t alignment_of(const capacity_layout& layout) {
   return alignment;
 }
 
-// The lane's size with each arena `size_of(layout)` bytes, placed in
-// `order`, a window per class; `placement` (when not null) gets each arena's
-// offset and each class's window. nullopt on u64 overflow.
+// The lane's size and its image window with each arena `size_of(layout)`
+// bytes, placed in `order`, a window per class and one for the images;
+// `placement` (when not null) gets each arena's offset and each window.
+// nullopt on u64 overflow.
+struct placed {
+  std::uint64_t lane_size = 0;
+  memory_window images;
+};
 template <class SizeOf>
-std::optional<std::uint64_t> place(std::span<const pool_domain> domains,
-                                   const std::vector<std::optional<capacity_layout>>& layouts,
-                                   std::span<const std::size_t> order, SizeOf size_of, lane_placement* placement) {
+std::optional<placed> place(std::span<const pool_domain> domains,
+                            const std::vector<std::optional<capacity_layout>>& layouts,
+                            std::span<const std::size_t> order, SizeOf size_of, lane_placement* placement) {
   std::uint64_t end = 0;
-  // Where the last window ferrum allocates ends: imported windows come last
-  // and take no memory (their offsets only keep the barrier sweep's ranges
-  // apart).
+  // Where the last window ferrum allocates as one buffer ends: the imported
+  // window and the image window come last and take none of it (the engine's
+  // buffers; images a lane places in memory of their own). Their offsets
+  // keep their ranges apart for the barrier sweep.
   std::uint64_t allocated_end = 0;
+  memory_window images;
+  const auto same_window = [&](std::size_t a, std::size_t b) {
+    return domains[a].memory == domains[b].memory && domains[a].images == domains[b].images;
+  };
   for (std::size_t i = 0; i < order.size();) {
-    // The pools of one class come together in `order`: the window starts at
+    // The pools of one window come together in `order`: the window starts at
     // a multiple of the largest alignment among them.
     const memory_class cls = domains[order[i]].memory;
+    const bool image_window = domains[order[i]].images;
     std::size_t last = i;
     std::uint64_t window_alignment = 4;
-    for (; last < order.size() && domains[order[last]].memory == cls; ++last)
+    for (; last < order.size() && same_window(order[i], order[last]); ++last)
       window_alignment = std::max(window_alignment, alignment_of(*layouts[order[last]]));
-    const std::optional<std::uint64_t> begin = checked_align_up(end, window_alignment);
+    // The image window starts past the lane's buffer, which has a word at least.
+    const std::optional<std::uint64_t> begin =
+        checked_align_up(image_window ? std::max<std::uint64_t>(end, 4) : end, window_alignment);
     if (!begin) return std::nullopt;
     end = *begin;
     for (; i < last; ++i) {
@@ -49,10 +62,16 @@ std::optional<std::uint64_t> place(std::span<const pool_domain> domains,
     const std::optional<std::uint64_t> window_end = checked_align_up(std::max<std::uint64_t>(end, *begin + 4), 4);
     if (!window_end) return std::nullopt;
     end = *window_end;
-    if (placement != nullptr) placement->windows[index_of(cls)] = {*begin, end - *begin};
-    if (allocated(cls)) allocated_end = end;
+    if (image_window) {
+      images = {*begin, end - *begin};
+    } else {
+      if (placement != nullptr) placement->windows[index_of(cls)] = {*begin, end - *begin};
+      if (allocated(cls)) allocated_end = end;
+    }
   }
-  return checked_align_up(std::max<std::uint64_t>(allocated_end, 4), 4);
+  const std::optional<std::uint64_t> lane_size = checked_align_up(std::max<std::uint64_t>(allocated_end, 4), 4);
+  if (!lane_size) return std::nullopt;
+  return placed{*lane_size, images};
 }
 
 }  // namespace
@@ -68,8 +87,10 @@ result<lane_placement> place_pools(const bucket_id& bucket, std::span<const pool
       domains, layouts, order, [](const capacity_layout& l) { return l.unaliased_size_bytes; }, nullptr);
   if (!size || !unaliased)
     return make_error(errc::size_overflow, "the lane memory of bucket " + quote_text(bucket.str()), "/buckets");
-  placement.size = *size;
-  placement.unaliased_size = *unaliased;
+  placement.size = size->lane_size;
+  placement.unaliased_size = unaliased->lane_size;
+  placement.images = size->images;
+  placement.unaliased_image_bytes = unaliased->images.size;
   return placement;
 }
 
@@ -80,8 +101,10 @@ std::vector<std::size_t> placement_order(const plan& p, const std::vector<pool_d
     return std::any_of(domains[d].members.begin(), domains[d].members.end(),
                        [&](std::size_t r) { return p.resources[r].kind == allocation_kind::binding; });
   };
-  // Class upload, device, readback, imported; the binding pool first in upload.
+  // Class upload, device, readback, imported; the binding pool first in
+  // upload; the image pools last.
   const auto rank = [&](std::size_t d) {
+    if (domains[d].images) return 5;
     switch (domains[d].memory) {
       case memory_class::upload:
         return binds(d) ? 0 : 1;
@@ -92,7 +115,7 @@ std::vector<std::size_t> placement_order(const plan& p, const std::vector<pool_d
       case memory_class::imported:
         return 4;
     }
-    return 5;
+    return 6;
   };
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return rank(a) < rank(b); });
   return order;

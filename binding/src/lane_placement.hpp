@@ -24,12 +24,16 @@ namespace ferrum::detail {
 // then readback; each window at a multiple of the largest alignment in it,
 // each arena at a multiple of its largest alignment and of 4 (kernels
 // address whole words), each window ending on a whole word; the lane rounded
-// up to whole words, at least one.
+// up to whole words, at least one. The image pools come last, in a window
+// of their own that the lane's buffer does not hold (compiled_bucket::
+// image_window).
 struct lane_placement {
   std::vector<std::uint64_t> offsets;  // per domain, program order
   std::uint64_t size = 0;
   std::uint64_t unaliased_size = 0;
   std::array<memory_window, memory_class_count> windows{};
+  memory_window images;
+  std::uint64_t unaliased_image_bytes = 0;
 };
 
 // Places the arenas of `layouts` (one per domain of `domains`, program
@@ -40,8 +44,8 @@ struct lane_placement {
                                                  std::span<const std::size_t> order);
 
 // The order pools are placed in a lane: by class (upload, device,
-// readback), the binding pool (the one holding binding resources) first,
-// then in program order.
+// readback, imported), the binding pool (the one holding binding resources)
+// first, then in program order; the image pools last.
 [[nodiscard]] std::vector<std::size_t> placement_order(const plan& p, const std::vector<pool_domain>& domains);
 
 }  // namespace ferrum::detail

@@ -59,7 +59,7 @@ result<void> make_lane_recipes(compiled_program& program, const plan& p, const p
   for (std::size_t d = 0; d < program.domains.size(); ++d)
     for (std::size_t m = 0; m < program.domains[d].members.size(); ++m) place[program.domains[d].members[m]] = {d, m};
 
-  const image_plan images = derive_image_transitions(p, index, program.domains);
+  const image_plan images = derive_image_transitions(p, index, program.domains, program.wave_layouts);
 
   for (compiled_bucket& bucket : program.buckets) {
     lane_recipe& recipe = bucket.lane;

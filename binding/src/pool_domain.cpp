@@ -32,7 +32,7 @@ result<std::vector<pool_domain>> detail::derive_pool_domains(const plan& p, cons
   domains.reserve(names.size());
   for (std::size_t d = 0; d < names.size(); ++d) {
     pool_of[names[d]] = d;
-    domains.push_back({pool_id::make(names[d]).value(), liveness_mode::conservative, memory_class::device, {}});
+    domains.push_back({pool_id::make(names[d]).value(), liveness_mode::conservative, memory_class::device, false, {}});
   }
   std::vector<std::optional<memory_class>> declared(domains.size());
   for (const pool_option& option : p.pools)
@@ -52,6 +52,7 @@ result<std::vector<pool_domain>> detail::derive_pool_domains(const plan& p, cons
     pool_domain& domain = domains[current];
     if (auto ok = detail::check_pool_member(p, domain, r); !ok) return ok.error();
     domain.members.push_back(r);
+    domain.images = p.resources[r].image.has_value();
   }
   for (std::size_t d = 0; d < domains.size(); ++d) {
     auto memory = detail::pool_memory_class(p, domains[d], declared[d]);

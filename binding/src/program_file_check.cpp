@@ -162,6 +162,7 @@ result<void> check_domain(file_plan& f, std::size_t d, const std::vector<const p
   if (domain.members.empty()) return inconsistent("domain " + std::to_string(d) + " has no members");
   const resource_descriptor& first = f.p.resources[domain.members.front()];
   domain.pool = first.pool;
+  domain.images = first.image.has_value();
   if (d > 0 && !(f.domains[d - 1].pool < domain.pool))
     return inconsistent("domains " + std::to_string(d - 1) + " and " + std::to_string(d) +
                         " are not in strictly increasing pool id order");

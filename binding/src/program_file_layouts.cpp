@@ -258,7 +258,9 @@ result<compiled_bucket> check_bucket(const file_plan& f, std::size_t i, std::vec
                          placement->size,
                          placement->unaliased_size,
                          {},
-                         placement->windows};
+                         placement->windows,
+                         placement->images,
+                         placement->unaliased_image_bytes};
   for (auto& layout : *layouts) bucket.capacity_layouts.push_back(std::move(*layout));
   if ((record.has_binding != 0) != (f.binding_domain != no_index) || record.has_binding > 1)
     return inconsistent(

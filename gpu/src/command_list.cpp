@@ -39,6 +39,7 @@ result<void> command_list::begin(list_opening opening) {
   state_ = state::recording;
   commands_ = 0;
   barriers_ = 0;
+  pending_.clear();
   barrier_due_ = opening == list_opening::barrier;
   return {};
 }
@@ -84,12 +85,15 @@ void command_list::order(std::initializer_list<arena_range> ranges) noexcept {
     // list, an arena of the caller's own — the owner cannot see.
     return range.arena != nullptr && !granted(range, access::write);
   });
-  if (barrier_due_ || outside) {
-    do_barrier();
-    ++barriers_;
-  }
+  if (barrier_due_ || outside || !pending_.empty()) record_barrier();
   // The next command of the list is ordered after this one.
   barrier_due_ = true;
+}
+
+void command_list::record_barrier() noexcept {
+  do_barrier(pending_);
+  pending_.clear();
+  ++barriers_;
 }
 
 result<void> command_list::dispatch(const kernel& k, arena_range primary, arena_range secondary,
@@ -182,10 +186,64 @@ result<void> command_list::stage(const arena& a) {
 
 result<void> command_list::barrier() {
   if (auto r = check_recording("barrier"); !r) return r;
-  do_barrier();
-  ++barriers_;
+  record_barrier();
   barrier_due_ = false;
   return {};
+}
+
+result<void> command_list::transition(const image& img, image_layout from, image_layout to) {
+  if (auto r = check_recording("transition"); !r) return r;
+  if (&img.device() != device_) return make_error(errc::foreign_object, "transition of an image of another device");
+  if (to == image_layout::undefined)
+    return make_error(errc::invalid_image, "transition from " + std::string(to_string(from)) +
+                                               " to undefined (an image is never put back in it)");
+  if (!usage_allows(img.spec().usage, to))
+    return make_error(errc::invalid_image,
+                      "transition to " + std::string(to_string(to)) + " of an image made without the usage it needs");
+  pending_.push_back({&img, from, to});
+  return {};
+}
+
+result<void> command_list::image_copy_checks(const image& img, image_layout layout, arena_range bytes,
+                                             image_copy direction) const {
+  const bool into = direction == image_copy::into_image;
+  const char* command = into ? "copy into an image" : "copy out of an image";
+  if (auto r = check_recording(command); !r) return r;
+  if (&img.device() != device_) return make_error(errc::foreign_object, std::string(command) + " of another device");
+  if (bytes.arena == nullptr) return make_error(errc::range_out_of_bounds, std::string(command) + " without a range");
+  if (auto r = check_range(command, into ? "source" : "destination", bytes, into ? access::read : access::write); !r)
+    return r;
+  const image_spec& spec = img.spec();
+  // Vulkan copies whole texels from a buffer offset that is a multiple of
+  // the texel's size.
+  if (bytes.offset % texel_bytes(spec.format) != 0)
+    return make_error(errc::misaligned_range, describe(command, into ? "source" : "destination", bytes) +
+                                                  ": not at a multiple of the " +
+                                                  std::to_string(texel_bytes(spec.format)) + "-byte texel");
+  const image_layout copy_layout = into ? image_layout::transfer_dst : image_layout::transfer_src;
+  if (layout != copy_layout && layout != image_layout::general)
+    return make_error(errc::invalid_image, std::string(command) + " in layout " + std::string(to_string(layout)) +
+                                               " (" + std::string(to_string(copy_layout)) + " or general)");
+  const std::uint32_t usage = into ? image_usage::transfer_dst : image_usage::transfer_src;
+  if ((spec.usage & usage) == 0)
+    return make_error(errc::invalid_image,
+                      std::string(command) + " made without " + (into ? "transfer-dst" : "transfer-src") + " usage");
+  if (bytes.size != texel_bytes(spec))
+    return make_error(errc::copy_size_mismatch, std::string(command) + ": " + std::to_string(bytes.size) +
+                                                    " bytes for an image of " + std::to_string(texel_bytes(spec)));
+  return {};
+}
+
+result<void> command_list::copy(arena_range source, const image& destination, image_layout layout) {
+  if (auto r = image_copy_checks(destination, layout, source, image_copy::into_image); !r) return r;
+  order({source});
+  return recorded(do_image_copy(destination, layout, source, image_copy::into_image));
+}
+
+result<void> command_list::copy(const image& source, image_layout layout, arena_range destination) {
+  if (auto r = image_copy_checks(source, layout, destination, image_copy::out_of_image); !r) return r;
+  order({destination});
+  return recorded(do_image_copy(source, layout, destination, image_copy::out_of_image));
 }
 
 result<void> command_list::host(host_function function) {
@@ -216,6 +274,8 @@ result<native_commands> command_list::record_native() {
 
 result<void> command_list::end() {
   if (auto r = check_recording("end"); !r) return r;
+  // Transitions no command followed are made all the same.
+  if (!pending_.empty()) record_barrier();
   if (auto r = do_end(); !r) return r;
   state_ = state::executable;
   return {};

@@ -5,6 +5,7 @@
 
 #include "lane.hpp"
 #include "lane_dispatcher.hpp"
+#include "lane_images.hpp"
 #include "submission_plan.hpp"
 
 #include "ferrum/async/post_once.hpp"
@@ -117,6 +118,9 @@ result<void> detail::lane_memory::make(lane& l, const compiled_program& program,
     c.windows_.push_back((*arena)->whole());
     c.memory_[index_of(m)] = std::move(*arena);
   }
+  auto images = detail::make_lane_images(program, bucket, device);
+  if (!images) return images.error();
+  c.images_ = std::move(*images);
   // The binding pool is the upload window's first (compiled_program.hpp).
   gpu::arena& upload = *c.arena_of(memory_class::upload);
   const auto binding_offset = static_cast<std::size_t>(bucket.pool_offsets[recipe.binding_domain]);
@@ -137,8 +141,9 @@ result<void> detail::lane_memory::make(lane& l, const compiled_program& program,
       const lane_use& use = recipe.uses[u];
       const memory_class m = program.domains[use.domain].memory;
       // A class without an arena has no bytes in this bucket (its window
-      // is empty): nor has the resource.
-      gpu::arena* arena = c.arena_of(m);
+      // is empty): nor has the resource. An image has none in any arena
+      // (lane_contents::node_images has it).
+      gpu::arena* arena = program.domains[use.domain].images ? nullptr : c.arena_of(m);
       const gpu::arena_range range =
           arena == nullptr ? gpu::arena_range{}
                            : arena->range(static_cast<std::size_t>(use.offset - c.window_begin_[index_of(m)]),
@@ -223,12 +228,6 @@ result<std::unique_ptr<lane_pool>> lane_pool::make(const compiled_program& progr
                                                    lane_state_factory make_state,
                                                    std::shared_ptr<detail::lane_dispatcher> dispatcher,
                                                    detail::lane_pool_hooks hooks) {
-  // The compiler derives images and their transitions; lanes do not make
-  // them yet, and a wave must not hand out an image's texels as bytes.
-  if (!bucket.lane.images.empty())
-    return make_error(errc::invalid_image, "bucket " + quote_text(bucket.id.str()) + " holds " +
-                                               std::to_string(bucket.lane.images.size()) +
-                                               " images; a lane makes no images yet, so no scheduler runs this plan");
   if (!bucket.binding) return make_error(errc::no_binding_layout, "bucket " + quote_text(bucket.id.str()));
   if (bucket.lane.binding_domain == lane_recipe::no_domain)
     return make_error(errc::missing_domain_layout, "bucket " + quote_text(bucket.id.str()));

@@ -38,7 +38,7 @@ void wave::bind_nodes() noexcept {
     const std::optional<node_binding>& binding = l.node(node);
     contexts_[node].emplace(encode_context{node, binding ? &*binding : nullptr, l.slot(node), l.list(node), id_,
                                            bucket_->id, held_.index(), replay_, &cancel_started_, l.resources(node),
-                                           previous_wave, l.state()});
+                                           previous_wave, l.state(), l.node_images(node)});
   }
 }
 
@@ -57,6 +57,10 @@ void wave::encode_chunk(std::size_t chunk) noexcept {
     if (!replay_) {
       if (auto r = list.begin(barriers.opens(node) ? gpu::list_opening::barrier : gpu::list_opening::by_hazards); !r)
         return fail_encoding(r.error().code, node, r.error().what());
+      // The node's layout changes go into the barrier it opens with.
+      for (const gpu::layout_change& t : l.transitions(node))
+        if (auto r = list.transition(*t.image, t.from, t.to); !r)
+          return fail_encoding(r.error().code, node, r.error().what());
       if (auto r = wave_gpu_time::write(l, list, node, false); !r)
         return fail_encoding(r.error().code, node, r.error().what());
     }

@@ -162,7 +162,12 @@ TEST_CASE("image transitions: transient images share bytes only when their nodes
       CHECK((nodes[a].second < nodes[b].first || nodes[b].second < nodes[a].first));
     }
   CHECK(shared > 0);
-  CHECK(bucket.lane_bytes() < bucket.unaliased_lane_size_bytes);
+  // The texels stand in a window of their own, past the lane's buffer,
+  // which holds none of them.
+  CHECK(bucket.image_window.size < bucket.unaliased_image_bytes);
+  CHECK(bucket.image_window.begin >= bucket.lane_bytes());
+  CHECK(bucket.lane_bytes() == 4);
+  for (const lane_use& u : lane.uses) CHECK(u.offset >= bucket.image_window.begin);
 }
 
 TEST_CASE("image transitions: a saved program loads with the same images and transitions", "[binding][image]") {

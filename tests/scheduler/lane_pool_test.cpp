@@ -1,4 +1,5 @@
 #include "held_lanes.hpp"
+#include "image_copy_plan.hpp"
 #include "scheduler_support.hpp"
 
 #include "ferrum/scheduler/async_acquire.hpp"
@@ -296,27 +297,43 @@ TEST_CASE("lane_pool: a bucket without binding nodes has no layout to bind and i
   CHECK(pool.error() == errc::no_binding_layout);
 }
 
-TEST_CASE("lane_pool: a bucket with images is refused with invalid_image: a lane makes none yet", "[scheduler]") {
-  ferrum::plan p = ferrum::test::plan_builder()
-                       .binding_node("node/draw", "resource/draw.args", 16)
-                       .bucket("frame", {64, 32, 1}, {{"pool/bindings", 0, 4096}, {"pool/targets", 0, 1 << 20}})
-                       .build();
-  p.format = ferrum::plan_format::v2;
-  ferrum::resource_descriptor color;
-  color.id = ferrum::test::id<ferrum::resource_id>("image/color");
-  color.pool = ferrum::test::id<ferrum::pool_id>("pool/targets");
-  color.image = ferrum::image_desc{ferrum::image_format::rgba8_unorm, true};
-  p.resources.push_back(color);
-  p.nodes[0].resources.push_back(color.id);
-  p.nodes[0].access = {ferrum::resource_access::read, ferrum::resource_access::color_attachment};
-  auto program = ferrum::compile(p);
-  REQUIRE(program.has_value());
-  REQUIRE(program->buckets[0].lane.images.size() == 1);
+TEST_CASE("lane_pool: a lane places its images by the device's sizes, two transients sharing memory",
+          "[scheduler][image]") {
+  const ferrum::compiled_program program = ferrum::test::compile_ok(ferrum::test::image_copy_plan(2));
   auto device = ::test::null_device();
-  const auto pool = lane_pool::create(*program, program->buckets[0], *device);
-  REQUIRE_FALSE(pool.has_value());
-  CHECK(pool.error() == errc::invalid_image);
-  CHECK(pool.error().detail.find("'frame@64x32x1' holds 1 images") != std::string::npos);
+  const auto pool = ferrum::lane_pool::create(program, program.buckets[0], *device);
+  REQUIRE(pool.has_value());
+  const held_lane lease = take_free(**pool);
+  const ferrum::lane_images& images = lease->images();
+  REQUIRE(images.memory != nullptr);
+  REQUIRE(images.memory->size() == 3);
+  // The null device's 4 KiB pages: a and b share one, the history has its own.
+  CHECK(images.bytes == 2 * 4096);
+  CHECK(images.unaliased_bytes == 3 * 4096);
+  const ferrum::lane_recipe& recipe = program.buckets[0].lane;
+  for (std::size_t i = 0; i < 3; ++i) {
+    const ferrum::gpu::image& img = images.memory->at(i);
+    CHECK(img.spec().width == ferrum::test::image_width);
+    CHECK(img.spec().height == ferrum::test::image_height);
+    CHECK(img.spec().usage == (ferrum::gpu::image_usage::transfer_src | ferrum::gpu::image_usage::transfer_dst));
+  }
+  // Pools in id order: the history's page, then the one a and b share.
+  REQUIRE(recipe.images[0].resource.view() == "image/history");
+  CHECK(images.memory->at(0).offset() == 0);
+  CHECK(images.memory->at(1).offset() == 4096);
+  CHECK(images.memory->at(2).offset() == 4096);
+  // Per node its images, in the plan's order, and its transitions.
+  REQUIRE(lease->node_images(0).size() == 2);
+  CHECK(lease->node_images(0)[0].id->view() == "image/a");
+  CHECK(lease->node_images(0)[1].layout == ferrum::image_layout::transfer_dst);
+  CHECK(lease->transitions(0).size() == 2);
+  CHECK(lease->transitions(3).size() == 2);
+  std::size_t transitions = 0;
+  for (std::size_t n = 0; n < 4; ++n) transitions += lease->transitions(n).size();
+  CHECK(transitions == recipe.transitions.size());
+  // Image uses have no bytes in the lane's arenas.
+  for (const ferrum::node_resource& r : lease->resources(0))
+    if (r.id->view().starts_with("image/")) CHECK(r.range.empty());
 }
 
 TEST_CASE("lane_pool: a bucket whose lane recipe names no binding domain is missing_domain_layout", "[scheduler]") {

@@ -14,6 +14,13 @@
 
 namespace ferrum {
 
+// The largest extent and layer count a plan may declare and a device is
+// asked for: what desktop GPUs support (maxImageDimension2D is 16384 on
+// every one, 4096 the least Vulkan allows, which a device checks;
+// maxImageArrayLayers 256 or more everywhere).
+inline constexpr std::uint32_t max_image_extent = 16384;
+inline constexpr std::uint32_t max_image_layers = 256;
+
 // A closed set: the formats every Vulkan device supports for what ferrum
 // lets a plan do with them (docs/plan-format.md, "Images").
 enum class image_format : std::uint8_t { rgba8_unorm, bgra8_unorm, rgba16_float, r32_float, d32_float };

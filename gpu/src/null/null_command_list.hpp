@@ -5,6 +5,7 @@
 #include "ferrum/gpu/command_list.hpp"
 
 #include "null/null_arena.hpp"
+#include "null/null_image.hpp"
 #include "null/null_kernel.hpp"
 #include "null/null_timestamp_pool.hpp"
 
@@ -31,8 +32,14 @@ struct command {
   // `barrier`: a list's last barrier, which no command of the list followed
   // (a stage-in list: stage, then barrier). It runs nothing; it carries the
   // barrier, so that it orders the next lists' commands after the list's.
-  enum class op { dispatch, fill, copy, stage, host, timestamp, barrier } kind = op::host;
+  // `transition`: a layout change in a barrier (it stands alone: run
+  // after the commands before the barrier, before those after it).
+  enum class op { dispatch, fill, copy, stage, host, timestamp, barrier, transition, image_copy } kind = op::host;
   const null_kernel* kernel = nullptr;
+  const null_image* image = nullptr;
+  image_layout from = image_layout::undefined;  // a transition's; an image copy's layout
+  image_layout to = image_layout::undefined;
+  image_copy direction = image_copy::into_image;
   const null_timestamp_pool* timestamps = nullptr;
   arena_range first;
   arena_range second;
@@ -67,7 +74,25 @@ struct command {
         break;
       case op::barrier:
         break;
+      case op::transition:
+        image->check(from, "a transition");
+        image->set_layout(to);
+        break;
+      case op::image_copy:
+        if (direction == image_copy::into_image) {
+          image->check(from, "a copy into an image");
+          std::memcpy(image->texels().data(), bytes_of(first).data(), first.size);
+        } else {
+          image->check(from, "a copy out of an image");
+          std::memcpy(bytes_of(first).data(), image->texels().data(), first.size);
+        }
+        break;
     }
+  }
+
+  // Runs alone in a reordered stretch (null_device_options::reorder_unordered).
+  [[nodiscard]] bool alone() const noexcept {
+    return kind == op::host || kind == op::timestamp || kind == op::transition;
   }
 };
 
@@ -116,6 +141,15 @@ class null_command_list final : public command_list {
     (void)target;
     return make_error(errc::unsupported_command, "the null device has no images to copy into");
   }
+  result<void> do_image_copy(const gpu::image& img, image_layout layout, arena_range bytes,
+                             image_copy direction) override {
+    command& c = add(command::op::image_copy);
+    c.image = static_cast<const null_image*>(&img);
+    c.from = layout;
+    c.first = bytes;
+    c.direction = direction;
+    return {};
+  }
   result<void> do_host(host_function function) override {
     add(command::op::host).function = function;
     return {};
@@ -138,8 +172,18 @@ class null_command_list final : public command_list {
   }
   // The worker runs commands one after another, each seeing every earlier
   // one's writes, unless it reorders what no barrier orders: the barrier is
-  // marked on the next command (or, at the end, on a barrier command).
-  void do_barrier() noexcept override { barrier_due_ = true; }
+  // marked on the next command (or, at the end, on a barrier command). Its
+  // layout changes are commands that each stand alone, after it.
+  void do_barrier(std::span<const layout_change> changes) noexcept override {
+    barrier_due_ = true;
+    for (const layout_change& change : changes) {
+      command& c = add(command::op::transition);
+      c.image = static_cast<const null_image*>(change.image);
+      c.from = change.from;
+      c.to = change.to;
+    }
+    if (!changes.empty()) barrier_due_ = true;
+  }
 
  private:
   command& add(command::op kind) {

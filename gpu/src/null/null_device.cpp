@@ -3,6 +3,7 @@
 // its arenas, kernels, command lists and timestamp pools; starting and
 // stopping its queues' workers (null_queue.cpp).
 #include "null/null_device.hpp"
+#include "null/null_image.hpp"
 
 #include "null/null_arena.hpp"
 #include "null/null_command_list.hpp"
@@ -75,6 +76,31 @@ result<std::unique_ptr<arena>> null_device_impl::do_create_arena(std::size_t byt
     }
   }
   return std::unique_ptr<arena>(new null_arena(*this, storage, staging, bytes, *cls));
+}
+
+result<gpu::image_requirements> null_device_impl::do_image_requirements(const image_spec& spec) {
+  return null_image_requirements(spec);
+}
+
+result<std::unique_ptr<image_memory>> null_device_impl::do_create_image_memory(std::span<const placed_image> images,
+                                                                               std::uint64_t bytes) {
+  return std::unique_ptr<image_memory>(std::make_unique<null_image_memory>(*this, *this, images, bytes));
+}
+
+image_layout_report null_device_impl::image_layout_errors() const {
+  const std::lock_guard lock(layout_mutex_);
+  return layout_errors_;
+}
+
+void null_device_impl::report_image_layout(std::string what) noexcept {
+  const std::lock_guard lock(layout_mutex_);
+  ++layout_errors_.count;
+  if (layout_errors_.first.size() >= image_layout_report::kept) return;
+  try {
+    layout_errors_.first.push_back(std::move(what));
+  } catch (...) {
+    // Out of memory: counted, not kept.
+  }
 }
 
 result<std::unique_ptr<kernel>> null_device_impl::do_create_kernel(const kernel_source& source) {

@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <vector>
 
 namespace ferrum::gpu::null_detail {
@@ -27,6 +29,10 @@ class null_device_impl final : public null_device {
   void lose() noexcept override {
     for (const auto& q : queues_) q->own_timeline().fail(make_error_code(errc::device_lost));
   }
+  [[nodiscard]] image_layout_report image_layout_errors() const override;
+
+  // A worker met an image in another layout than its command expects.
+  void report_image_layout(std::string what) noexcept;
 
   [[nodiscard]] const null_device_options& options() const noexcept { return options_; }
   void count(fault_kind kind) noexcept {
@@ -38,6 +44,9 @@ class null_device_impl final : public null_device {
  protected:
   result<std::unique_ptr<arena>> do_create_arena(std::size_t bytes, std::optional<memory_class> cls) override;
   result<std::unique_ptr<kernel>> do_create_kernel(const kernel_source& source) override;
+  result<gpu::image_requirements> do_image_requirements(const image_spec& spec) override;
+  result<std::unique_ptr<image_memory>> do_create_image_memory(std::span<const placed_image> images,
+                                                               std::uint64_t bytes) override;
   result<std::unique_ptr<command_list>> do_create_command_list(queue_kind kind) override;
   result<std::unique_ptr<semaphore>> do_create_semaphore(semaphore_kind kind) override;
   result<std::unique_ptr<timestamp_pool>> do_create_timestamp_pool(std::uint32_t slots, timestamp_clock&) override;
@@ -51,6 +60,9 @@ class null_device_impl final : public null_device {
   std::atomic<std::uint64_t> delays_{0};
   std::atomic<std::uint64_t> hangs_{0};
   std::atomic<std::uint64_t> losses_{0};
+
+  mutable std::mutex layout_mutex_;
+  image_layout_report layout_errors_;
 };
 
 }  // namespace ferrum::gpu::null_detail

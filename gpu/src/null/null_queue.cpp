@@ -37,9 +37,10 @@ void run_back(std::span<command_list* const> lists, std::size_t first_list, std:
 // null_device_options::reorder_unordered: each stretch between two ordering
 // points runs last to first. A barrier begins a stretch (a list's trailing
 // one too, as the barrier command that ends the list: its stretch goes on
-// into the next lists); a host function or a timestamp stands alone,
-// after everything before it (a GPU's timestamp waits for every earlier
-// command). Submissions run one after another, so a stretch ends with its
+// into the next lists); a host function, a timestamp or a layout
+// transition stands alone, after everything before it (a GPU's timestamp
+// waits for every earlier command; a transition is made in its barrier).
+// Submissions run one after another, so a stretch ends with its
 // submission.
 void run_reordered(std::span<command_list* const> lists) noexcept {
   std::size_t first_list = 0;
@@ -47,7 +48,7 @@ void run_reordered(std::span<command_list* const> lists) noexcept {
   for (std::size_t l = 0; l < lists.size(); ++l) {
     const auto commands = static_cast<const null_command_list*>(lists[l])->commands();
     for (std::size_t k = 0; k < commands.size(); ++k) {
-      const bool alone = commands[k].kind == command::op::host || commands[k].kind == command::op::timestamp;
+      const bool alone = commands[k].alone();
       if (!commands[k].after_barrier && !alone) continue;
       run_back(lists, first_list, first_command, l, k);
       first_list = l;

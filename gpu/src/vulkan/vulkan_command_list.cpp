@@ -2,6 +2,7 @@
 
 #include "vulkan/vk_result.hpp"
 #include "vulkan/vulkan_arena.hpp"
+#include "vulkan/vulkan_image.hpp"
 #include "vulkan/vulkan_kernel.hpp"
 #include "vulkan/vulkan_timestamp_pool.hpp"
 
@@ -102,10 +103,60 @@ result<void> vulkan_command_list::do_begin() {
   return {};
 }
 
-void vulkan_command_list::do_barrier() noexcept {
+void vulkan_command_list::do_barrier(std::span<const layout_change> changes) noexcept {
   // A pipeline barrier's first scope covers every command earlier in
   // submission order, including earlier lists and submissions on the queue.
-  memory_barrier(buffer_, device_stages(), device_writes(), device_stages(), device_accesses());
+  if (changes.empty()) {
+    memory_barrier(buffer_, device_stages(), device_writes(), device_stages(), device_accesses());
+    return;
+  }
+  VkMemoryBarrier global{};
+  global.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+  global.srcAccessMask = device_writes();
+  global.dstAccessMask = device_accesses();
+  VkPipelineStageFlags source_stages = device_stages();
+  VkPipelineStageFlags destination_stages = device_stages();
+  // A barrier holds a few transitions (a node's images): on the stack.
+  constexpr std::size_t batch = 16;
+  std::array<VkImageMemoryBarrier, batch> images{};
+  std::size_t count = 0;
+  for (const layout_change& change : changes) {
+    const auto& img = static_cast<const vulkan_image&>(*change.image);
+    const vk_scope from = vk_layout_scope(change.from, context_.graphics, context_.transfer_only, true);
+    const vk_scope to = vk_layout_scope(change.to, context_.graphics, context_.transfer_only, false);
+    source_stages |= from.stages;
+    destination_stages |= to.stages;
+    VkImageMemoryBarrier& b = images[count++];
+    b.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
+    b.srcAccessMask = from.accesses;
+    b.dstAccessMask = to.accesses;
+    b.oldLayout = vulkan_layout(change.from);
+    b.newLayout = vulkan_layout(change.to);
+    b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    b.image = img.handle();
+    b.subresourceRange = {vk_aspect(img.spec().format), 0, img.spec().mips, 0, img.spec().layers};
+    if (count == batch || &change == &changes.back()) {
+      vkCmdPipelineBarrier(buffer_, source_stages, destination_stages, 0, 1, &global, 0, nullptr,
+                           static_cast<std::uint32_t>(count), images.data());
+      count = 0;
+    }
+  }
+}
+
+result<void> vulkan_command_list::do_image_copy(const image& img, image_layout layout, arena_range bytes,
+                                                image_copy direction) {
+  const image_spec& spec = img.spec();
+  VkBufferImageCopy region{};
+  region.bufferOffset = bytes.offset;
+  region.imageSubresource = {vk_aspect(spec.format), 0, 0, spec.layers};
+  region.imageExtent = {spec.width, spec.height, 1};
+  const VkImage handle = static_cast<const vulkan_image&>(img).handle();
+  if (direction == image_copy::into_image)
+    vkCmdCopyBufferToImage(buffer_, arena_of(bytes).buffer(), handle, vulkan_layout(layout), 1, &region);
+  else
+    vkCmdCopyImageToBuffer(buffer_, handle, vulkan_layout(layout), arena_of(bytes).buffer(), 1, &region);
+  return {};
 }
 
 result<void> vulkan_command_list::do_dispatch(const kernel& k, arena_range primary, arena_range secondary,

@@ -12,7 +12,9 @@
 //
 // Memory dependencies: a barrier (command_list::do_barrier) is a global one,
 // compute and transfer writes before it -> compute and transfer reads and
-// writes after it; one making compute and transfer writes available to the
+// writes after it, with an image barrier per layout change in it (its
+// scopes widened by the stages and accesses of the layouts it leaves and
+// enters); one making compute and transfer writes available to the
 // host closes the recording, so the host reads them once the submission's timeline
 // value is reached. A copy into an image (copy_to_image) brings its own
 // barriers: the arena's earlier writes -> the copy's read, the image to
@@ -43,6 +45,8 @@ class vulkan_command_list final : public command_list {
     // The family has neither graphics nor compute (a transfer queue's own):
     // its barriers name transfer stages only.
     bool transfer_only = false;
+    // The family has graphics: image barriers may name graphics stages.
+    bool graphics = false;
     // Why the family cannot record timestamps (nullptr: it can).
     const char* no_timestamps = nullptr;
     VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
@@ -77,7 +81,8 @@ class vulkan_command_list final : public command_list {
   result<void> do_timestamp(const timestamp_pool& pool, std::uint32_t slot) override;
   result<void> do_end() override;
   result<native_commands> do_native() override;
-  void do_barrier() noexcept override;
+  result<void> do_image_copy(const image& img, image_layout layout, arena_range bytes, image_copy direction) override;
+  void do_barrier(std::span<const layout_change> changes) noexcept override;
 
  private:
   vulkan_command_list(const gpu::device& owner, queue_kind kind, const context& c, VkCommandPool pool,

@@ -3,10 +3,12 @@
 #include "vulkan/vk_result.hpp"
 #include "vulkan/vulkan_arena.hpp"
 #include "vulkan/vulkan_command_list.hpp"
+#include "vulkan/vulkan_image.hpp"
 #include "vulkan/vulkan_kernel.hpp"
 #include "vulkan/vulkan_semaphore.hpp"
 #include "vulkan/vulkan_timestamp_pool.hpp"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <optional>
@@ -209,6 +211,21 @@ result<std::unique_ptr<kernel>> vulkan_device::do_create_kernel(const kernel_sou
   return vulkan_kernel::create(*this, objects_->device, objects_->pipeline_layout, source);
 }
 
+result<gpu::image_requirements> vulkan_device::do_image_requirements(const image_spec& spec) {
+  return vulkan_image_requirements(arena_context(), spec);
+}
+
+result<std::unique_ptr<image_memory>> vulkan_device::do_create_image_memory(std::span<const placed_image> images,
+                                                                            std::uint64_t bytes) {
+  auto made = vulkan_image_memory::create(*this, arena_context(), images, bytes);
+  if (!made) return made.error();
+  if (std::any_of(images.begin(), images.end(),
+                  [](const placed_image& p) { return p.layout != image_layout::undefined; })) {
+    if (auto r = set_up_layouts(images, *made); !r) return r.error();
+  }
+  return made;
+}
+
 result<std::unique_ptr<command_list>> vulkan_device::do_create_command_list(queue_kind kind) {
   const vulkan_physical_device& physical = objects_->physical;
   const auto& q = static_cast<const vulkan_queue&>(queue(kind));
@@ -219,6 +236,7 @@ result<std::unique_ptr<command_list>> vulkan_device::do_create_command_list(queu
   c.queue_family = q.family();
   c.pipeline_layout = objects_->pipeline_layout;
   c.max_workgroups = limits().max_workgroups;
+  c.graphics = q.index() == 0 && physical.graphics_family;
   if (q.index() != 0 && physical.transfer_only_family) {
     c.transfer_only = true;
     c.no_timestamps = "the transfer queue's family has neither graphics nor compute, which copying query results needs";

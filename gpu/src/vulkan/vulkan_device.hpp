@@ -96,6 +96,9 @@ class vulkan_device final : public device {
  protected:
   result<std::unique_ptr<arena>> do_create_arena(std::size_t bytes, std::optional<memory_class> cls) override;
   result<std::unique_ptr<kernel>> do_create_kernel(const kernel_source& source) override;
+  result<gpu::image_requirements> do_image_requirements(const image_spec& spec) override;
+  result<std::unique_ptr<image_memory>> do_create_image_memory(std::span<const placed_image> images,
+                                                               std::uint64_t bytes) override;
   result<std::unique_ptr<command_list>> do_create_command_list(queue_kind kind) override;
   result<std::unique_ptr<semaphore>> do_create_semaphore(semaphore_kind kind) override;
   result<std::unique_ptr<timestamp_pool>> do_create_timestamp_pool(std::uint32_t slots,
@@ -113,6 +116,19 @@ class vulkan_device final : public device {
   // running it, `a` and the list are retired until the value (vulkan_device_fill.cpp).
   // Errors: device_lost, device_shut_down, out_of_*_memory, vulkan_error.
   [[nodiscard]] result<void> zero_on_gpu(std::unique_ptr<arena>& a);
+  // Puts each of `images` (made in `memory`, in order) whose layout is not
+  // undefined in that layout, the same way: a list of transitions,
+  // submitted and waited for (vulkan_device_fill.cpp). Errors: as zero_on_gpu.
+  [[nodiscard]] result<void> set_up_layouts(std::span<const placed_image> images,
+                                            std::unique_ptr<image_memory>& memory);
+  // A list `record` fills, submitted to the compute queue with its next
+  // value and waited for; on an error after the submission that leaves the
+  // GPU maybe still running it, the list and `reached` are retired until the
+  // value. Errors: as zero_on_gpu, each naming `what`.
+  template <class Record, class Object>
+  [[nodiscard]] result<void> run_once(const std::string& what, Record record, std::unique_ptr<Object>& reached);
+  void retire_reached(std::unique_ptr<arena> a, std::uint64_t value) { retire(std::move(a), value); }
+  void retire_reached(std::unique_ptr<image_memory> memory, std::uint64_t value);
   // Anchors clock_ once from a submission of one timestamp, bracketed by
   // steady_clock (the best of a few tries); returns its uncertainty.
   [[nodiscard]] result<std::chrono::nanoseconds> calibrate_once();

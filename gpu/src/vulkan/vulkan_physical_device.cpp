@@ -126,6 +126,8 @@ inspection inspect(VkPhysicalDevice handle, std::optional<std::uint32_t> family)
   largest -= largest % 4;
   out.device.limits.max_arena_bytes = static_cast<std::size_t>(largest);
   out.device.limits.max_workgroups = properties.properties.limits.maxComputeWorkGroupCount[0];
+  out.device.limits.max_image_extent = std::min(max_image_extent, properties.properties.limits.maxImageDimension2D);
+  out.device.graphics_family = (families[out.device.queue_family].queueFlags & VK_QUEUE_GRAPHICS_BIT) != 0;
   out.device.timestamp_valid_bits = families[out.device.queue_family].timestampValidBits;
   out.device.transfer_timestamp_valid_bits = families[out.device.transfer_family].timestampValidBits;
   out.device.timestamp_period = properties.properties.limits.timestampPeriod;

@@ -36,6 +36,8 @@ struct vulkan_physical_device {
   std::uint32_t transfer_queue_index = 0;
   // transfer_family has neither graphics nor compute.
   bool transfer_only_family = false;
+  // queue_family has graphics (its barriers may name graphics stages).
+  bool graphics_family = false;
   std::uint32_t transfer_timestamp_valid_bits = 0;
   VkPhysicalDeviceMemoryProperties memory{};
   device_limits limits;

@@ -7,6 +7,7 @@ set(ferrum_gpu_vulkan_sources
   src/vulkan/vulkan_descriptor_pool.cpp
   src/vulkan/vulkan_device.cpp
   src/vulkan/vulkan_device_fill.cpp
+  src/vulkan/vulkan_image.cpp
   src/vulkan/vulkan_instance.cpp
   src/vulkan/vulkan_kernel.cpp
   src/vulkan/vulkan_physical_device.cpp

@@ -70,6 +70,14 @@ struct compiled_bucket {
   // the lane, the binding backing slices (ferrum/binding/lane_recipe.hpp).
   lane_recipe lane;
   std::array<memory_window, memory_class_count> windows{};
+  // The image pools' window, past every other (docs/design.md, "Images"):
+  // each image's texels, tightly packed, where its pool's layout puts them.
+  // A lane holds none of it — it places its images in image memory of their
+  // own, by the device's sizes (place_lane_images) — but the offsets keep
+  // images that may not share memory apart for the barrier sweep, and its
+  // size, against `unaliased_image_bytes`, is what aliasing saves in texels.
+  memory_window image_window;
+  std::uint64_t unaliased_image_bytes = 0;
 
   // The window of a class.
   [[nodiscard]] const memory_window& window(memory_class c) const noexcept { return windows[index_of(c)]; }

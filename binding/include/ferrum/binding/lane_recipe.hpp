@@ -11,6 +11,7 @@
 
 #include "ferrum/binding/execution_binding.hpp"
 #include "ferrum/binding/plan.hpp"
+#include "ferrum/binding/wave_layout.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -50,6 +51,10 @@ struct lane_import {
 // a device derives its usage flags from), and the layout it is in when a
 // wave starts — undefined, except for a persistent image, which is in the
 // layout its last use leaves (the lane puts it there when it is made).
+// `aliasable`: an invocation image of an interval pool, which may share
+// image memory with the pool's other aliasable images whose live intervals
+// (`live`, the pool's: its first and last node, extended across queues) do
+// not overlap (place_lane_images, ferrum/binding/image_placement.hpp).
 struct lane_image {
   resource_id resource;
   std::size_t domain = 0;  // as lane_use's
@@ -58,6 +63,8 @@ struct lane_image {
   allocation_lifetime lifetime = allocation_lifetime::invocation;
   std::uint32_t accesses = 0;
   image_layout initial = image_layout::undefined;
+  bool aliasable = false;
+  live_interval live{};
 
   [[nodiscard]] bool takes(resource_access a) const noexcept {
     return (accesses & (1u << static_cast<unsigned>(a))) != 0;

@@ -21,6 +21,10 @@ struct pool_domain {
   // Where its memory lives: declared in the plan's pool options, else
   // derived (upload for the binding pool, device for the others).
   memory_class memory = memory_class::device;
+  // Whether its members are images (a pool holds images or buffers, not
+  // both): a lane places them in image memory of its own (docs/design.md,
+  // "Images"), and its arena's bytes only stand for their texels.
+  bool images = false;
   // Indices into plan::resources, in resource id order.
   std::vector<std::size_t> members;
 };

@@ -44,6 +44,7 @@ struct live_interval {
   std::size_t first = 0;
   std::size_t last = 0;
   [[nodiscard]] bool overlaps(const live_interval& o) const noexcept { return first <= o.last && o.first <= last; }
+  friend bool operator==(const live_interval&, const live_interval&) = default;
 };
 
 // What one wave claims of a pool.

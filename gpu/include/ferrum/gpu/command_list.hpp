@@ -33,6 +33,7 @@
 
 #include "ferrum/error.hpp"
 #include "ferrum/gpu/arena.hpp"
+#include "ferrum/gpu/image.hpp"
 #include "ferrum/gpu/kernel.hpp"
 #include "ferrum/gpu/timestamp_pool.hpp"
 #include "ferrum/queue_kind.hpp"
@@ -41,6 +42,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <span>
+#include <vector>
 
 namespace ferrum::gpu {
 
@@ -74,6 +76,16 @@ struct image_target {
 struct native_commands {
   std::uint64_t command_buffer = 0;
 };
+
+// A layout change of one image (command_list::transition).
+struct layout_change {
+  const gpu::image* image = nullptr;
+  image_layout from = image_layout::undefined;
+  image_layout to = image_layout::undefined;
+};
+
+// Which way an image copy goes (command_list::copy with an image).
+enum class image_copy : std::uint8_t { into_image, out_of_image };
 
 // How a recording orders its first command against the commands before it
 // on the queue (earlier lists of the submission, earlier submissions):
@@ -109,6 +121,30 @@ class command_list {
   // Copies `source` into `destination` (same size, not overlapping). Errors: as
   // dispatch, copy_size_mismatch, overlapping_copy.
   [[nodiscard]] result<void> copy(arena_range source, arena_range destination);
+
+  // Changes `img`'s layout from `from` (undefined: its contents are
+  // discarded, as for an image's first use, or one whose memory another
+  // image used) to `to`, in the barrier before the list's next command (the
+  // one that command opens with, or one of its own; every transition
+  // recorded before a command goes into that one barrier), or at end() when
+  // no command follows. The caller knows the layout the image is in (the
+  // null device counts a `from` that is not: null_device::
+  // image_layout_errors). Errors: command_list_state, foreign_object,
+  // invalid_image (`to` undefined, or a layout the image's usage does not
+  // allow: usage_allows).
+  [[nodiscard]] result<void> transition(const image& img, image_layout from, image_layout to);
+
+  // Copies `source` into `destination`, or `source` (an image) into
+  // `destination` (a range): level 0 of every layer, rows tightly packed,
+  // texel_bytes(spec) bytes; the image is in `layout` when the copy runs
+  // (transfer-dst or general into it, transfer-src or general out of it),
+  // with the usage the copy needs. Ordered as any command. Errors:
+  // command_list_state, foreign_object, range_out_of_bounds,
+  // misaligned_range (also a range not at a multiple of the texel's size),
+  // range_not_granted, copy_size_mismatch, invalid_image (a layout or usage
+  // the copy cannot take).
+  [[nodiscard]] result<void> copy(arena_range source, const image& destination, image_layout layout);
+  [[nodiscard]] result<void> copy(const image& source, image_layout layout, arena_range destination);
 
   // Copies `source` — width * height * 4 bytes, rows tightly packed — into
   // the whole of `target`, a presentable image (ferrum/gpu/swapchain.hpp):
@@ -208,14 +244,19 @@ class command_list {
   // direction of its class.
   virtual result<void> do_stage(const arena& a) = 0;
   virtual result<void> do_copy_to_image(arena_range source, const image_target& target) = 0;
+  // A copy between `bytes` and the whole of `img` (level 0, every layer),
+  // which is in `layout`, the way `direction` says.
+  virtual result<void> do_image_copy(const image& img, image_layout layout, arena_range bytes,
+                                     image_copy direction) = 0;
   virtual result<void> do_host(host_function function) = 0;
   virtual result<void> do_timestamp(const timestamp_pool& pool, std::uint32_t slot) = 0;
   virtual result<void> do_end() = 0;
   // The command buffer, past the checks and the ordering above.
   virtual result<native_commands> do_native() = 0;
   // Records a barrier: every command before it in submission order
-  // completes, and its writes are seen, before any command after it.
-  virtual void do_barrier() noexcept = 0;
+  // completes, and its writes are seen, before any command after it; and
+  // `changes` (possibly none) are made in it.
+  virtual void do_barrier(std::span<const layout_change> changes) noexcept = 0;
 
  private:
   friend class queue;
@@ -234,6 +275,10 @@ class command_list {
   // this list came before it, or the list opened with one) or a range lies
   // outside the grants.
   void order(std::initializer_list<arena_range> ranges) noexcept;
+  // Records a barrier now, with the pending layout changes.
+  void record_barrier() noexcept;
+  [[nodiscard]] result<void> image_copy_checks(const image& img, image_layout layout, arena_range bytes,
+                                               image_copy direction) const;
 
   // Whether the last submission's value is reached (true when never submitted).
   [[nodiscard]] bool last_submission_reached() const noexcept;
@@ -249,6 +294,8 @@ class command_list {
   std::uint64_t previous_value_ = 0;  // restored when a submission fails
   const gpu::queue* previous_on_ = nullptr;
   std::span<const arena_range> granted_;
+  // Transitions for the next barrier (capacity kept across begin()).
+  std::vector<layout_change> pending_;
 };
 
 }  // namespace ferrum::gpu

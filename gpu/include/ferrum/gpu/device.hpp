@@ -30,6 +30,7 @@
 #include "ferrum/error.hpp"
 #include "ferrum/gpu/arena.hpp"
 #include "ferrum/gpu/command_list.hpp"
+#include "ferrum/gpu/image.hpp"
 #include "ferrum/gpu/kernel.hpp"
 #include "ferrum/gpu/queue.hpp"
 #include "ferrum/gpu/semaphore.hpp"
@@ -54,6 +55,9 @@ struct device_limits {
   std::size_t max_arena_bytes = 0;
   // The most workgroups one dispatch launches (a shader loops over the rest).
   std::uint32_t max_workgroups = 0;
+  // The widest and tallest image the device makes (at most
+  // ferrum::max_image_extent).
+  std::uint32_t max_image_extent = ferrum::max_image_extent;
 };
 
 // Anything else an owner hands to device::retire: its destructor runs once
@@ -92,6 +96,24 @@ class device {
   // and waited for. Errors: as create_arena(bytes); invalid_memory_class
   // for `imported`, which is an engine's buffer (gpu::import_vulkan_buffer).
   [[nodiscard]] result<std::unique_ptr<arena>> create_arena(std::size_t bytes, memory_class cls);
+
+  // The image memory an image of `spec` takes (ferrum/gpu/image.hpp).
+  // Errors: invalid_image (check_image_spec's, or wider or taller than
+  // limits().max_image_extent), device_lost.
+  [[nodiscard]] result<gpu::image_requirements> image_requirements(const image_spec& spec);
+
+  // One block of `bytes` bytes of device-local memory holding `images`, each
+  // bound at its offset (inside the block, at its requirements' alignment;
+  // images may overlap), with a view of the whole image, each in its
+  // placed layout once this returns (on Vulkan, by a list of transitions
+  // submitted to the compute queue with its next value and waited for, as
+  // an arena's zero-fill is). Errors: invalid_image (a spec as image_requirements, an
+  // image outside the block or misaligned, no image), out_of_device_memory,
+  // out_of_host_memory, vulkan_feature_missing (no memory type holds them
+  // all), device_lost, vulkan_error; invalid_image also for a placed
+  // layout its usage does not allow (usage_allows).
+  [[nodiscard]] result<std::unique_ptr<image_memory>> create_image_memory(std::span<const placed_image> images,
+                                                                          std::uint64_t bytes);
 
   // The device's form of `source`. Errors: invalid_kernel (no code for this
   // device, bad SPIR-V, local_size_x outside 1..1024),
@@ -179,6 +201,11 @@ class device {
   // `cls`, or nullopt for create_arena(bytes)'s arena.
   virtual result<std::unique_ptr<arena>> do_create_arena(std::size_t bytes, std::optional<memory_class> cls) = 0;
   virtual result<std::unique_ptr<kernel>> do_create_kernel(const kernel_source& source) = 0;
+  // Called with `spec` checked (check_image_spec).
+  virtual result<gpu::image_requirements> do_image_requirements(const image_spec& spec) = 0;
+  // Called with every spec checked and placed inside the block at its alignment.
+  virtual result<std::unique_ptr<image_memory>> do_create_image_memory(std::span<const placed_image> images,
+                                                                       std::uint64_t bytes) = 0;
   virtual result<std::unique_ptr<command_list>> do_create_command_list(queue_kind kind) = 0;
   virtual result<std::unique_ptr<semaphore>> do_create_semaphore(semaphore_kind kind) = 0;
   // Called under the device's timestamp lock, with the timestamps supported;

@@ -35,6 +35,8 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace ferrum::gpu {
 
@@ -67,6 +69,14 @@ struct fault_counts {
   std::uint64_t delay = 0;
   std::uint64_t hang = 0;
   std::uint64_t lost = 0;
+};
+
+// The commands that met an image in another layout than they expected
+// (null_device::image_layout_errors): how many, and the first few.
+struct image_layout_report {
+  static constexpr std::size_t kept = 8;
+  std::uint64_t count = 0;
+  std::vector<std::string> first;
 };
 
 struct null_device_options {
@@ -123,6 +133,12 @@ class null_device : public device {
 
   // Loses the device (every queue) now, as an injected `lost` fault would.
   virtual void lose() noexcept = 0;
+
+  // Every command so far that met an image in another layout than the one
+  // it expects (a transition's `from`, a copy's layout): what the
+  // validation layers report on Vulkan. The command runs all the same, as
+  // on a GPU, where the image's contents are then undefined.
+  [[nodiscard]] virtual image_layout_report image_layout_errors() const = 0;
 
  protected:
   using device::device;

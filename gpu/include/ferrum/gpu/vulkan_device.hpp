@@ -136,6 +136,16 @@ struct vulkan_native_handles {
 [[nodiscard]] inline VkBuffer vulkan_buffer(std::uint64_t native_handle) noexcept {
   return reinterpret_cast<VkBuffer>(static_cast<std::uintptr_t>(native_handle));
 }
+// An image's VkImage and VkImageView (image::native_handle, native_view),
+// and the VkFormat and VkImageLayout of ferrum's terms (ferrum/image.hpp).
+[[nodiscard]] inline VkImage vulkan_image_handle(const image& i) noexcept {
+  return reinterpret_cast<VkImage>(static_cast<std::uintptr_t>(i.native_handle()));
+}
+[[nodiscard]] inline VkImageView vulkan_image_view(const image& i) noexcept {
+  return reinterpret_cast<VkImageView>(static_cast<std::uintptr_t>(i.native_view()));
+}
+[[nodiscard]] VkFormat vulkan_format(image_format f) noexcept;
+[[nodiscard]] VkImageLayout vulkan_layout(image_layout l) noexcept;
 
 // The handles of `d`, or none when `d` is not a Vulkan device.
 [[nodiscard]] std::optional<vulkan_native_handles> native_handles(const device& d) noexcept;

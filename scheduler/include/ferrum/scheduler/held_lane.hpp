@@ -46,6 +46,22 @@ class lane_dispatcher;
 struct lane_test_access;
 }  // namespace detail
 
+// A lane's images (docs/design.md, "Images"): one block of the device's
+// image memory holding the bucket's images, placed by the device's sizes
+// (place_lane_images); per node, the layout changes its list's opening
+// barrier makes and the images it lists.
+struct lane_images {
+  std::unique_ptr<gpu::image_memory> memory;
+  // What the block takes, and would take with no image sharing memory.
+  std::uint64_t bytes = 0;
+  std::uint64_t unaliased_bytes = 0;
+  // Node n's are [begin[n], begin[n + 1]) of each.
+  std::vector<gpu::layout_change> transitions;
+  std::vector<std::size_t> transition_begin;
+  std::vector<node_image> uses;
+  std::vector<std::size_t> use_begin;
+};
+
 class lane_contents {
  public:
   // Whether the lane has memory (made, not trimmed); the rest is empty when not.
@@ -105,6 +121,20 @@ class lane_contents {
   [[nodiscard]] gpu::command_list* stage_in() const noexcept { return stage_in_.get(); }
   [[nodiscard]] gpu::command_list* stage_out() const noexcept { return stage_out_.get(); }
   [[nodiscard]] std::span<gpu::command_list* const> all_lists() const noexcept { return all_lists_; }
+  // The lane's images: its block of image memory (null when the bucket has
+  // no images), and per node the layout changes its list opens with and
+  // the images it lists.
+  [[nodiscard]] const lane_images& images() const noexcept { return images_; }
+  [[nodiscard]] std::span<const gpu::layout_change> transitions(std::size_t n) const noexcept {
+    if (images_.transition_begin.empty()) return {};
+    return std::span<const gpu::layout_change>(images_.transitions)
+        .subspan(images_.transition_begin[n], images_.transition_begin[n + 1] - images_.transition_begin[n]);
+  }
+  [[nodiscard]] std::span<const node_image> node_images(std::size_t n) const noexcept {
+    if (images_.use_begin.empty()) return {};
+    return std::span<const node_image>(images_.uses)
+        .subspan(images_.use_begin[n], images_.use_begin[n + 1] - images_.use_begin[n]);
+  }
   // With GPU timestamps (scheduler_options::gpu_timestamps), else null:
   // slots 2n and 2n + 1 are node n's begin and end, written by its list.
   [[nodiscard]] gpu::timestamp_pool* timestamps() const noexcept { return timestamps_.get(); }
@@ -161,6 +191,8 @@ class lane_contents {
     std::size_t import;
   };
   std::vector<import_use> import_uses_;
+  // Before the lists, which name its images: destroyed after them.
+  lane_images images_;
   std::vector<std::unique_ptr<gpu::command_list>> node_lists_;
   std::vector<gpu::command_list*> lists_;
   std::unique_ptr<gpu::command_list> stage_in_;

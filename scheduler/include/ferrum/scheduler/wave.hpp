@@ -134,6 +134,22 @@ class node_resource {
   std::span<std::byte> host_;
 };
 
+// An image the node lists in the plan (docs/design.md, "Images"), on the
+// wave's lane: the lane's image, the node's access and the layout that
+// access needs, which ferrum has put it in when the node's first command
+// runs (the transitions the compiler derived, made in the barrier the
+// node's list opens with). Commands over it name that layout; a node
+// leaves it there. An invocation image's contents are the node's only
+// during its live interval, as a resource's bytes are (node_resource): it
+// may share memory with images of other intervals, and its first use in a
+// wave starts from undefined contents.
+struct node_image {
+  const resource_id* id;  // the compiled program's
+  const gpu::image* image;
+  resource_access access;
+  image_layout layout;
+};
+
 // A range of a lane as native commands reach it: its arena's buffer (a
 // VkBuffer on Vulkan: gpu::vulkan_buffer), the range's offset and size in
 // that buffer, and the device address of its first byte (0 where the
@@ -158,6 +174,10 @@ struct native_scope {
   gpu::native_commands command_buffer;
   std::span<const node_resource> resources;
   gpu::arena_range slot_range;
+  // The node's images (encode_context::images): a VkImage and VkImageView
+  // each on Vulkan (gpu::vulkan_image, gpu::vulkan_image_view), in the
+  // layout node_image::layout says.
+  std::span<const node_image> images;
 
   // The node's i-th resource (encode_context::resources[i]).
   [[nodiscard]] native_buffer resource(std::size_t i) const noexcept { return native_buffer::of(resources[i].range); }
@@ -204,6 +224,9 @@ struct encode_context {
   // scheduler_options::make_lane_state made for this lane; null without a
   // factory, or where it made none. Every node of the wave sees the same.
   lane_state* state = nullptr;
+  // The images the node lists, in the plan's order (a node's resources
+  // that are images have an empty range in `resources`).
+  std::span<const node_image> images{};
 
   // The lane's state as the engine's type T (derived from lane_state):
   // nullptr when the lane has none or it is of another type.
@@ -233,7 +256,14 @@ struct encode_context {
   [[nodiscard]] result<native_scope> native() const {
     auto native_commands = commands.record_native();
     if (!native_commands) return native_commands.error();
-    return native_scope{*native_commands, resources, slot};
+    return native_scope{*native_commands, resources, slot, images};
+  }
+
+  // The node's image `id`; nullptr when the node does not list it as an image.
+  [[nodiscard]] const node_image* image(std::string_view id) const noexcept {
+    for (const node_image& i : images)
+      if (i.id->view() == id) return &i;
+    return nullptr;
   }
 
   // The node's resource `id`; nullptr when the node does not list it.

@@ -1,0 +1,70 @@
+// device_images.cpp — the checks before a device makes images
+// (ferrum/gpu/image.hpp, device::image_requirements, create_image_memory).
+#include "ferrum/gpu/device.hpp"
+
+#include <bit>
+#include <string>
+
+namespace ferrum::gpu {
+namespace {
+
+std::string describe(const image_spec& s) {
+  return std::string(to_string(s.format)) + " " + std::to_string(s.width) + "x" + std::to_string(s.height) + "x" +
+         std::to_string(s.layers) + ", " + std::to_string(s.mips) + " mips";
+}
+
+error refused(const image_spec& s, const std::string& why) {
+  return make_error(errc::invalid_image, "image " + describe(s) + ": " + why);
+}
+
+}  // namespace
+
+result<void> check_image_spec(const image_spec& s) {
+  if (s.width == 0 || s.height == 0 || s.width > max_image_extent || s.height > max_image_extent)
+    return refused(s, "extent outside 1.." + std::to_string(max_image_extent));
+  if (s.layers == 0 || s.layers > max_image_layers)
+    return refused(s, "layers outside 1.." + std::to_string(max_image_layers));
+  const auto levels = static_cast<std::uint32_t>(std::bit_width(std::max(s.width, s.height)));
+  if (s.mips == 0 || s.mips > levels) return refused(s, "mips outside 1.." + std::to_string(levels));
+  if (s.usage == 0 || (s.usage & ~image_usage::all) != 0)
+    return refused(s, "usage " + std::to_string(s.usage) + " (at least one image_usage bit, and no other)");
+  if (is_depth(s.format) && (s.usage & (image_usage::storage | image_usage::color_attachment)) != 0)
+    return refused(s, "a depth format is neither stored to nor a color attachment");
+  if (!is_depth(s.format) && (s.usage & image_usage::depth_attachment) != 0)
+    return refused(s, "a color format is no depth attachment");
+  if (s.format == image_format::bgra8_unorm && (s.usage & image_usage::storage) != 0)
+    return refused(s, "bgra8-unorm is not stored to (not every device can)");
+  return {};
+}
+
+result<gpu::image_requirements> device::image_requirements(const image_spec& spec) {
+  if (auto r = check_usable(); !r) return r.error();
+  if (auto ok = check_image_spec(spec); !ok) return ok.error();
+  if (spec.width > limits_.max_image_extent || spec.height > limits_.max_image_extent)
+    return refused(spec, "device " + quote_text(name_) + " makes images of at most " +
+                             std::to_string(limits_.max_image_extent) + " texels a side");
+  return do_image_requirements(spec);
+}
+
+result<std::unique_ptr<image_memory>> device::create_image_memory(std::span<const placed_image> images,
+                                                                  std::uint64_t bytes) {
+  if (auto r = check_usable(); !r) return r.error();
+  if (images.empty()) return make_error(errc::invalid_image, "image memory for no image");
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    const placed_image& p = images[i];
+    auto needs = image_requirements(p.spec);
+    if (!needs) return needs.error();
+    if (p.offset % needs->alignment != 0 || p.offset > bytes || bytes - p.offset < needs->bytes)
+      return make_error(errc::invalid_image, "image " + std::to_string(i) + " (" + describe(p.spec) + ") at offset " +
+                                                 std::to_string(p.offset) + " needs " + std::to_string(needs->bytes) +
+                                                 " bytes at alignment " + std::to_string(needs->alignment) +
+                                                 " inside a block of " + std::to_string(bytes));
+    if (!usage_allows(p.spec.usage, p.layout))
+      return make_error(errc::invalid_image, "image " + std::to_string(i) + " (" + describe(p.spec) +
+                                                 ") made in layout " + std::string(to_string(p.layout)) +
+                                                 " without the usage it needs");
+  }
+  return do_create_image_memory(images, bytes);
+}
+
+}  // namespace ferrum::gpu

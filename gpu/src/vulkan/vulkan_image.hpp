@@ -1,0 +1,65 @@
+// vulkan_image.hpp (private) — images on the Vulkan device: the VkFormat,
+// usage and layout of ferrum's image terms, each image's memory
+// requirements, and a block of device-local memory with its images (each a
+// VkImage bound at its offset, with a view of every level and layer).
+#pragma once
+
+#include "ferrum/gpu/image.hpp"
+#include "ferrum/gpu/vulkan_device.hpp"
+
+#include "vulkan/vulkan_arena.hpp"
+
+#include <vulkan/vulkan_core.h>
+
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace ferrum::gpu {
+
+// vulkan_format and vulkan_layout: ferrum/gpu/vulkan_device.hpp.
+[[nodiscard]] VkImageAspectFlags vk_aspect(image_format f) noexcept;
+
+// The stages and accesses of what an image in layout `l` is used for, on a
+// queue family with (`graphics`) or without graphics, for the source
+// (`writes` only) or destination scope of a barrier.
+struct vk_scope {
+  VkPipelineStageFlags stages = 0;
+  VkAccessFlags accesses = 0;
+};
+[[nodiscard]] vk_scope vk_layout_scope(image_layout l, bool graphics, bool transfer_only, bool writes) noexcept;
+
+// What an image of `spec` takes, asked of a VkImage made to be measured.
+// Errors: the device's allocation errors.
+[[nodiscard]] result<image_requirements> vulkan_image_requirements(const vulkan_arena::context& c,
+                                                                   const image_spec& spec);
+
+class vulkan_image final : public image {
+ public:
+  vulkan_image(const gpu::device& owner, const placed_image& placed, VkImage handle, VkImageView view) noexcept;
+  [[nodiscard]] VkImage handle() const noexcept;
+};
+
+class vulkan_image_memory final : public image_memory {
+ public:
+  // Errors: vulkan_feature_missing (no memory type takes every image), the
+  // device's allocation errors.
+  [[nodiscard]] static result<std::unique_ptr<image_memory>> create(const gpu::device& owner,
+                                                                    const vulkan_arena::context& c,
+                                                                    std::span<const placed_image> images,
+                                                                    std::uint64_t bytes);
+  // Destroys the views and images, frees the memory; the GPU must be done
+  // with them.
+  ~vulkan_image_memory() override;
+
+ private:
+  vulkan_image_memory(VkDevice device, std::uint64_t bytes) noexcept : image_memory(bytes), device_(device) {}
+
+  VkDevice device_;
+  VkDeviceMemory memory_ = VK_NULL_HANDLE;
+  std::vector<VkImage> handles_;
+  std::vector<VkImageView> views_;
+  std::vector<std::unique_ptr<vulkan_image>> images_;
+};
+
+}  // namespace ferrum::gpu

@@ -1,0 +1,73 @@
+// Images on the null device: texels through images sharing memory, every
+// refusal, and the layout each image is in, which the worker checks.
+#include "image_checks.hpp"
+#include "null_device_support.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace ferrum;
+
+TEST_CASE("images: texels round-trip through images sharing memory on the null device", "[gpu][image]") {
+  for (const bool discrete : {false, true}) {
+    gpu::null_device_options options;
+    options.discrete_layout = discrete;
+    options.reorder_unordered = true;
+    auto device = test::null_device(options);
+    test::check_image_round_trip(*device);
+    CHECK(device->image_layout_errors().count == 0);
+  }
+}
+
+TEST_CASE("images: refused specs, memory and commands on the null device", "[gpu][image]") {
+  auto device = test::null_device();
+  auto other = test::null_device();
+  test::check_image_errors(*device, *other);
+  test::check_image_made_in_layout(*device);
+  CHECK(device->image_layout_errors().count == 0);
+  const gpu::image_spec s{image_format::rgba8_unorm, 4, 4, 1, 1, test::image_copies};
+  // The null device's sizes are a GPU's pages, not the texels.
+  const gpu::image_requirements needs = test::require(device->image_requirements(s));
+  CHECK(needs.bytes == 4096);
+  CHECK(needs.alignment == 4096);
+}
+
+TEST_CASE("images: a command that meets an image in another layout is counted, with what it expected", "[gpu][image]") {
+  auto device = test::null_device();
+  const gpu::image_spec s{image_format::r32_float, 16, 16, 1, 1, test::image_copies | gpu::image_usage::sampled};
+  const std::array<gpu::placed_image, 1> placed{gpu::placed_image{s, 0}};
+  auto memory = test::require(device->create_image_memory(placed, 4096));
+  const gpu::image& img = memory->at(0);
+  auto arena = test::require(device->create_arena(texel_bytes(s)));
+  auto list = test::require(device->create_command_list());
+  // A copy into an image never put in transfer-dst: counted, and run.
+  test::require_reached(device->queue().timeline(), test::submit(*device, *list, [&](gpu::command_list& l) {
+                          test::require(l.copy(arena->whole(), img, image_layout::transfer_dst));
+                        }));
+  gpu::image_layout_report report = device->image_layout_errors();
+  CHECK(report.count == 1);
+  REQUIRE(report.first.size() == 1);
+  CHECK(
+      report.first[0] ==
+      "a copy into an image expects image r32-float 16x16 at offset 0 in layout transfer-dst, but it is in undefined");
+  // A transition from a layout the image is not in: counted; the image is
+  // then in the new one, which the copy out finds.
+  test::require_reached(device->queue().timeline(), test::submit(*device, *list, [&](gpu::command_list& l) {
+                          test::require(l.transition(img, image_layout::general, image_layout::transfer_src));
+                          test::require(l.copy(img, image_layout::transfer_src, arena->whole()));
+                        }));
+  report = device->image_layout_errors();
+  CHECK(report.count == 2);
+  REQUIRE(report.first.size() == 2);
+  CHECK(report.first[1].find("a transition expects") == 0);
+  // From undefined, any layout is left: nothing counted. A transition no
+  // command follows is made at end().
+  test::require_reached(device->queue().timeline(), test::submit(*device, *list, [&](gpu::command_list& l) {
+                          test::require(l.transition(img, image_layout::undefined, image_layout::shader_read_only));
+                        }));
+  CHECK(list->barriers() == 1);
+  test::require_reached(device->queue().timeline(), test::submit(*device, *list, [&](gpu::command_list& l) {
+                          test::require(l.transition(img, image_layout::shader_read_only, image_layout::transfer_dst));
+                          test::require(l.copy(arena->whole(), img, image_layout::transfer_dst));
+                        }));
+  CHECK(device->image_layout_errors().count == 2);
+}

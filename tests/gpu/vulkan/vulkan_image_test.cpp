@@ -1,0 +1,32 @@
+// Images on Vulkan with validation (synchronization validation included):
+// texels through images sharing memory, layout changes in barriers, every
+// refusal.
+#include "ferrum/gpu/vulkan_device.hpp"
+
+#include "image_checks.hpp"
+#include "vulkan_test_support.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace vulkan_test;
+
+TEST_CASE("vulkan: texels round-trip through images sharing memory, both layouts", "[vulkan][image]") {
+  for (const bool discrete : {false, true}) {
+    INFO("discrete_layout " << discrete);
+    session s;
+    if (!s.open_layout(discrete)) return;
+    ferrum::test::check_image_round_trip(*s.device);
+    s.finish();
+  }
+}
+
+TEST_CASE("vulkan: refused image specs, memory and commands", "[vulkan][image]") {
+  session s;
+  if (!s.open()) return;
+  session other;
+  if (!other.open()) return;
+  ferrum::test::check_image_errors(*s.device, *other.device);
+  ferrum::test::check_image_made_in_layout(*s.device);
+  other.finish();
+  s.finish();
+}
