@@ -1,5 +1,7 @@
 #include "run_command.hpp"
 
+#include "ferrum/scheduler/lane_image_placement.hpp"
+
 #include "checking_encoder.hpp"
 #include "fence_clock.hpp"
 #include "json_output.hpp"
@@ -268,6 +270,12 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
     injected.lost += one.lost;
   }
   accounting.settle(injected);
+  gpu::image_layout_report layouts;
+  for (const gpu::null_device* d : r.null_devices) {
+    const gpu::image_layout_report one = d->image_layout_errors();
+    layouts.count += one.count;
+    layouts.first.insert(layouts.first.end(), one.first.begin(), one.first.end());
+  }
   run_summary summary;
   summary.plan_path = options.plan_path;
   summary.plan_hash = program->hash.str();
@@ -288,15 +296,23 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
                                                            : static_cast<double>(driver.steady_allocations()) /
                                                                  static_cast<double>(summary.steady_waves);
   summary.violations = violations(r.checks);
+  summary.image_layout_errors = layouts.count;
+  if (!layouts.first.empty()) summary.first_image_layout_error = layouts.first.front();
   // Every device's buckets are the same: the first device's describe them.
   const wave_checks& checks = *r.checks.front();
   for (std::size_t b = 0; b < r.waves->pools(0).size(); ++b) {
     bucket_memory& m = summary.memory.emplace_back(bucket_memory_of(
         *program, r.waves->pools(0)[b]->bucket(), checks.checked_per_wave(b), checks.unchecked_per_wave(b)));
+    // Every lane of the bucket was made with this placement, so it cannot
+    // fail now: a bucket whose images a device refuses made no lane.
+    if (auto images = lane_image_placement(r.waves->pools(0)[b]->bucket(), first_device); images) {
+      m.image_bytes = images->bytes;
+      m.unaliased_image_bytes = images->unaliased_bytes;
+    }
     for (std::size_t d = 0; d < r.waves->device_count(); ++d) {
       const lane_counts c = r.waves->pools(d)[b]->counts();
       m.lanes_made += c.lanes;
-      m.made_bytes += c.bytes;
+      m.made_bytes += c.bytes + std::uint64_t{c.lanes} * m.image_bytes;
     }
   }
   summary.v2 = parsed->format == plan_format::v2;

@@ -28,7 +28,7 @@ bucket_memory bucket_memory_of(const compiled_program& program, const compiled_b
     const capacity_layout& layout = bucket.capacity_layouts[d];
     m.pools.push_back({program.domains[d].pool.str(), std::string(to_string(program.domains[d].memory)),
                        std::string(to_string(layout.liveness)), bucket.pool_offsets[d], layout.physical_size_bytes,
-                       layout.unaliased_size_bytes});
+                       layout.unaliased_size_bytes, program.domains[d].images});
   }
   return m;
 }
@@ -71,6 +71,7 @@ nlohmann::ordered_json run_json(const run_summary& s) {
   if (s.latency.gpu_measured) document["gpu_us"] = {{"p50", s.latency.gpu_p50}, {"p99", s.latency.gpu_p99}};
   document["allocations_per_wave"] = s.allocations_per_wave;
   document["violations"] = s.violations;
+  document["image_layout_errors"] = s.image_layout_errors;
   nlohmann::ordered_json memory = nlohmann::ordered_json::array();
   for (const bucket_memory& m : s.memory) {
     nlohmann::ordered_json pools = nlohmann::ordered_json::array();
@@ -82,6 +83,7 @@ nlohmann::ordered_json run_json(const run_summary& s) {
       pool["offset"] = p.offset;
       pool["bytes"] = p.bytes;
       pool["unaliased_bytes"] = p.unaliased_bytes;
+      pool["images"] = p.images;
       pools.push_back(std::move(pool));
     }
     nlohmann::ordered_json bucket;
@@ -94,6 +96,8 @@ nlohmann::ordered_json run_json(const run_summary& s) {
       if (const memory_window& w = m.classes[index_of(c)]; w.size != 0)
         classes.push_back({{"class", to_string(c)}, {"lane_offset", w.begin}, {"bytes", w.size}});
     bucket["memory_classes"] = std::move(classes);
+    bucket["image_bytes"] = m.image_bytes;
+    bucket["unaliased_image_bytes"] = m.unaliased_image_bytes;
     bucket["resources_checked_per_wave"] = m.resources_checked_per_wave;
     if (s.v2) bucket["resources_unchecked_per_wave"] = m.resources_unchecked_per_wave;
     bucket["barriers_per_wave"] = m.barriers_per_wave;
@@ -158,14 +162,19 @@ void write_run_summary(std::ostream& out, const run_summary& s) {
     out << "  memory       " << m.bucket << ": " << m.lane_bytes << " bytes per lane (";
     const char* separator = "";
     for (const pool_memory& p : m.pools) {
-      // An imported pool's bytes are the engine's buffers, not the lane's.
-      out << separator << p.pool << ' ' << p.bytes << (p.memory == "imported" ? " imported" : "");
+      // An imported pool's bytes are the engine's buffers, an image pool's
+      // its images' texels: neither is the lane's buffer.
+      out << separator << p.pool << ' ' << p.bytes
+          << (p.images ? " texels" : (p.memory == "imported" ? " imported" : ""));
       separator = ", ";
     }
     out << "; " << m.unaliased_lane_bytes << " unaliased), " << m.resources_checked_per_wave
         << " resources checked per wave";
     if (s.v2) out << ", " << m.resources_unchecked_per_wave << " unchecked";
     out << ", " << m.barriers_per_wave << " barriers per wave";
+    if (m.unaliased_image_bytes != 0)
+      out << "; images " << m.image_bytes << " bytes of image memory per lane (" << m.unaliased_image_bytes
+          << " unaliased)";
     out << "; " << m.lanes_made << " lanes made, " << m.made_bytes << " bytes; by class";
     separator = " ";
     for (memory_class c : window_order)
@@ -212,6 +221,9 @@ void write_run_summary(std::ostream& out, const run_summary& s) {
   out << "  allocations  " << fixed(s.allocations_per_wave, 2) << " per wave (steady state, last " << s.steady_waves
       << " waves)\n";
   out << "  violations   " << s.violations << '\n';
+  if (s.image_layout_errors != 0)
+    out << "  layouts      " << s.image_layout_errors
+        << " commands met an image in another layout, first: " << s.first_image_layout_error << '\n';
   out << "  faults       " << t.injected() << " injected, " << t.surfaced() << " surfaced ("
       << fault_line("delay", t.delay) << ", " << fault_line("hang", t.hang) << ", " << fault_line("lost", t.lost)
       << ", " << fault_line("encoder", t.encoder) << ", " << fault_line("cancel", t.cancel) << ")\n";
@@ -242,6 +254,9 @@ std::string run_failure(const run_summary& s) {
   std::string why;
   const auto add = [&why](const std::string& part) { why += (why.empty() ? "" : "; ") + part; };
   if (s.violations != 0) add(std::to_string(s.violations) + " violations");
+  if (s.image_layout_errors != 0)
+    add(std::to_string(s.image_layout_errors) + " commands met an image in another layout (" +
+        s.first_image_layout_error + ")");
   if (!t.all_surfaced())
     add("faults surfaced " + std::to_string(t.surfaced()) + " of " + std::to_string(t.injected()) + " injected (" +
         fault_line("delay", t.delay) + ", " + fault_line("hang", t.hang) + ", " + fault_line("lost", t.lost) + ", " +

@@ -48,6 +48,9 @@ struct pool_memory {
   std::uint64_t offset = 0;  // in the lane
   std::uint64_t bytes = 0;
   std::uint64_t unaliased_bytes = 0;
+  // Its members are images: `bytes` are their texels, which the lane's
+  // image memory holds (bucket_memory::image_bytes), not its buffer.
+  bool images = false;
 };
 
 // One bucket's lane memory, and what a wave of it checks.
@@ -65,9 +68,14 @@ struct bucket_memory {
   // The nodes whose list opens with a barrier in a wave, as compiled
   // (compiled_bucket::lane.barriers_per_wave()).
   std::size_t barriers_per_wave = 0;
-  // Its lanes that exist at the end, on every device, and their memory.
+  // Its lanes that exist at the end, on every device, and their memory
+  // (buffers and images).
   std::uint32_t lanes_made = 0;
   std::uint64_t made_bytes = 0;
+  // The image memory a lane makes on the run's (first) device, and what it
+  // would take with no image sharing (lane_image_placement); 0 without images.
+  std::uint64_t image_bytes = 0;
+  std::uint64_t unaliased_image_bytes = 0;
 };
 
 // What `bucket` of `program` takes per lane, by pool.
@@ -111,6 +119,10 @@ struct run_summary {
   double allocations_per_wave = 0;
   std::uint64_t steady_waves = 0;
   std::uint64_t violations = 0;
+  // On the null device: the commands that met an image in another layout
+  // than they expected (gpu::null_device::image_layout_errors), and the first.
+  std::uint64_t image_layout_errors = 0;
+  std::string first_image_layout_error;
   std::vector<bucket_memory> memory;  // per bucket, in the scheduler's order
   // A ferrum.plan.v2 plan: the report adds `queues` and each bucket's
   // unchecked listings.

@@ -73,7 +73,8 @@ result<compiled_program> compile(const plan& p) {
     }
     auto placement = detail::place_pools(id, *domains, per_domain, order);
     if (!placement) return placement.error();
-    lane_bytes.push_back(placement->size);
+    // A lane's buffer and its images' texels (compiled_bucket::admitted_lane_bytes).
+    lane_bytes.push_back(placement->size + placement->images.size);
     placements.push_back(std::move(*placement));
   }
   auto admitted = check_admission(p.lanes, p.budget_bytes, lane_bytes);

@@ -246,7 +246,7 @@ result<void> check_buckets(const file_plan& f, compiled_program& program) {
   for (std::size_t i = 0; i < f.t.buckets.size(); ++i) {
     auto bucket = check_bucket(f, i, bucket_seen, program.buckets.empty() ? nullptr : &program.buckets.back());
     if (!bucket) return bucket.error();
-    lane_bytes.push_back(bucket->lane_size_bytes);
+    lane_bytes.push_back(bucket->admitted_lane_bytes());
     program.buckets.push_back(std::move(*bucket));
   }
   auto admitted = check_admission(f.p.lanes, f.p.budget_bytes, lane_bytes);

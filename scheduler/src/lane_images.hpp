@@ -8,10 +8,6 @@
 
 namespace ferrum::detail {
 
-// The usage an image needs for the accesses a plan makes of it
-// (lane_image::accesses, a bit per resource_access).
-[[nodiscard]] std::uint32_t image_usage_of(std::uint32_t accesses) noexcept;
-
 // The images of `bucket` on `device`: each image's requirements, placed
 // (place_lane_images), one block of image memory with each persistent image
 // in the layout a wave starts it in; per node its transitions and images.

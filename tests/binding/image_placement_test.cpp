@@ -5,25 +5,18 @@
 #include "ferrum/binding/compiled_program.hpp"
 #include "ferrum/binding/plan_json.hpp"
 
+#include "example_plans.hpp"
 #include "pinned_digests.hpp"
 
 #include <catch2/catch.hpp>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
 using namespace ferrum;
 
 namespace {
 
-compiled_program images_program() {
-  std::ifstream in(std::string(FERRUM_SOURCE_DIR) + "/" + std::string(pinned::images_hash.plan_file));
-  REQUIRE(in);
-  std::stringstream text;
-  text << in.rdbuf();
-  return compile(parse_plan(text.str()).value()).value();
-}
+compiled_program images_program() { return compile(test::load_source_plan(pinned::images_hash.plan_file)).value(); }
 
 // Sizes a discrete GPU might give: texels rounded up to 64 KiB pages, with
 // 64 KiB alignment, and depth twice that.

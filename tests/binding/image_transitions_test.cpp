@@ -6,26 +6,19 @@
 #include "ferrum/binding/compiled_program_file.hpp"
 #include "ferrum/binding/plan_json.hpp"
 
+#include "example_plans.hpp"
 #include "pinned_digests.hpp"
 
 #include <catch2/catch.hpp>
 
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 
 using namespace ferrum;
 
 namespace {
 
-plan images_plan() {
-  std::ifstream in(std::string(FERRUM_SOURCE_DIR) + "/" + std::string(pinned::images_hash.plan_file));
-  REQUIRE(in);
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_plan(text.str()).value();
-}
+plan images_plan() { return test::load_source_plan(pinned::images_hash.plan_file); }
 
 std::size_t image_index(const lane_recipe& lane, std::string_view id) {
   for (std::size_t i = 0; i < lane.images.size(); ++i)
@@ -167,6 +160,11 @@ TEST_CASE("image transitions: transient images share bytes only when their nodes
   CHECK(bucket.image_window.size < bucket.unaliased_image_bytes);
   CHECK(bucket.image_window.begin >= bucket.lane_bytes());
   CHECK(bucket.lane_bytes() == 4);
+  // Admission counts the images' texels beside the lane's buffer.
+  std::uint64_t admitted = 0;
+  for (const compiled_bucket& b : program.buckets) admitted += b.admitted_lane_bytes();
+  CHECK(program.admitted_bytes == p.lanes * admitted);
+  CHECK(bucket.admitted_lane_bytes() == bucket.lane_bytes() + bucket.image_window.size);
   for (const lane_use& u : lane.uses) CHECK(u.offset >= bucket.image_window.begin);
 }
 

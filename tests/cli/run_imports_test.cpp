@@ -1,7 +1,9 @@
 // End-to-end tests of `ferrum run` on a plan that imports the engine's
 // buffers (examples/plans/imported.json): the run names one buffer per
 // imported resource in every wave, the checks read them where the run put
-// them, and waves that write the one mesh are ordered on the GPU.
+// them, and waves that write the one mesh are ordered on the GPU; and on a
+// plan of images (examples/plans/image_copies.json), whose image memory the
+// run reports.
 #include "ferrum_process.hpp"
 #include "run_report_checks.hpp"
 
@@ -47,4 +49,29 @@ TEST_CASE("ferrum run: an imported plan runs on one device", "[cli][imported]") 
   const cli_test::command_result r = run_ferrum({"run", example_plan("imported.json"), "--devices", "2"});
   CHECK(r.status == 1);
   CHECK(r.err.find("a plan with imported resources runs on one device") != std::string::npos);
+}
+
+TEST_CASE("ferrum run: an image plan's lanes make image memory, and every transition finds its image's layout",
+          "[cli][image]") {
+  const json_run run = run_json(example_plan("image_copies.json"), {"--waves", "40", "--fault", "cancel:0.1"});
+  check_healthy(run, 40);
+  REQUIRE(run.report["memory"].size() == 1);
+  const auto& bucket = run.report["memory"][0];
+  // The null device's 4 KiB pages: image/a and image/b share one.
+  CHECK(u64(bucket["image_bytes"]) == 2 * 4096);
+  CHECK(u64(bucket["unaliased_image_bytes"]) == 3 * 4096);
+  // The images' listings are reported, not checked: 6 per wave.
+  CHECK(u64(bucket["resources_unchecked_per_wave"]) == 6);
+  const cli_test::command_result text = run_ferrum({"run", example_plan("image_copies.json"), "--waves", "4"});
+  CHECK(text.status == 0);
+  CHECK(text.out.find("pool/targets 512 texels") != std::string::npos);
+  CHECK(text.out.find("images 8192 bytes of image memory per lane (12288 unaliased)") != std::string::npos);
+}
+
+TEST_CASE("ferrum run: on Vulkan an image plan runs with its images' memory reported", "[cli][vulkan][image]") {
+  const auto report = cli_test::vulkan_run_json(example_plan("image_copies.json"),
+                                                {"--waves", "8", "--fence-timeout", cli_test::vulkan_fence_timeout_ms});
+  if (!report) return;
+  cli_test::check_report(*report, 8, "vulkan");
+  CHECK(u64((*report)["memory"][0]["image_bytes"]) > 0);
 }

@@ -60,9 +60,9 @@ inline void check_report(const nlohmann::ordered_json& r, std::uint64_t waves, s
   // A v2 plan's report adds `queues` after `memory`, and each bucket its
   // unchecked listings.
   const bool v2 = r.contains("queues");
-  std::vector<std::string> expected{"format",     "device", "discrete_layout", "plan_hash",
-                                    "waves",      "lanes",  "latency_us",      "allocations_per_wave",
-                                    "violations", "memory", "faults"};
+  std::vector<std::string> expected{"format", "device",     "discrete_layout",      "plan_hash",  "waves",
+                                    "lanes",  "latency_us", "allocations_per_wave", "violations", "image_layout_errors",
+                                    "memory", "faults"};
   if (v2) expected.insert(expected.end() - 1, "queues");
   // A run over several devices adds `devices` before `faults`.
   if (r.contains("devices")) expected.insert(expected.end() - 1, "devices");
@@ -99,26 +99,38 @@ inline void check_report(const nlohmann::ordered_json& r, std::uint64_t waves, s
   CHECK(r["allocations_per_wave"].is_number());
   CHECK(r["allocations_per_wave"].get<double>() >= 0.0);
   CHECK(r["violations"].is_number_unsigned());
+  // Counted on the null device; Vulkan's validation layers check layouts there.
+  CHECK(u64(r["image_layout_errors"]) == 0);
 
   REQUIRE(r["memory"].is_array());
   for (const auto& bucket : r["memory"]) {
     keys.clear();
     for (const auto& item : bucket.items()) keys.push_back(item.key());
-    std::vector<std::string> expected_keys{"bucket", "lane_bytes",     "unaliased_lane_bytes",
-                                           "pools",  "memory_classes", "resources_checked_per_wave"};
+    std::vector<std::string> expected_keys{
+        "bucket",         "lane_bytes",  "unaliased_lane_bytes",  "pools",
+        "memory_classes", "image_bytes", "unaliased_image_bytes", "resources_checked_per_wave"};
     if (v2) expected_keys.push_back("resources_unchecked_per_wave");
     expected_keys.insert(expected_keys.end(), {"barriers_per_wave", "lanes_made", "made_bytes"});
     CHECK(keys == expected_keys);
-    // Made at create: every lane of the bucket, each of lane_bytes.
+    // Made at create: every lane of the bucket, each of lane_bytes and its
+    // image memory.
     CHECK(u64(bucket["lanes_made"]) >= 1);
-    CHECK(u64(bucket["made_bytes"]) == u64(bucket["lanes_made"]) * u64(bucket["lane_bytes"]));
+    CHECK(u64(bucket["made_bytes"]) ==
+          u64(bucket["lanes_made"]) * (u64(bucket["lane_bytes"]) + u64(bucket["image_bytes"])));
+    CHECK(u64(bucket["image_bytes"]) <= u64(bucket["unaliased_image_bytes"]));
     CHECK(bucket["barriers_per_wave"].is_number_unsigned());
     std::uint64_t end = 0;
     for (const auto& pool : bucket["pools"]) {
       keys.clear();
       for (const auto& item : pool.items()) keys.push_back(item.key());
-      CHECK(keys == std::vector<std::string>{"pool", "memory", "liveness", "offset", "bytes", "unaliased_bytes"});
+      CHECK(keys ==
+            std::vector<std::string>{"pool", "memory", "liveness", "offset", "bytes", "unaliased_bytes", "images"});
       CHECK(u64(pool["bytes"]) <= u64(pool["unaliased_bytes"]));
+      // An image pool's texels lie past the lane, in the image window.
+      if (pool["images"] == true) {
+        CHECK(u64(pool["offset"]) >= u64(bucket["lane_bytes"]));
+        continue;
+      }
       if (pool["memory"] != "imported") end = std::max(end, u64(pool["offset"]) + u64(pool["bytes"]));
     }
     // Each class's window lies in the lane, in window order, and holds the
@@ -134,7 +146,7 @@ inline void check_report(const nlohmann::ordered_json& r, std::uint64_t waves, s
       }
       window_end = u64(window["lane_offset"]) + u64(window["bytes"]);
       for (const auto& pool : bucket["pools"])
-        if (pool["memory"] == window["class"]) {
+        if (pool["memory"] == window["class"] && pool["images"] == false) {
           CHECK(u64(pool["offset"]) >= u64(window["lane_offset"]));
           CHECK(u64(pool["offset"]) + u64(pool["bytes"]) <= window_end);
         }

@@ -55,14 +55,17 @@ void check_program(const example& e, const ferrum::compiled_program& program) {
     for (std::size_t d = 0; d < bucket.capacity_layouts.size(); ++d) {
       const ferrum::capacity_layout& layout = bucket.capacity_layouts[d];
       if (layout.physical_size_bytes > layout.unaliased_size_bytes) broken("aliasing grew an arena");
-      // Allocated arenas lie in the lane; imported ones in the imported window, past it.
+      // Allocated arenas lie in the lane; imported ones in the imported
+      // window, image pools in the image window, both past it.
       const ferrum::memory_class memory = program.domains[d].memory;
-      const ferrum::memory_window& window = bucket.window(memory);
+      const bool images = program.domains[d].images;
+      const ferrum::memory_window& window = images ? bucket.image_window : bucket.window(memory);
       if (bucket.pool_offsets[d] < window.begin ||
           bucket.pool_offsets[d] + layout.physical_size_bytes > window.begin + window.size)
         broken("an arena outside its window");
-      if (ferrum::allocated(memory) && window.begin + window.size > bucket.lane_bytes())
+      if (ferrum::allocated(memory) && !images && window.begin + window.size > bucket.lane_bytes())
         broken("an allocated window past the lane");
+      if (images && window.begin < bucket.lane_bytes()) broken("the image window inside the lane");
       for (const ferrum::projection& p : layout.projections)
         if (p.offset + p.capacity > layout.physical_size_bytes) broken("a projection past its arena");
     }
@@ -97,7 +100,7 @@ void load_all(const std::vector<std::byte>& bytes) {
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   const char* seeds = std::getenv("FERRUM_PROGRAM_FUZZ_SEEDS");
   for (const char* name : {"two_nodes", "multi_bucket", "interval_liveness", "history", "two_queues",
-                           "two_queues_access", "readback", "imported", "images"}) {
+                           "two_queues_access", "readback", "imported", "images", "image_copies"}) {
     std::ifstream file(std::string(FERRUM_SOURCE_DIR) + "/examples/plans/" + name + ".json", std::ios::binary);
     std::stringstream text;
     text << file.rdbuf();

@@ -1,5 +1,5 @@
 #include "held_lanes.hpp"
-#include "image_copy_plan.hpp"
+#include "image_copy_waves.hpp"
 #include "scheduler_support.hpp"
 
 #include "ferrum/scheduler/async_acquire.hpp"

@@ -1,8 +1,9 @@
 // ferrum/binding/admission.hpp — does the plan fit its memory budget?
 //
 // Every bucket gets `lanes` lanes, each one buffer holding all of the
-// bucket's pool arenas (compiled_bucket::lane_bytes), so the plan needs
-// lanes * (sum over buckets of their lane bytes) bytes.
+// bucket's pool arenas (compiled_bucket::lane_bytes) and its images (their
+// texels: compiled_bucket::admitted_lane_bytes), so the plan needs
+// lanes * (sum over buckets of those) bytes.
 //
 //   auto ok = ferrum::check_admission(plan.lanes, plan.budget_bytes, per_bucket_lane_bytes);
 #pragma once

@@ -83,6 +83,10 @@ struct compiled_bucket {
   [[nodiscard]] const memory_window& window(memory_class c) const noexcept { return windows[index_of(c)]; }
   // The bytes one lane of this bucket takes (lane_size_bytes).
   [[nodiscard]] std::uint64_t lane_bytes() const noexcept { return lane_size_bytes; }
+  // What admission counts for one lane of this bucket: its buffer's bytes
+  // and its images' texels (the device's image memory for them is at least
+  // that; place_images says how much on a given device).
+  [[nodiscard]] std::uint64_t admitted_lane_bytes() const noexcept { return lane_size_bytes + image_window.size; }
 };
 
 // Immutable once made; share it across threads freely.
