@@ -139,7 +139,8 @@ int run(int argc, char** argv) {
       "           operation_aborted.\n"
       "\n"
       "Exit status: 0 ok; 1 usage or I/O error, or no device; 2 the plan was rejected; 3 the run failed: a\n"
-      "violation, a fault that did not surface, or a wave failing for a reason no injected fault explains.\n");
+      "violation, an image layout error (null device), a fault that did not surface, or a wave failing for\n"
+      "a reason no injected fault explains.\n");
   commands["run"] = run_command;
 
   std::string topic;
