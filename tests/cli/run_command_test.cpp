@@ -27,7 +27,7 @@ using cli_test::example_plan;
 using cli_test::json_run;
 using cli_test::run_ferrum;
 using cli_test::run_json;
-using cli_test::seed_with_early;
+using cli_test::seed_with_first;
 using cli_test::u64;
 using cli_test::vulkan_run_json;
 
@@ -121,7 +121,7 @@ TEST_CASE("ferrum run: the same seed injects the same faults", "[cli]") {
 }
 
 TEST_CASE("ferrum run: a lost device fails the later waves and the loss surfaces", "[cli]") {
-  const std::uint64_t seed = seed_with_early(ferrum::gpu::fault_kind::lost, 0.05, 40);
+  const std::uint64_t seed = seed_with_first(ferrum::gpu::fault_kind::lost, 0.05, 40);
   const json_run run = run_json(example_plan("multi_bucket.json"),
                                 {"--waves", "40", "--fault", "lost:0.05", "--seed", std::to_string(seed)});
   check_healthy(run, 40);
@@ -132,7 +132,7 @@ TEST_CASE("ferrum run: a lost device fails the later waves and the loss surfaces
 }
 
 TEST_CASE("ferrum run: a hang times out its wave, stalls those behind it, and the lanes come back", "[cli]") {
-  const std::uint64_t seed = seed_with_early(ferrum::gpu::fault_kind::hang, 0.05, 30);
+  const std::uint64_t seed = seed_with_first(ferrum::gpu::fault_kind::hang, 0.05, 30);
   const json_run run = run_json(example_plan("two_nodes.json"), {"--waves", "30", "--fault", "hang:0.05", "--seed",
                                                                  std::to_string(seed), "--fence-timeout", "250"});
   check_healthy(run, 30);
@@ -251,7 +251,7 @@ TEST_CASE("ferrum run: persistent resources keep their lane's last submitted wav
   // A hang times waves out and quarantines lanes, encoder faults and
   // cancellations leave lanes unsubmitted: each persistent first use still
   // finds what the lane's last submitted wave wrote.
-  const std::uint64_t seed = seed_with_early(ferrum::gpu::fault_kind::hang, 0.05, 40);
+  const std::uint64_t seed = seed_with_first(ferrum::gpu::fault_kind::hang, 0.05, 40);
   const json_run run =
       run_json(example_plan("history.json"), {"--waves", "40", "--fault", "hang:0.05,encoder:0.1,cancel:0.1",
                                               "--fence-timeout", "250", "--seed", std::to_string(seed)});

@@ -189,17 +189,17 @@ TEST_CASE("ferrum run: with device faults a two-queue plan runs on one null queu
   CHECK(run.report["queues"][0]["kinds"] == nlohmann::ordered_json::array({"compute", "transfer"}));
   CHECK(u64(run.report["queues"][0]["nodes"]) == 5);
 
-  // A hang and a loss, each early and once: the waves they fail are
+  // A hang and a loss, each on the first submission and once: the waves they fail are
   // explained, and persistent resource/frame keeps its lane's last submitted
   // wave through the hang.
-  const std::uint64_t hang_seed = cli_test::seed_with_early(ferrum::gpu::fault_kind::hang, 0.05, 30);
+  const std::uint64_t hang_seed = cli_test::seed_with_first(ferrum::gpu::fault_kind::hang, 0.05, 30);
   const json_run hang = run_json(
       example_plan("two_queues.json"),
       {"--waves", "30", "--fault", "hang:0.05", "--fence-timeout", "250", "--seed", std::to_string(hang_seed)});
   check_healthy(hang, 30);
   CHECK(u64(hang.report["waves"]["failed"]) >= 1);
   CHECK(u64(hang.report["lanes"]["quarantined"]) == 0);
-  const std::uint64_t lost_seed = cli_test::seed_with_early(ferrum::gpu::fault_kind::lost, 0.05, 30);
+  const std::uint64_t lost_seed = cli_test::seed_with_first(ferrum::gpu::fault_kind::lost, 0.05, 30);
   const json_run lost = run_json(example_plan("two_queues.json"),
                                  {"--waves", "30", "--fault", "lost:0.05", "--seed", std::to_string(lost_seed)});
   check_healthy(lost, 30);
