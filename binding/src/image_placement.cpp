@@ -40,7 +40,7 @@ result<image_placement> place_lane_images(const lane_recipe& lane, std::span<con
     return make_error(errc::invalid_image, std::to_string(sizes.size()) + " image sizes for the lane's " +
                                                std::to_string(images.size()) + " images");
   for (std::size_t i = 0; i < images.size(); ++i)
-    if (sizes[i].bytes == 0 || !is_valid_alignment(sizes[i].alignment))
+    if (!images[i].imported && (sizes[i].bytes == 0 || !is_valid_alignment(sizes[i].alignment)))
       return make_error(errc::invalid_image, "image " + resource_id::quote(images[i].resource.view()) + ": " +
                                                  std::to_string(sizes[i].bytes) + " bytes at alignment " +
                                                  std::to_string(sizes[i].alignment) +
@@ -52,6 +52,11 @@ result<image_placement> place_lane_images(const lane_recipe& lane, std::span<con
   // A pool's images come together (program order: domain, then member).
   for (std::size_t first = 0; first < images.size();) {
     std::size_t last = first;
+    if (images[first].imported) {  // the engine's: no bytes here
+      for (; last < images.size() && images[last].domain == images[first].domain; ++last) out.offsets[last] = 0;
+      first = last;
+      continue;
+    }
     std::vector<projection> group;
     std::vector<live_interval> live;
     for (; last < images.size() && images[last].domain == images[first].domain; ++last) {

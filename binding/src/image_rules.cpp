@@ -5,6 +5,7 @@
 #include "json_pointer.hpp"
 #include "plan_rules.hpp"
 
+#include <algorithm>
 #include <vector>
 
 namespace ferrum::detail {
@@ -38,6 +39,13 @@ struct image_state {
 // Whether the access writes every texel without reading any.
 constexpr bool writes_whole(resource_access a) noexcept { return !access_reads(a); }
 
+// Whether `r` is in an imported pool: an image of the engine's, which each
+// wave names (wave_request::images).
+bool is_imported(const plan& p, const resource_descriptor& r) {
+  return std::any_of(p.pools.begin(), p.pools.end(),
+                     [&](const pool_option& o) { return o.pool == r.pool && o.memory == memory_class::imported; });
+}
+
 }  // namespace
 
 result<void> check_image(const plan& p, const resource_descriptor& r, std::size_t index) {
@@ -47,6 +55,10 @@ result<void> check_image(const plan& p, const resource_descriptor& r, std::size_
   if (r.kind != allocation_kind::workspace)
     return make_error(errc::invalid_image, who(r) + " is a binding resource; an image is a workspace resource",
                       resource_path(index) + "/kind");
+  if (r.lifetime == allocation_lifetime::persistent && is_imported(p, r))
+    return make_error(errc::invalid_image,
+                      who(r) + " is imported: it holds what the engine puts in it, and cannot be persistent",
+                      resource_path(index) + "/lifetime");
   if (sets_buffer_fields(r))
     return make_error(errc::invalid_image,
                       who(r) +
@@ -111,12 +123,12 @@ result<void> check_image_uses(const plan& p, std::span<const std::size_t> all_us
       if (state.presented)
         return access_path_error(errc::invalid_image_access, p, n, k,
                                  who(r) + " is used after it was presented; 'present' is an image's last use");
-      if (!state.written && r.lifetime == allocation_lifetime::invocation && !writes_whole(a))
+      if (!state.written && r.lifetime == allocation_lifetime::invocation && !writes_whole(a) && !is_imported(p, r))
         return access_path_error(errc::image_read_before_write, p, n, k,
                                  who(r) + " is read (" + access +
                                      ") before any node writes it; its first use in a wave writes it whole "
                                      "('storage-write', 'color-attachment', 'depth-attachment', 'transfer-dst') "
-                                     "unless it is persistent");
+                                     "unless it is persistent or imported");
       state.written = true;
       state.presented = a == resource_access::present;
     }

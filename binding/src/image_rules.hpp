@@ -18,7 +18,8 @@ using ferrum::max_image_extent;
 using ferrum::max_image_layers;
 
 // Resource `index`'s image declaration: only in a v2 plan (unknown_field,
-// at its `image`), a workspace resource (invalid_image, at its kind),
+// at its `image`), a workspace resource (invalid_image, at its kind), not
+// persistent when imported (invalid_image, at its lifetime),
 // without a buffer's fields set in code (invalid_image), a fixed extent of
 // 1..max_image_extent, 1..max_image_layers layers and at least one mip level,
 // no more than a fixed extent has (invalid_image, at the field); a bucket
@@ -29,7 +30,7 @@ using ferrum::max_image_layers;
 // a buffer access for a buffer (invalid_access), one the image's format and
 // the node's queue can take, never after the image's `present`
 // (invalid_image_access); an invocation image's first use writes it whole
-// (image_read_before_write). At `/nodes/<n>/access/<resource id>`.
+// (image_read_before_write) unless it is imported (the engine's contents). At `/nodes/<n>/access/<resource id>`.
 // `uses`: the resource index of every node's resources, side by side in
 // plan order (plan_index::all_uses; the program file's resolved uses).
 [[nodiscard]] result<void> check_image_uses(const plan& p, std::span<const std::size_t> uses);

@@ -21,6 +21,7 @@ image_plan derive_image_transitions(const plan& p, const plan_index& index, cons
       if (!res.image) continue;
       image_of[r] = out.images.size();
       lane_image& image = out.images.emplace_back(lane_image{res.id, d, m, *res.image, res.lifetime});
+      image.imported = domains[d].memory == memory_class::imported;
       // An interval pool holds invocation resources only, each with its interval.
       if (domains[d].liveness == liveness_mode::interval) {
         image.aliasable = true;

@@ -33,14 +33,19 @@ std::optional<placed> place(std::span<const pool_domain> domains,
   // keep their ranges apart for the barrier sweep.
   std::uint64_t allocated_end = 0;
   memory_window images;
+  // Imported images are the engine's: in the imported window, with its
+  // buffers; the image window holds the images a lane makes.
+  const auto in_image_window = [&](std::size_t d) {
+    return domains[d].images && domains[d].memory != memory_class::imported;
+  };
   const auto same_window = [&](std::size_t a, std::size_t b) {
-    return domains[a].memory == domains[b].memory && domains[a].images == domains[b].images;
+    return domains[a].memory == domains[b].memory && in_image_window(a) == in_image_window(b);
   };
   for (std::size_t i = 0; i < order.size();) {
     // The pools of one window come together in `order`: the window starts at
     // a multiple of the largest alignment among them.
     const memory_class cls = domains[order[i]].memory;
-    const bool image_window = domains[order[i]].images;
+    const bool image_window = in_image_window(order[i]);
     std::size_t last = i;
     std::uint64_t window_alignment = 4;
     for (; last < order.size() && same_window(order[i], order[last]); ++last)
@@ -101,10 +106,10 @@ std::vector<std::size_t> placement_order(const plan& p, const std::vector<pool_d
     return std::any_of(domains[d].members.begin(), domains[d].members.end(),
                        [&](std::size_t r) { return p.resources[r].kind == allocation_kind::binding; });
   };
-  // Class upload, device, readback, imported; the binding pool first in
-  // upload; the image pools last.
+  // Class upload, device, readback, imported (imported images too); the
+  // binding pool first in upload; the pools of images lanes make last.
   const auto rank = [&](std::size_t d) {
-    if (domains[d].images) return 5;
+    if (domains[d].images && domains[d].memory != memory_class::imported) return 5;
     switch (domains[d].memory) {
       case memory_class::upload:
         return binds(d) ? 0 : 1;

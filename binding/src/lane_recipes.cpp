@@ -76,13 +76,15 @@ result<void> make_lane_recipes(compiled_program& program, const plan& p, const p
     }
     recipe.imports.clear();
     for (std::size_t d = 0; d < program.domains.size(); ++d) {
-      if (program.domains[d].memory != memory_class::imported) continue;
+      if (program.domains[d].memory != memory_class::imported || program.domains[d].images) continue;
       const std::vector<projection>& projections = bucket.capacity_layouts[d].projections;
       for (std::size_t m = 0; m < projections.size(); ++m)
         recipe.imports.push_back({projections[m].resource, d, m, projections[m].capacity, false});
     }
     for (const lane_use& use : recipe.uses) {
-      if (!access_writes(use.access) || program.domains[use.domain].memory != memory_class::imported) continue;
+      if (!access_writes(use.access) || program.domains[use.domain].memory != memory_class::imported ||
+          program.domains[use.domain].images)
+        continue;
       for (lane_import& i : recipe.imports)
         if (i.domain == use.domain && i.member == use.member) i.written = true;
     }

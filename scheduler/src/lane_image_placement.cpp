@@ -39,6 +39,10 @@ error in_bucket(const compiled_bucket& bucket, error e) {
 result<image_placement> lane_image_placement(const compiled_bucket& bucket, gpu::device& device) {
   std::vector<image_size> sizes;
   for (const lane_image& i : bucket.lane.images) {
+    if (i.imported) {  // the engine's
+      sizes.push_back({});
+      continue;
+    }
     auto needs = device.image_requirements(lane_image_spec(i));
     if (!needs) return in_bucket(bucket, needs.error());
     sizes.push_back({needs->bytes, needs->alignment});

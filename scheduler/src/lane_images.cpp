@@ -14,20 +14,42 @@ result<lane_images> make_lane_images(const compiled_program& program, const comp
   if (recipe.images.empty()) return out;
   auto placement = lane_image_placement(bucket, device);
   if (!placement) return placement.error();
+  // The images the lane makes, and each recipe image's among them (imported
+  // ones: none, until a wave names the engine's).
+  // `made[i]`: its place among the images made, or among the imported ones.
   std::vector<gpu::placed_image> placed;
-  for (std::size_t i = 0; i < recipe.images.size(); ++i)
+  std::vector<std::size_t> made(recipe.images.size(), 0);
+  std::size_t imported = 0;
+  for (std::size_t i = 0; i < recipe.images.size(); ++i) {
+    if (recipe.images[i].imported) {
+      made[i] = imported++;
+      continue;
+    }
+    made[i] = placed.size();
     placed.push_back({lane_image_spec(recipe.images[i]), placement->offsets[i], recipe.images[i].initial});
-  auto memory = device.create_image_memory(placed, placement->bytes);
-  if (!memory) {
-    error e = memory.error();
-    e.detail = "the image memory of bucket " + quote_text(bucket.id.str()) + ": " + e.detail;
-    return e;
   }
-  out.memory = std::move(*memory);
+  if (!placed.empty()) {
+    auto memory = device.create_image_memory(placed, placement->bytes);
+    if (!memory) {
+      error e = memory.error();
+      e.detail = "the image memory of bucket " + quote_text(bucket.id.str()) + ": " + e.detail;
+      return e;
+    }
+    out.memory = std::move(*memory);
+  }
   out.bytes = placement->bytes;
   out.unaliased_bytes = placement->unaliased_bytes;
-  for (const image_transition& t : recipe.transitions)
-    out.transitions.push_back({&out.memory->at(t.image), t.from, t.to});
+  const auto image_at = [&](std::size_t i) -> const gpu::image* {
+    return recipe.images[i].imported ? nullptr : &out.memory->at(made[i]);
+  };
+  std::vector<bool> seen(recipe.images.size(), false);
+  for (std::size_t t = 0; t < recipe.transitions.size(); ++t) {
+    const image_transition& transition = recipe.transitions[t];
+    out.transitions.push_back({image_at(transition.image), transition.from, transition.to});
+    if (!recipe.images[transition.image].imported) continue;
+    out.imports.push_back({made[transition.image], lane_images::no_entry, t, !seen[transition.image]});
+    seen[transition.image] = true;
+  }
   out.transition_begin = recipe.transition_begin;
   out.use_begin.push_back(0);
   for (std::size_t n = 0; n < program.node_count; ++n) {
@@ -35,7 +57,8 @@ result<lane_images> make_lane_images(const compiled_program& program, const comp
       for (std::size_t i = 0; i < recipe.images.size(); ++i) {
         const lane_image& image = recipe.images[i];
         if (image.domain != use.domain || image.member != use.member) continue;
-        out.uses.push_back({&bucket.capacity_layouts[use.domain].projections[use.member].resource, &out.memory->at(i),
+        if (image.imported) out.imports.push_back({made[i], out.uses.size()});
+        out.uses.push_back({&bucket.capacity_layouts[use.domain].projections[use.member].resource, image_at(i),
                             use.access, layout_of(use.access)});
       }
     }

@@ -150,7 +150,7 @@ result<void> detail::lane_memory::make(lane& l, const compiled_program& program,
                                           static_cast<std::size_t>(use.size));
       std::span<std::byte> host = arena == nullptr ? std::span<std::byte>{} : arena->bytes();
       if (!host.empty()) host = host.subspan(range.offset, range.size);
-      if (m == memory_class::imported) {
+      if (m == memory_class::imported && !program.domains[use.domain].images) {
         const auto k = std::find_if(recipe.imports.begin(), recipe.imports.end(), [&](const lane_import& i) {
           return i.domain == use.domain && i.member == use.member;
         });

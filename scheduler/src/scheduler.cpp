@@ -158,7 +158,7 @@ void scheduler_impl::submit(const copied_request& request, encoder_ref encode, c
     } else {
       const compiled_bucket& bucket = program->program().buckets[choice.bucket];
       const auto devices = host_.devices();
-      auto imports = resolve_imports(request.imports(), bucket.lane, bucket.id,
+      auto imports = resolve_imports(request.imports(), request.images(), bucket.lane, bucket.id,
                                      devices.size() == 1 ? devices.front().device : nullptr);
       if (!imports) {
         w->prepare(id, *program, nullptr, nullptr, encode, &request, imports.error().code, imports.error().what());

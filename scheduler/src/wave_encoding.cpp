@@ -27,10 +27,20 @@ void wave::bind_nodes() noexcept {
   // Replaying needs a complete, submitted recording; recording afresh leaves
   // none until this wave submits.
   const lane_contents& l = *held_;
-  if (!bucket_->lane.imports.empty()) {
+  if (!imports_.empty()) {
+    // The buffers come first, then the images (resolve_imports).
     std::array<gpu::arena_range, max_wave_imports> ranges{};
-    for (std::size_t k = 0; k < imports_.size(); ++k) ranges[k] = imports_[k].range;
-    held_.import(std::span(ranges).first(imports_.size()));
+    std::array<imported_image, max_wave_images> images{};
+    std::size_t buffers = 0;
+    std::size_t given_images = 0;
+    for (const wave_import& i : imports_) {
+      if (i.image == nullptr)
+        ranges[buffers++] = i.range;
+      else
+        images[given_images++] = {{}, i.image, i.layout};
+    }
+    if (buffers != 0) held_.import(std::span(ranges).first(buffers));
+    if (given_images != 0) held_.import_images(std::span(images).first(given_images));
   }
   replay_ = held_.take_recording(host_.options().replay);
   const std::uint64_t previous_wave = held_.previous_wave();

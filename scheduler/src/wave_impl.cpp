@@ -220,7 +220,7 @@ wave::task wave::run(wave& w) {
 
 error_code wave::submit() noexcept {
   const lane_contents& l = *held_;
-  // A wave with imported buffers waits for the earlier waves whose use of
+  // A wave with imported buffers or images waits for the earlier waves whose use of
   // them conflicts with its own, and records its own use, under one lock.
   std::unique_lock<std::mutex> ordered;
   std::uint64_t after = 0;

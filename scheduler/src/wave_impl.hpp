@@ -56,7 +56,8 @@ class wave {
   // program with more nodes or segments than the wave had room for.
   // `sync`: the engine's semaphores, passed on whatever happens (none when
   // the early error refused them); `early_message` says more of the error.
-  // `imports`: the request's buffers, resolved against the bucket (none: null).
+  // `imports`: the request's buffers and images, resolved against the
+  // bucket (none: null).
   void prepare(std::uint64_t id, const program_lanes& program, const compiled_bucket* bucket,
                lane_dispatcher* dispatcher, encoder_ref encode, const copied_request* sync,
                boost::system::error_code early_error, std::string_view early_message = {},
@@ -164,7 +165,8 @@ class wave {
   copied_semaphores signals_;
   bool waits_passed_ = false;
   bool signals_passed_ = false;
-  // The engine's buffers for the plan's imported resources (wave_imports.hpp).
+  // The engine's buffers and images for the plan's imported resources
+  // (wave_imports.hpp).
   wave_imports imports_;
   std::optional<std::size_t> failed_node_;
   std::string message_;

@@ -1,5 +1,7 @@
-// wave_imports.cpp — a wave's imported buffers (wave_imports.hpp).
+// wave_imports.cpp — a wave's imported buffers and images (wave_imports.hpp).
 #include "wave_imports.hpp"
+
+#include "ferrum/scheduler/lane_image_placement.hpp"
 
 #include <algorithm>
 #include <new>
@@ -8,48 +10,73 @@
 namespace ferrum::detail {
 namespace {
 
-std::string entry_name(std::size_t i) { return "wave_request::imports[" + std::to_string(i) + "]"; }
+using named_entries = boost::container::static_vector<std::size_t, max_wave_imports + max_wave_images>;
 
-}  // namespace
-
-result<wave_imports> resolve_imports(const copied_imports& given, const lane_recipe& recipe, const bucket_id& bucket,
-                                     const gpu::device* device) {
+// Per resource of `ids` (recipe order; the plan imports `count` of them,
+// `ids` holds the first `most`), the entry of `given` naming it
+// (given.entries.size(): none). Errors: invalid_wave_request (more than
+// `most` entries or resources, an entry naming no resource of `ids` or one
+// named before, entries on a scheduler over several devices).
+template <class Copied, class Ids>
+result<named_entries> match_entries(const Copied& given, const Ids& ids, std::size_t count, const char* field,
+                                    const char* what, std::size_t most, const gpu::device* device) {
+  const auto entry_name = [&](std::size_t i) {
+    return std::string("wave_request::") + field + "[" + std::to_string(i) + "]";
+  };
   if (!given.kept())
-    return make_error(errc::invalid_wave_request, "wave_request::imports has " + std::to_string(given.given) +
-                                                      " buffers; a wave holds at most " +
-                                                      std::to_string(max_wave_imports));
+    return make_error(errc::invalid_wave_request, std::string("wave_request::") + field + " has " +
+                                                      std::to_string(given.given) + " " + what +
+                                                      "s; a wave holds at most " + std::to_string(most));
   if (given.given != 0 && device == nullptr)
-    return make_error(errc::invalid_wave_request,
-                      "wave_request::imports on a scheduler over several devices, where a wave's device is known "
-                      "only once it runs");
-  if (recipe.imports.size() > max_wave_imports)
-    return make_error(errc::invalid_wave_request, "the plan imports " + std::to_string(recipe.imports.size()) +
-                                                      " resources; a wave holds at most " +
-                                                      std::to_string(max_wave_imports));
-  // Per imported resource (recipe order), the entry naming it.
-  boost::container::static_vector<std::size_t, max_wave_imports> named(recipe.imports.size(), given.entries.size());
+    return make_error(errc::invalid_wave_request, std::string("wave_request::") + field +
+                                                      " on a scheduler over several devices, where a wave's "
+                                                      "device is known only once it runs");
+  if (count > most)
+    return make_error(errc::invalid_wave_request, "the plan imports " + std::to_string(count) + " " + what +
+                                                      "s; a wave holds at most " + std::to_string(most));
+  named_entries named(ids.size(), given.entries.size());
   for (std::size_t i = 0; i < given.entries.size(); ++i) {
-    const copied_imports::entry& e = given.entries[i];
-    const auto it = std::find_if(recipe.imports.begin(), recipe.imports.end(),
-                                 [&](const lane_import& r) { return r.resource.view() == e.id(); });
-    if (it == recipe.imports.end())
-      return make_error(errc::invalid_wave_request,
-                        entry_name(i) + " names " + quote_text(e.id()) + ", which is no imported resource of the plan");
-    std::size_t& slot = named[static_cast<std::size_t>(it - recipe.imports.begin())];
+    const std::string_view id = given.entries[i].id();
+    const auto it = std::find(ids.begin(), ids.end(), id);
+    if (it == ids.end())
+      return make_error(errc::invalid_wave_request, entry_name(i) + " names " + quote_text(id) + ", which is no " +
+                                                        "imported " + what + " of the plan");
+    std::size_t& slot = named[static_cast<std::size_t>(it - ids.begin())];
     if (slot != given.entries.size())
       return make_error(errc::invalid_wave_request,
-                        entry_name(i) + " names " + quote_text(e.id()) + ", which " + entry_name(slot) + " names too");
+                        entry_name(i) + " names " + quote_text(id) + ", which " + entry_name(slot) + " names too");
     slot = i;
   }
-  wave_imports out;
+  return named;
+}
+
+std::string entry_name(const char* field, std::size_t i, std::string_view resource) {
+  return std::string("wave_request::") + field + "[" + std::to_string(i) + "] (resource " + quote_text(resource) +
+         ")";
+}
+
+std::string describe(const gpu::image_spec& s) {
+  return std::string(to_string(s.format)) + " " + std::to_string(s.width) + "x" + std::to_string(s.height) + ", " +
+         std::to_string(s.mips) + " mips, " + std::to_string(s.layers) + " layers";
+}
+
+result<void> resolve_buffers(const copied_imports& given, const lane_recipe& recipe, const bucket_id& bucket,
+                             const gpu::device* device, wave_imports& out) {
+  boost::container::static_vector<std::string_view, max_wave_imports> ids;
+  for (std::size_t k = 0; k < std::min(recipe.imports.size(), ids.capacity()); ++k)
+    ids.push_back(recipe.imports[k].resource.view());
+  auto named = match_entries(given, ids, recipe.imports.size(), "imports", "buffer", max_wave_imports, device);
+  if (!named) return named.error();
+  const std::size_t first = out.size();
   for (std::size_t k = 0; k < recipe.imports.size(); ++k) {
     const lane_import& r = recipe.imports[k];
-    if (named[k] == given.entries.size())
+    const std::size_t e = (*named)[k];
+    if (e == given.entries.size())
       return make_error(errc::import_missing, "bucket " + quote_text(bucket.str()) + ": no buffer for resource " +
                                                   quote_text(r.resource.view()) + " in wave_request::imports");
     // The error's words only when there is one: a wave allocates nothing.
-    const auto where = [&] { return entry_name(named[k]) + " (resource " + quote_text(r.resource.view()) + ")"; };
-    const gpu::arena_range range = given.entries[named[k]].range;
+    const auto where = [&] { return entry_name("imports", e, r.resource.view()); };
+    const gpu::arena_range range = given.entries[e].value.range;
     if (range.arena == nullptr) return make_error(errc::invalid_wave_request, where() + " has no arena");
     if (&range.arena->device() != device)
       return make_error(errc::foreign_object, where() + ": its arena belongs to device " +
@@ -62,22 +89,79 @@ result<wave_imports> resolve_imports(const copied_imports& given, const lane_rec
     if (range.size < r.size)
       return make_error(errc::import_too_small, where() + ": " + std::to_string(range.size) + " bytes, and bucket " +
                                                     quote_text(bucket.str()) + " needs " + std::to_string(r.size));
-    out.push_back({{range.arena, range.offset, static_cast<std::size_t>(r.size)}, r.written});
+    out.push_back({{range.arena, range.offset, static_cast<std::size_t>(r.size)}, nullptr, {}, r.written});
   }
   // Two resources in the same bytes: the plan's barriers would not see
   // their hazards.
-  for (std::size_t a = 0; a < out.size(); ++a)
+  for (std::size_t a = first; a < out.size(); ++a)
     for (std::size_t b = a + 1; b < out.size(); ++b) {
       const gpu::arena_range& x = out[a].range;
       const gpu::arena_range& y = out[b].range;
       if (x.arena == y.arena && (out[a].written || out[b].written) && x.offset < y.offset + y.size &&
           y.offset < x.offset + x.size)
-        return make_error(errc::invalid_wave_request, entry_name(named[a]) + " and " + entry_name(named[b]) +
-                                                          " (resources " +
-                                                          quote_text(recipe.imports[a].resource.view()) + " and " +
-                                                          quote_text(recipe.imports[b].resource.view()) +
-                                                          ") overlap in one arena, and a node writes one of them");
+        return make_error(errc::invalid_wave_request,
+                          "wave_request::imports[" + std::to_string((*named)[a - first]) + "] and [" +
+                              std::to_string((*named)[b - first]) + "] (resources " +
+                              quote_text(recipe.imports[a - first].resource.view()) + " and " +
+                              quote_text(recipe.imports[b - first].resource.view()) +
+                              ") overlap in one arena, and a node writes one of them");
     }
+  return {};
+}
+
+result<void> resolve_images(const copied_images& given, const lane_recipe& recipe, const bucket_id& bucket,
+                            const gpu::device* device, wave_imports& out) {
+  boost::container::static_vector<std::size_t, max_wave_images> images;  // into recipe.images
+  boost::container::static_vector<std::string_view, max_wave_images> ids;
+  std::size_t imported = 0;
+  for (std::size_t i = 0; i < recipe.images.size(); ++i) {
+    if (!recipe.images[i].imported || ++imported > max_wave_images) continue;
+    images.push_back(i);
+    ids.push_back(recipe.images[i].resource.view());
+  }
+  auto named = match_entries(given, ids, imported, "images", "image", max_wave_images, device);
+  if (!named) return named.error();
+  const std::size_t first = out.size();
+  for (std::size_t k = 0; k < images.size(); ++k) {
+    const lane_image& r = recipe.images[images[k]];
+    const std::size_t e = (*named)[k];
+    if (e == given.entries.size())
+      return make_error(errc::import_missing, "bucket " + quote_text(bucket.str()) + ": no image for resource " +
+                                                  quote_text(r.resource.view()) + " in wave_request::images");
+    const auto where = [&] { return entry_name("images", e, r.resource.view()); };
+    const imported_image& image = given.entries[e].value;
+    if (image.image == nullptr) return make_error(errc::invalid_wave_request, where() + " has no image");
+    if (&image.image->device() != device)
+      return make_error(errc::foreign_object, where() + ": an image of device " +
+                                                  quote_text(image.image->device().name()) + ", the scheduler's is " +
+                                                  quote_text(device->name()));
+    const gpu::image_spec want = lane_image_spec(r);
+    const gpu::image_spec& has = image.image->spec();
+    if (has.format != want.format || has.width != want.width || has.height != want.height || has.mips != want.mips ||
+        has.layers != want.layers || (has.usage & want.usage) != want.usage)
+      return make_error(errc::invalid_image, where() + ": a " + describe(has) + " image, and bucket " +
+                                                 quote_text(bucket.str()) + " needs a " + describe(want) +
+                                                 " one with the usage its accesses take");
+    if (!gpu::usage_allows(has.usage, image.layout))
+      return make_error(errc::invalid_image, where() + ": layout " + quote_text(to_string(image.layout)) +
+                                                 ", which an image without its usage is never in");
+    for (std::size_t j = first; j < out.size(); ++j)
+      if (out[j].image == image.image)
+        return make_error(errc::invalid_wave_request,
+                          where() + ": the image named for resource " +
+                              quote_text(recipe.images[images[j - first]].resource.view()) + " too");
+    out.push_back({{}, image.image, image.layout, true});
+  }
+  return {};
+}
+
+}  // namespace
+
+result<wave_imports> resolve_imports(const copied_imports& buffers, const copied_images& images,
+                                     const lane_recipe& recipe, const bucket_id& bucket, const gpu::device* device) {
+  wave_imports out;
+  if (auto ok = resolve_buffers(buffers, recipe, bucket, device, out); !ok) return ok.error();
+  if (auto ok = resolve_images(images, recipe, bucket, device, out); !ok) return ok.error();
   return out;
 }
 
@@ -85,7 +169,7 @@ std::uint64_t import_order::after(std::span<const wave_import> imports, const gp
   std::uint64_t wait = 0;
   for (const wave_import& i : imports)
     for (const entry& e : entries_)
-      if (e.arena == i.range.arena) wait = std::max({wait, e.written, i.written ? e.read : 0});
+      if (e.object == i.object()) wait = std::max({wait, e.written, i.written ? e.read : 0});
   wait = std::max(wait, floor_);
   return timeline.reached(wait) ? 0 : wait;
 }
@@ -94,10 +178,10 @@ void import_order::record(std::span<const wave_import> imports, std::uint64_t va
                           const gpu::timeline& timeline) noexcept {
   std::erase_if(entries_, [&](const entry& e) { return timeline.reached(std::max(e.written, e.read)); });
   for (const wave_import& i : imports) {
-    auto it = std::find_if(entries_.begin(), entries_.end(), [&](const entry& e) { return e.arena == i.range.arena; });
+    auto it = std::find_if(entries_.begin(), entries_.end(), [&](const entry& e) { return e.object == i.object(); });
     if (it == entries_.end()) {
       try {
-        it = entries_.insert(entries_.end(), {i.range.arena, 0, 0});
+        it = entries_.insert(entries_.end(), {i.object(), 0, 0});
       } catch (const std::bad_alloc&) {
         // No room to remember the buffer: every later wave waits for this one.
         floor_ = value;

@@ -1,7 +1,7 @@
-// wave_imports.hpp (private) — a wave's imported buffers (wave_request::
-// imports): checked and resolved against the wave's bucket when the wave is
-// accepted, and ordered against the scheduler's other waves that use the
-// same buffers when it is submitted.
+// wave_imports.hpp (private) — a wave's imported buffers and images
+// (wave_request::imports, wave_request::images): checked and resolved
+// against the wave's bucket when the wave is accepted, and ordered against
+// the scheduler's other waves that use the same ones when it is submitted.
 #pragma once
 
 #include "ferrum/binding/lane_recipe.hpp"
@@ -19,24 +19,35 @@
 namespace ferrum::detail {
 
 // One imported resource of a wave: the bytes its nodes get of the engine's
-// buffer, and whether a node writes them.
+// buffer, or the engine's image and the layout the wave finds it in; and
+// whether a node writes it (every use of an image may: its transitions do).
 struct wave_import {
   gpu::arena_range range;
+  const gpu::image* image = nullptr;
+  image_layout layout = image_layout::undefined;
   bool written = false;
+
+  // What waves that use it are ordered by: the buffer's arena, or the image.
+  [[nodiscard]] const void* object() const noexcept {
+    return image != nullptr ? static_cast<const void*>(image) : static_cast<const void*>(range.arena);
+  }
 };
-using wave_imports = boost::container::static_vector<wave_import, max_wave_imports>;
+using wave_imports = boost::container::static_vector<wave_import, max_wave_imports + max_wave_images>;
 
-// The request's buffers for `recipe`'s imported resources (its order), each
-// cut to its resource's size. Errors (naming the entry and the resource):
-// invalid_wave_request, import_missing, import_too_small, foreign_object,
-// range_out_of_bounds (wave.hpp, wave_request). `device`: the scheduler's
-// one device, or null when it has several.
-[[nodiscard]] result<wave_imports> resolve_imports(const copied_imports& given, const lane_recipe& recipe,
-                                                   const bucket_id& bucket, const gpu::device* device);
+// The request's buffers for `recipe`'s imported buffers (its order), each
+// cut to its resource's size, then its images for the recipe's imported
+// images (its order). Errors (naming the entry and the resource):
+// invalid_wave_request, import_missing, import_too_small, invalid_image,
+// foreign_object, range_out_of_bounds (wave.hpp, wave_request). `device`:
+// the scheduler's one device, or null when it has several.
+[[nodiscard]] result<wave_imports> resolve_imports(const copied_imports& buffers, const copied_images& images,
+                                                   const lane_recipe& recipe, const bucket_id& bucket,
+                                                   const gpu::device* device);
 
-// Orders the waves of a scheduler that use one buffer (by arena): a wave
-// waits on the GPU for the last earlier wave that wrote one of its buffers,
-// and a wave that writes one also for the earlier waves that read it.
+// Orders the waves of a scheduler that use one buffer (by arena) or image:
+// a wave waits on the GPU for the last earlier wave that wrote one of its
+// buffers, and a wave that writes one also for the earlier waves that read
+// it.
 // Values are the compute queue's timeline (a scheduler with imports has one
 // device). A wave takes the lock from `after` to `record`, around its
 // submission, so that two waves' submissions cannot both miss each other.
@@ -54,7 +65,7 @@ class import_order {
 
  private:
   struct entry {
-    const gpu::arena* arena;
+    const void* object;  // wave_import::object
     std::uint64_t written;  // the last wave that wrote it
     std::uint64_t read;     // the last wave that read it
   };

@@ -202,7 +202,7 @@ TEMPLATE_TEST_CASE("imports: a bad import fails the wave before anything runs, w
        "bytes [128, +256) of an arena of 256"},
       {{{"resource/lut", lut}, {"resource/mesh", mesh}, {"resource/out", out}, {"resource/scratch", out}},
        errc::invalid_wave_request,
-       "'resource/scratch', which is no imported resource"},
+       "'resource/scratch', which is no imported buffer"},
       {{{"resource/lut", lut}, {"resource/mesh", mesh}, {"resource/out", out}, {"resource/lut", lut}},
        errc::invalid_wave_request,
        "imports[3] names 'resource/lut', which wave_request::imports[0] names too"},

@@ -70,7 +70,8 @@ struct compiled_bucket {
   // the lane, the binding backing slices (ferrum/binding/lane_recipe.hpp).
   lane_recipe lane;
   std::array<memory_window, memory_class_count> windows{};
-  // The image pools' window, past every other (docs/design.md, "Images"):
+  // The window of the image pools a lane makes (imported ones are in the
+  // imported window), past every other (docs/design.md, "Images"):
   // each image's texels, tightly packed, where its pool's layout puts them.
   // A lane holds none of it — it places its images in image memory of their
   // own, by the device's sizes (place_lane_images) — but the offsets keep

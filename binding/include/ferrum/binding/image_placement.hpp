@@ -40,7 +40,8 @@ struct image_placement {
 // Places `lane`'s images, `sizes[i]` for lane.images[i]: each pool's images
 // together, in pool order; an interval pool's aliasable ones packed by their
 // live intervals (as its arena is) unless that packs worse, the rest side
-// by side. Errors: invalid_image (as many sizes as images, each of at least
+// by side. Imported images (the engine's) take no bytes: offset 0, their
+// sizes unread. Errors: invalid_image (as many sizes as images, each of at least
 // one byte with a power-of-two alignment, or the detail says which is not),
 // size_overflow.
 [[nodiscard]] result<image_placement> place_lane_images(const lane_recipe& lane, std::span<const image_size> sizes);

@@ -34,7 +34,7 @@ struct lane_use {
   resource_access access = resource_access::read_write;  // how the node uses it
 };
 
-// One resource of an imported pool (memory class `imported`): a buffer of
+// One buffer of an imported pool (memory class `imported`): a buffer of
 // the engine's that each wave names (wave_request::imports), never
 // allocated by a lane.
 struct lane_import {
@@ -55,6 +55,9 @@ struct lane_import {
 // image memory with the pool's other aliasable images whose live intervals
 // (`live`, the pool's: its first and last node, extended across queues) do
 // not overlap (place_lane_images, ferrum/binding/image_placement.hpp).
+// `imported`: an image of an imported pool, the engine's, which each wave
+// names (wave_request::images) and no lane makes; its first transition in
+// a wave starts from the layout the wave names (`from` here: undefined).
 struct lane_image {
   resource_id resource;
   std::size_t domain = 0;  // as lane_use's
@@ -65,6 +68,7 @@ struct lane_image {
   image_layout initial = image_layout::undefined;
   bool aliasable = false;
   live_interval live{};
+  bool imported = false;
 
   [[nodiscard]] bool takes(resource_access a) const noexcept {
     return (accesses & (1u << static_cast<unsigned>(a))) != 0;

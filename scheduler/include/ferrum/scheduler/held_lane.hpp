@@ -49,7 +49,9 @@ struct lane_test_access;
 // A lane's images (docs/design.md, "Images"): one block of the device's
 // image memory holding the bucket's images, placed by the device's sizes
 // (place_lane_images); per node, the layout changes its list's opening
-// barrier makes and the images it lists.
+// barrier makes and the images it lists. An imported image (the engine's)
+// is none of the block's: its entries name no image until a wave names one
+// (wave_request::images), then the last wave's.
 struct lane_images {
   std::unique_ptr<gpu::image_memory> memory;
   // What the block takes, and would take with no image sharing memory.
@@ -60,6 +62,18 @@ struct lane_images {
   std::vector<std::size_t> transition_begin;
   std::vector<node_image> uses;
   std::vector<std::size_t> use_begin;
+  // Each entry of `uses` or `transitions` that names an imported image:
+  // which one (its place among the recipe's imported images), and whether
+  // it is the image's first transition, whose `from` is the layout the
+  // wave names.
+  static constexpr std::size_t no_entry = static_cast<std::size_t>(-1);
+  struct import_site {
+    std::size_t import = 0;
+    std::size_t use = no_entry;
+    std::size_t transition = no_entry;
+    bool first = false;
+  };
+  std::vector<import_site> imports;
 };
 
 class lane_contents {
@@ -153,7 +167,7 @@ class lane_contents {
 
  private:
   friend struct detail::lane_memory;  // makes, frees and retires them (lane_pool.cpp)
-  friend class held_lane;             // points its imported resources at a wave's buffers
+  friend class held_lane;             // points its imported resources at a wave's buffers and images
 
   // Points the lane's imported resources (lane_recipe::imports, in order)
   // at `ranges`: every node's node_resource::range of them, and its list's
@@ -167,6 +181,27 @@ class lane_contents {
       changed = changed || grant.arena != r.arena || grant.offset != r.offset || grant.size != r.size;
       grant = r;
       resources_[u.resource].range = r;
+    }
+    return changed;
+  }
+  // Points the lane's imported images at `images` (the recipe's imported
+  // images, in order; `resource` unread): every node_image and transition
+  // of them, each image's first transition from its `layout`. Whether any
+  // differs from before.
+  bool point_images(std::span<const imported_image> images) noexcept {
+    bool changed = false;
+    for (const lane_images::import_site& site : images_.imports) {
+      const imported_image given = site.import < images.size() ? images[site.import] : imported_image{};
+      if (site.use != lane_images::no_entry) {
+        node_image& use = images_.uses[site.use];
+        changed = changed || use.image != given.image;
+        use.image = given.image;
+        continue;
+      }
+      gpu::layout_change& change = images_.transitions[site.transition];
+      changed = changed || change.image != given.image || (site.first && change.from != given.layout);
+      change.image = given.image;
+      if (site.first) change.from = given.layout;
     }
     return changed;
   }
@@ -348,6 +383,12 @@ class held_lane {
     // The contents are the pool's, not const; the holder alone touches them
     // while it holds the lane.
     if (const_cast<lane_contents*>(contents_)->point_imports(ranges)) out_->recorded = false;
+  }
+  // The same for the lane's imported images (`images`: the recipe's
+  // imported images in order, each with the layout the wave finds it in).
+  void import_images(std::span<const imported_image> images) noexcept {
+    if (out_ == nullptr) return;
+    if (const_cast<lane_contents*>(contents_)->point_images(images)) out_->recorded = false;
   }
   // The last wave whose submission of all the lane's lists went to the GPU
   // (0: none, its memory was made afresh since, or an empty handle).

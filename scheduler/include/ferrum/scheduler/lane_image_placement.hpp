@@ -24,7 +24,8 @@ namespace ferrum {
 // Where a lane of `bucket` on `device` places its images, and how much
 // image memory that takes (image_placement::bytes; unaliased_bytes without
 // sharing): the device's requirements for each image of the bucket's lane
-// recipe, placed by place_lane_images. What every lane of the bucket makes,
+// recipe (imported ones are the engine's: none), placed by
+// place_lane_images. What every lane of the bucket makes,
 // and what `ferrum run` reports. Empty for a bucket without images. Errors:
 // the device's (invalid_image, device_lost), naming the bucket.
 [[nodiscard]] result<image_placement> lane_image_placement(const compiled_bucket& bucket, gpu::device& device);

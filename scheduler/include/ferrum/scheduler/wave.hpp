@@ -48,6 +48,26 @@ struct imported_buffer {
   gpu::arena_range range;
 };
 
+// The most imported images a wave names (wave_request::images).
+inline constexpr std::size_t max_wave_images = 8;
+
+// An image of the engine's that a wave uses for an imported image of its
+// plan (an image resource of a pool whose memory class is `imported`,
+// docs/embedding.md, "Imported images"): a swapchain's (gpu::swapchain_image::
+// image), an engine's VkImage through gpu::import_vulkan_image, or any image
+// of the wave's device — of the plan's format, mip levels and layers, the
+// resource's extent in the wave's bucket, and at least the usage the plan's
+// accesses of it need (ferrum::image_usage_of). `layout`: the layout it is
+// in when the wave's first submission starts (undefined: its contents are
+// not kept); the image's first transition in the wave starts from it, and
+// the wave leaves it in the layout of its last use in the plan (a `present`
+// one: present-src).
+struct imported_image {
+  std::string_view resource;
+  const gpu::image* image = nullptr;
+  image_layout layout = image_layout::undefined;
+};
+
 // A wave's size class: it runs in the smallest bucket of `bucket_class`
 // whose capacity covers `extent` in every dimension (the smallest by the
 // product of dimensions, ties by bucket id).
@@ -80,6 +100,17 @@ struct imported_buffer {
 // invalid_wave_request (more than max_wave_imports, a resource named twice
 // or not imported by the plan, no arena, two buffers overlapping in one
 // arena where a node writes one, a scheduler over several devices).
+//
+// The engine's images (`images`): one for each imported image of the plan,
+// at most max_wave_images, as the buffers: ordered inside the wave by the
+// transitions the compiler derived, between the scheduler's waves as a
+// buffer a node writes (each image), and the engine's to keep alive until
+// the wave's value is reached. Refused: import_missing (an image named by
+// none), invalid_image (one unlike its resource, or a `layout` its usage
+// does not allow), foreign_object (an image of another device),
+// invalid_wave_request (more than max_wave_images, a resource named twice
+// or not an imported image of the plan, no image, one image for two
+// resources, a scheduler over several devices).
 struct wave_request {
   // Must stay valid only until async_submit returns (all of it is copied).
   std::string_view bucket_class;
@@ -87,6 +118,7 @@ struct wave_request {
   std::span<const gpu::semaphore_op> wait{};
   std::span<const gpu::semaphore_op> signal{};
   std::span<const imported_buffer> imports{};
+  std::span<const imported_image> images{};
 };
 
 // One resource a node lists in the plan, on the wave's lane: its bytes in the

@@ -227,33 +227,37 @@ struct copied_semaphores {
   [[nodiscard]] bool kept() const noexcept { return given <= ops.capacity(); }
 };
 
-// A wave's imported buffers, copied in place: at most max_wave_imports (the
+// A wave's imported buffers or images, copied in place: at most `N` (the
 // resource ids copied too); `given` says how many the request had.
-struct copied_imports {
+template <class Named, std::size_t N>
+struct copied_named {
   struct entry {
     std::array<char, max_id_length> resource{};
     std::size_t length = 0;
-    gpu::arena_range range;
+    Named value;  // its `resource` empty: id() is the copy
 
     // The id, or an empty one where it is longer than any id.
     [[nodiscard]] std::string_view id() const noexcept {
       return length <= resource.size() ? std::string_view(resource.data(), length) : std::string_view();
     }
   };
-  boost::container::static_vector<entry, max_wave_imports> entries;
+  boost::container::static_vector<entry, N> entries;
   std::size_t given = 0;
 
-  copied_imports() noexcept = default;
-  explicit copied_imports(std::span<const imported_buffer> from) noexcept : given(from.size()) {
+  copied_named() noexcept = default;
+  explicit copied_named(std::span<const Named> from) noexcept : given(from.size()) {
     for (std::size_t i = 0; i < std::min(from.size(), entries.capacity()); ++i) {
       entry& e = entries.emplace_back();
       e.length = from[i].resource.size();
       if (e.length <= e.resource.size()) std::copy_n(from[i].resource.data(), e.length, e.resource.data());
-      e.range = from[i].range;
+      e.value = from[i];
+      e.value.resource = {};
     }
   }
   [[nodiscard]] bool kept() const noexcept { return given <= entries.capacity(); }
 };
+using copied_imports = copied_named<imported_buffer, max_wave_imports>;
+using copied_images = copied_named<imported_image, max_wave_images>;
 
 // The request, copied when async_submit is called, so that nothing of the
 // caller's is read later (a lazy token may start the wave long after). It is
@@ -266,7 +270,8 @@ class copied_request {
         extent_(request.extent),
         wait_(request.wait),
         signal_(request.signal),
-        imports_(request.imports) {
+        imports_(request.imports),
+        images_(request.images) {
     if (length_ <= class_.size()) std::copy_n(request.bucket_class.data(), length_, class_.data());
   }
   // False for a class longer than any id.
@@ -277,6 +282,7 @@ class copied_request {
   [[nodiscard]] const copied_semaphores& wait() const noexcept { return wait_; }
   [[nodiscard]] const copied_semaphores& signal() const noexcept { return signal_; }
   [[nodiscard]] const copied_imports& imports() const noexcept { return imports_; }
+  [[nodiscard]] const copied_images& images() const noexcept { return images_; }
 
  private:
   std::array<char, max_id_length> class_{};
@@ -285,6 +291,7 @@ class copied_request {
   copied_semaphores wait_;
   copied_semaphores signal_;
   copied_imports imports_;
+  copied_images images_;
 };
 
 // How async_submit's initiation hands its handler to the wave that will
