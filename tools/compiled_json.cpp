@@ -121,6 +121,7 @@ void write_images(document_writer& w, const lane_recipe& lane) {
     w.member("mips", std::uint64_t{i.image.mips});
     w.member("layers", std::uint64_t{i.image.layers});
     w.member("lifetime", to_string(i.lifetime));
+    w.member("imported", i.imported);
     w.member("initial_layout", to_string(i.initial));
     w.end_object();
   }

@@ -107,7 +107,7 @@ void write_images(std::ostream& out, const compiled_bucket& bucket, const plan& 
     images.add_row({i.resource.str(), std::string(ferrum::to_string(i.image.format)),
                     to_string(i.image.width) + "x" + to_string(i.image.height), to_string(i.image.mips),
                     to_string(i.image.layers), std::string(ferrum::to_string(i.lifetime)),
-                    std::string(ferrum::to_string(i.initial))});
+                    i.imported ? std::string("the wave's (imported)") : std::string(ferrum::to_string(i.initial))});
   images.write(out, 4);
   out << "  transitions: " << lane.transitions.size() << " per wave, each in the barrier its node opens with\n";
   text_table transitions({{"node", align::left},

@@ -6,11 +6,13 @@
 #include "ferrum/binding/plan_json.hpp"
 
 #include "both_parsers.hpp"
+#include "example_plans.hpp"
 #include "pinned_digests.hpp"
 #include "plan_builder.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -183,6 +185,16 @@ TEST_CASE("images: every bad image declaration is refused with its code and path
          doc["pools"]["pool/history"] = {{"memory", "readback"}};
        },
        errc::invalid_memory_class, "/pools/pool~1history/memory"},
+      {"a persistent imported image",
+       [](auto& doc) {
+         doc["pools"]["pool/history"] = {{"memory", "imported"}};
+       },
+       errc::invalid_image, "/resources/6/lifetime"},
+      {"an interval pool of imported images",
+       [](auto& doc) {
+         doc["pools"]["pool/targets"]["memory"] = "imported";
+       },
+       errc::invalid_liveness, "/pools/pool~1targets/liveness"},
   };
   for (const refusal& r : refusals) {
     INFO(r.what);
@@ -263,6 +275,34 @@ TEST_CASE("images: a persistent image may be read first, as it holds the last wa
   const plan p = both_parsers::parsed(images_text());
   CHECK(p.nodes[3].access[1] == resource_access::sampled);
   CHECK(validate_plan(p).has_value());
+}
+
+TEST_CASE("images: an imported image may be read first, and a lane holds none of it", "[binding][image][imported]") {
+  // present.json: image/engine (imported) is first read by node/check.
+  const plan p = test::load_source_plan("examples/plans/present.json");
+  const compiled_program c = test::compile_ok(p);
+  const compiled_bucket& bucket = c.buckets[0];
+  REQUIRE(bucket.lane.images.size() == 2);
+  for (const lane_image& i : bucket.lane.images) {
+    CHECK(i.imported);
+    CHECK(i.initial == image_layout::undefined);
+  }
+  // The engine's images are no buffers the wave names, take no texels of
+  // the lane's image window, and admission counts none of them.
+  CHECK(bucket.lane.imports.empty());
+  CHECK(bucket.image_window.size == 0);
+  CHECK(bucket.admitted_lane_bytes() == bucket.lane_size_bytes);
+  // Their first transitions start from undefined, which each wave replaces
+  // with the layout it names; present-src last.
+  const auto present = bucket.lane.node_transitions(2);
+  REQUIRE(present.size() == 1);
+  CHECK(present[0].to == image_layout::present_src);
+  // The same image, not imported, could not be read first.
+  plan local = p;
+  local.pools.erase(std::remove_if(local.pools.begin(), local.pools.end(),
+                                   [](const pool_option& o) { return o.pool.view() == "pool/engine"; }),
+                    local.pools.end());
+  CHECK(code_of(validate_plan(local)) == errc::image_read_before_write);
 }
 
 TEST_CASE("images: a plan built in code is checked as a file is", "[binding][image]") {

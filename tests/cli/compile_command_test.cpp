@@ -562,6 +562,7 @@ TEST_CASE("ferrum compile: --json gives each bucket its images and the transitio
       CHECK(image.at("width") == lane.images[i].image.width);
       CHECK(image.at("height") == lane.images[i].image.height);
       CHECK(image.at("initial_layout") == ferrum::to_string(lane.images[i].initial));
+      CHECK(image.at("imported") == false);
     }
     std::vector<std::string> listed, expected;
     for (const nlohmann::json& t : bucket.at("transitions"))
@@ -581,6 +582,22 @@ TEST_CASE("ferrum compile: --json gives each bucket its images and the transitio
       nlohmann::json::parse(run_ferrum({"compile", example_plan("two_nodes.json"), "--json"}).out);
   CHECK(plain.at("buckets")[0].at("images").empty());
   CHECK(plain.at("buckets")[0].at("transitions").empty());
+}
+
+TEST_CASE("ferrum compile: an imported image is listed as the engine's, starting in the layout the wave names",
+          "[cli]") {
+  const nlohmann::json doc = nlohmann::json::parse(run_ferrum({"compile", example_plan("present.json"), "--json"}).out);
+  const nlohmann::json& bucket = doc.at("buckets")[0];
+  REQUIRE(bucket.at("images").size() == 2);
+  for (const nlohmann::json& image : bucket.at("images")) CHECK(image.at("imported") == true);
+  // The engine's images take none of the lane's image memory.
+  CHECK(bucket.at("image_bytes") == 0);
+  const command_result table = run_ferrum({"compile", example_plan("present.json")});
+  REQUIRE(table.status == 0);
+  CHECK(table.out.find("    image/present  rgba8-unorm    16x8     1       1  invocation  the wave's (imported)\n") !=
+        std::string::npos);
+  CHECK(table.out.find("    node/present  image/present  transfer-src  present-src   transfer-src\n") !=
+        std::string::npos);
 }
 
 TEST_CASE("ferrum compile: the table lists each bucket's images and every transition", "[cli]") {

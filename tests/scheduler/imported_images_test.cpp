@@ -1,0 +1,184 @@
+// The engine's images in waves (wave_request::images): each imported image
+// of the plan is the image the wave names, its first transition from the
+// layout the wave names, and the wave leaves it in its last use's (present:
+// present-src); the null device checks every layout; bad images are refused
+// before anything runs. On an io_context and on a thread_pool.
+#include "contract_fixture.hpp"
+#include "present_waves.hpp"
+#include "scheduler_support.hpp"
+
+#include <array>
+#include <atomic>
+#include <string>
+#include <vector>
+
+using ferrum::errc;
+using ferrum::image_format;
+using ferrum::image_layout;
+using sched_test::on_io_context;
+using sched_test::on_thread_pool;
+namespace usage = ferrum::gpu::image_usage;
+
+namespace {
+
+constexpr std::uint32_t copies = usage::transfer_src | usage::transfer_dst;
+
+// The engine's images on the null device: one it filled and reads through
+// the plan, and a swapchain's two.
+struct engine_images {
+  explicit engine_images(ferrum::gpu::device& d)
+      : engine(ferrum::test::engine_image(d, spec(copies))),
+        present{ferrum::test::engine_image(d, spec(copies)), ferrum::test::engine_image(d, spec(copies))} {
+    ferrum::test::fill_engine_image(d, engine->at(0));
+  }
+  static ferrum::gpu::image_spec spec(std::uint32_t u, image_format f = image_format::rgba8_unorm,
+                                      std::uint32_t width = ferrum::test::present_width) {
+    return {f, width, ferrum::test::present_height, 1, 1, u};
+  }
+  std::unique_ptr<ferrum::gpu::image_memory> engine;
+  std::array<std::unique_ptr<ferrum::gpu::image_memory>, 2> present;
+};
+
+template <class Context>
+struct present_fixture {
+  explicit present_fixture(ferrum::scheduler_options options = {})
+      : program(std::make_shared<const ferrum::compiled_program>(
+            ferrum::test::compile_ok(ferrum::test::present_plan()))),
+        device(::test::null_device()),
+        images(*device) {
+    options.fence_timeout = std::chrono::seconds(60);
+    scheduler = ferrum::scheduler::create(program, *device, context.executor(), options).value();
+  }
+  ~present_fixture() {
+    scheduler.reset();
+    context.stop();
+  }
+  std::shared_ptr<const ferrum::compiled_program> program;
+  std::unique_ptr<ferrum::gpu::null_device> device;
+  engine_images images;
+  Context context;
+  std::unique_ptr<ferrum::scheduler> scheduler;
+};
+
+std::string first_layout_error(const ferrum::gpu::null_device& d) {
+  const ferrum::gpu::image_layout_report r = d.image_layout_errors();
+  return r.first.empty() ? std::string() : r.first.front();
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("imported images: each wave's nodes get the images it names, and leave them as its last uses do",
+                   "[scheduler][image][imported]", on_io_context, on_thread_pool) {
+  for (const bool replay : {false, true}) {
+    INFO("replay " << replay);
+    present_fixture<TestType> f({.replay = replay});
+    std::atomic<int> wrong{0};
+    const ferrum::test::present_encoder draw{&wrong, &f.images.engine->at(0)};
+    std::span<std::byte> out;
+    auto encode = [&](const ferrum::encode_context& c) {
+      draw(c);
+      if (c.node_index == 1) out = c.resource("resource/out")->bytes().value();
+    };
+    // The engine's image is in transfer-dst, as its fill left it; after a
+    // wave, in transfer-src (node/check's); each present image starts
+    // undefined. Waves take the two lanes in turn, and the present image
+    // changes after four: with replay each lane replays its recording once,
+    // then records afresh for the other image (a replay would leave it
+    // untouched, and the device meet it undefined below).
+    image_layout engine_layout = image_layout::transfer_dst;
+    for (std::size_t w = 0; w < 8; ++w) {
+      const std::array<ferrum::imported_image, 2> named{
+          {{"image/present", &f.images.present[w / 4 % 2]->at(0), image_layout::undefined},
+           {"image/engine", &f.images.engine->at(0), engine_layout}}};
+      ferrum::wave_request request{"frame", {ferrum::test::present_width, ferrum::test::present_height, 1}};
+      request.images = named;
+      auto done = sched_test::submit(*f.scheduler, encode, request);
+      const sched_test::outcome o = sched_test::get(done, std::chrono::seconds(60));
+      REQUIRE_FALSE(o.ec);
+      CHECK(ferrum::test::present_out_differs(out, o.report.wave) == 0);
+      engine_layout = image_layout::transfer_src;
+    }
+    CHECK(wrong == 0);
+    // Each present image is in present-src: the device meets it there.
+    auto list = ferrum::test::require(f.device->create_command_list());
+    const std::uint64_t value = ::test::submit(*f.device, *list, [&](ferrum::gpu::command_list& l) {
+      for (const auto& p : f.images.present)
+        ferrum::test::require(l.transition(p->at(0), image_layout::present_src, image_layout::transfer_src));
+    });
+    ::test::require_reached(f.device->queue().timeline(), value);
+    INFO(first_layout_error(*f.device));
+    CHECK(f.device->image_layout_errors().count == 0);
+  }
+}
+
+TEST_CASE("imported images: a wave that names the wrong layout for an engine's image is caught by the device",
+          "[scheduler][image][imported]") {
+  present_fixture<on_thread_pool> f;
+  std::atomic<int> wrong{0};
+  const ferrum::test::present_encoder draw{&wrong, &f.images.engine->at(0)};
+  // The engine's image is in transfer-dst; the wave says general.
+  const std::array<ferrum::imported_image, 2> named{
+      {{"image/present", &f.images.present[0]->at(0), image_layout::undefined},
+       {"image/engine", &f.images.engine->at(0), image_layout::general}}};
+  ferrum::wave_request request{"frame", {ferrum::test::present_width, ferrum::test::present_height, 1}};
+  request.images = named;
+  auto done = sched_test::submit(*f.scheduler, draw, request);
+  REQUIRE_FALSE(sched_test::get(done, std::chrono::seconds(60)).ec);
+  CHECK(f.device->image_layout_errors().count > 0);
+  CHECK_THAT(first_layout_error(*f.device), Catch::Contains("general"));
+}
+
+TEMPLATE_TEST_CASE("imported images: a bad image fails the wave before anything runs, with its code",
+                   "[scheduler][image][imported]", on_io_context, on_thread_pool) {
+  present_fixture<TestType> f;
+  ferrum::gpu::device& d = *f.device;
+  auto other = ::test::null_device();
+  const auto foreign = ferrum::test::engine_image(*other, engine_images::spec(copies));
+  const auto r32 = ferrum::test::engine_image(d, engine_images::spec(copies, image_format::r32_float));
+  const auto narrow = ferrum::test::engine_image(d, engine_images::spec(copies, image_format::rgba8_unorm, 8));
+  const auto read_only = ferrum::test::engine_image(d, engine_images::spec(usage::transfer_src));
+  const ferrum::gpu::image* engine = &f.images.engine->at(0);
+  const ferrum::gpu::image* present = &f.images.present[0]->at(0);
+  struct refusal {
+    std::vector<ferrum::imported_image> images;
+    errc code;
+    const char* says;
+  };
+  const auto two = [&](const ferrum::gpu::image* p, image_layout l = image_layout::undefined) {
+    return std::vector<ferrum::imported_image>{{"image/present", p, l}, {"image/engine", engine}};
+  };
+  const std::vector<refusal> cases{
+      {{}, errc::import_missing, "no image for resource 'image/engine' in wave_request::images"},
+      {{{"image/engine", engine}}, errc::import_missing, "no image for resource 'image/present'"},
+      {two(&r32->at(0)), errc::invalid_image, "a r32-float 16x8, 1 mips, 1 layers image"},
+      {two(&narrow->at(0)), errc::invalid_image, "needs a rgba8-unorm 16x8, 1 mips, 1 layers one"},
+      {two(&read_only->at(0)), errc::invalid_image, "with the usage its accesses take"},
+      {two(present, image_layout::shader_read_only), errc::invalid_image, "layout 'shader-read-only'"},
+      {two(&foreign->at(0)), errc::foreign_object, "images[0] (resource 'image/present'): an image of device"},
+      {two(nullptr), errc::invalid_wave_request, "has no image"},
+      {{{"image/present", present}, {"image/engine", engine}, {"resource/in", present}},
+       errc::invalid_wave_request,
+       "'resource/in', which is no imported image of the plan"},
+      {{{"image/present", present}, {"image/engine", engine}, {"image/present", present}},
+       errc::invalid_wave_request,
+       "images[2] names 'image/present', which wave_request::images[0] names too"},
+      {two(engine), errc::invalid_wave_request, "the image named for resource 'image/engine' too"},
+      {std::vector<ferrum::imported_image>(ferrum::max_wave_images + 1, {"image/present", present}),
+       errc::invalid_wave_request, "a wave holds at most 8"},
+  };
+  const std::uint64_t submitted = d.queue().last_submitted();
+  for (const refusal& r : cases) {
+    INFO(r.says);
+    ferrum::wave_request request{"frame", {ferrum::test::present_width, ferrum::test::present_height, 1}};
+    request.images = r.images;
+    std::atomic<int> encoded{0};
+    auto encode = [&](const ferrum::encode_context&) { ++encoded; };
+    auto done = sched_test::submit(*f.scheduler, encode, request);
+    const sched_test::outcome o = sched_test::get(done);
+    CHECK(o.ec == r.code);
+    CHECK_THAT(o.report.message, Catch::Contains(r.says));
+    CHECK(encoded == 0);
+    CHECK(o.report.submitted_value == 0);
+  }
+  CHECK(d.queue().last_submitted() == submitted);
+}
