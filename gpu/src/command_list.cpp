@@ -151,26 +151,6 @@ result<void> command_list::copy(arena_range source, arena_range destination) {
   return recorded(do_copy(source, destination));
 }
 
-result<void> command_list::copy_to_image(arena_range source, const image_target& target) {
-  if (auto r = check_recording("copy_to_image"); !r) return r;
-  if (target.device != device_)
-    return make_error(errc::foreign_object, "copy_to_image into an image of another device");
-  if (kind_ == queue_kind::transfer)
-    return make_error(errc::unsupported_command,
-                      "copy_to_image on a list made for the transfer queue (the image belongs to the compute queue)");
-  if (source.arena == nullptr) return make_error(errc::range_out_of_bounds, "copy_to_image without a source range");
-  if (auto r = check_range("copy_to_image", "source", source, access::read); !r) return r;
-  const std::uint64_t bytes = std::uint64_t{target.width} * target.height * 4;
-  if (bytes == 0 || source.size != bytes)
-    return make_error(errc::copy_size_mismatch, "copy_to_image of " + std::to_string(source.size) + " bytes into a " +
-                                                    std::to_string(target.width) + "x" + std::to_string(target.height) +
-                                                    " image of " + std::to_string(bytes) + " bytes");
-  // The copy brings its own barrier after the arena's earlier writes; the
-  // next command is ordered after its read.
-  barrier_due_ = true;
-  return recorded(do_copy_to_image(source, target));
-}
-
 result<void> command_list::stage(const arena& a) {
   if (auto r = check_recording("stage"); !r) return r;
   if (&a.device() != device_) return make_error(errc::foreign_object, "stage of an arena of another device");

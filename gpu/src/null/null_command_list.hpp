@@ -136,11 +136,6 @@ class null_command_list final : public command_list {
     add(command::op::stage).first = a.whole();
     return {};
   }
-  result<void> do_copy_to_image(arena_range source, const image_target& target) override {
-    (void)source;
-    (void)target;
-    return make_error(errc::unsupported_command, "the null device has no images to copy into");
-  }
   result<void> do_image_copy(const gpu::image& img, image_layout layout, arena_range bytes,
                              image_copy direction) override {
     command& c = add(command::op::image_copy);

@@ -231,59 +231,6 @@ result<void> vulkan_command_list::do_stage(const arena& a) {
   return {};
 }
 
-result<void> vulkan_command_list::do_copy_to_image(arena_range source, const image_target& target) {
-  // The base class checked that the image is this device's, the list one of
-  // the compute queue's family (which owns swapchain images), and the size.
-  const auto image = reinterpret_cast<VkImage>(static_cast<std::uintptr_t>(target.native_handle));
-  VkImageSubresourceRange whole{};
-  whole.aspectMask = VK_IMAGE_ASPECT_COLOR_BIT;
-  whole.levelCount = 1;
-  whole.layerCount = 1;
-
-  // The arena's earlier writes -> the copy's read; the image from UNDEFINED
-  // (its contents discarded) to TRANSFER_DST. The layout transition's first
-  // scope includes the transfer stage, which is what the submission's wait
-  // on the acquisition holds back: the transition, and so the copy, come
-  // after the presentation engine let go of the image.
-  VkMemoryBarrier memory{};
-  memory.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-  memory.srcAccessMask = device_writes();
-  memory.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
-  VkImageMemoryBarrier to_destination{};
-  to_destination.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
-  to_destination.srcAccessMask = 0;
-  to_destination.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-  to_destination.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-  to_destination.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
-  to_destination.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  to_destination.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  to_destination.image = image;
-  to_destination.subresourceRange = whole;
-  vkCmdPipelineBarrier(buffer_, device_stages() | VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1,
-                       &memory, 0, nullptr, 1, &to_destination);
-
-  VkBufferImageCopy region{};
-  region.bufferOffset = source.offset;
-  region.bufferRowLength = 0;  // tightly packed: the image's width
-  region.bufferImageHeight = 0;
-  region.imageSubresource.aspectMask = VK_IMAGE_ASPECT_COLOR_BIT;
-  region.imageSubresource.layerCount = 1;
-  region.imageExtent = {target.width, target.height, 1};
-  vkCmdCopyBufferToImage(buffer_, arena_of(source).buffer(), image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
-
-  // Ready to present: the presentation waits on the semaphore the
-  // submission signals, whose first scope covers the copy, so the barrier
-  // needs no destination access (BOTTOM_OF_PIPE).
-  VkImageMemoryBarrier to_present = to_destination;
-  to_present.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-  to_present.dstAccessMask = 0;
-  to_present.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
-  to_present.newLayout = VK_IMAGE_LAYOUT_PRESENT_SRC_KHR;
-  vkCmdPipelineBarrier(buffer_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0, nullptr, 0,
-                       nullptr, 1, &to_present);
-  return {};
-}
-
 result<void> vulkan_command_list::do_host(host_function function) {
   (void)function;
   return make_error(errc::unsupported_command, "the Vulkan device runs no host functions");

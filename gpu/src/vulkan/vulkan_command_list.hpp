@@ -16,9 +16,7 @@
 // scopes widened by the stages and accesses of the layouts it leaves and
 // enters); one making compute and transfer writes available to the
 // host closes the recording, so the host reads them once the submission's timeline
-// value is reached. A copy into an image (copy_to_image) brings its own
-// barriers: the arena's earlier writes -> the copy's read, the image to
-// TRANSFER_DST and, after the copy, to PRESENT_SRC.
+// value is reached.
 //
 //   auto list = vulkan_command_list::create(owner, context);
 //   (*list)->begin(); (*list)->fill(range, 0u); (*list)->end();
@@ -76,7 +74,6 @@ class vulkan_command_list final : public command_list {
   result<void> do_fill(arena_range target, std::uint32_t value) override;
   result<void> do_copy(arena_range source, arena_range destination) override;
   result<void> do_stage(const arena& a) override;
-  result<void> do_copy_to_image(arena_range source, const image_target& target) override;
   result<void> do_host(host_function function) override;
   result<void> do_timestamp(const timestamp_pool& pool, std::uint32_t slot) override;
   result<void> do_end() override;

@@ -188,29 +188,31 @@ result<std::unique_ptr<image_memory>> vulkan_image_memory::create(const gpu::dev
     const placed_image& p = images[i];
     if (VkResult r = vkBindImageMemory(c.device, block->handles_[i], block->memory_, p.offset); r != VK_SUCCESS)
       return make_vk_error(r, "image memory: vkBindImageMemory");
-    // A view for the usages that take one; an image only copied has none.
-    constexpr std::uint32_t viewed =
-        image_usage::sampled | image_usage::storage | image_usage::color_attachment | image_usage::depth_attachment;
-    VkImageView view = VK_NULL_HANDLE;
-    if ((p.spec.usage & viewed) == 0) {
-      block->images_.push_back(std::make_unique<vulkan_image>(owner, p, block->handles_[i], view));
-      handed.push_back(block->images_.back().get());
-      continue;
-    }
-    VkImageViewCreateInfo view_info{};
-    view_info.sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO;
-    view_info.image = block->handles_[i];
-    view_info.viewType = p.spec.layers > 1 ? VK_IMAGE_VIEW_TYPE_2D_ARRAY : VK_IMAGE_VIEW_TYPE_2D;
-    view_info.format = vulkan_format(p.spec.format);
-    view_info.subresourceRange = {vk_aspect(p.spec.format), 0, p.spec.mips, 0, p.spec.layers};
-    if (VkResult r = vkCreateImageView(c.device, &view_info, nullptr, &view); r != VK_SUCCESS)
-      return make_vk_error(r, "image memory: vkCreateImageView");
-    block->views_.push_back(view);
-    block->images_.push_back(std::make_unique<vulkan_image>(owner, p, block->handles_[i], view));
+    auto view = make_vk_image_view(c.device, block->handles_[i], p.spec);
+    if (!view) return view.error();
+    if (*view != VK_NULL_HANDLE) block->views_.push_back(*view);
+    block->images_.push_back(std::make_unique<vulkan_image>(owner, p, block->handles_[i], *view));
     handed.push_back(block->images_.back().get());
   }
   block->set_images(handed);
   return std::unique_ptr<image_memory>(std::move(block));
+}
+
+result<VkImageView> make_vk_image_view(VkDevice device, VkImage image, const image_spec& spec) {
+  // A view for the usages that take one; an image only copied has none.
+  constexpr std::uint32_t viewed =
+      image_usage::sampled | image_usage::storage | image_usage::color_attachment | image_usage::depth_attachment;
+  if ((spec.usage & viewed) == 0) return VkImageView{VK_NULL_HANDLE};
+  VkImageViewCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO;
+  info.image = image;
+  info.viewType = spec.layers > 1 ? VK_IMAGE_VIEW_TYPE_2D_ARRAY : VK_IMAGE_VIEW_TYPE_2D;
+  info.format = vulkan_format(spec.format);
+  info.subresourceRange = {vk_aspect(spec.format), 0, spec.mips, 0, spec.layers};
+  VkImageView view = VK_NULL_HANDLE;
+  if (VkResult r = vkCreateImageView(device, &info, nullptr, &view); r != VK_SUCCESS)
+    return make_vk_error(r, "vkCreateImageView");
+  return view;
 }
 
 vulkan_image_memory::~vulkan_image_memory() {

@@ -34,6 +34,13 @@ struct vk_scope {
 [[nodiscard]] result<image_requirements> vulkan_image_requirements(const vulkan_arena::context& c,
                                                                    const image_spec& spec);
 
+// A view of every level and layer of `image` where `spec`'s usage takes one
+// (sampled, storage, attachments), else VK_NULL_HANDLE. Errors: the
+// device's allocation errors.
+[[nodiscard]] result<VkImageView> make_vk_image_view(VkDevice device, VkImage image, const image_spec& spec);
+
+// An image of ferrum's terms over a VkImage and view it does not own (a
+// block of image memory's, or a swapchain's).
 class vulkan_image final : public image {
  public:
   vulkan_image(const gpu::device& owner, const placed_image& placed, VkImage handle, VkImageView view) noexcept;

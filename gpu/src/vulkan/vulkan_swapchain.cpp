@@ -205,7 +205,18 @@ result<void> vulkan_swapchain::build() {
   info.imageColorSpace = format_.colorSpace;
   info.imageExtent = extent;
   info.imageArrayLayers = 1;
-  info.imageUsage = VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+  // Copies and attachments always; copies out and storage where the
+  // surface takes them (not every device stores BGRA).
+  usage_ = image_usage::transfer_dst | image_usage::color_attachment;
+  info.imageUsage = VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT;
+  if ((caps.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_SRC_BIT) != 0) {
+    usage_ |= image_usage::transfer_src;
+    info.imageUsage |= VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
+  }
+  if ((caps.supportedUsageFlags & VK_IMAGE_USAGE_STORAGE_BIT) != 0 && order_ == channel_order::rgba) {
+    usage_ |= image_usage::storage;
+    info.imageUsage |= VK_IMAGE_USAGE_STORAGE_BIT;
+  }
   // Only the compute queue's family writes and presents them.
   info.imageSharingMode = VK_SHARING_MODE_EXCLUSIVE;
   info.preTransform = caps.currentTransform;
@@ -222,7 +233,7 @@ result<void> vulkan_swapchain::build() {
                                   std::to_string(extent.height));
     }
   }
-  const auto destroy_made = [&] { vkDestroySwapchainKHR(vk_device_, made->handle, nullptr); };
+  const auto destroy_made = [&] { made->destroy(vk_device_); };
   for (;;) {
     std::uint32_t count = 0;
     if (VkResult r = vkGetSwapchainImagesKHR(vk_device_, made->handle, &count, nullptr); r != VK_SUCCESS) {
@@ -238,6 +249,17 @@ result<void> vulkan_swapchain::build() {
     }
     made->images.resize(count);
     break;
+  }
+  const image_spec spec{order_ == channel_order::rgba ? image_format::rgba8_unorm : image_format::bgra8_unorm,
+                        extent.width, extent.height, 1, 1, usage_};
+  for (std::size_t i = 0; i < made->images.size(); ++i) {
+    auto view = make_vk_image_view(vk_device_, made->images[i], spec);
+    if (!view) {
+      destroy_made();
+      return view.error();
+    }
+    made->views.push_back(*view);
+    made->wrapped.push_back(std::make_unique<vulkan_image>(*device_, placed_image{spec, 0}, made->images[i], *view));
   }
   for (std::size_t i = 0; i < made->images.size(); ++i) {
     auto presentable = device_->create_semaphore(semaphore_kind::binary);
@@ -274,7 +296,7 @@ result<void> vulkan_swapchain::build() {
   // The presentable semaphores stay until the swapchain goes: nothing says
   // when a presentation's wait on them happened but the queue's idling.
   for (const auto& c : gone) {
-    vkDestroySwapchainKHR(vk_device_, c->handle, nullptr);
+    c->destroy(vk_device_);
     for (auto& p : c->presentable) presented_.push_back(std::move(p));
   }
   width_.store(extent.width, std::memory_order_release);
@@ -306,11 +328,11 @@ vulkan_swapchain::~vulkan_swapchain() {
   // Each swapchain before its presentable semaphores, the current one (made
   // with the others as oldSwapchain) first.
   if (current_) {
-    vkDestroySwapchainKHR(vk_device_, current_->handle, nullptr);
+    current_->destroy(vk_device_);
     current_->presentable.clear();
   }
   for (auto& c : retired_) {
-    vkDestroySwapchainKHR(vk_device_, c->handle, nullptr);
+    c->destroy(vk_device_);
     c->presentable.clear();
   }
   presented_.clear();
@@ -326,9 +348,16 @@ vulkan_swapchain::frame_slot* vulkan_swapchain::handed_out(const swapchain_image
   return &slot;
 }
 
+void vulkan_swapchain::chain::destroy(VkDevice device) noexcept {
+  wrapped.clear();
+  for (VkImageView view : views)
+    if (view != VK_NULL_HANDLE) vkDestroyImageView(device, view, nullptr);
+  views.clear();
+  vkDestroySwapchainKHR(device, handle, nullptr);
+}
+
 result<void> vulkan_swapchain::record_copy(command_list& list, arena_range source, const swapchain_image& image) {
-  image_target target;
-  target.device = device_;
+  const gpu::image* target = nullptr;
   {
     const std::lock_guard lock(state_->mutex);
     const frame_slot* slot = handed_out(image);
@@ -336,11 +365,18 @@ result<void> vulkan_swapchain::record_copy(command_list& list, arena_range sourc
       return make_error(errc::invalid_device_option, "swapchain::record_copy: frame " + std::to_string(image.frame) +
                                                          " is not an acquired image of this swapchain waiting to be "
                                                          "presented");
-    target.native_handle = reinterpret_cast<std::uintptr_t>(slot->owner->images[slot->index]);
-    target.width = slot->owner->width;
-    target.height = slot->owner->height;
+    target = slot->owner->wrapped[slot->index].get();
   }
-  return list.copy_to_image(source, target);
+  if (list.kind() == queue_kind::transfer)
+    return make_error(errc::unsupported_command,
+                      "swapchain::record_copy on a list made for the transfer queue (the image belongs to the "
+                      "compute queue)");
+  // The copy's checks before its transitions, so that a refused copy
+  // leaves nothing recorded.
+  if (auto ok = list.check_copy(source, *target, image_layout::transfer_dst); !ok) return ok;
+  if (auto ok = list.transition(*target, image_layout::undefined, image_layout::transfer_dst); !ok) return ok;
+  if (auto ok = list.copy(source, *target, image_layout::transfer_dst); !ok) return ok;
+  return list.transition(*target, image_layout::transfer_dst, image_layout::present_src);
 }
 
 result<void> vulkan_swapchain::present(const swapchain_image& image) {

@@ -35,6 +35,8 @@
 #include "ferrum/gpu/semaphore.hpp"
 #include "ferrum/gpu/swapchain.hpp"
 
+#include "vulkan/vulkan_image.hpp"
+
 #include <vulkan/vulkan_core.h>
 
 #include <atomic>
@@ -94,12 +96,18 @@ class vulkan_swapchain {
     std::uint64_t id;
     void operator()(boost::asio::cancellation_type_t type) const;
   };
-  // One VkSwapchainKHR with its images.
+  // One VkSwapchainKHR with its images, each a gpu::image over the
+  // VkImage and a view of it (swapchain_image::image).
   struct chain {
     VkSwapchainKHR handle = VK_NULL_HANDLE;
     std::vector<VkImage> images;
+    std::vector<VkImageView> views;
+    std::vector<std::unique_ptr<vulkan_image>> wrapped;
     std::vector<std::unique_ptr<semaphore>> presentable;  // one per image
     std::uint32_t width = 0, height = 0;
+
+    // Destroys the views and the swapchain (not the semaphores).
+    void destroy(VkDevice device) noexcept;
   };
   struct frame_slot {
     std::unique_ptr<semaphore> acquired;
@@ -140,6 +148,9 @@ class vulkan_swapchain {
   VkPhysicalDevice physical_;
   swapchain_options options_;
   VkSurfaceFormatKHR format_{};
+  // What the images may be used for (image_usage bits): the swapchain's
+  // usage flags.
+  std::uint32_t usage_ = 0;
   channel_order order_ = channel_order::rgba;
   VkPresentModeKHR present_mode_ = VK_PRESENT_MODE_FIFO_KHR;
 

@@ -189,6 +189,7 @@ result<swapchain_image> vulkan_swapchain::acquire_frame(std::uint64_t frame, fra
     image.height = c->height;
     image.acquired = slot.acquired.get();
     image.presentable = c->presentable[index].get();
+    image.image = c->wrapped[index].get();
     image.frame = frame;
     const std::lock_guard lock(state_->mutex);
     // Suboptimal: the image is acquired (the semaphore will be signalled),

@@ -1,15 +1,12 @@
 // Presentation on the Vulkan device (ferrum/gpu/swapchain.hpp): a GLFW window
 // (no client API) on the X server xvfb-run starts, its surface, and a
-// swapchain whose images waves fill by copy_to_image, with validation
+// swapchain whose images waves fill (swapchain::record_copy), with validation
 // (synchronization validation included) that must stay silent.
 #include "ferrum/gpu/command_list.hpp"
 #include "ferrum/gpu/null_device.hpp"
 #include "ferrum/gpu/swapchain.hpp"
 
-#include "vulkan/vulkan_test_support.hpp"
-
-#define GLFW_INCLUDE_VULKAN
-#include <GLFW/glfw3.h>
+#include "present/window_fixture.hpp"
 
 #include <boost/asio/bind_allocator.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -41,81 +38,9 @@ using ferrum::errc;
 using ferrum::gpu::swapchain;
 using ferrum::gpu::swapchain_image;
 using vulkan_test::require;
-
-// GLFW, initialized once for the process; false (skipped, or failed when
-// Vulkan is required) without an X server or a Vulkan loader.
-bool glfw_ready() {
-  static const bool ready = [] {
-    if (glfwInit() != GLFW_TRUE) return false;
-    std::atexit([] { glfwTerminate(); });
-    return glfwVulkanSupported() == GLFW_TRUE;
-  }();
-  if (!ready) {
-    if (vulkan_test::vulkan_required()) FAIL("GLFW found no X server or no Vulkan loader (run under xvfb-run -a)");
-    WARN("skipped: GLFW found no X server or no Vulkan loader; set FERRUM_REQUIRE_VULKAN=1 to fail instead");
-  }
-  return ready;
-}
-
-// A window, its surface and a presentation-enabled device with validation.
-struct window_fixture {
-  vulkan_test::session session;
-  GLFWwindow* window = nullptr;
-  VkSurfaceKHR surface = VK_NULL_HANDLE;
-  std::unique_ptr<swapchain> chain;
-
-  // False when the test must end (skipped or failed).
-  [[nodiscard]] bool open(int width, int height, bool presentation = true) {
-    if (!glfw_ready()) return false;
-    ferrum::gpu::vulkan_device_options options;
-    std::uint32_t count = 0;
-    const char** names = glfwGetRequiredInstanceExtensions(&count);
-    REQUIRE(names != nullptr);
-    for (std::uint32_t i = 0; i < count; ++i) options.instance_extensions.emplace_back(names[i]);
-    options.presentation = presentation;
-    if (!session.open(options)) return false;
-    glfwWindowHint(GLFW_CLIENT_API, GLFW_NO_API);
-    glfwWindowHint(GLFW_RESIZABLE, GLFW_TRUE);
-    window = glfwCreateWindow(width, height, "ferrum present test", nullptr, nullptr);
-    REQUIRE(window != nullptr);
-    const VkInstance instance = ferrum::gpu::native_handles(*session.device)->instance;
-    REQUIRE(glfwCreateWindowSurface(instance, window, nullptr, &surface) == VK_SUCCESS);
-    return true;
-  }
-
-  [[nodiscard]] ferrum::gpu::swapchain_options options(std::uint32_t frames = 2) const {
-    ferrum::gpu::swapchain_options o;
-    o.surface = surface;
-    int w = 0, h = 0;
-    glfwGetFramebufferSize(window, &w, &h);
-    o.width = static_cast<std::uint32_t>(w);
-    o.height = static_cast<std::uint32_t>(h);
-    o.frames_in_flight = frames;
-    return o;
-  }
-
-  // The swapchain first, then the surface, then the device (and its
-  // instance), checking validation said nothing.
-  void finish() {
-    chain.reset();
-    if (surface != VK_NULL_HANDLE)
-      vkDestroySurfaceKHR(ferrum::gpu::native_handles(*session.device)->instance, surface, nullptr);
-    surface = VK_NULL_HANDLE;
-    session.finish();
-    if (window != nullptr) glfwDestroyWindow(window);
-    window = nullptr;
-  }
-
-  ~window_fixture() {
-    if (window != nullptr) {
-      chain.reset();
-      if (surface != VK_NULL_HANDLE && session.device)
-        vkDestroySurfaceKHR(ferrum::gpu::native_handles(*session.device)->instance, surface, nullptr);
-      session.device.reset();
-      glfwDestroyWindow(window);
-    }
-  }
-};
+using present_test::acquire_now;
+using present_test::glfw_ready;
+using present_test::window_fixture;
 
 // The texel of (x, y) in frame `frame`, as 4 bytes r, g, b, a.
 std::array<std::uint8_t, 4> texel(std::uint32_t x, std::uint32_t y, std::uint64_t frame) {
@@ -183,11 +108,6 @@ std::optional<std::vector<std::uint8_t>> screen_rgba(std::uint32_t width, std::u
   return bytes;
 }
 
-swapchain_image acquire_now(swapchain& chain) {
-  auto f = chain.async_acquire(asio::use_future);
-  REQUIRE(f.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
-  return f.get();
-}
 
 // A counting allocator for the handler's associated allocator.
 template <class T>
@@ -435,7 +355,33 @@ TEST_CASE("swapchain: async_acquire follows Asio's rules", "[vulkan][present]") 
   f.finish();
 }
 
-TEST_CASE("copy_to_image: the base class's checks", "[vulkan][present]") {
+TEST_CASE("swapchain: each acquired image is a gpu::image of the swapchain's format, extent and usage",
+          "[vulkan][present]") {
+  window_fixture f;
+  if (!f.open(32, 24)) return;
+  f.chain = require(swapchain::create(*f.session.device, f.options(1)));
+  auto& d = *f.session.device;
+  const swapchain_image image = acquire_now(*f.chain);
+  REQUIRE(image.image != nullptr);
+  const ferrum::gpu::image_spec& spec = image.image->spec();
+  CHECK(&image.image->device() == &d);
+  CHECK(spec.format == (f.chain->order() == ferrum::gpu::channel_order::rgba ? ferrum::image_format::rgba8_unorm
+                                                                            : ferrum::image_format::bgra8_unorm));
+  CHECK(spec.width == image.width);
+  CHECK(spec.height == image.height);
+  CHECK(spec.mips == 1);
+  CHECK(spec.layers == 1);
+  const std::uint32_t always = ferrum::gpu::image_usage::transfer_dst | ferrum::gpu::image_usage::color_attachment;
+  CHECK((spec.usage & always) == always);
+  CHECK(image.image->native_handle() != 0);
+  CHECK(image.image->native_view() != 0);  // an attachment takes a view
+  auto p = painter::make(d, *f.chain, 32 * 24 * 4);
+  vulkan_test::require_reached(d.queue().timeline(), p.draw(image));
+  p.release();
+  f.finish();
+}
+
+TEST_CASE("swapchain::record_copy: a refused copy records nothing", "[vulkan][present]") {
   window_fixture f;
   if (!f.open(32, 32)) return;
   f.chain = require(swapchain::create(*f.session.device, f.options(1)));
@@ -443,10 +389,9 @@ TEST_CASE("copy_to_image: the base class's checks", "[vulkan][present]") {
   auto arena = require(d.create_arena(32 * 32 * 4 + 64));
   auto list = require(d.create_command_list(ferrum::queue_kind::compute));
   const swapchain_image image = acquire_now(*f.chain);
-  ferrum::gpu::image_target target{&d, 0x1234, 32, 32};
 
   SECTION("outside begin ... end") {
-    CHECK(list->copy_to_image(arena->range(0, 32 * 32 * 4), target).error() == errc::command_list_state);
+    CHECK(f.chain->record_copy(*list, arena->range(0, 32 * 32 * 4), image).error() == errc::command_list_state);
   }
   require(list->begin());
   SECTION("a size other than width * height * 4") {
@@ -455,10 +400,10 @@ TEST_CASE("copy_to_image: the base class's checks", "[vulkan][present]") {
   SECTION("out of the arena") {
     CHECK(f.chain->record_copy(*list, arena->range(128, 32 * 32 * 4), image).error() == errc::range_out_of_bounds);
   }
-  SECTION("an image of another device") {
+  SECTION("an arena of another device") {
     auto null = require(ferrum::gpu::null_device::create({}));
-    target.device = null.get();
-    CHECK(list->copy_to_image(arena->range(0, 32 * 32 * 4), target).error() == errc::foreign_object);
+    auto foreign = require(null->create_arena(32 * 32 * 4));
+    CHECK(f.chain->record_copy(*list, foreign->whole(), image).error() == errc::foreign_object);
   }
   SECTION("a list made for the transfer queue") {
     auto transfer = require(d.create_command_list(ferrum::queue_kind::transfer));
@@ -471,8 +416,10 @@ TEST_CASE("copy_to_image: the base class's checks", "[vulkan][present]") {
     other.frame = 7;
     CHECK(f.chain->record_copy(*list, arena->range(0, 32 * 32 * 4), other).error() == errc::invalid_device_option);
   }
+  // Nothing recorded, no transition pending: ending the list makes no barrier.
   CHECK(list->size() == 0);
   require(list->end());
+  CHECK(list->barriers() == 0);
   // The acquisition's semaphore is consumed and the image presented, so
   // that nothing is left pending.
   auto p = painter::make(d, *f.chain, 32 * 32 * 4);
@@ -481,15 +428,4 @@ TEST_CASE("copy_to_image: the base class's checks", "[vulkan][present]") {
   list.reset();
   arena.reset();
   f.finish();
-}
-
-TEST_CASE("copy_to_image: the null device refuses it", "[gpu][present]") {
-  auto null = require(ferrum::gpu::null_device::create({}));
-  auto arena = require(null->create_arena(64));
-  auto list = require(null->create_command_list(ferrum::queue_kind::compute));
-  require(list->begin());
-  const ferrum::gpu::image_target target{null.get(), 0, 4, 4};
-  CHECK(list->copy_to_image(arena->range(0, 64), target).error() == errc::unsupported_command);
-  CHECK(list->copy_to_image(arena->range(0, 60), target).error() == errc::copy_size_mismatch);
-  require(list->end());
 }

@@ -62,14 +62,6 @@ template <class F>
   return {[](void* context) noexcept { (*static_cast<F*>(context))(); }, &f};
 }
 
-// A device's image that copy_to_image writes: a swapchain's
-// (swapchain::record_copy fills it in), 8 bits per channel, 4 channels.
-struct image_target {
-  const gpu::device* device = nullptr;  // the device the image belongs to
-  std::uint64_t native_handle = 0;      // a VkImage on Vulkan
-  std::uint32_t width = 0, height = 0;
-};
-
 // A list's own command buffer, for commands an engine records natively
 // (command_list::record_native): a VkCommandBuffer on Vulkan
 // (vulkan_command_buffer, ferrum/gpu/vulkan_device.hpp).
@@ -145,18 +137,11 @@ class command_list {
   // the copy cannot take).
   [[nodiscard]] result<void> copy(arena_range source, const image& destination, image_layout layout);
   [[nodiscard]] result<void> copy(const image& source, image_layout layout, arena_range destination);
-
-  // Copies `source` — width * height * 4 bytes, rows tightly packed — into
-  // the whole of `target`, a presentable image (ferrum/gpu/swapchain.hpp):
-  // its earlier contents are discarded and it is left ready to present. A
-  // submission holding this command waits on the image's acquisition at
-  // sync_stage::transfer. `source` is read as a copy's source is. Errors:
-  // command_list_state, foreign_object (the image or the arena of another
-  // device), range_out_of_bounds, misaligned_range, range_not_granted,
-  // copy_size_mismatch (not width * height * 4 bytes, or an empty image),
-  // unsupported_command (the null device, a list made for the transfer
-  // queue).
-  [[nodiscard]] result<void> copy_to_image(arena_range source, const image_target& target);
+  // What copy(source, destination, layout) would refuse, recording nothing:
+  // to check a copy before the transitions around it.
+  [[nodiscard]] result<void> check_copy(arena_range source, const image& destination, image_layout layout) const {
+    return image_copy_checks(destination, layout, source, image_copy::into_image);
+  }
 
   // Copies a staged arena (arena.hpp) between its host bytes and the memory
   // commands use: an upload arena's host bytes to the GPU's, a readback
@@ -215,8 +200,7 @@ class command_list {
 
   // Commands recorded since begin().
   [[nodiscard]] std::size_t size() const noexcept { return commands_; }
-  // Barriers recorded since begin(), on every device alike (copy_to_image's
-  // own are not counted).
+  // Barriers recorded since begin(), on every device alike.
   [[nodiscard]] std::size_t barriers() const noexcept { return barriers_; }
   // Whether the list is ended and can be submitted (again, once its last
   // submission's value is reached: a recorded list can be replayed).
@@ -243,7 +227,6 @@ class command_list {
   // The staging copy of `a`, a staged arena of this device, in the
   // direction of its class.
   virtual result<void> do_stage(const arena& a) = 0;
-  virtual result<void> do_copy_to_image(arena_range source, const image_target& target) = 0;
   // A copy between `bytes` and the whole of `img` (level 0, every layer),
   // which is in `layout`, the way `direction` says.
   virtual result<void> do_image_copy(const image& img, image_layout layout, arena_range bytes,

@@ -1,6 +1,7 @@
 // ferrum/gpu/swapchain.hpp — presenting what ferrum computes: a Vulkan
-// swapchain on the caller's surface, whose images a wave fills by a copy
-// from an arena and the compute queue then presents.
+// swapchain on the caller's surface, whose images are gpu::images a wave
+// writes — a plan's imported `present` image (wave_request::images), or a
+// copy from an arena (record_copy) — and the compute queue then presents.
 //
 //   ferrum::gpu::swapchain_options options{.surface = surface, .width = 640, .height = 480};
 //   auto chain = ferrum::gpu::swapchain::create(device, options).value();
@@ -17,7 +18,9 @@
 // vulkan_device_options::presentation (and the surface's instance extensions
 // in instance_extensions); an adopted device is refused (its engine presents
 // itself). Images are 8-bit UNORM with 4 channels (R8G8B8A8, else
-// B8G8R8A8: order() says which), so the bytes shown are the bytes written.
+// B8G8R8A8: order() says which), so the bytes shown are the bytes written;
+// their usage is transfer-dst and color-attachment, with transfer-src and
+// (R8G8B8A8 only) storage where the surface takes them.
 //
 // A swapchain that is out of date or suboptimal (the window was resized), or
 // one asked to resize(), is recreated by the next acquisition at the new
@@ -53,6 +56,7 @@ namespace ferrum::gpu {
 
 class command_list;
 class device;
+class image;
 class semaphore;
 class vulkan_swapchain;
 
@@ -82,6 +86,10 @@ struct swapchain_image {
   // Binary: that wave signals it; present() waits on it.
   semaphore* presentable = nullptr;
   std::uint64_t frame = 0;  // 1 for the first acquisition
+  // The image itself, for commands and plans (image_layout::undefined when
+  // acquired; present() needs it in present_src): valid until the
+  // swapchain is recreated twice after it was presented.
+  const gpu::image* image = nullptr;
 };
 
 class swapchain {
@@ -137,9 +145,14 @@ class swapchain {
 
   // Records into `list` (recording, of this swapchain's device, for the
   // compute queue) the copy of `source` — width * height * 4 bytes, tightly
-  // packed rows in order() — into `image`, leaving the image ready to
-  // present. Errors: invalid_device_option (an image this swapchain did not
-  // hand out, or presented already), those of command_list::copy_to_image.
+  // packed rows in order() — into `image`: its transition from undefined
+  // (contents discarded) to transfer-dst, the copy, and its transition to
+  // present-src, made by the list's next barrier or its end. A submission
+  // holding it waits on the image's acquisition at sync_stage::transfer.
+  // Errors: invalid_device_option (an image this swapchain did not hand
+  // out, or presented already), unsupported_command (a list made for the
+  // transfer queue), those of command_list::copy into an image (nothing is
+  // recorded then).
   [[nodiscard]] result<void> record_copy(command_list& list, arena_range source, const swapchain_image& image);
 
   // Presents `image` on the compute queue once its `presentable` semaphore
