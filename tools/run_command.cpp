@@ -155,6 +155,16 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
           : load_compiled_program(std::as_bytes(std::span(program_bytes.data(), program_bytes.size())), *parsed);
   if (!compiled) return fail(command_error::from(compiled.error()), exit_code::plan_rejected);
   const auto program = std::make_shared<const compiled_program>(std::move(*compiled));
+  // The engine's images (swapchain images, its textures) are an engine's to
+  // name; a run has none of its own to stand in for them.
+  for (const compiled_bucket& bucket : program->buckets)
+    for (const lane_image& image : bucket.lane.images)
+      if (image.imported)
+        return fail(command_error::usage("image " + resource_id::quote(image.resource.view()) +
+                                         " is imported: its waves name an engine's image (a swapchain's), which "
+                                         "ferrum run does not make; run the plan in an engine "
+                                         "(docs/embedding.md, \"Imported images\")"),
+                    exit_code::usage_or_io);
 
   // Two waves per lane of every bucket of every device: each lane has one
   // running and one ready behind it.
