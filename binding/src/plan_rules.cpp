@@ -155,8 +155,7 @@ result<memory_class> pool_memory_class(const plan& p, const pool_domain& domain,
                       pool_path(domain.pool) + "/liveness");
   const bool images = std::any_of(domain.members.begin(), domain.members.end(),
                                   [&](std::size_t r) { return p.resources[r].image.has_value(); });
-  if (images && declared.value_or(memory_class::device) != memory_class::device &&
-      declared != memory_class::imported)
+  if (images && declared.value_or(memory_class::device) != memory_class::device && declared != memory_class::imported)
     return make_error(errc::invalid_memory_class,
                       "pool " + pool_id::quote(domain.pool.view()) +
                           " holds images, which live in 'device' memory or are the engine's ('imported'), not " +

@@ -51,8 +51,7 @@ result<named_entries> match_entries(const Copied& given, const Ids& ids, std::si
 }
 
 std::string entry_name(const char* field, std::size_t i, std::string_view resource) {
-  return std::string("wave_request::") + field + "[" + std::to_string(i) + "] (resource " + quote_text(resource) +
-         ")";
+  return std::string("wave_request::") + field + "[" + std::to_string(i) + "] (resource " + quote_text(resource) + ")";
 }
 
 std::string describe(const gpu::image_spec& s) {
@@ -147,9 +146,9 @@ result<void> resolve_images(const copied_images& given, const lane_recipe& recip
                                                  ", which an image without its usage is never in");
     for (std::size_t j = first; j < out.size(); ++j)
       if (out[j].image == image.image)
-        return make_error(errc::invalid_wave_request,
-                          where() + ": the image named for resource " +
-                              quote_text(recipe.images[images[j - first]].resource.view()) + " too");
+        return make_error(errc::invalid_wave_request, where() + ": the image named for resource " +
+                                                          quote_text(recipe.images[images[j - first]].resource.view()) +
+                                                          " too");
     out.push_back({{}, image.image, image.layout, true});
   }
   return {};

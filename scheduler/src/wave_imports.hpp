@@ -65,7 +65,7 @@ class import_order {
 
  private:
   struct entry {
-    const void* object;  // wave_import::object
+    const void* object;     // wave_import::object
     std::uint64_t written;  // the last wave that wrote it
     std::uint64_t read;     // the last wave that read it
   };

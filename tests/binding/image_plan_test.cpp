@@ -190,10 +190,7 @@ TEST_CASE("images: every bad image declaration is refused with its code and path
          doc["pools"]["pool/history"] = {{"memory", "imported"}};
        },
        errc::invalid_image, "/resources/6/lifetime"},
-      {"an interval pool of imported images",
-       [](auto& doc) {
-         doc["pools"]["pool/targets"]["memory"] = "imported";
-       },
+      {"an interval pool of imported images", [](auto& doc) { doc["pools"]["pool/targets"]["memory"] = "imported"; },
        errc::invalid_liveness, "/pools/pool~1targets/liveness"},
   };
   for (const refusal& r : refusals) {

@@ -42,8 +42,8 @@ struct engine_images {
 template <class Context>
 struct present_fixture {
   explicit present_fixture(ferrum::scheduler_options options = {})
-      : program(std::make_shared<const ferrum::compiled_program>(
-            ferrum::test::compile_ok(ferrum::test::present_plan()))),
+      : program(
+            std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(ferrum::test::present_plan()))),
         device(::test::null_device()),
         images(*device) {
     options.fence_timeout = std::chrono::seconds(60);

@@ -251,7 +251,11 @@ result<void> vulkan_swapchain::build() {
     break;
   }
   const image_spec spec{order_ == channel_order::rgba ? image_format::rgba8_unorm : image_format::bgra8_unorm,
-                        extent.width, extent.height, 1, 1, usage_};
+                        extent.width,
+                        extent.height,
+                        1,
+                        1,
+                        usage_};
   for (std::size_t i = 0; i < made->images.size(); ++i) {
     auto view = make_vk_image_view(vk_device_, made->images[i], spec);
     if (!view) {

@@ -37,10 +37,10 @@ namespace asio = boost::asio;
 using ferrum::errc;
 using ferrum::gpu::swapchain;
 using ferrum::gpu::swapchain_image;
-using vulkan_test::require;
 using present_test::acquire_now;
 using present_test::glfw_ready;
 using present_test::window_fixture;
+using vulkan_test::require;
 
 // The texel of (x, y) in frame `frame`, as 4 bytes r, g, b, a.
 std::array<std::uint8_t, 4> texel(std::uint32_t x, std::uint32_t y, std::uint64_t frame) {
@@ -107,7 +107,6 @@ std::optional<std::vector<std::uint8_t>> screen_rgba(std::uint32_t width, std::u
   if (status != 0 || read != bytes.size()) return std::nullopt;
   return bytes;
 }
-
 
 // A counting allocator for the handler's associated allocator.
 template <class T>
@@ -366,7 +365,7 @@ TEST_CASE("swapchain: each acquired image is a gpu::image of the swapchain's for
   const ferrum::gpu::image_spec& spec = image.image->spec();
   CHECK(&image.image->device() == &d);
   CHECK(spec.format == (f.chain->order() == ferrum::gpu::channel_order::rgba ? ferrum::image_format::rgba8_unorm
-                                                                            : ferrum::image_format::bgra8_unorm));
+                                                                             : ferrum::image_format::bgra8_unorm));
   CHECK(spec.width == image.width);
   CHECK(spec.height == image.height);
   CHECK(spec.mips == 1);

@@ -5,8 +5,8 @@
 // signals the image presentable, and the frame is presented. The engine's
 // own image is read first, in the layout the wave names. Validation
 // (synchronization validation included) stays silent.
-#include "present/window_fixture.hpp"
 #include "plan_builder.hpp"
+#include "present/window_fixture.hpp"
 #include "present_waves.hpp"
 #include "wave_outcome.hpp"
 
@@ -35,11 +35,11 @@ TEST_CASE("present waves: the acquired image is the plan's present image, drawn,
   const ferrum::image_format format = f.chain->order() == ferrum::gpu::channel_order::rgba
                                           ? ferrum::image_format::rgba8_unorm
                                           : ferrum::image_format::bgra8_unorm;
-  const auto program = std::make_shared<const ferrum::compiled_program>(
-      ferrum::test::compile_ok(ferrum::test::present_plan(format)));
+  const auto program =
+      std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(ferrum::test::present_plan(format)));
   const std::uint32_t copies = ferrum::gpu::image_usage::transfer_src | ferrum::gpu::image_usage::transfer_dst;
-  auto engine = ferrum::test::engine_image(
-      d, {format, ferrum::test::present_width, ferrum::test::present_height, 1, 1, copies});
+  auto engine =
+      ferrum::test::engine_image(d, {format, ferrum::test::present_width, ferrum::test::present_height, 1, 1, copies});
   ferrum::test::fill_engine_image(d, engine->at(0));
   {
     boost::asio::thread_pool pool(2);
