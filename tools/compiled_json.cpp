@@ -47,6 +47,7 @@ class document_writer {
   void key(std::string_view name) { writer_.Key(name.data(), static_cast<rapidjson::SizeType>(name.size())); }
   void string(std::string_view text) { writer_.String(text.data(), static_cast<rapidjson::SizeType>(text.size())); }
   void number(std::uint64_t n) { writer_.Uint64(n); }
+  void boolean(bool b) { writer_.Bool(b); }
   void null() { writer_.Null(); }
   void begin_object() { writer_.StartObject(); }
   void end_object() { writer_.EndObject(); }
@@ -58,6 +59,8 @@ class document_writer {
     key(name);
     if constexpr (std::is_convertible_v<const Value&, std::string_view>)
       string(value);
+    else if constexpr (std::is_same_v<Value, bool>)
+      boolean(value);
     else
       number(value);
   }
