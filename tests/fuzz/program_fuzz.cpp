@@ -58,7 +58,8 @@ void check_program(const example& e, const ferrum::compiled_program& program) {
       // Allocated arenas lie in the lane; imported ones in the imported
       // window, image pools in the image window, both past it.
       const ferrum::memory_class memory = program.domains[d].memory;
-      const bool images = program.domains[d].images;
+      // Imported images are the engine's: in the imported window.
+      const bool images = program.domains[d].images && memory != ferrum::memory_class::imported;
       const ferrum::memory_window& window = images ? bucket.image_window : bucket.window(memory);
       if (bucket.pool_offsets[d] < window.begin ||
           bucket.pool_offsets[d] + layout.physical_size_bytes > window.begin + window.size)
@@ -100,7 +101,7 @@ void load_all(const std::vector<std::byte>& bytes) {
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   const char* seeds = std::getenv("FERRUM_PROGRAM_FUZZ_SEEDS");
   for (const char* name : {"two_nodes", "multi_bucket", "interval_liveness", "history", "two_queues",
-                           "two_queues_access", "readback", "imported", "images", "image_copies"}) {
+                           "two_queues_access", "readback", "imported", "images", "image_copies", "present"}) {
     std::ifstream file(std::string(FERRUM_SOURCE_DIR) + "/examples/plans/" + name + ".json", std::ios::binary);
     std::stringstream text;
     text << file.rdbuf();
