@@ -8,6 +8,10 @@
 namespace ferrum::detail {
 namespace {
 
+// Whether a pool lies in the image window: images a lane makes. Imported
+// images are the engine's: in the imported window, with its buffers.
+bool in_image_window(const pool_domain& d) { return d.images && d.memory != memory_class::imported; }
+
 std::uint64_t alignment_of(const capacity_layout& layout) {
   std::uint64_t alignment = 4;
   for (const projection& p : layout.projections) alignment = std::max(alignment, p.alignment);
@@ -33,19 +37,14 @@ std::optional<placed> place(std::span<const pool_domain> domains,
   // keep their ranges apart for the barrier sweep.
   std::uint64_t allocated_end = 0;
   memory_window images;
-  // Imported images are the engine's: in the imported window, with its
-  // buffers; the image window holds the images a lane makes.
-  const auto in_image_window = [&](std::size_t d) {
-    return domains[d].images && domains[d].memory != memory_class::imported;
-  };
   const auto same_window = [&](std::size_t a, std::size_t b) {
-    return domains[a].memory == domains[b].memory && in_image_window(a) == in_image_window(b);
+    return domains[a].memory == domains[b].memory && in_image_window(domains[a]) == in_image_window(domains[b]);
   };
   for (std::size_t i = 0; i < order.size();) {
     // The pools of one window come together in `order`: the window starts at
     // a multiple of the largest alignment among them.
     const memory_class cls = domains[order[i]].memory;
-    const bool image_window = in_image_window(order[i]);
+    const bool image_window = in_image_window(domains[order[i]]);
     std::size_t last = i;
     std::uint64_t window_alignment = 4;
     for (; last < order.size() && same_window(order[i], order[last]); ++last)
@@ -109,7 +108,7 @@ std::vector<std::size_t> placement_order(const plan& p, const std::vector<pool_d
   // Class upload, device, readback, imported (imported images too); the
   // binding pool first in upload; the pools of images lanes make last.
   const auto rank = [&](std::size_t d) {
-    if (domains[d].images && domains[d].memory != memory_class::imported) return 5;
+    if (in_image_window(domains[d])) return 5;
     switch (domains[d].memory) {
       case memory_class::upload:
         return binds(d) ? 0 : 1;

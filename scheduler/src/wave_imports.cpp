@@ -12,6 +12,14 @@ namespace {
 
 using named_entries = boost::container::static_vector<std::size_t, max_wave_imports + max_wave_images>;
 
+// "wave_request::imports", "wave_request::images[2]", and with the resource
+// the entry names.
+std::string field_name(const char* field) { return std::string("wave_request::") + field; }
+std::string entry_name(const char* field, std::size_t i) { return field_name(field) + "[" + std::to_string(i) + "]"; }
+std::string entry_name(const char* field, std::size_t i, std::string_view resource) {
+  return entry_name(field, i) + " (resource " + quote_text(resource) + ")";
+}
+
 // Per resource of `ids` (recipe order; the plan imports `count` of them,
 // `ids` holds the first `most`), the entry of `given` naming it
 // (given.entries.size(): none). Errors: invalid_wave_request (more than
@@ -20,15 +28,11 @@ using named_entries = boost::container::static_vector<std::size_t, max_wave_impo
 template <class Copied, class Ids>
 result<named_entries> match_entries(const Copied& given, const Ids& ids, std::size_t count, const char* field,
                                     const char* what, std::size_t most, const gpu::device* device) {
-  const auto entry_name = [&](std::size_t i) {
-    return std::string("wave_request::") + field + "[" + std::to_string(i) + "]";
-  };
   if (!given.kept())
-    return make_error(errc::invalid_wave_request, std::string("wave_request::") + field + " has " +
-                                                      std::to_string(given.given) + " " + what +
-                                                      "s; a wave holds at most " + std::to_string(most));
+    return make_error(errc::invalid_wave_request, field_name(field) + " has " + std::to_string(given.given) + " " +
+                                                      what + "s; a wave holds at most " + std::to_string(most));
   if (given.given != 0 && device == nullptr)
-    return make_error(errc::invalid_wave_request, std::string("wave_request::") + field +
+    return make_error(errc::invalid_wave_request, field_name(field) +
                                                       " on a scheduler over several devices, where a wave's "
                                                       "device is known only once it runs");
   if (count > most)
@@ -39,19 +43,15 @@ result<named_entries> match_entries(const Copied& given, const Ids& ids, std::si
     const std::string_view id = given.entries[i].id();
     const auto it = std::find(ids.begin(), ids.end(), id);
     if (it == ids.end())
-      return make_error(errc::invalid_wave_request, entry_name(i) + " names " + quote_text(id) + ", which is no " +
-                                                        "imported " + what + " of the plan");
+      return make_error(errc::invalid_wave_request, entry_name(field, i) + " names " + quote_text(id) +
+                                                        ", which is no " + "imported " + what + " of the plan");
     std::size_t& slot = named[static_cast<std::size_t>(it - ids.begin())];
     if (slot != given.entries.size())
-      return make_error(errc::invalid_wave_request,
-                        entry_name(i) + " names " + quote_text(id) + ", which " + entry_name(slot) + " names too");
+      return make_error(errc::invalid_wave_request, entry_name(field, i) + " names " + quote_text(id) + ", which " +
+                                                        entry_name(field, slot) + " names too");
     slot = i;
   }
   return named;
-}
-
-std::string entry_name(const char* field, std::size_t i, std::string_view resource) {
-  return std::string("wave_request::") + field + "[" + std::to_string(i) + "] (resource " + quote_text(resource) + ")";
 }
 
 std::string describe(const gpu::image_spec& s) {
@@ -99,9 +99,8 @@ result<void> resolve_buffers(const copied_imports& given, const lane_recipe& rec
       if (x.arena == y.arena && (out[a].written || out[b].written) && x.offset < y.offset + y.size &&
           y.offset < x.offset + x.size)
         return make_error(errc::invalid_wave_request,
-                          "wave_request::imports[" + std::to_string((*named)[a - first]) + "] and [" +
-                              std::to_string((*named)[b - first]) + "] (resources " +
-                              quote_text(recipe.imports[a - first].resource.view()) + " and " +
+                          entry_name("imports", (*named)[a - first]) + " and [" + std::to_string((*named)[b - first]) +
+                              "] (resources " + quote_text(recipe.imports[a - first].resource.view()) + " and " +
                               quote_text(recipe.imports[b - first].resource.view()) +
                               ") overlap in one arena, and a node writes one of them");
     }

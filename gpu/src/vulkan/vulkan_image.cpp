@@ -7,7 +7,6 @@
 #include <string>
 
 namespace ferrum::gpu {
-namespace {
 
 VkImageUsageFlags vk_usage(std::uint32_t usage) noexcept {
   VkImageUsageFlags out = 0;
@@ -19,6 +18,8 @@ VkImageUsageFlags vk_usage(std::uint32_t usage) noexcept {
   if ((usage & image_usage::transfer_dst) != 0) out |= VK_IMAGE_USAGE_TRANSFER_DST_BIT;
   return out;
 }
+
+namespace {
 
 VkImageCreateInfo image_info(const vulkan_arena::context& c, const image_spec& spec) noexcept {
   VkImageCreateInfo info{};

@@ -19,6 +19,8 @@ namespace ferrum::gpu {
 
 // vulkan_format and vulkan_layout: ferrum/gpu/vulkan_device.hpp.
 [[nodiscard]] VkImageAspectFlags vk_aspect(image_format f) noexcept;
+// The Vulkan usage flags of image_usage bits.
+[[nodiscard]] VkImageUsageFlags vk_usage(std::uint32_t usage) noexcept;
 
 // The stages and accesses of what an image in layout `l` is used for, on a
 // queue family with (`graphics`) or without graphics, for the source

@@ -208,15 +208,10 @@ result<void> vulkan_swapchain::build() {
   // Copies and attachments always; copies out and storage where the
   // surface takes them (not every device stores BGRA).
   usage_ = image_usage::transfer_dst | image_usage::color_attachment;
-  info.imageUsage = VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT;
-  if ((caps.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_SRC_BIT) != 0) {
-    usage_ |= image_usage::transfer_src;
-    info.imageUsage |= VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
-  }
-  if ((caps.supportedUsageFlags & VK_IMAGE_USAGE_STORAGE_BIT) != 0 && order_ == channel_order::rgba) {
+  if ((caps.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_SRC_BIT) != 0) usage_ |= image_usage::transfer_src;
+  if ((caps.supportedUsageFlags & VK_IMAGE_USAGE_STORAGE_BIT) != 0 && order_ == channel_order::rgba)
     usage_ |= image_usage::storage;
-    info.imageUsage |= VK_IMAGE_USAGE_STORAGE_BIT;
-  }
+  info.imageUsage = vk_usage(usage_);
   // Only the compute queue's family writes and presents them.
   info.imageSharingMode = VK_SHARING_MODE_EXCLUSIVE;
   info.preTransform = caps.currentTransform;
