@@ -26,7 +26,7 @@ ENUMS = {
     "access": ["read", "write", "read-write", "sampled", "storage-read", "storage-write",
                "storage-read-write", "color-attachment", "depth-attachment", "depth-read",
                "transfer-src", "transfer-dst", "present"],
-    "format": ["rgba8-unorm", "bgra8-unorm", "rgba16-float", "r32-float", "d32-float"],
+    "format": ["rgba8-unorm", "bgra8-unorm", "rgba16-float", "r32-float", "d32-float", "rgba32-float"],
     "memory": ["device", "upload", "readback", "imported"],
 }
 

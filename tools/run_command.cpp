@@ -322,7 +322,7 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
     for (std::size_t d = 0; d < r.waves->device_count(); ++d) {
       const lane_counts c = r.waves->pools(d)[b]->counts();
       m.lanes_made += c.lanes;
-      m.made_bytes += c.bytes + std::uint64_t{c.lanes} * m.image_bytes;
+      m.made_bytes += c.bytes;  // buffers and image memory
     }
   }
   summary.v2 = parsed->format == plan_format::v2;

@@ -1,7 +1,8 @@
 // examples/frame_loop/frame_kernels.cpp — the kernels' SPIR-V (built by
 // glslc, CMakeLists.txt) and their C++ forms, which follow the shaders
 // operation for operation so that both devices draw the same frame (up to the
-// last bits of sin and exp).
+// last bits of sin and exp). The null device hands a C++ form its images'
+// texels, row-major and tightly packed.
 #include "frame_kernels.hpp"
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <numbers>
+#include <string_view>
 
 namespace frame_loop {
 namespace {
@@ -40,50 +42,50 @@ void store_float(std::span<std::byte> bytes, std::size_t word, float value) noex
 }
 
 void pattern_cpu(const ferrum::gpu::kernel_args& args) noexcept {
-  const std::uint32_t width = args.push[0];
-  const std::uint32_t height = args.push[1];
+  const std::uint32_t width = args.primary_extent.width;
+  const std::uint32_t height = args.primary_extent.height;
   const float t = load_float(args.secondary, 0);
   const float glow_x = load_float(args.secondary, 1);
   const float glow_y = load_float(args.secondary, 2);
   const float glow_power = load_float(args.secondary, 3);
-  const std::size_t pixels = args.primary.size() / hdr_pixel_bytes;
-  for (std::size_t p = 0; p < pixels; ++p) {
-    const auto x = static_cast<std::uint32_t>(p % width);
-    const auto y = static_cast<std::uint32_t>(p / width);
-    const float u = (static_cast<float>(x) + 0.5f) / static_cast<float>(width);
-    const float v = (static_cast<float>(y) + 0.5f) / static_cast<float>(height);
-    const float checker = (((x / 32u) ^ (y / 32u)) & 1u) == 0u ? 1.0f : 0.6f;
-    const float r = (0.5f + 0.5f * std::sin(9.0f * u + t)) * 0.5f * checker;
-    const float g = (0.5f + 0.5f * std::sin(7.0f * v - 1.3f * t)) * 0.5f * checker;
-    const float b = (0.5f + 0.5f * std::sin(6.0f * (u + v) + 0.7f * t)) * 0.5f * checker;
-    const float du = u - glow_x;
-    const float dv = v - glow_y;
-    const float glow = glow_power * std::exp(-(du * du + dv * dv) * 300.0f);
-    store_float(args.primary, 4 * p + 0, r + glow);
-    store_float(args.primary, 4 * p + 1, g + glow * 0.75f);
-    store_float(args.primary, 4 * p + 2, b + glow * 0.45f);
-    store_float(args.primary, 4 * p + 3, 1.0f);
+  for (std::uint32_t y = 0; y < height; ++y) {
+    for (std::uint32_t x = 0; x < width; ++x) {
+      const float u = (static_cast<float>(x) + 0.5f) / static_cast<float>(width);
+      const float v = (static_cast<float>(y) + 0.5f) / static_cast<float>(height);
+      const float checker = (((x / 32u) ^ (y / 32u)) & 1u) == 0u ? 1.0f : 0.6f;
+      const float r = (0.5f + 0.5f * std::sin(9.0f * u + t)) * 0.5f * checker;
+      const float g = (0.5f + 0.5f * std::sin(7.0f * v - 1.3f * t)) * 0.5f * checker;
+      const float b = (0.5f + 0.5f * std::sin(6.0f * (u + v) + 0.7f * t)) * 0.5f * checker;
+      const float du = u - glow_x;
+      const float dv = v - glow_y;
+      const float glow = glow_power * std::exp(-(du * du + dv * dv) * 300.0f);
+      const std::size_t p = std::size_t{y} * width + x;
+      store_float(args.primary, 4 * p + 0, r + glow);
+      store_float(args.primary, 4 * p + 1, g + glow * 0.75f);
+      store_float(args.primary, 4 * p + 2, b + glow * 0.45f);
+      store_float(args.primary, 4 * p + 3, 1.0f);
+    }
   }
 }
 
 void blur_cpu(const ferrum::gpu::kernel_args& args) noexcept {
-  const auto width = static_cast<int>(args.push[0]);
-  const auto height = static_cast<int>(args.push[1]);
-  const auto radius = static_cast<int>(args.push[2]);
-  const bool along_columns = args.push[3] != static_cast<std::uint32_t>(blur_axis::rows);
+  const auto width = static_cast<int>(args.primary_extent.width);
+  const auto height = static_cast<int>(args.primary_extent.height);
+  const auto radius = static_cast<int>(args.push[0]);
+  const bool along_columns = args.push[1] != static_cast<std::uint32_t>(blur_axis::rows);
   const auto taps = static_cast<float>(2 * radius + 1);
-  const std::size_t count = args.primary.size() / 4;
-  for (std::size_t i = 0; i < count; ++i) {
-    const std::size_t channel = i % 4;
-    const auto x = static_cast<int>((i / 4) % static_cast<std::size_t>(width));
-    const auto y = static_cast<int>((i / 4) / static_cast<std::size_t>(width));
-    float sum = 0.0f;
-    for (int d = -radius; d <= radius; ++d) {
-      const int row = along_columns ? std::clamp(y + d, 0, height - 1) : y;
-      const int column = along_columns ? x : std::clamp(x + d, 0, width - 1);
-      sum += load_float(args.secondary, static_cast<std::size_t>(row * width + column) * 4 + channel);
+  for (int y = 0; y < height; ++y) {
+    for (int x = 0; x < width; ++x) {
+      for (std::size_t channel = 0; channel < 4; ++channel) {
+        float sum = 0.0f;
+        for (int d = -radius; d <= radius; ++d) {
+          const int row = along_columns ? std::clamp(y + d, 0, height - 1) : y;
+          const int column = along_columns ? x : std::clamp(x + d, 0, width - 1);
+          sum += load_float(args.secondary, static_cast<std::size_t>(row * width + column) * 4 + channel);
+        }
+        store_float(args.primary, static_cast<std::size_t>(y * width + x) * 4 + channel, sum / taps);
+      }
     }
-    store_float(args.primary, i, sum / taps);
   }
 }
 
@@ -95,7 +97,7 @@ std::uint32_t to_byte(float hdr, float exposure) noexcept {
 void tonemap_cpu(const ferrum::gpu::kernel_args& args) noexcept {
   const float exposure = std::bit_cast<float>(args.push[0]);
   const bool bgra = args.push[1] != static_cast<std::uint32_t>(channel_order::rgba);
-  const std::size_t count = args.primary.size() / rgba8_pixel_bytes;
+  const std::size_t count = std::size_t{args.primary_extent.width} * args.primary_extent.height;
   for (std::size_t p = 0; p < count; ++p) {
     const std::uint32_t r = to_byte(load_float(args.secondary, 4 * p + 0), exposure);
     const std::uint32_t g = to_byte(load_float(args.secondary, 4 * p + 1), exposure);
@@ -123,16 +125,36 @@ void store(const pattern_params& params, std::span<std::byte> slot) noexcept {
   store_float(slot, 3, params.glow_power);
 }
 
+namespace {
+
+// Each an image kernel (gpu/shaders/image_kernel_abi.glsl): a storage image
+// primary, one invocation per texel in 8 x 8 workgroups.
+ferrum::gpu::kernel_source image_kernel(std::string_view name, std::span<const std::uint32_t> spirv,
+                                        ferrum::gpu::cpu_kernel cpu, std::uint32_t push_words,
+                                        ferrum::gpu::kernel_operand_kind secondary) noexcept {
+  return {.name = name,
+          .spirv = spirv,
+          .cpu = cpu,
+          .push_words = push_words,
+          .local_size_x = 8,
+          .local_size_y = 8,
+          .primary = ferrum::gpu::kernel_operand_kind::storage_image,
+          .secondary = secondary};
+}
+
+}  // namespace
+
 ferrum::gpu::kernel_source pattern_kernel() noexcept {
-  return {.name = "frame_loop.pattern", .spirv = pattern_spirv, .cpu = &pattern_cpu, .push_words = 2};
+  return image_kernel("frame_loop.pattern", pattern_spirv, &pattern_cpu, 0, ferrum::gpu::kernel_operand_kind::buffer);
 }
 
 ferrum::gpu::kernel_source blur_kernel() noexcept {
-  return {.name = "frame_loop.blur", .spirv = blur_spirv, .cpu = &blur_cpu, .push_words = 4};
+  return image_kernel("frame_loop.blur", blur_spirv, &blur_cpu, 2, ferrum::gpu::kernel_operand_kind::sampled_image);
 }
 
 ferrum::gpu::kernel_source tonemap_kernel() noexcept {
-  return {.name = "frame_loop.tonemap", .spirv = tonemap_spirv, .cpu = &tonemap_cpu, .push_words = 2};
+  return image_kernel("frame_loop.tonemap", tonemap_spirv, &tonemap_cpu, 2,
+                      ferrum::gpu::kernel_operand_kind::sampled_image);
 }
 
 }  // namespace frame_loop

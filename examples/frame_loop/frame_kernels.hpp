@@ -6,12 +6,13 @@
 //
 //   auto pattern = device.create_kernel(frame_loop::pattern_kernel()).value();
 //   frame_loop::store(frame_loop::params_of_frame(frame), slot_bytes);
-//   list.dispatch(*pattern, hdr_image, slot, std::array<std::uint32_t, 2>{width, height}).value();
+//   list.dispatch(*pattern, gpu::image_operand{&hdr}, slot, {}).value();
 //
-// Images are row-major: HDR images hold RGBA as four f32 words per pixel, the
-// output one RGBA8 word per pixel (red in the low byte, as PNG stores it;
-// BGRA instead when the tone map is asked for it). A
-// kernel covers its primary range, which must hold exactly the image.
+// Each kernel writes a whole storage image, its primary, one invocation per
+// texel (ferrum/gpu/kernel.hpp): HDR images are rgba32-float, the tone
+// map's image rgba8-unorm (its channels in RGBA order, as PNG stores them,
+// or BGRA when the tone map is asked for it). What a kernel reads is a
+// sampled image of the primary's size, or the pattern's parameter slot.
 #pragma once
 
 #include "ferrum/gpu/kernel.hpp"
@@ -44,7 +45,7 @@ inline constexpr std::size_t pattern_params_bytes = 16;
 void store(const pattern_params& params, std::span<std::byte> slot) noexcept;
 
 // pattern: the frame's HDR image. Primary: the image; secondary: a
-// pattern_params slot. Push words: width, height.
+// pattern_params slot (a range). No push words.
 [[nodiscard]] ferrum::gpu::kernel_source pattern_kernel() noexcept;
 
 // Which half of the separable box blur a blur dispatch runs.
@@ -54,7 +55,7 @@ enum class blur_axis : std::uint32_t { rows = 0, columns = 1 };
 // the 2 * radius + 1 pixels around each pixel along `axis`. Rows then columns
 // make the square box blur, at 2 (2 r + 1) reads per pixel instead of
 // (2 r + 1)^2. Primary: the blurred HDR image; secondary: the source HDR
-// image. Push words: width, height, radius, axis.
+// image, sampled. Push words: radius, axis.
 [[nodiscard]] ferrum::gpu::kernel_source blur_kernel() noexcept;
 
 // The byte order of the tone map's 8-bit pixels: RGBA (as PNG stores it,
@@ -63,8 +64,8 @@ enum class blur_axis : std::uint32_t { rows = 0, columns = 1 };
 enum class channel_order : std::uint32_t { rgba = 0, bgra = 1 };
 
 // tonemap: exposure, Reinhard's c / (1 + c), gamma 2, to 8 bits. Primary:
-// the 8-bit image; secondary: the HDR image. Push words: the exposure's f32
-// bits, the channel_order.
+// the 8-bit image; secondary: the HDR image, sampled. Push words: the
+// exposure's f32 bits, the channel_order.
 [[nodiscard]] ferrum::gpu::kernel_source tonemap_kernel() noexcept;
 
 }  // namespace frame_loop

@@ -8,10 +8,39 @@
 #include <map>
 
 namespace frame_loop {
+namespace {
 
-ferrum::plan plan_for_size(const ferrum::plan& base, image_size size) {
+// The window's image, written by node/output's copy and presented by
+// node/present: the wave's own for the frame, named by each wave.
+void add_present(ferrum::plan& p, ferrum::image_format format) {
+  const auto present = ferrum::resource_id::make("image/present").value();
+  const auto pool = ferrum::pool_id::make("pool/swapchain").value();
+  ferrum::resource_descriptor image;
+  image.id = present;
+  image.pool = pool;
+  image.image.emplace();
+  image.image->format = format;
+  image.image->bucket_extent = true;
+  p.resources.push_back(std::move(image));
+  p.pools.push_back({pool, ferrum::liveness_mode::conservative, ferrum::memory_class::imported});
+
+  ferrum::plan_node& output = p.nodes.back();
+  output.resources.push_back(present);
+  output.access.push_back(ferrum::resource_access::transfer_dst);
+  ferrum::plan_node show;
+  show.id = ferrum::node_id::make("node/present").value();
+  show.resources = {present};
+  show.after = {output.id};
+  show.access = {ferrum::resource_access::present};
+  p.nodes.push_back(std::move(show));
+}
+
+}  // namespace
+
+ferrum::plan plan_for_size(const ferrum::plan& base, image_size size, std::optional<ferrum::image_format> present) {
   ferrum::plan p = base;
-  const ferrum::bucket_capacity dims{std::uint64_t{size.width} * size.height, 1, 1};
+  if (present) add_present(p, *present);
+  const ferrum::bucket_capacity dims{size.width, size.height, std::uint64_t{size.width} * size.height};
   // Every resource of a pool side by side, each padded to its alignment.
   std::map<std::string, std::uint64_t> pool_bytes;
   for (const ferrum::resource_descriptor& r : p.resources) {

@@ -1,21 +1,30 @@
 // examples/frame_loop/frame_plan.hpp — a frame_loop plan made for one frame
-// size: what --resize-at compiles, on a background thread, to swap in while
-// frames run.
+// size, and, with --present, for presenting: what the example compiles at
+// start, and what --resize-at compiles, on a background thread, to swap in
+// while frames run.
 //
-//   ferrum::plan p = frame_loop::plan_for_size(base, {1920, 1080});
+//   ferrum::plan p = frame_loop::plan_for_size(base, {1920, 1080}, ferrum::image_format::bgra8_unorm);
 #pragma once
 
 #include "frame_renderer.hpp"
 
 #include "ferrum/binding/plan.hpp"
+#include "ferrum/image.hpp"
+
+#include <optional>
 
 namespace frame_loop {
 
-// `base` with its buckets of class "frame" replaced by one that holds
-// exactly `size`'s pixels, each pool's budget what its resources take at
-// that size (without aliasing: the compiler's layout takes that or less).
-// Throws ferrum::error_exception when a resource's demand cannot be resolved
-// at that size.
-[[nodiscard]] ferrum::plan plan_for_size(const ferrum::plan& base, image_size size);
+// `base` with its buckets of class "frame" replaced by one of exactly
+// `size` (capacity [width, height, width x height]), each pool's budget
+// what its resources take at that size (without aliasing: the compiler's
+// layout takes that or less). With `present` (the swapchain images'
+// format), the window's image too: image/present, of that format, in an
+// imported pool (pool/swapchain; each wave names the acquired image),
+// which node/output also copies the frame into, and node/present, after
+// it, presents. Throws ferrum::error_exception when a resource's demand
+// cannot be resolved at that size.
+[[nodiscard]] ferrum::plan plan_for_size(const ferrum::plan& base, image_size size,
+                                         std::optional<ferrum::image_format> present);
 
 }  // namespace frame_loop

@@ -90,6 +90,10 @@ channel_order frame_presenter::order() const noexcept {
   return swapchain_->order() == ferrum::gpu::channel_order::bgra ? channel_order::bgra : channel_order::rgba;
 }
 
+ferrum::image_format frame_presenter::format() const noexcept {
+  return order() == channel_order::bgra ? ferrum::image_format::bgra8_unorm : ferrum::image_format::rgba8_unorm;
+}
+
 void frame_presenter::resize(image_size size) {
   size_ = size;
   glfwSetWindowSize(window_, static_cast<int>(size.width), static_cast<int>(size.height));
@@ -121,19 +125,6 @@ void frame_presenter::hold_until(const std::filesystem::path& file, std::chrono:
                                std::to_string(limit.count()) + " s");
     glfwWaitEventsTimeout(0.05);
   }
-}
-
-void presented_frame_encoder::operator()(const ferrum::encode_context& c) const {
-  renderer->encode(c, frame);
-  if (swapchain == nullptr || !renderer->draws_output(c)) return;
-  const image_size size = renderer->size();
-  if (image->width != size.width || image->height != size.height)
-    throw std::runtime_error("swapchain image " + std::to_string(image->index) + " is " + std::to_string(image->width) +
-                             "x" + std::to_string(image->height) + ", frame " + std::to_string(frame) + " " +
-                             std::to_string(size.width) + "x" + std::to_string(size.height));
-  // After the pass that wrote it, in the same list: the list's commands run
-  // in order, each seeing the writes of those before it.
-  swapchain->record_copy(c.commands, renderer->output_range(c), *image).value();
 }
 
 }  // namespace frame_loop

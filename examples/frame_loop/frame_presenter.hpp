@@ -1,16 +1,17 @@
 // examples/frame_loop/frame_presenter.hpp — --present: the frames shown in a
 // window. GLFW opens it (no client API: Vulkan draws), a Vulkan surface on
 // it, and a ferrum::gpu::swapchain (ferrum/gpu/swapchain.hpp) at the frame
-// size; each frame's wave copies its final image into an acquired swapchain
-// image, and the frame is presented once its wave completed (main.cpp).
+// size; each frame's wave imports an acquired swapchain image as the plan's
+// image/present (frame_plan.hpp) and copies its frame into it, and the
+// frame is presented once its wave completed (main.cpp).
 //
 //   frame_loop::glfw_session glfw;                       // before the device
 //   options.instance_extensions = glfw.instance_extensions();
 //   options.presentation = true;
 //   frame_loop::frame_presenter presenter(glfw, *device, {256, 256}, 3);
 //   ferrum::gpu::swapchain_image image = co_await presenter.swapchain().async_acquire(token);
-//   frame_loop::presented_frame_encoder encode{&renderer, frame, &presenter.swapchain(), &image};
-//   // submit the wave (waiting on image.acquired, signalling image.presentable), then:
+//   // submit the wave (importing image.image as image/present, waiting on
+//   // image.acquired, signalling image.presentable), then:
 //   presenter.present(image);
 //
 // Nothing here runs without --present: GLFW is linked, but never started,
@@ -24,7 +25,7 @@
 
 #include "ferrum/gpu/device.hpp"
 #include "ferrum/gpu/swapchain.hpp"
-#include "ferrum/scheduler/wave.hpp"
+#include "ferrum/image.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -72,8 +73,10 @@ class frame_presenter {
   ~frame_presenter();
 
   [[nodiscard]] ferrum::gpu::swapchain& swapchain() noexcept { return *swapchain_; }
-  // The byte order the frames' last pass must write (the swapchain's images').
+  // The byte order the frames' last pass must write (the swapchain's images'),
+  // and the images' format (a UNORM one: the swapchain takes no other).
   [[nodiscard]] channel_order order() const noexcept;
+  [[nodiscard]] ferrum::image_format format() const noexcept;
 
   // --resize-at: the window becomes `size` and the swapchain's next
   // acquisition recreates it at that size. Call it when no image acquired
@@ -106,22 +109,6 @@ class frame_presenter {
   std::uint64_t presented_ = 0;
   std::chrono::steady_clock::time_point last_present_{};
   std::vector<double> intervals_ms_;
-};
-
-// The encoder of a presented frame's wave: the frame's passes
-// (frame_encoder's), and in the list of the node that writes the final
-// image, after its pass, the copy of that image into the frame's swapchain
-// image. Throws std::runtime_error when the image's extent is not the
-// frame's. Lists are recorded afresh each wave (no replay: the copy's
-// destination is another image each frame). Without a swapchain (null:
-// no --present), the passes alone, as frame_encoder.
-struct presented_frame_encoder {
-  const frame_renderer* renderer;
-  std::uint64_t frame;
-  ferrum::gpu::swapchain* swapchain;          // null: no copy
-  const ferrum::gpu::swapchain_image* image;  // the frame's, when `swapchain` is set
-
-  void operator()(const ferrum::encode_context& c) const;
 };
 
 }  // namespace frame_loop

@@ -11,19 +11,27 @@
 namespace frame_loop {
 namespace {
 
+namespace gpu = ferrum::gpu;
+
 // Node indices in the plan (checked by the constructor); the scheduler
 // submits a wave's nodes in this order, each list after the ones before.
-enum node : std::size_t { pattern_node = 0, blur_x_node = 1, blur_y_node = 2, tonemap_node = 3 };
-constexpr std::string_view node_ids[] = {"node/pattern", "node/blur.x", "node/blur.y", "node/tonemap"};
+// node/present (--present) comes last and records nothing: the scheduler's
+// transition to present-src is its work.
+enum node : std::size_t { pattern_node = 0, blur_x_node = 1, blur_y_node = 2, tonemap_node = 3, output_node = 4 };
+constexpr std::string_view node_ids[] = {"node/pattern", "node/blur.x", "node/blur.y",
+                                         "node/tonemap", "node/output", "node/present"};
 
 constexpr std::string_view params_id = "resource/pattern.params";
-constexpr std::string_view hdr_id = "resource/frame.hdr";
-constexpr std::string_view blurred_x_id = "resource/frame.blurred_x";
-constexpr std::string_view blurred_id = "resource/frame.blurred";
+constexpr std::string_view hdr_id = "image/frame.hdr";
+constexpr std::string_view blurred_x_id = "image/frame.blurred_x";
+constexpr std::string_view blurred_id = "image/frame.blurred";
+constexpr std::string_view ldr_id = "image/frame.ldr";
 constexpr std::string_view rgba8_id = "resource/frame.rgba8";
+constexpr std::string_view present_id = "image/present";
 // What each node must list: what its pass reads, then what it writes.
-constexpr std::string_view node_resources[][2] = {
-    {params_id, hdr_id}, {hdr_id, blurred_x_id}, {blurred_x_id, blurred_id}, {blurred_id, rgba8_id}};
+constexpr std::string_view node_resources[][2] = {{params_id, hdr_id},        {hdr_id, blurred_x_id},
+                                                  {blurred_x_id, blurred_id}, {blurred_id, ldr_id},
+                                                  {ldr_id, rgba8_id},         {present_id, present_id}};
 
 constexpr std::string_view frame_class = "frame";
 
@@ -32,11 +40,12 @@ constexpr float exposure = 1.0f;
 
 std::string in_quotes(std::string_view text) { return "'" + std::string(text) + "'"; }
 
-void check_plan(const ferrum::plan& p, const ferrum::compiled_program& program, std::size_t pixels) {
+void check_plan(const ferrum::plan& p, const ferrum::compiled_program& program, image_size size) {
   const auto wrong = [](const std::string& why) {
     return std::runtime_error("the plan is not a frame_loop plan: " + why);
   };
-  if (p.nodes.size() != std::size(node_ids)) throw wrong("it must have exactly four nodes");
+  if (p.nodes.size() != std::size(node_ids) - 1 && p.nodes.size() != std::size(node_ids))
+    throw wrong("it must have five nodes, or six with node/present");
   for (std::size_t i = 0; i < p.nodes.size(); ++i) {
     const ferrum::plan_node& n = p.nodes[i];
     if (n.id.view() != node_ids[i])
@@ -66,46 +75,45 @@ void check_plan(const ferrum::plan& p, const ferrum::compiled_program& program, 
       throw wrong("node/pattern must own a binding slot of at least " + std::to_string(pattern_params_bytes) +
                   " bytes in bucket " + in_quotes(bucket.id.str()));
   }
-  std::uint64_t largest = 0;
-  for (const ferrum::compiled_bucket& bucket : program.buckets)
-    if (bucket.spec.cls.view() == frame_class) largest = std::max(largest, bucket.spec.dims[0]);
-  if (largest < pixels)
-    throw std::runtime_error("no bucket of frame_loop's plan holds a frame of " + std::to_string(pixels) +
-                             " pixels (the largest holds " + std::to_string(largest) +
-                             "): add a bucket of class 'frame' with capacity [" + std::to_string(pixels) +
-                             ", 1, 1] and its budgets");
+  // The kernels write whole images, the frame's: a bucket of exactly its
+  // size runs it (plan_for_size makes one).
+  const ferrum::bucket_capacity wanted{size.width, size.height, std::uint64_t{size.width} * size.height};
+  if (std::ranges::none_of(program.buckets, [&](const ferrum::compiled_bucket& b) {
+        return b.spec.cls.view() == frame_class && b.spec.dims == wanted;
+      }))
+    throw std::runtime_error("no bucket of frame_loop's plan is a frame of " + std::to_string(size.width) + "x" +
+                             std::to_string(size.height) + ": make the plan for the frame's size (plan_for_size)");
+}
+
+// Node `c`'s image `id`, in the layout the node uses it in.
+gpu::image_operand operand(const ferrum::encode_context& c, std::string_view id) {
+  // Not null: check_plan made sure that every node lists its images.
+  const ferrum::node_image& i = *c.image(id);
+  return {i.image, i.layout};
 }
 
 }  // namespace
 
-frame_renderer::frame_renderer(ferrum::gpu::device& device, const ferrum::plan& p,
-                               const ferrum::compiled_program& program, image_size size, channel_order order)
+frame_renderer::frame_renderer(gpu::device& device, const ferrum::plan& p, const ferrum::compiled_program& program,
+                               image_size size, channel_order order)
     : size_(size), order_(order) {
   if (size.width == 0 || size.height == 0) throw std::runtime_error("the image size must not be 0");
-  check_plan(p, program, pixels());
+  check_plan(p, program, size);
   pattern_ = device.create_kernel(pattern_kernel()).value();
   blur_ = device.create_kernel(blur_kernel()).value();
   tonemap_ = device.create_kernel(tonemap_kernel()).value();
 }
 
-ferrum::wave_request frame_renderer::request() const noexcept { return {frame_class, {pixels(), 1, 1}}; }
+ferrum::wave_request frame_renderer::request() const noexcept {
+  return {frame_class, {size_.width, size_.height, pixels()}};
+}
 
-std::array<std::uint32_t, 2> frame_renderer::pattern_push() const noexcept { return {size_.width, size_.height}; }
-
-std::array<std::uint32_t, 4> frame_renderer::blur_push(blur_axis axis) const noexcept {
-  return {size_.width, size_.height, blur_radius, static_cast<std::uint32_t>(axis)};
+std::array<std::uint32_t, 2> frame_renderer::blur_push(blur_axis axis) const noexcept {
+  return {blur_radius, static_cast<std::uint32_t>(axis)};
 }
 
 std::array<std::uint32_t, 2> frame_renderer::tonemap_push() const noexcept {
   return {std::bit_cast<std::uint32_t>(exposure), static_cast<std::uint32_t>(order_)};
-}
-
-bool frame_renderer::draws_output(const ferrum::encode_context& c) const noexcept {
-  return c.node_index == tonemap_node;
-}
-
-ferrum::gpu::arena_range frame_renderer::output_range(const ferrum::encode_context& c) const {
-  return image(c, rgba8_id, rgba8_pixel_bytes);
 }
 
 std::vector<std::byte> frame_renderer::to_rgba(std::span<const std::byte> pixels) const {
@@ -116,53 +124,44 @@ std::vector<std::byte> frame_renderer::to_rgba(std::span<const std::byte> pixels
   return rgba;
 }
 
-ferrum::gpu::arena_range frame_renderer::image(const ferrum::encode_context& c, std::string_view id,
-                                               std::size_t pixel_bytes) const {
-  // Not null: check_plan made sure that every node lists its images.
-  const ferrum::node_resource& r = *c.resource(id);
-  const std::size_t bytes = pixels() * pixel_bytes;
-  if (r.range.size < bytes)
-    throw std::runtime_error(std::string(id) + " holds " + std::to_string(r.range.size) + " bytes in bucket " +
-                             c.bucket.str() + "; a " + std::to_string(size_.width) + "x" +
-                             std::to_string(size_.height) + " image needs " + std::to_string(bytes));
-  // The resource has room for the bucket's capacity; the kernels loop over
-  // their primary range, which must be the image alone.
-  return {r.range.arena, r.range.offset, bytes};
-}
-
 void frame_renderer::encode(const ferrum::encode_context& c, std::uint64_t frame) const {
   // The frame's parameters, in the wave's own bytes: the scheduler gave this
   // lane's slot to this wave alone, and the GPU reads it when the wave runs.
   if (c.node_index == pattern_node) store(params_of_frame(frame), c.binding->bytes());
   // Replaying, the lane's lists still hold these passes over the same images
-  // and slot, recorded by the lane's first frame: nothing to record.
+  // and slot, recorded by the lane's first frame (or by its last wave over
+  // the same swapchain image): nothing to record.
   if (c.replay) return;
-  // Each pass writes an image of its node (its list may write nothing else)
-  // and reads one that an earlier node of the wave wrote.
+  // Each pass writes an image of its node and reads one that an earlier
+  // node of the wave wrote, each in the layout the scheduler put it in.
   switch (c.node_index) {
     case pattern_node:
-      c.commands.dispatch(*pattern_, image(c, hdr_id, hdr_pixel_bytes), c.slot, pattern_push()).value();
+      c.commands.dispatch(*pattern_, operand(c, hdr_id), c.slot, {}).value();
       break;
     case blur_x_node:
-      c.commands
-          .dispatch(*blur_, image(c, blurred_x_id, hdr_pixel_bytes), image(c, hdr_id, hdr_pixel_bytes),
-                    blur_push(blur_axis::rows))
-          .value();
+      c.commands.dispatch(*blur_, operand(c, blurred_x_id), operand(c, hdr_id), blur_push(blur_axis::rows)).value();
       break;
     case blur_y_node:
-      c.commands
-          .dispatch(*blur_, image(c, blurred_id, hdr_pixel_bytes), image(c, blurred_x_id, hdr_pixel_bytes),
-                    blur_push(blur_axis::columns))
+      c.commands.dispatch(*blur_, operand(c, blurred_id), operand(c, blurred_x_id), blur_push(blur_axis::columns))
           .value();
       break;
     case tonemap_node:
-      c.commands
-          .dispatch(*tonemap_, image(c, rgba8_id, rgba8_pixel_bytes), image(c, blurred_id, hdr_pixel_bytes),
-                    tonemap_push())
-          .value();
+      c.commands.dispatch(*tonemap_, operand(c, ldr_id), operand(c, blurred_id), tonemap_push()).value();
       break;
+    case output_node: {
+      // The frame into read-back memory; then, presenting, into the
+      // swapchain image (the list orders the second copy after the first).
+      const gpu::image_operand ldr = operand(c, ldr_id);
+      const ferrum::node_resource& out = *c.resource(rgba8_id);
+      const gpu::arena_range bytes{out.range.arena, out.range.offset, pixels() * rgba8_pixel_bytes};
+      c.commands.copy(*ldr.image, ldr.layout, bytes).value();
+      if (const ferrum::node_image* present = c.image(present_id))
+        c.commands.copy(bytes, *present->image, present->layout).value();
+      break;
+    }
     default:
-      throw std::logic_error("frame_loop: no pass for node " + std::to_string(c.node_index));
+      // node/present: its opening barrier (present-src) is all it does.
+      break;
   }
 }
 
@@ -171,7 +170,7 @@ std::span<const std::byte> frame_renderer::output(const ferrum::scheduler& sched
   for (const auto& pool : scheduler.pools()) {
     if (report.bucket == nullptr || pool->bucket().id != *report.bucket) continue;
     if (report.lane >= pool->counts().capacity) break;
-    for (const ferrum::node_resource& r : pool->contents(report.lane).resources(tonemap_node)) {
+    for (const ferrum::node_resource& r : pool->contents(report.lane).resources(output_node)) {
       if (r.id->view() != rgba8_id) continue;
       // Readback memory (frame_loop.json): the host's copy of the image.
       const std::span<std::byte> bytes = r.bytes().value();
@@ -183,23 +182,22 @@ std::span<const std::byte> frame_renderer::output(const ferrum::scheduler& sched
 }
 
 std::vector<std::byte> frame_renderer::draw_on_host(std::uint64_t frame) const {
-  // The device's passes, in its order. As on the device, the blurred image
-  // takes the pattern's bytes once blur.x has read them.
+  // The device's passes, in its order, over images of the frame's size.
   std::vector<std::byte> slot(pattern_params_bytes);
   std::vector<std::byte> hdr(pixels() * hdr_pixel_bytes);
   std::vector<std::byte> blurred_x(pixels() * hdr_pixel_bytes);
-  std::vector<std::byte> rgba8(pixels() * rgba8_pixel_bytes);
-  std::vector<std::byte>& blurred = hdr;
+  std::vector<std::byte> blurred(pixels() * hdr_pixel_bytes);
+  std::vector<std::byte> ldr(pixels() * rgba8_pixel_bytes);
   store(params_of_frame(frame), slot);
-  const auto pattern_words = pattern_push();
+  const gpu::image_extent extent{size_.width, size_.height};
   const auto rows_words = blur_push(blur_axis::rows);
   const auto columns_words = blur_push(blur_axis::columns);
   const auto tonemap_words = tonemap_push();
-  pattern_kernel().cpu({hdr, slot, pattern_words});
-  blur_kernel().cpu({blurred_x, hdr, rows_words});
-  blur_kernel().cpu({blurred, blurred_x, columns_words});
-  tonemap_kernel().cpu({rgba8, blurred, tonemap_words});
-  return rgba8;
+  pattern_kernel().cpu({hdr, slot, {}, extent, {}});
+  blur_kernel().cpu({blurred_x, hdr, rows_words, extent, extent});
+  blur_kernel().cpu({blurred, blurred_x, columns_words, extent, extent});
+  tonemap_kernel().cpu({ldr, blurred, tonemap_words, extent, extent});
+  return ldr;
 }
 
 }  // namespace frame_loop

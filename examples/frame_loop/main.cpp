@@ -1,21 +1,23 @@
 // examples/frame_loop/main.cpp — ferrum's main example: an engine-style frame
-// loop. Every frame is one submission wave of four compute passes (an
-// animated HDR pattern, a box blur as a horizontal then a vertical pass, a
-// tone map), with as many frames in flight as the plan has lanes (three).
-// The images are the plan's workspace resources, in the memory the scheduler
-// makes for each lane; two of them share bytes (interval liveness), and the
-// summary says how much that saves. The last frame drawn is checked against the
-// kernels' C++ forms and written as a PNG; the waves' trace goes out as
-// Chrome trace JSON and as an SVG timeline. Each lane records its passes once
-// and replays them (scheduler_options::replay): later frames only write the
-// pattern's parameters into its slot.
+// loop. Every frame is one submission wave of four compute passes over the
+// plan's images (an animated HDR pattern, a box blur as a horizontal then a
+// vertical pass, a tone map) and a copy of the frame to the host, with as
+// many frames in flight as the plan has lanes (three). The images are in the
+// memory the scheduler makes for each lane, which puts each in the layout
+// its pass needs; images whose passes do not overlap share memory (interval
+// liveness), and the summary says how much that saves. The last frame drawn
+// is checked against the kernels' C++ forms and written as a PNG; the
+// waves' trace goes out as Chrome trace JSON and as an SVG timeline. Each
+// lane records its passes once and replays them (scheduler_options::replay):
+// later frames only write the pattern's parameters into its slot.
 //
 // With --present (frame_presenter.hpp) the frames are shown in a window:
-// each frame acquires a swapchain image (in frame order), its wave waits on
-// the image's acquisition, copies the final image into it after the tone
-// map and signals it presentable, and the frame is presented, in frame
-// order, once its wave completed. Lists are recorded afresh then (no
-// replay: the copy's destination changes every frame).
+// each frame acquires a swapchain image (in frame order) and its wave
+// imports it as the plan's image/present: the wave waits on the image's
+// acquisition, copies the frame into it, leaves it in present-src and
+// signals it presentable, and the frame is presented, in frame order, once
+// its wave completed. A lane that meets another swapchain image than its
+// last wave's records its lists afresh.
 //
 // Lanes are made when a frame first needs them (lane_making::when_needed),
 // so a run holds only its own bucket's. With --resize-at N WxH, frames from
@@ -30,8 +32,9 @@
 //   ferrum_frame_loop --present --frames 600 --resize-at 300 640x360
 //
 // The parts: frame_loop.json (the plan: nodes, the pattern's parameter slot,
-// the images and their pools, buckets by pixel count, three lanes),
-// frame_renderer.hpp (kernels, the images' layout and why, the encoder),
+// the images and their pools, three lanes), frame_plan.hpp (the plan made
+// for the frame's size, and for presenting), frame_renderer.hpp (kernels,
+// the images' layout and why, the encoder),
 // frame_kernels.hpp and shaders/ (the passes), frame_loop_options.hpp (the
 // command line), frame_presenter.hpp (--present), png_writer.hpp,
 // screenshot_compare.hpp (--compare-screenshot, for the screenshot test).
@@ -150,6 +153,7 @@ double milliseconds_since(clock_type::time_point since) {
 struct frame_resize {
   std::uint64_t at = 0;  // the first frame at the new size
   frame_loop::image_size size;
+  std::optional<ferrum::image_format> present;  // --present: the swapchain's format
   std::thread maker;
   // Made by `maker`, or why they could not be.
   std::shared_ptr<const ferrum::compiled_program> program;
@@ -310,7 +314,7 @@ void request_resize(frame_loop_run* run, asio::io_context& completions, ferrum::
     frame_resize& job = *run->resize;
     try {
       const auto started = clock_type::now();
-      const ferrum::plan p = frame_loop::plan_for_size(base, job.size);
+      const ferrum::plan p = frame_loop::plan_for_size(base, job.size, job.present);
       job.program = std::make_shared<const ferrum::compiled_program>(ferrum::compile(p).value());
       job.renderer.emplace(device, p, *job.program, job.size, run->renderer->order());
       job.make_ms = milliseconds_since(started);
@@ -338,24 +342,26 @@ asio::awaitable<void> frame_chain(frame_loop_run* run, std::uint64_t first, asio
       renderer = &*resize->renderer;
     }
     ferrum::wave_request request = renderer->request();
-    // --present: the wave waits for its image's acquisition before its
-    // copy into it (the passes before it may run), and signals it
-    // presentable at its end; a wave that fails still passes both on.
+    // --present: the wave imports its acquired image as image/present
+    // (contents undefined: the frame overwrites them), waits for its
+    // acquisition before the copy into it (the passes before it may run),
+    // and signals it presentable at its end; a wave that fails still passes
+    // both on.
     std::optional<ferrum::gpu::swapchain_image> image;
+    std::array<ferrum::imported_image, 1> present{};
     std::array<ferrum::gpu::semaphore_op, 1> wait{};
     std::array<ferrum::gpu::semaphore_op, 1> signal{};
     if (run->presenter != nullptr) {
       image = co_await acquire_image(run, frame);
       if (!image) co_return;
+      present = {{{"image/present", image->image, ferrum::image_layout::undefined}}};
       wait = {{{image->acquired, 0, ferrum::gpu::sync_stage::transfer}}};
       signal = {{{image->presentable, 0, ferrum::gpu::sync_stage::all}}};
+      request.images = present;
       request.wait = wait;
       request.signal = signal;
     }
-    // Without --present (no image) the frame's passes alone, as
-    // frame_encoder records them.
-    frame_loop::presented_frame_encoder encode{renderer, frame, image ? &run->presenter->swapchain() : nullptr,
-                                               image ? &*image : nullptr};
+    const frame_loop::frame_encoder encode{renderer, frame};
     // The last frame at the old size lets the swap go, once this wave is
     // submitted (the post runs after the co_await below initiated it).
     if (resize != nullptr && frame < resize->at && ++resize->submitted_before == resize->at)
@@ -399,9 +405,7 @@ int largest_difference(std::span<const std::byte> a, std::span<const std::byte> 
 }
 
 int run(const frame_loop::options& o, validation_log& log) {
-  // Cold path, once: the plan compiled into its layouts.
-  const ferrum::plan plan = ferrum::parse_plan(read_file(o.plan)).value();
-  const auto program = std::make_shared<const ferrum::compiled_program>(ferrum::compile(plan).value());
+  const ferrum::plan base = ferrum::parse_plan(read_file(o.plan)).value();
 
   const char* required = std::getenv("FERRUM_REQUIRE_VULKAN");
   const bool skip_without_vulkan = required == nullptr || std::string_view(required) != "1";
@@ -440,7 +444,13 @@ int run(const frame_loop::options& o, validation_log& log) {
   // --present: the window, its swapchain at the frame size (an acquisition
   // per frame in flight), whose byte order the tone map writes.
   std::optional<frame_loop::frame_presenter> presenter;
-  if (o.present) presenter.emplace(*glfw, *device, o.size, program->lanes);
+  if (o.present) presenter.emplace(*glfw, *device, o.size, base.lanes);
+  const std::optional<ferrum::image_format> present_format =
+      presenter ? std::optional(presenter->format()) : std::nullopt;
+  // Cold path, once: the plan for the frame's size (and the window's image)
+  // compiled into its layouts.
+  const ferrum::plan plan = frame_loop::plan_for_size(base, o.size, present_format);
+  const auto program = std::make_shared<const ferrum::compiled_program>(ferrum::compile(plan).value());
   const frame_loop::frame_renderer renderer(*device, plan, *program, o.size,
                                             presenter ? presenter->order() : frame_loop::channel_order::rgba);
   asio::io_context completions;
@@ -448,6 +458,7 @@ int run(const frame_loop::options& o, validation_log& log) {
   if (o.resize_at) {
     resize.at = *o.resize_at;
     resize.size = o.resize_to;
+    resize.present = present_format;
     resize.swap_done.emplace(completions, asio::steady_timer::time_point::max());
   }
   // GPU time per pass where the device has timestamps.
@@ -462,12 +473,12 @@ int run(const frame_loop::options& o, validation_log& log) {
   // The fence timeout is long because a frame's fence may wait for every
   // frame in flight, and lavapipe, one submission at a time on the CPU,
   // takes seconds for each 1920x1080 frame; it still catches a hung GPU.
-  // Lanes made when needed: the run holds its own bucket's alone.
-  // --present records every frame's lists afresh: the copy's destination,
-  // the frame's swapchain image, is another each frame.
+  // Lanes made when needed: the run holds its own bucket's alone. With
+  // --present a lane records afresh when its wave imports another
+  // swapchain image than the lane's last wave did.
   ferrum::scheduler_options settings{.fence_timeout = std::chrono::seconds(60),
                                      .encoder_tasks = 2,
-                                     .replay = !o.present,
+                                     .replay = true,
                                      .gpu_timestamps = gpu_timed,
                                      .make_lanes = ferrum::lane_making::when_needed,
                                      .trace = &trace};
@@ -487,7 +498,7 @@ int run(const frame_loop::options& o, validation_log& log) {
   if (presenter) loop.turn.emplace(completions, asio::steady_timer::time_point::max());
   loop.gpu_ms.reserve(o.frames);
   for (std::uint64_t first = 0; first < std::min(loop.in_flight, loop.frames); ++first)
-    asio::co_spawn(completions, frame_chain(&loop, first, &completions, device.get(), &plan), [](std::exception_ptr e) {
+    asio::co_spawn(completions, frame_chain(&loop, first, &completions, device.get(), &base), [](std::exception_ptr e) {
       if (e) std::rethrow_exception(e);
     });
   const auto started = clock_type::now();
@@ -502,6 +513,15 @@ int run(const frame_loop::options& o, validation_log& log) {
     completions.restart();
     completions.run();
     throw std::runtime_error(loop.failure);
+  }
+  // On the null device, which keeps each image's layout: every pass met
+  // its images in the layouts the scheduler put them in.
+  if (const auto* null = dynamic_cast<const ferrum::gpu::null_device*>(device.get())) {
+    const ferrum::gpu::image_layout_report layouts = null->image_layout_errors();
+    if (layouts.count != 0)
+      throw std::runtime_error(std::to_string(layouts.count) +
+                               " commands met an image in another layout than they named" +
+                               (layouts.first.empty() ? std::string() : ", the first: " + layouts.first.front()));
   }
   // The last frame's size and renderer.
   const frame_loop::frame_renderer& drew = o.resize_at ? *resize.renderer : renderer;
@@ -531,11 +551,12 @@ int run(const frame_loop::options& o, validation_log& log) {
   write_file(trace_path, [&](std::ostream& out) { ferrum::write_chrome_trace(out, trace, plan); });
   write_file(svg_path, [&](std::ostream& out) { ferrum::write_timeline_svg(out, trace, plan); });
 
-  // The lane memory of the bucket the last frames ran in, and what aliasing
-  // saved of it.
+  // The lane memory of the bucket the last frames ran in (its buffers and
+  // its images' texels), and what aliasing saved of it.
   const ferrum::compiled_bucket& bucket = *last_program->find(*loop.last.bucket);
-  const auto saved_percent = std::lround(
-      100.0 * (1.0 - static_cast<double>(bucket.lane_bytes()) / static_cast<double>(bucket.unaliased_lane_size_bytes)));
+  const std::uint64_t unaliased = bucket.unaliased_lane_size_bytes + bucket.unaliased_image_bytes;
+  const auto saved_percent =
+      std::lround(100.0 * (1.0 - static_cast<double>(bucket.admitted_lane_bytes()) / static_cast<double>(unaliased)));
 
   std::cout << std::fixed << std::setprecision(1) << "device:     " << device->kind() << " (" << device->name()
             << (o.discrete_layout ? "; discrete layout" : "") << ")\n"
@@ -544,11 +565,10 @@ int run(const frame_loop::options& o, validation_log& log) {
                                   std::to_string(size.height)
                             : std::string())
             << ", " << stats.max_in_flight << " in flight at most (lanes: " << last_program->lanes << ")\n"
-            << "memory:     " << last_program->domains.size() << " pools, " << mebibytes(bucket.lane_bytes())
-            << " MiB per lane (" << mebibytes(bucket.unaliased_lane_size_bytes) << " MiB unaliased, " << saved_percent
-            << "% saved); lanes made when needed: " << stats.lanes << ", " << mebibytes(stats.lane_bytes)
-            << " MiB (every bucket's up front: " << last_program->buckets.size() << " buckets x " << last_program->lanes
-            << " lanes, " << mebibytes(last_program->admitted_bytes) << " MiB)\n"
+            << "memory:     " << last_program->domains.size() << " pools, " << mebibytes(bucket.admitted_lane_bytes())
+            << " MiB per lane (" << mebibytes(bucket.image_window.size) << " MiB of image texels; "
+            << mebibytes(unaliased) << " MiB unaliased, " << saved_percent << "% saved); " << stats.lanes
+            << " lanes made, as frames needed them\n"
             << "frames/s:   " << static_cast<double>(o.frames) / elapsed.count() << '\n'
             << "frame time: p50 " << percentile(loop.frame_ms, 50) << " ms, p99 " << percentile(loop.frame_ms, 99)
             << " ms (submit to completion)\n";

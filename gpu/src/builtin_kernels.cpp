@@ -1,5 +1,6 @@
 #include "ferrum/gpu/builtin_kernels.hpp"
 
+#include <bit>
 #include <cstring>
 
 namespace ferrum::gpu::builtin {
@@ -14,6 +15,9 @@ constexpr std::uint32_t check_pattern_spirv[] = {
 };
 constexpr std::uint32_t affine_spirv[] = {
 #include "affine.spv.inc"
+};
+constexpr std::uint32_t image_affine_spirv[] = {
+#include "image_affine.spv.inc"
 };
 
 // The CPU forms use memcpy: arena bytes carry no uint32_t objects.
@@ -46,6 +50,15 @@ void affine_cpu(const kernel_args& args) noexcept {
   for (std::size_t i = 0; i < words; ++i) store(args.primary, i, load(args.primary, i) * args.push[0] + args.push[1]);
 }
 
+void image_affine_cpu(const kernel_args& args) noexcept {
+  // The images' texels: four f32 channels each, row-major, of one size.
+  const float a = std::bit_cast<float>(args.push[0]);
+  const float b = std::bit_cast<float>(args.push[1]);
+  const std::size_t words = std::size_t{args.primary_extent.width} * args.primary_extent.height * 4;
+  for (std::size_t i = 0; i < words; ++i)
+    store(args.primary, i, std::bit_cast<std::uint32_t>(std::bit_cast<float>(load(args.secondary, i)) * a + b));
+}
+
 }  // namespace
 
 kernel_source write_pattern() noexcept {
@@ -58,6 +71,17 @@ kernel_source check_pattern() noexcept {
 
 kernel_source affine() noexcept {
   return {.name = "affine", .spirv = affine_spirv, .cpu = &affine_cpu, .push_words = 2};
+}
+
+kernel_source image_affine() noexcept {
+  return {.name = "image_affine",
+          .spirv = image_affine_spirv,
+          .cpu = &image_affine_cpu,
+          .push_words = 2,
+          .local_size_x = 8,
+          .local_size_y = 8,
+          .primary = kernel_operand_kind::storage_image,
+          .secondary = kernel_operand_kind::sampled_image};
 }
 
 }  // namespace ferrum::gpu::builtin

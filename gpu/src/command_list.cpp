@@ -7,6 +7,8 @@
 
 #include <array>
 #include <string>
+#include <string_view>
+#include <variant>
 
 namespace ferrum::gpu {
 namespace {
@@ -96,7 +98,7 @@ void command_list::record_barrier() noexcept {
   ++barriers_;
 }
 
-result<void> command_list::dispatch(const kernel& k, arena_range primary, arena_range secondary,
+result<void> command_list::dispatch(const kernel& k, const kernel_operand& primary, const kernel_operand& secondary,
                                     std::span<const std::uint32_t> push) {
   if (auto r = check_recording("dispatch"); !r) return r;
   if (&k.device() != device_)
@@ -110,19 +112,57 @@ result<void> command_list::dispatch(const kernel& k, arena_range primary, arena_
     return make_error(errc::push_constants_too_large, "kernel " + quote_text(k.name()) + " takes " +
                                                           std::to_string(k.push_words()) + " words, given " +
                                                           std::to_string(push.size()));
-  if (primary.arena == nullptr) return make_error(errc::range_out_of_bounds, "dispatch without a primary range");
-  // A kernel may write any range it is given.
-  if (auto r = check_range("dispatch", "primary", primary, access::write); !r) return r;
-  if (secondary.arena != nullptr) {
-    if (auto r = check_range("dispatch", "secondary", secondary, access::write); !r) return r;
-  }
-  if (primary.size == 0) return {};
+  if (auto r = check_operand(k, "primary", k.primary(), primary); !r) return r;
+  if (auto r = check_operand(k, "secondary", k.secondary(), secondary); !r) return r;
+  const auto* first = std::get_if<arena_range>(&primary);
+  const auto* second = std::get_if<arena_range>(&secondary);
+  if (first != nullptr && first->size == 0) return {};
   // Devices always receive exactly the kernel's words; missing ones are zero,
   // so a shader never reads push constants that were not set.
   std::array<std::uint32_t, max_kernel_push_words> words{};
   std::copy(push.begin(), push.end(), words.begin());
-  order({primary, secondary});
+  order({first != nullptr ? *first : arena_range{}, second != nullptr ? *second : arena_range{}});
   return recorded(do_dispatch(k, primary, secondary, std::span(words).first(k.push_words())));
+}
+
+result<void> command_list::check_operand(const kernel& k, const char* role, kernel_operand_kind kind,
+                                         const kernel_operand& operand) const {
+  const std::string what = "dispatch of kernel " + quote_text(k.name()) + ": its " + role;
+  const bool primary = std::string_view(role) == "primary";
+  if (kind == kernel_operand_kind::buffer) {
+    const auto* range = std::get_if<arena_range>(&operand);
+    if (range == nullptr) return make_error(errc::kernel_operand_mismatch, what + " is a buffer, given an image");
+    if (range->arena == nullptr) {
+      // An empty buffer secondary binds the primary's arena again: there
+      // is none beside an image primary.
+      if (primary) return make_error(errc::range_out_of_bounds, "dispatch without a primary range");
+      if (k.primary() != kernel_operand_kind::buffer)
+        return make_error(errc::kernel_operand_mismatch, what + " is a buffer, given none beside an image primary");
+      return {};
+    }
+    // A kernel may write any range it is given.
+    return check_range("dispatch", role, *range, access::write);
+  }
+  const auto* op = std::get_if<image_operand>(&operand);
+  if (op == nullptr || op->image == nullptr)
+    return make_error(errc::kernel_operand_mismatch, what + " is a " + std::string(to_string(kind)) + ", given " +
+                                                         (op == nullptr ? "a range" : "none"));
+  const image& img = *op->image;
+  if (&img.device() != device_) return make_error(errc::foreign_object, what + " is an image of another device");
+  const image_spec& spec = img.spec();
+  if (spec.mips != 1 || spec.layers != 1)
+    return make_error(errc::invalid_image, what + " has " + std::to_string(spec.mips) + " levels and " +
+                                               std::to_string(spec.layers) + " layers (a kernel takes one of each)");
+  const bool storage = kind == kernel_operand_kind::storage_image;
+  if ((spec.usage & (storage ? image_usage::storage : image_usage::sampled)) == 0)
+    return make_error(errc::invalid_image, what + " is a " + std::string(to_string(kind)) + ", made without " +
+                                               (storage ? "storage" : "sampled") + " usage");
+  const image_layout needed = storage ? image_layout::general : image_layout::shader_read_only;
+  if (op->layout != needed)
+    return make_error(errc::invalid_image, what + " is a " + std::string(to_string(kind)) + " in layout " +
+                                               std::string(to_string(op->layout)) + " (" +
+                                               std::string(to_string(needed)) + ")");
+  return {};
 }
 
 result<void> command_list::fill(arena_range target, std::uint32_t value) {

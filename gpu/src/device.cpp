@@ -48,9 +48,17 @@ result<std::unique_ptr<kernel>> device::create_kernel(const kernel_source& sourc
     return make_error(errc::push_constants_too_large, "kernel " + quote_text(source.name) + " declares " +
                                                           std::to_string(source.push_words) + " words, at most " +
                                                           std::to_string(max_kernel_push_words));
-  if (source.local_size_x == 0 || source.local_size_x > 1024)
-    return make_error(errc::invalid_kernel, "kernel " + quote_text(source.name) + ": local_size_x " +
-                                                std::to_string(source.local_size_x) + " outside 1..1024");
+  const std::string what = "kernel " + quote_text(source.name);
+  if (source.local_size_x == 0 || source.local_size_y == 0 ||
+      std::uint64_t{source.local_size_x} * source.local_size_y > 1024)
+    return make_error(errc::invalid_kernel, what + ": a workgroup of " + std::to_string(source.local_size_x) + " x " +
+                                                std::to_string(source.local_size_y) +
+                                                " invocations (each at least 1, at most 1024 in all)");
+  if (source.primary == kernel_operand_kind::sampled_image)
+    return make_error(errc::invalid_kernel, what + ": a sampled image as its primary (a buffer or a storage image)");
+  if (source.primary == kernel_operand_kind::buffer && source.local_size_y != 1)
+    return make_error(errc::invalid_kernel, what + ": local_size_y " + std::to_string(source.local_size_y) +
+                                                " over a buffer primary (which dispatches in x alone)");
   return do_create_kernel(source);
 }
 

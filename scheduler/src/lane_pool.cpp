@@ -3,6 +3,8 @@
 // dispatcher's (lane_dispatcher.cpp).
 #include "ferrum/scheduler/lane_pool.hpp"
 
+#include "ferrum/scheduler/lane_image_placement.hpp"
+
 #include "lane.hpp"
 #include "lane_dispatcher.hpp"
 #include "lane_images.hpp"
@@ -238,6 +240,9 @@ result<std::unique_ptr<lane_pool>> lane_pool::make(const compiled_program& progr
                       "device " + quote_text(device.name()) + ": " + std::string(clock.calibration));
   std::unique_ptr<lane_pool> pool(
       new lane_pool(program, bucket, device, std::move(executor), gpu_timestamps, queues, std::move(dispatcher)));
+  auto images = lane_image_placement(bucket, device);
+  if (!images) return images.error();
+  pool->lane_bytes_ = bucket.lane_bytes() + images->bytes;
   pool->hooks_ = hooks;
   pool->make_state_ = std::move(make_state);
   pool->lanes_.reserve(program.lanes);
@@ -291,7 +296,7 @@ lane_pool::~lane_pool() {
 
 lane_counts lane_pool::counts() const {
   lane_counts c = dispatcher_->counts(member_);
-  c.bytes = std::uint64_t{c.lanes} * bucket_->lane_bytes();
+  c.bytes = std::uint64_t{c.lanes} * lane_bytes_;
   return c;
 }
 
@@ -304,7 +309,7 @@ std::uint64_t lane_pool::trim() {
     detail::lane_memory::free(*l);
     dispatcher_->trimmed(*l);
   }
-  return std::uint64_t{taken.size()} * bucket_->lane_bytes();
+  return std::uint64_t{taken.size()} * lane_bytes_;
 }
 
 void lane_pool::start_making(void* self, lane& l) noexcept {

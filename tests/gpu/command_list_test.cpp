@@ -47,7 +47,7 @@ TEST_CASE("command list: a range outside its arena is refused and nothing is rec
   CHECK(f.list->fill(f.arena->range(260, 0), 0).error() == errc::range_out_of_bounds);
   CHECK(f.list->fill(f.arena->range(8, SIZE_MAX - 4), 0).error() == errc::range_out_of_bounds);
   CHECK(f.list->fill({}, 0).error() == errc::range_out_of_bounds);
-  CHECK(f.list->dispatch(*f.writer, {}, {}, {}).error() == errc::range_out_of_bounds);
+  CHECK(f.list->dispatch(*f.writer, ferrum::gpu::arena_range{}, {}, {}).error() == errc::range_out_of_bounds);
   CHECK(f.list->dispatch(*f.writer, f.arena->whole(), f.arena->range(256, 4), {}).error() == errc::range_out_of_bounds);
   const auto e = f.list->copy(f.arena->range(0, 8), f.arena->range(250, 8)).error();
   CHECK(e == errc::range_out_of_bounds);

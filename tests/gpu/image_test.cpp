@@ -1,6 +1,7 @@
 // Images on the null device: texels through images sharing memory, every
 // refusal, and the layout each image is in, which the worker checks.
 #include "image_checks.hpp"
+#include "image_kernel_checks.hpp"
 #include "null_device_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -70,4 +71,41 @@ TEST_CASE("images: a command that meets an image in another layout is counted, w
                           test::require(l.copy(arena->whole(), img, image_layout::transfer_dst));
                         }));
   CHECK(device->image_layout_errors().count == 2);
+}
+
+TEST_CASE("images: a kernel writes a storage image from a sampled one, exactly, on the null device",
+          "[gpu][image][kernel]") {
+  for (const bool reorder : {false, true}) {
+    gpu::null_device_options options;
+    options.reorder_unordered = reorder;
+    auto device = test::null_device(options);
+    test::check_image_kernel(*device);
+    // Each image met in the layout its operand named.
+    CHECK(device->image_layout_errors().count == 0);
+  }
+}
+
+TEST_CASE("images: refused image kernels and image operands on the null device", "[gpu][image][kernel]") {
+  auto device = test::null_device();
+  auto other = test::null_device();
+  test::check_image_kernel_errors(*device, *other);
+}
+
+TEST_CASE("images: a kernel that meets its image in another layout than its operand names is counted",
+          "[gpu][image][kernel]") {
+  auto device = test::null_device();
+  test::kernel_images k = test::make_kernel_images(*device);
+  auto kernel = test::require(device->create_kernel(gpu::builtin::image_affine()));
+  auto list = test::require(device->create_command_list());
+  // Neither image was transitioned: both are undefined when the kernel runs.
+  test::require_reached(device->queue().timeline(), test::submit(*device, *list, [&](gpu::command_list& l) {
+                          test::require(l.dispatch(*kernel, gpu::image_operand{&k.memory->at(1)},
+                                                   gpu::image_operand{&k.memory->at(0), image_layout::shader_read_only},
+                                                   std::array<std::uint32_t, 2>{}));
+                        }));
+  const gpu::image_layout_report report = device->image_layout_errors();
+  CHECK(report.count == 2);
+  REQUIRE(report.first.size() == 2);
+  CHECK(report.first[0] ==
+        "a dispatch expects image rgba32-float 13x7 at offset 4096 in layout general, but it is in undefined");
 }

@@ -154,7 +154,9 @@ namespace ferrum {
   X(invalid_image, "an image resource's declaration is out of range or sets what an image does not have")            \
   X(invalid_image_access,                                                                                            \
     "an image access does not fit the image's format, the node's queue or its place among the image's uses")         \
-  X(image_read_before_write, "a node reads an invocation image that no earlier node of the wave wrote")
+  X(image_read_before_write, "a node reads an invocation image that no earlier node of the wave wrote")              \
+  /* kernels over images */                                                                                          \
+  X(kernel_operand_mismatch, "a dispatch's operand is not of the kind its kernel takes (a buffer or an image)")
 
 enum class errc : int {
 // 0 is reserved for success, as error_code requires.

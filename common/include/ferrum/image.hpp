@@ -23,13 +23,14 @@ inline constexpr std::uint32_t max_image_layers = 256;
 
 // A closed set: the formats every Vulkan device supports for what ferrum
 // lets a plan do with them (docs/plan-format.md, "Images").
-enum class image_format : std::uint8_t { rgba8_unorm, bgra8_unorm, rgba16_float, r32_float, d32_float };
+enum class image_format : std::uint8_t { rgba8_unorm, bgra8_unorm, rgba16_float, r32_float, d32_float, rgba32_float };
 
-inline constexpr std::array<image_format, 5> image_formats{image_format::rgba8_unorm, image_format::bgra8_unorm,
+inline constexpr std::array<image_format, 6> image_formats{image_format::rgba8_unorm,  image_format::bgra8_unorm,
                                                            image_format::rgba16_float, image_format::r32_float,
-                                                           image_format::d32_float};
+                                                           image_format::d32_float,    image_format::rgba32_float};
 
-// "rgba8-unorm", "bgra8-unorm", "rgba16-float", "r32-float", "d32-float".
+// "rgba8-unorm", "bgra8-unorm", "rgba16-float", "r32-float", "d32-float",
+// "rgba32-float".
 [[nodiscard]] constexpr std::string_view to_string(image_format f) noexcept {
   switch (f) {
     case image_format::rgba8_unorm:
@@ -42,6 +43,8 @@ inline constexpr std::array<image_format, 5> image_formats{image_format::rgba8_u
       return "r32-float";
     case image_format::d32_float:
       return "d32-float";
+    case image_format::rgba32_float:
+      return "rgba32-float";
   }
   return "unknown";
 }
@@ -55,6 +58,8 @@ inline constexpr std::array<image_format, 5> image_formats{image_format::rgba8_u
 // Bytes per texel.
 [[nodiscard]] constexpr std::uint64_t texel_bytes(image_format f) noexcept {
   switch (f) {
+    case image_format::rgba32_float:
+      return 16;
     case image_format::rgba16_float:
       return 8;
     case image_format::rgba8_unorm:

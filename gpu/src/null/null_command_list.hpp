@@ -16,6 +16,7 @@
 #include <cstring>
 #include <span>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace ferrum::gpu::null_detail {
@@ -36,8 +37,13 @@ struct command {
   // after the commands before the barrier, before those after it).
   enum class op { dispatch, fill, copy, stage, host, timestamp, barrier, transition, image_copy } kind = op::host;
   const null_kernel* kernel = nullptr;
+  // A transition's image, an image copy's, a dispatch's image primary;
+  // `second_image`, a dispatch's image secondary.
   const null_image* image = nullptr;
-  image_layout from = image_layout::undefined;  // a transition's; an image copy's layout
+  const null_image* second_image = nullptr;
+  // A transition's layouts; an image copy's layout (`from`); a dispatch's
+  // image operands' (`from`, `to`).
+  image_layout from = image_layout::undefined;
   image_layout to = image_layout::undefined;
   image_copy direction = image_copy::into_image;
   const null_timestamp_pool* timestamps = nullptr;
@@ -52,8 +58,7 @@ struct command {
   void run() const noexcept {
     switch (kind) {
       case op::dispatch:
-        kernel->cpu()({bytes_of(first), second.arena != nullptr ? bytes_of(second) : std::span<std::byte>{},
-                       std::span(push).first(kernel->push_words())});
+        run_dispatch();
         break;
       case op::fill: {
         const std::span<std::byte> target = bytes_of(first);
@@ -90,6 +95,27 @@ struct command {
     }
   }
 
+  // A dispatch: its operands' bytes, its images checked in their layouts.
+  void run_dispatch() const noexcept {
+    kernel_args args;
+    args.push = std::span(push).first(kernel->push_words());
+    if (image != nullptr) {
+      image->check(from, "a dispatch");
+      args.primary = image->texels();
+      args.primary_extent = {image->spec().width, image->spec().height};
+    } else {
+      args.primary = bytes_of(first);
+    }
+    if (second_image != nullptr) {
+      second_image->check(to, "a dispatch");
+      args.secondary = second_image->texels();
+      args.secondary_extent = {second_image->spec().width, second_image->spec().height};
+    } else if (second.arena != nullptr) {
+      args.secondary = bytes_of(second);
+    }
+    kernel->cpu()(args);
+  }
+
   // Runs alone in a reordered stretch (null_device_options::reorder_unordered).
   [[nodiscard]] bool alone() const noexcept {
     return kind == op::host || kind == op::timestamp || kind == op::transition;
@@ -111,12 +137,22 @@ class null_command_list final : public command_list {
     barrier_due_ = false;
     return {};
   }
-  result<void> do_dispatch(const kernel& k, arena_range primary, arena_range secondary,
+  result<void> do_dispatch(const kernel& k, const kernel_operand& primary, const kernel_operand& secondary,
                            std::span<const std::uint32_t> push) override {
     command& c = add(command::op::dispatch);
     c.kernel = static_cast<const null_kernel*>(&k);
-    c.first = primary;
-    c.second = secondary;
+    if (const auto* img = std::get_if<image_operand>(&primary)) {
+      c.image = static_cast<const null_image*>(img->image);
+      c.from = img->layout;
+    } else {
+      c.first = std::get<arena_range>(primary);
+    }
+    if (const auto* img = std::get_if<image_operand>(&secondary)) {
+      c.second_image = static_cast<const null_image*>(img->image);
+      c.to = img->layout;
+    } else {
+      c.second = std::get<arena_range>(secondary);
+    }
     std::copy(push.begin(), push.end(), c.push.begin());
     return {};
   }

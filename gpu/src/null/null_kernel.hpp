@@ -8,8 +8,7 @@ namespace ferrum::gpu::null_detail {
 
 class null_kernel final : public kernel {
  public:
-  null_kernel(const gpu::device& owner, const kernel_source& source) noexcept
-      : kernel(owner, source.name, source.push_words, source.local_size_x), cpu_(source.cpu) {}
+  null_kernel(const gpu::device& owner, const kernel_source& source) : kernel(owner, source), cpu_(source.cpu) {}
   [[nodiscard]] cpu_kernel cpu() const noexcept { return cpu_; }
 
  private:

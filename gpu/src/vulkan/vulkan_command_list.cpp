@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <variant>
 
 namespace ferrum::gpu {
 namespace {
@@ -92,6 +93,9 @@ result<void> vulkan_command_list::do_begin() {
   // reached.
   if (VkResult r = vkResetCommandPool(context_.device, pool_, 0); r != VK_SUCCESS)
     return make_vk_error(r, "command list: vkResetCommandPool");
+  // The sets of the last recording's image operands: no submission uses
+  // them any more either.
+  image_sets_.reset();
   VkCommandBufferBeginInfo info{};
   info.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
   // No ONE_TIME_SUBMIT: a recorded list may be submitted again once its last
@@ -159,37 +163,57 @@ result<void> vulkan_command_list::do_image_copy(const image& img, image_layout l
   return {};
 }
 
-result<void> vulkan_command_list::do_dispatch(const kernel& k, arena_range primary, arena_range secondary,
-                                              std::span<const std::uint32_t> push) {
-  const auto& pipeline = static_cast<const vulkan_kernel&>(k);
-  const vulkan_arena& first = arena_of(primary);
-  const bool has_secondary = !secondary.empty();
-  const vulkan_arena& second = has_secondary ? arena_of(secondary) : first;
-
-  vkCmdBindPipeline(buffer_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline());
-  const std::array<VkDescriptorSet, 2> sets{first.descriptor_set(), second.descriptor_set()};
-  vkCmdBindDescriptorSets(buffer_, VK_PIPELINE_BIND_POINT_COMPUTE, context_.pipeline_layout, 0,
-                          static_cast<std::uint32_t>(sets.size()), sets.data(), 0, nullptr);
-
+result<VkDescriptorSet> vulkan_command_list::operand_set(const kernel_operand& op, kernel_operand_kind kind,
+                                                         std::span<std::uint32_t, 2> words) {
+  if (const auto* img = std::get_if<image_operand>(&op)) {
+    words[0] = img->image->spec().width;
+    words[1] = img->image->spec().height;
+    return image_sets_.bind(*img->image, kind, img->layout);
+  }
   // Arenas are at most maxStorageBufferRange (a uint32_t) bytes, so byte
   // offsets and sizes fit the 32-bit push constants.
+  const auto& range = std::get<arena_range>(op);
+  words[0] = static_cast<std::uint32_t>(range.offset);
+  words[1] = static_cast<std::uint32_t>(range.size);
+  return arena_of(range).descriptor_set();
+}
+
+result<void> vulkan_command_list::do_dispatch(const kernel& k, const kernel_operand& primary,
+                                              const kernel_operand& secondary, std::span<const std::uint32_t> push) {
+  const auto& pipeline = static_cast<const vulkan_kernel&>(k);
   std::array<std::uint32_t, range_push_words + max_kernel_push_words> words{};
-  words[0] = static_cast<std::uint32_t>(primary.offset);
-  words[1] = static_cast<std::uint32_t>(primary.size);
-  if (has_secondary) {
-    words[2] = static_cast<std::uint32_t>(secondary.offset);
-    words[3] = static_cast<std::uint32_t>(secondary.size);
-  }
+  auto first = operand_set(primary, k.primary(), std::span(words).subspan<0, 2>());
+  if (!first) return first.error();
+  // A buffer kernel given no secondary binds the primary's arena again
+  // (its range words stay zero).
+  const auto* none = std::get_if<arena_range>(&secondary);
+  auto second = none != nullptr && none->arena == nullptr
+                    ? first
+                    : operand_set(secondary, k.secondary(), std::span(words).subspan<2, 2>());
+  if (!second) return second.error();
+
+  vkCmdBindPipeline(buffer_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline());
+  const std::array<VkDescriptorSet, 2> sets{*first, *second};
+  vkCmdBindDescriptorSets(buffer_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout(), 0,
+                          static_cast<std::uint32_t>(sets.size()), sets.data(), 0, nullptr);
   std::copy(push.begin(), push.end(), words.begin() + range_push_words);
   // The base class passes exactly the kernel's words, so every push constant
   // the shader reads has been set (vkCmdDispatch valid usage without
   // maintenance4).
   const auto push_bytes = static_cast<std::uint32_t>((range_push_words + push.size()) * sizeof(std::uint32_t));
-  vkCmdPushConstants(buffer_, context_.pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, words.data());
+  vkCmdPushConstants(buffer_, pipeline.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, words.data());
 
+  if (std::holds_alternative<image_operand>(primary)) {
+    // One invocation per texel: an extent of at most max_image_extent
+    // (16384) makes at most 16384 workgroups a side, within the 65535 every
+    // device allows.
+    const auto groups = [](std::uint32_t texels, std::uint32_t local) { return (texels + local - 1) / local; };
+    vkCmdDispatch(buffer_, groups(words[0], k.local_size_x()), groups(words[1], k.local_size_y()), 1);
+    return {};
+  }
   // ceil(words / local_size_x) workgroups, capped at the device's
   // maxComputeWorkGroupCount[0] (kernels loop grid-stride over the rest).
-  const std::size_t word_count = primary.size / 4;
+  const std::size_t word_count = words[1] / 4;
   const std::size_t local = k.local_size_x();
   std::size_t groups = (word_count + local - 1) / local;
   groups = std::clamp<std::size_t>(groups, 1, context_.max_workgroups);

@@ -25,6 +25,8 @@
 #include "ferrum/error.hpp"
 #include "ferrum/gpu/command_list.hpp"
 
+#include "vulkan/vulkan_kernel_layouts.hpp"
+
 #include <vulkan/vulkan_core.h>
 
 #include <cstdint>
@@ -47,7 +49,8 @@ class vulkan_command_list final : public command_list {
     bool graphics = false;
     // Why the family cannot record timestamps (nullptr: it can).
     const char* no_timestamps = nullptr;
-    VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
+    // The device's kernel layouts (image operands' set layouts).
+    const vulkan_kernel_layouts* layouts = nullptr;
     std::uint32_t max_workgroups = 1;
   };
 
@@ -69,7 +72,7 @@ class vulkan_command_list final : public command_list {
 
  protected:
   result<void> do_begin() override;
-  result<void> do_dispatch(const kernel& k, arena_range primary, arena_range secondary,
+  result<void> do_dispatch(const kernel& k, const kernel_operand& primary, const kernel_operand& secondary,
                            std::span<const std::uint32_t> push) override;
   result<void> do_fill(arena_range target, std::uint32_t value) override;
   result<void> do_copy(arena_range source, arena_range destination) override;
@@ -84,7 +87,11 @@ class vulkan_command_list final : public command_list {
  private:
   vulkan_command_list(const gpu::device& owner, queue_kind kind, const context& c, VkCommandPool pool,
                       VkCommandBuffer buffer) noexcept
-      : command_list(owner, kind), context_(c), pool_(pool), buffer_(buffer) {}
+      : command_list(owner, kind), context_(c), pool_(pool), buffer_(buffer), image_sets_(c.device, *c.layouts) {}
+
+  // The set binding operand `op` of `kind`, and its two range push words.
+  [[nodiscard]] result<VkDescriptorSet> operand_set(const kernel_operand& op, kernel_operand_kind kind,
+                                                    std::span<std::uint32_t, 2> words);
 
   // The stages and accesses of the family's device work.
   [[nodiscard]] VkPipelineStageFlags device_stages() const noexcept;
@@ -94,6 +101,7 @@ class vulkan_command_list final : public command_list {
   context context_;
   VkCommandPool pool_;
   VkCommandBuffer buffer_;
+  vulkan_image_sets image_sets_;
 };
 
 }  // namespace ferrum::gpu

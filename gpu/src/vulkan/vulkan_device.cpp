@@ -28,18 +28,15 @@ constexpr std::uint64_t drain_wait_ns = 100'000'000;
 constexpr int calibration_attempts = 5;
 constexpr std::uint64_t calibration_wait_ns = 5'000'000'000;
 
-// Every Vulkan implementation offers at least 128 bytes of push constants
-// (maxPushConstantsSize): the 4 range words and up to 28 of the kernel's.
-constexpr std::uint32_t push_constant_bytes = 128;
-static_assert((range_push_words + max_kernel_push_words) * sizeof(std::uint32_t) == push_constant_bytes);
+static_assert((range_push_words + max_kernel_push_words) * sizeof(std::uint32_t) ==
+              vulkan_kernel_layouts::push_constant_bytes);
 
 }  // namespace
 
 vulkan_device_objects::~vulkan_device_objects() {
   if (device != VK_NULL_HANDLE) {
     descriptors.reset();
-    if (pipeline_layout != VK_NULL_HANDLE) vkDestroyPipelineLayout(device, pipeline_layout, nullptr);
-    if (set_layout != VK_NULL_HANDLE) vkDestroyDescriptorSetLayout(device, set_layout, nullptr);
+    kernel_layouts.reset();
     if (wake != VK_NULL_HANDLE) vkDestroySemaphore(device, wake, nullptr);
     for (const queue_objects& q : queues)
       if (q.timeline != VK_NULL_HANDLE) vkDestroySemaphore(device, q.timeline, nullptr);
@@ -61,38 +58,11 @@ result<std::unique_ptr<device>> vulkan_device::start(std::unique_ptr<vulkan_devi
   if (!wake) return wake.error();
   o.wake = *wake;
 
-  VkDescriptorSetLayoutBinding binding{};
-  binding.binding = 0;
-  binding.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-  binding.descriptorCount = 1;
-  binding.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
-  VkDescriptorSetLayoutCreateInfo set_info{};
-  set_info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
-  set_info.bindingCount = 1;
-  set_info.pBindings = &binding;
-  if (VkResult r = vkCreateDescriptorSetLayout(o.device, &set_info, nullptr, &o.set_layout); r != VK_SUCCESS) {
-    o.set_layout = VK_NULL_HANDLE;
-    return make_vk_error(r, "vkCreateDescriptorSetLayout");
-  }
-
-  // Set 0 is the primary range's arena, set 1 the secondary's: the same
-  // layout twice, so any arena's one set binds at either index.
-  const std::array<VkDescriptorSetLayout, 2> set_layouts{o.set_layout, o.set_layout};
-  VkPushConstantRange push{};
-  push.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
-  push.offset = 0;
-  push.size = push_constant_bytes;
-  VkPipelineLayoutCreateInfo layout_info{};
-  layout_info.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
-  layout_info.setLayoutCount = static_cast<std::uint32_t>(set_layouts.size());
-  layout_info.pSetLayouts = set_layouts.data();
-  layout_info.pushConstantRangeCount = 1;
-  layout_info.pPushConstantRanges = &push;
-  if (VkResult r = vkCreatePipelineLayout(o.device, &layout_info, nullptr, &o.pipeline_layout); r != VK_SUCCESS) {
-    o.pipeline_layout = VK_NULL_HANDLE;
-    return make_vk_error(r, "vkCreatePipelineLayout");
-  }
-  o.descriptors = std::make_unique<vulkan_descriptor_pool>(o.device, o.set_layout);
+  auto layouts = vulkan_kernel_layouts::create(o.device);
+  if (!layouts) return layouts.error();
+  o.kernel_layouts = std::move(*layouts);
+  o.descriptors =
+      std::make_unique<vulkan_descriptor_pool>(o.device, o.kernel_layouts->set_layout(kernel_operand_kind::buffer));
 
   try {
     return std::unique_ptr<device>(new vulkan_device(std::move(objects)));
@@ -208,7 +178,8 @@ result<std::unique_ptr<arena>> vulkan_device::do_create_arena(std::size_t bytes,
 }
 
 result<std::unique_ptr<kernel>> vulkan_device::do_create_kernel(const kernel_source& source) {
-  return vulkan_kernel::create(*this, objects_->device, objects_->pipeline_layout, source);
+  return vulkan_kernel::create(*this, objects_->device,
+                               objects_->kernel_layouts->pipeline_layout(source.primary, source.secondary), source);
 }
 
 result<gpu::image_requirements> vulkan_device::do_image_requirements(const image_spec& spec) {
@@ -234,7 +205,7 @@ result<std::unique_ptr<command_list>> vulkan_device::do_create_command_list(queu
   // The pool's family is the queue's: its buffers may be submitted only to
   // queues of that family.
   c.queue_family = q.family();
-  c.pipeline_layout = objects_->pipeline_layout;
+  c.layouts = objects_->kernel_layouts.get();
   c.max_workgroups = limits().max_workgroups;
   c.graphics = q.index() == 0 && physical.graphics_family;
   if (q.index() != 0 && physical.transfer_only_family) {

@@ -14,6 +14,7 @@
 #include "vulkan/vulkan_arena.hpp"
 #include "vulkan/vulkan_descriptor_pool.hpp"
 #include "vulkan/vulkan_instance.hpp"
+#include "vulkan/vulkan_kernel_layouts.hpp"
 #include "vulkan/vulkan_physical_device.hpp"
 #include "vulkan/vulkan_queue.hpp"
 #include "vulkan/vulkan_timestamp_clock.hpp"
@@ -65,11 +66,9 @@ struct vulkan_device_objects {
   bool buffer_device_address = false;
   // Host-signalled only, to interrupt the fence waiter (fence_waiter.hpp).
   VkSemaphore wake = VK_NULL_HANDLE;
-  // One storage buffer at binding 0, compute stage: every arena's set.
-  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
-  // Sets 0 and 1 of set_layout, 128 bytes of compute push constants: every
-  // kernel's layout.
-  VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
+  // The kernel ABI's set and pipeline layouts.
+  std::unique_ptr<vulkan_kernel_layouts> kernel_layouts;
+  // Every arena's set (its buffer operand layout).
   std::unique_ptr<vulkan_descriptor_pool> descriptors;
 };
 

@@ -55,6 +55,8 @@ VkFormat vulkan_format(image_format f) noexcept {
       return VK_FORMAT_R32_SFLOAT;
     case image_format::d32_float:
       return VK_FORMAT_D32_SFLOAT;
+    case image_format::rgba32_float:
+      return VK_FORMAT_R32G32B32A32_SFLOAT;
   }
   return VK_FORMAT_UNDEFINED;
 }

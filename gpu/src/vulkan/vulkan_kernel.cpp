@@ -57,7 +57,7 @@ result<std::unique_ptr<kernel>> vulkan_kernel::create(const gpu::device& owner, 
     if (is_driver_rejection(r)) e.code = make_error_code(errc::invalid_kernel);
     return e;
   }
-  return std::unique_ptr<kernel>(new vulkan_kernel(owner, source, device, pipeline));
+  return std::unique_ptr<kernel>(new vulkan_kernel(owner, source, device, layout, pipeline));
 }
 
 vulkan_kernel::~vulkan_kernel() { vkDestroyPipeline(device_, pipeline_, nullptr); }

@@ -1,7 +1,6 @@
 // vulkan_kernel.hpp — a kernel on the Vulkan device: its compute pipeline,
-// made with the device's one pipeline layout (the kernel ABI of
-// ferrum/gpu/kernel.hpp: two sets of one storage buffer, 128 bytes of push
-// constants).
+// made with the device's pipeline layout for its operands' kinds (the kernel
+// ABI of ferrum/gpu/kernel.hpp, vulkan_kernel_layouts.hpp).
 //
 //   auto k = vulkan_kernel::create(owner, device, pipeline_layout, builtin::affine());
 //   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, (*k)->pipeline());
@@ -26,12 +25,15 @@ class vulkan_kernel final : public kernel {
   ~vulkan_kernel() override;
 
   [[nodiscard]] VkPipeline pipeline() const noexcept { return pipeline_; }
+  [[nodiscard]] VkPipelineLayout layout() const noexcept { return layout_; }
 
  private:
-  vulkan_kernel(const gpu::device& owner, const kernel_source& source, VkDevice device, VkPipeline pipeline) noexcept
-      : kernel(owner, source.name, source.push_words, source.local_size_x), device_(device), pipeline_(pipeline) {}
+  vulkan_kernel(const gpu::device& owner, const kernel_source& source, VkDevice device, VkPipelineLayout layout,
+                VkPipeline pipeline)
+      : kernel(owner, source), device_(device), layout_(layout), pipeline_(pipeline) {}
 
   VkDevice device_;
+  VkPipelineLayout layout_;
   VkPipeline pipeline_;
 };
 

@@ -10,6 +10,7 @@ set(ferrum_gpu_vulkan_sources
   src/vulkan/vulkan_image.cpp
   src/vulkan/vulkan_instance.cpp
   src/vulkan/vulkan_kernel.cpp
+  src/vulkan/vulkan_kernel_layouts.cpp
   src/vulkan/vulkan_physical_device.cpp
   src/vulkan/vulkan_queue.cpp
   src/vulkan/vulkan_semaphore.cpp

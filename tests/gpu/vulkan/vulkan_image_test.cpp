@@ -6,6 +6,7 @@
 
 #include "image_checks.hpp"
 #include "image_copy_waves.hpp"
+#include "image_kernel_checks.hpp"
 #include "vulkan_test_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -29,6 +30,27 @@ TEST_CASE("vulkan: refused image specs, memory and commands", "[vulkan][image]")
   if (!other.open()) return;
   ferrum::test::check_image_errors(*s.device, *other.device);
   ferrum::test::check_image_made_in_layout(*s.device);
+  other.finish();
+  s.finish();
+}
+
+TEST_CASE("vulkan: a kernel writes a storage image from a sampled one, exactly, both layouts",
+          "[vulkan][image][kernel]") {
+  for (const bool discrete : {false, true}) {
+    INFO("discrete_layout " << discrete);
+    session s;
+    if (!s.open_layout(discrete)) return;
+    ferrum::test::check_image_kernel(*s.device);
+    s.finish();
+  }
+}
+
+TEST_CASE("vulkan: refused image kernels and image operands", "[vulkan][image][kernel]") {
+  session s;
+  if (!s.open()) return;
+  session other;
+  if (!other.open()) return;
+  ferrum::test::check_image_kernel_errors(*s.device, *other.device);
   other.finish();
   s.finish();
 }

@@ -76,7 +76,8 @@ namespace ferrum {
     case resource_access::storage_read:
     case resource_access::storage_write:
     case resource_access::storage_read_write:
-      return f == image_format::rgba8_unorm || f == image_format::rgba16_float || f == image_format::r32_float;
+      return f == image_format::rgba8_unorm || f == image_format::rgba16_float || f == image_format::r32_float ||
+             f == image_format::rgba32_float;
     case resource_access::color_attachment:
       return !is_depth(f);
     case resource_access::depth_attachment:

@@ -36,4 +36,10 @@ namespace ferrum::gpu::builtin {
 // commutative across submissions, so results show the order they ran in.
 [[nodiscard]] kernel_source affine() noexcept;
 
+// image_affine: an image kernel (kernel.hpp): primary texel = secondary
+// texel * a + b in every channel, a and b the f32 bits of push[0] and
+// push[1]. Primary: a storage image, secondary: a sampled image, both
+// rgba32-float of one size.
+[[nodiscard]] kernel_source image_affine() noexcept;
+
 }  // namespace ferrum::gpu::builtin

@@ -42,6 +42,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <span>
+#include <variant>
 #include <vector>
 
 namespace ferrum::gpu {
@@ -76,6 +77,18 @@ struct layout_change {
   image_layout to = image_layout::undefined;
 };
 
+// An image a kernel reaches (a kernel_operand_kind storage_image or
+// sampled_image operand), and the layout it is in when the kernel runs:
+// general for a storage image, shader-read-only for a sampled one.
+struct image_operand {
+  const gpu::image* image = nullptr;
+  image_layout layout = image_layout::general;
+};
+
+// A kernel's operand: an arena range for a buffer operand (empty: none), or
+// an image.
+using kernel_operand = std::variant<arena_range, image_operand>;
+
 // Which way an image copy goes (command_list::copy with an image).
 enum class image_copy : std::uint8_t { into_image, out_of_image };
 
@@ -100,12 +113,24 @@ class command_list {
   // device_lost.
   [[nodiscard]] result<void> begin(list_opening opening = list_opening::barrier);
 
-  // Runs `k` over `primary` (and `secondary`, when not empty) with `push` as the
-  // kernel's own push-constant words. Errors: foreign_object, range_out_of_bounds,
-  // misaligned_range, push_constants_too_large, command_list_state,
-  // unsupported_command (a list made for the transfer queue).
-  [[nodiscard]] result<void> dispatch(const kernel& k, arena_range primary, arena_range secondary,
+  // Runs `k` over `primary` (and `secondary`, when not an empty range) with
+  // `push` as the kernel's own push-constant words: each operand of the
+  // kind the kernel declares (ferrum/gpu/kernel.hpp), a buffer secondary
+  // empty only beside a buffer primary. Errors: foreign_object,
+  // range_out_of_bounds, misaligned_range, push_constants_too_large,
+  // command_list_state, unsupported_command (a list made for the transfer
+  // queue), kernel_operand_mismatch (an operand of another kind than the
+  // kernel's), invalid_image (an image operand of more than one level or
+  // layer, without the usage its kind needs — storage or sampled — or named
+  // in another layout than its kind's).
+  [[nodiscard]] result<void> dispatch(const kernel& k, const kernel_operand& primary, const kernel_operand& secondary,
                                       std::span<const std::uint32_t> push);
+  // A buffer kernel's dispatch, its ranges given as such (`{arena, offset,
+  // size}`, `{}` for none).
+  [[nodiscard]] result<void> dispatch(const kernel& k, arena_range primary, arena_range secondary,
+                                      std::span<const std::uint32_t> push) {
+    return dispatch(k, kernel_operand{primary}, kernel_operand{secondary}, push);
+  }
 
   // Writes `value` into every 32-bit word of `target`. Errors: as dispatch.
   [[nodiscard]] result<void> fill(arena_range target, std::uint32_t value);
@@ -220,7 +245,7 @@ class command_list {
 
   // Device parts, called after the checks above passed.
   virtual result<void> do_begin() = 0;
-  virtual result<void> do_dispatch(const kernel& k, arena_range primary, arena_range secondary,
+  virtual result<void> do_dispatch(const kernel& k, const kernel_operand& primary, const kernel_operand& secondary,
                                    std::span<const std::uint32_t> push) = 0;
   virtual result<void> do_fill(arena_range target, std::uint32_t value) = 0;
   virtual result<void> do_copy(arena_range source, arena_range destination) = 0;
@@ -260,6 +285,8 @@ class command_list {
   void order(std::initializer_list<arena_range> ranges) noexcept;
   // Records a barrier now, with the pending layout changes.
   void record_barrier() noexcept;
+  [[nodiscard]] result<void> check_operand(const kernel& k, const char* role, kernel_operand_kind kind,
+                                           const kernel_operand& operand) const;
   [[nodiscard]] result<void> image_copy_checks(const image& img, image_layout layout, arena_range bytes,
                                                image_copy direction) const;
 

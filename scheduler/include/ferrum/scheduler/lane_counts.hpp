@@ -10,7 +10,7 @@ namespace ferrum {
 // A lane pool's lanes by state, and its waiters.
 struct lane_counts {
   // The lanes the pool may have (the program's lanes), and those that exist
-  // (made, not trimmed); `bytes`: their memory.
+  // (made, not trimmed); `bytes`: their memory (buffers and image memory).
   std::uint32_t capacity = 0;
   std::uint32_t lanes = 0;
   std::uint32_t making = 0;  // being made for a waiter

@@ -123,7 +123,7 @@ class lane_pool {
   [[nodiscard]] const lane_contents& contents(std::uint32_t index) const noexcept;
 
   // Frees the memory of every free lane (a free lane's fence is reached);
-  // each is made again when needed. Returns the bytes given back. Lanes
+  // each is made again when needed. Returns the bytes given back (as lane_counts::bytes counts them). Lanes
   // held, returning or quarantined are left alone.
   std::uint64_t trim();
 
@@ -171,6 +171,9 @@ class lane_pool {
   const compiled_program* program_;
   const compiled_bucket* bucket_;
   gpu::device* device_;
+  // A lane's bytes: its buffer's and its image memory's (the device's size
+  // of its images, lane_image_placement).
+  std::uint64_t lane_bytes_ = 0;
   executor_type executor_;
   bool gpu_timestamps_;
   queue_placement queues_;
