@@ -7,7 +7,6 @@
 
 #include <array>
 #include <string>
-#include <string_view>
 #include <variant>
 
 namespace ferrum::gpu {
@@ -112,8 +111,8 @@ result<void> command_list::dispatch(const kernel& k, const kernel_operand& prima
     return make_error(errc::push_constants_too_large, "kernel " + quote_text(k.name()) + " takes " +
                                                           std::to_string(k.push_words()) + " words, given " +
                                                           std::to_string(push.size()));
-  if (auto r = check_operand(k, "primary", k.primary(), primary); !r) return r;
-  if (auto r = check_operand(k, "secondary", k.secondary(), secondary); !r) return r;
+  if (auto r = check_operand(k, false, primary); !r) return r;
+  if (auto r = check_operand(k, true, secondary); !r) return r;
   const auto* first = std::get_if<arena_range>(&primary);
   const auto* second = std::get_if<arena_range>(&secondary);
   if (first != nullptr && first->size == 0) return {};
@@ -125,17 +124,17 @@ result<void> command_list::dispatch(const kernel& k, const kernel_operand& prima
   return recorded(do_dispatch(k, primary, secondary, std::span(words).first(k.push_words())));
 }
 
-result<void> command_list::check_operand(const kernel& k, const char* role, kernel_operand_kind kind,
-                                         const kernel_operand& operand) const {
+result<void> command_list::check_operand(const kernel& k, bool secondary, const kernel_operand& operand) const {
+  const char* role = secondary ? "secondary" : "primary";
+  const kernel_operand_kind kind = secondary ? k.secondary() : k.primary();
   const std::string what = "dispatch of kernel " + quote_text(k.name()) + ": its " + role;
-  const bool primary = std::string_view(role) == "primary";
   if (kind == kernel_operand_kind::buffer) {
     const auto* range = std::get_if<arena_range>(&operand);
     if (range == nullptr) return make_error(errc::kernel_operand_mismatch, what + " is a buffer, given an image");
     if (range->arena == nullptr) {
       // An empty buffer secondary binds the primary's arena again: there
       // is none beside an image primary.
-      if (primary) return make_error(errc::range_out_of_bounds, "dispatch without a primary range");
+      if (!secondary) return make_error(errc::range_out_of_bounds, "dispatch without a primary range");
       if (k.primary() != kernel_operand_kind::buffer)
         return make_error(errc::kernel_operand_mismatch, what + " is a buffer, given none beside an image primary");
       return {};

@@ -285,8 +285,8 @@ class command_list {
   void order(std::initializer_list<arena_range> ranges) noexcept;
   // Records a barrier now, with the pending layout changes.
   void record_barrier() noexcept;
-  [[nodiscard]] result<void> check_operand(const kernel& k, const char* role, kernel_operand_kind kind,
-                                           const kernel_operand& operand) const;
+  // Whether `operand` (the kernel's secondary or its primary) is one `k` takes.
+  [[nodiscard]] result<void> check_operand(const kernel& k, bool secondary, const kernel_operand& operand) const;
   [[nodiscard]] result<void> image_copy_checks(const image& img, image_layout layout, arena_range bytes,
                                                image_copy direction) const;
 
