@@ -127,16 +127,17 @@ result<void> command_list::dispatch(const kernel& k, const kernel_operand& prima
 result<void> command_list::check_operand(const kernel& k, bool secondary, const kernel_operand& operand) const {
   const char* role = secondary ? "secondary" : "primary";
   const kernel_operand_kind kind = secondary ? k.secondary() : k.primary();
-  const std::string what = "dispatch of kernel " + quote_text(k.name()) + ": its " + role;
+  // Built only for an error: a dispatch that passes allocates nothing.
+  const auto what = [&] { return "dispatch of kernel " + quote_text(k.name()) + ": its " + role; };
   if (kind == kernel_operand_kind::buffer) {
     const auto* range = std::get_if<arena_range>(&operand);
-    if (range == nullptr) return make_error(errc::kernel_operand_mismatch, what + " is a buffer, given an image");
+    if (range == nullptr) return make_error(errc::kernel_operand_mismatch, what() + " is a buffer, given an image");
     if (range->arena == nullptr) {
       // An empty buffer secondary binds the primary's arena again: there
       // is none beside an image primary.
       if (!secondary) return make_error(errc::range_out_of_bounds, "dispatch without a primary range");
       if (k.primary() != kernel_operand_kind::buffer)
-        return make_error(errc::kernel_operand_mismatch, what + " is a buffer, given none beside an image primary");
+        return make_error(errc::kernel_operand_mismatch, what() + " is a buffer, given none beside an image primary");
       return {};
     }
     // A kernel may write any range it is given.
@@ -144,21 +145,21 @@ result<void> command_list::check_operand(const kernel& k, bool secondary, const 
   }
   const auto* op = std::get_if<image_operand>(&operand);
   if (op == nullptr || op->image == nullptr)
-    return make_error(errc::kernel_operand_mismatch, what + " is a " + std::string(to_string(kind)) + ", given " +
+    return make_error(errc::kernel_operand_mismatch, what() + " is a " + std::string(to_string(kind)) + ", given " +
                                                          (op == nullptr ? "a range" : "none"));
   const image& img = *op->image;
-  if (&img.device() != device_) return make_error(errc::foreign_object, what + " is an image of another device");
+  if (&img.device() != device_) return make_error(errc::foreign_object, what() + " is an image of another device");
   const image_spec& spec = img.spec();
   if (spec.mips != 1 || spec.layers != 1)
-    return make_error(errc::invalid_image, what + " has " + std::to_string(spec.mips) + " levels and " +
+    return make_error(errc::invalid_image, what() + " has " + std::to_string(spec.mips) + " levels and " +
                                                std::to_string(spec.layers) + " layers (a kernel takes one of each)");
   const bool storage = kind == kernel_operand_kind::storage_image;
   if ((spec.usage & (storage ? image_usage::storage : image_usage::sampled)) == 0)
-    return make_error(errc::invalid_image, what + " is a " + std::string(to_string(kind)) + ", made without " +
+    return make_error(errc::invalid_image, what() + " is a " + std::string(to_string(kind)) + ", made without " +
                                                (storage ? "storage" : "sampled") + " usage");
   const image_layout needed = storage ? image_layout::general : image_layout::shader_read_only;
   if (op->layout != needed)
-    return make_error(errc::invalid_image, what + " is a " + std::string(to_string(kind)) + " in layout " +
+    return make_error(errc::invalid_image, what() + " is a " + std::string(to_string(kind)) + " in layout " +
                                                std::string(to_string(op->layout)) + " (" +
                                                std::string(to_string(needed)) + ")");
   return {};
