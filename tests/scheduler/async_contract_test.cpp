@@ -423,16 +423,53 @@ TEMPLATE_TEST_CASE("async_shutdown: every completion token style completes once 
   }
 }
 
+namespace {
+
+// An executor that counts what is submitted to it before passing it on: a
+// test knows when a handler has been queued, not only when its wave counted
+// itself completed (which comes first).
+template <class Inner>
+struct counted_executor {
+  Inner inner;
+  std::atomic<int>* executed;
+
+  template <class Property>
+  auto query(const Property& p) const -> decltype(asio::query(inner, p)) {
+    return asio::query(inner, p);
+  }
+  template <class Property>
+  auto require(const Property& p) const -> counted_executor<std::decay_t<decltype(asio::require(inner, p))>> {
+    return {asio::require(inner, p), executed};
+  }
+  template <class Property>
+  auto prefer(const Property& p) const -> counted_executor<std::decay_t<decltype(asio::prefer(inner, p))>> {
+    return {asio::prefer(inner, p), executed};
+  }
+  template <class Function>
+  void execute(Function&& f) const {
+    executed->fetch_add(1);
+    inner.execute(std::forward<Function>(f));
+  }
+  friend bool operator==(const counted_executor& a, const counted_executor& b) noexcept {
+    return a.inner == b.inner && a.executed == b.executed;
+  }
+};
+
+}  // namespace
+
 TEST_CASE("a wave whose handler's executor is destroyed before the handler runs is recycled all the same",
           "[scheduler]") {
   contract_fixture<on_thread_pool> f;
   bool handled = false;
   {
     asio::io_context never_run;
+    std::atomic<int> queued{0};
+    const counted_executor<asio::io_context::executor_type> on_never_run{never_run.get_executor(), &queued};
     f.scheduler->async_submit(step, encode_nothing,
-                              asio::bind_executor(never_run, [&](error_code, ferrum::wave_report) { handled = true; }));
-    // Completed: its handler is queued on the io_context nobody runs.
-    REQUIRE(eventually([&] { return f.scheduler->stats().completed == 1; }));
+                              asio::bind_executor(on_never_run, [&](error_code, ferrum::wave_report) { handled = true; }));
+    // Completed, and its handler queued on the io_context nobody runs (the
+    // wave counts itself completed just before it queues the handler).
+    REQUIRE(eventually([&] { return f.scheduler->stats().completed == 1 && queued.load() == 1; }));
     CHECK(f.scheduler->stats().live == 1);
   }  // the queued handler is destroyed with the io_context, never invoked
   CHECK_FALSE(handled);
