@@ -1,4 +1,4 @@
-# ferrum_shaders.cmake — compiles GLSL compute shaders to SPIR-V at build time,
+# ferrum_shaders.cmake — compiles GLSL shaders to SPIR-V at build time,
 # as comma-separated words that a C++ file includes into an array:
 #
 #   ferrum_add_shader_words(words "${CMAKE_CURRENT_BINARY_DIR}/shaders"
@@ -14,8 +14,9 @@
 # Needs Vulkan::glslc: find_package(Vulkan REQUIRED COMPONENTS glslc).
 
 # ferrum_add_shader_words(<out_var> <binary_dir> <include_dir> <shader>...)
-# adds one rule per `<name>.comp` (relative to the current source directory, or
-# absolute) writing `<binary_dir>/<name>.spv.inc` (glslc -mfmt=num, Vulkan 1.2,
+# adds one rule per `<name>.<stage>` (.comp, .vert, .frag: glslc takes the
+# stage from it; relative to the current source directory, or absolute;
+# names unique without their extension) writing `<binary_dir>/<name>.spv.inc` (glslc -mfmt=num, Vulkan 1.2,
 # -O), with `#include`s searched in <include_dir>, and appends the outputs to
 # <out_var> in the caller's scope. glslc's depfile records the included files,
 # so editing one rebuilds exactly the shaders that include it.
@@ -33,7 +34,7 @@ function(ferrum_add_shader_words out_var binary_dir include_dir)
               -o "${words}" "${source}"
       DEPENDS "${source}"
       DEPFILE "${words}.d"
-      COMMENT "glslc ${name}.comp"
+      COMMENT "glslc ${shader}"
       VERBATIM)
     list(APPEND outputs "${words}")
   endforeach()

@@ -62,9 +62,14 @@ result<std::unique_ptr<kernel>> device::create_kernel(const kernel_source& sourc
   return do_create_kernel(source);
 }
 
-result<std::unique_ptr<command_list>> device::create_command_list(queue_kind kind) {
+result<std::unique_ptr<command_list>> device::create_command_list(queue_kind kind, list_stages stages) {
   if (auto r = check_usable(); !r) return r.error();
-  return do_create_command_list(kind);
+  if (stages == list_stages::graphics && (kind != queue_kind::compute || !limits_.graphics))
+    return make_error(errc::unsupported_command,
+                      "a command list with graphics stages for the " + std::string(to_string(kind)) +
+                          " queue of device " + quote_text(name_) + ", which " +
+                          (limits_.graphics ? "is not the one with graphics" : "has no queue family with graphics"));
+  return do_create_command_list(kind, stages);
 }
 
 result<std::unique_ptr<semaphore>> device::create_semaphore(semaphore_kind kind) {

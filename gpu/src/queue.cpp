@@ -62,8 +62,17 @@ result<void> queue::submit_locked(std::span<command_list* const> lists, std::uin
     return make_error(errc::timeline_not_monotonic,
                       "signal value " + std::to_string(signal_value) + " after " + std::to_string(last));
   if (auto r = check_waits(waits); !r) return r;
-  for (std::size_t i = 0; i < external.waits.size(); ++i)
+  for (std::size_t i = 0; i < external.waits.size(); ++i) {
     if (auto r = check_semaphore_op(external.waits[i], *device_, "semaphore wait", i); !r) return r;
+    // Only a queue with graphics has the stage (the compute queue of a
+    // device whose family has graphics).
+    if (external.waits[i].stage == sync_stage::color_attachment_output &&
+        (kind_ != queue_kind::compute || !device_->limits().graphics))
+      return make_error(errc::invalid_semaphore_op,
+                        "semaphore wait " + std::to_string(i) + " at color-attachment-output on the " +
+                            std::string(to_string(kind_)) + " queue, which " +
+                            (device_->limits().graphics ? "is not the one with graphics" : "has no graphics"));
+  }
   for (std::size_t i = 0; i < external.signals.size(); ++i)
     if (auto r = check_semaphore_op(external.signals[i], *device_, "semaphore signal", i); !r) return r;
   // Each list is marked queued as it passes its checks, so a list given twice

@@ -16,6 +16,8 @@ std::string_view to_string(sync_stage stage) noexcept {
       return "compute";
     case sync_stage::transfer:
       return "transfer";
+    case sync_stage::color_attachment_output:
+      return "color-attachment-output";
     case sync_stage::all:
       break;
   }

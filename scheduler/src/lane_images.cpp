@@ -4,6 +4,7 @@
 #include "ferrum/scheduler/lane_image_placement.hpp"
 
 #include <string>
+#include <vector>
 
 namespace ferrum::detail {
 
@@ -51,15 +52,38 @@ result<lane_images> make_lane_images(const compiled_program& program, const comp
     seen[transition.image] = true;
   }
   out.transition_begin = recipe.transition_begin;
+  // Each image's first and last node in the wave: an attachment's load and
+  // store ops (node_image).
+  const auto is_image = [&](const lane_use& use, const lane_image& image) {
+    return image.domain == use.domain && image.member == use.member;
+  };
+  constexpr std::size_t none = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> first(recipe.images.size(), none);
+  std::vector<std::size_t> last(recipe.images.size(), none);
+  for (std::size_t n = 0; n < program.node_count; ++n)
+    for (const lane_use& use : recipe.node_uses(n))
+      for (std::size_t i = 0; i < recipe.images.size(); ++i)
+        if (is_image(use, recipe.images[i])) {
+          if (first[i] == none) first[i] = n;
+          last[i] = n;
+        }
   out.use_begin.push_back(0);
   for (std::size_t n = 0; n < program.node_count; ++n) {
     for (const lane_use& use : recipe.node_uses(n)) {
       for (std::size_t i = 0; i < recipe.images.size(); ++i) {
         const lane_image& image = recipe.images[i];
-        if (image.domain != use.domain || image.member != use.member) continue;
+        if (!is_image(use, image)) continue;
         if (image.imported) out.imports.push_back({made[i], out.uses.size()});
-        out.uses.push_back({&bucket.capacity_layouts[use.domain].projections[use.member].resource, image_at(i),
-                            use.access, layout_of(use.access)});
+        node_image& u =
+            out.uses.emplace_back(node_image{&bucket.capacity_layouts[use.domain].projections[use.member].resource,
+                                             image_at(i), use.access, layout_of(use.access)});
+        // Only the wave's own: a persistent image keeps its contents for
+        // the lane's next wave, the engine's for the engine.
+        const bool transient = image.lifetime == allocation_lifetime::invocation && !image.imported;
+        if (is_attachment_access(use.access) && transient) {
+          if (n == first[i]) u.load = attachment_load::clear;
+          if (n == last[i]) u.store = attachment_store::dont_care;
+        }
       }
     }
     out.use_begin.push_back(out.uses.size());

@@ -25,6 +25,18 @@ namespace ferrum {
 
 using detail::lane;
 
+namespace {
+
+// The stages of a lane's lists on the compute queue: graphics where the
+// bucket draws (an attachment among its images), so that every barrier of
+// the wave covers the raster nodes' draws.
+gpu::list_stages stages_of(const compiled_bucket& bucket) noexcept {
+  return std::ranges::any_of(bucket.lane.images, &lane_image::attachment) ? gpu::list_stages::graphics
+                                                                          : gpu::list_stages::compute;
+}
+
+}  // namespace
+
 struct lane_pool::fence_watch : gpu::timeline_wait {
   fence_watch(lane_pool& owner, lane& watched) noexcept
       : gpu::timeline_wait(0, &lane_pool::watched), pool(&owner), target(&watched) {}
@@ -52,14 +64,14 @@ struct detail::lane_memory {
                                  gpu::device& device, const lane_state_factory& factory);
   // Records the staging lists (held_lane.hpp) for the staged arenas, once:
   // every wave submits them again as they are.
-  static result<void> record_staging(lane_contents& c, gpu::device& device);
+  static result<void> record_staging(lane_contents& c, gpu::device& device, gpu::list_stages stages);
 };
 
-result<void> detail::lane_memory::record_staging(lane_contents& c, gpu::device& device) {
+result<void> detail::lane_memory::record_staging(lane_contents& c, gpu::device& device, gpu::list_stages stages) {
   gpu::arena* upload = c.arena_of(memory_class::upload);
   gpu::arena* readback = c.arena_of(memory_class::readback);
   const auto record = [&](std::unique_ptr<gpu::command_list>& list, gpu::arena& staged, bool in) -> result<void> {
-    auto made = device.create_command_list();
+    auto made = device.create_command_list(queue_kind::compute, stages);
     if (!made) return made.error();
     list = std::move(*made);
     list->grant(c.windows_);
@@ -178,13 +190,15 @@ result<void> detail::lane_memory::make(lane& l, const compiled_program& program,
     c.slots_.push_back(handle ? upload.range(binding_offset + static_cast<std::size_t>(handle->slot().offset),
                                              static_cast<std::size_t>(handle->slot().capacity))
                               : gpu::arena_range{});
-    auto list = device.create_command_list(detail::placed_queue(program.dependencies, node, queues));
+    const queue_kind kind = detail::placed_queue(program.dependencies, node, queues);
+    auto list =
+        device.create_command_list(kind, kind == queue_kind::compute ? stages_of(bucket) : gpu::list_stages::compute);
     if (!list) return list.error();
     (*list)->grant(c.grants(node));
     c.lists_.push_back(list->get());
     c.node_lists_.push_back(std::move(*list));
   }
-  if (auto staged = record_staging(c, device); !staged) return staged;
+  if (auto staged = record_staging(c, device, stages_of(bucket)); !staged) return staged;
   if (c.stage_in_) c.all_lists_.push_back(c.stage_in_.get());
   c.all_lists_.insert(c.all_lists_.end(), c.lists_.begin(), c.lists_.end());
   if (c.stage_out_) c.all_lists_.push_back(c.stage_out_.get());
@@ -238,6 +252,14 @@ result<std::unique_ptr<lane_pool>> lane_pool::make(const compiled_program& progr
   if (const gpu::timestamp_clock clock = device.timestamps(); gpu_timestamps && !clock.supported)
     return make_error(errc::timestamps_unsupported,
                       "device " + quote_text(device.name()) + ": " + std::string(clock.calibration));
+  // A plan that draws needs graphics on the compute queue: refused now, not
+  // when its first lane is made.
+  if (const auto drawn = std::ranges::find_if(bucket.lane.images, &lane_image::attachment);
+      drawn != bucket.lane.images.end() && !device.limits().graphics)
+    return make_error(errc::raster_unsupported, "bucket " + quote_text(bucket.id.str()) + ": " +
+                                                    quote_text(drawn->resource.view()) +
+                                                    " is an attachment, and the compute queue of device " +
+                                                    quote_text(device.name()) + " has no graphics");
   std::unique_ptr<lane_pool> pool(
       new lane_pool(program, bucket, device, std::move(executor), gpu_timestamps, queues, std::move(dispatcher)));
   auto images = lane_image_placement(bucket, device);

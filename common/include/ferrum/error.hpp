@@ -156,7 +156,9 @@ namespace ferrum {
     "an image access does not fit the image's format, the node's queue or its place among the image's uses")         \
   X(image_read_before_write, "a node reads an invocation image that no earlier node of the wave wrote")              \
   /* kernels over images */                                                                                          \
-  X(kernel_operand_mismatch, "a dispatch's operand is not of the kind its kernel takes (a buffer or an image)")
+  X(kernel_operand_mismatch, "a dispatch's operand is not of the kind its kernel takes (a buffer or an image)")      \
+  /* raster nodes */                                                                                                 \
+  X(raster_unsupported, "a plan draws (attachment accesses) on a device whose compute queue family has no graphics")
 
 enum class errc : int {
 // 0 is reserved for success, as error_code requires.

@@ -88,6 +88,12 @@ enum class image_layout : std::uint8_t {
   present_src
 };
 
+// What a raster node's rendering does with an attachment's contents as it
+// begins (load them, clear them, or neither) and ends (store them or not):
+// Vulkan's load and store ops.
+enum class attachment_load : std::uint8_t { load, clear, dont_care };
+enum class attachment_store : std::uint8_t { store, dont_care };
+
 [[nodiscard]] constexpr std::string_view to_string(image_layout l) noexcept {
   switch (l) {
     case image_layout::undefined:

@@ -124,7 +124,8 @@ struct command {
 
 class null_command_list final : public command_list {
  public:
-  null_command_list(const gpu::device& owner, queue_kind kind) noexcept : command_list(owner, kind) {}
+  null_command_list(const gpu::device& owner, queue_kind kind, list_stages stages) noexcept
+      : command_list(owner, kind, stages) {}
 
   void run() const noexcept {
     for (const command& c : commands_) c.run();

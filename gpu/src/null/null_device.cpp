@@ -24,7 +24,8 @@ namespace ferrum::gpu {
 namespace null_detail {
 
 null_device_impl::null_device_impl(const null_device_options& options)
-    : null_device("null", "null", {options.max_arena_bytes, 65535}), options_(options) {
+    : null_device("null", "null", {options.max_arena_bytes, 65535, max_image_extent, options.graphics}),
+      options_(options) {
   queues_.push_back(std::make_unique<null_queue>(*this, 0, queue_kind::compute));
   if (options_.queues == 2) queues_.push_back(std::make_unique<null_queue>(*this, 1, queue_kind::transfer));
   set_queues({queues_.front().get(), queues_.back().get()});
@@ -109,8 +110,8 @@ result<std::unique_ptr<kernel>> null_device_impl::do_create_kernel(const kernel_
   return std::unique_ptr<kernel>(new null_kernel(*this, source));
 }
 
-result<std::unique_ptr<command_list>> null_device_impl::do_create_command_list(queue_kind kind) {
-  return std::unique_ptr<command_list>(new null_command_list(*this, kind));
+result<std::unique_ptr<command_list>> null_device_impl::do_create_command_list(queue_kind kind, list_stages stages) {
+  return std::unique_ptr<command_list>(new null_command_list(*this, kind, stages));
 }
 
 result<std::unique_ptr<semaphore>> null_device_impl::do_create_semaphore(semaphore_kind kind) {

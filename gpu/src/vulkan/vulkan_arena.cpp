@@ -47,9 +47,12 @@ result<allocation> allocate(const vulkan_arena::context& c, std::size_t bytes,
   buffer_info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
   buffer_info.size = (bytes + 3) / 4 * 4;
   // STORAGE for kernels, TRANSFER_SRC/DST for copy, fill (vkCmdFillBuffer
-  // needs TRANSFER_DST) and staging.
-  buffer_info.usage =
-      VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  // needs TRANSFER_DST) and staging; VERTEX, INDEX, INDIRECT and UNIFORM
+  // for raster nodes' draws over the lane's buffers (native commands).
+  buffer_info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                      VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_VERTEX_BUFFER_BIT |
+                      VK_BUFFER_USAGE_INDEX_BUFFER_BIT | VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT |
+                      VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT;
   // A device address for the engine's shaders (native nodes), where enabled.
   if (c.buffer_device_address) buffer_info.usage |= VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
   if (c.family_count > 1) {

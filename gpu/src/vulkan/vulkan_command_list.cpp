@@ -25,6 +25,17 @@ constexpr VkAccessFlags compute_accesses =
 constexpr VkPipelineStageFlags transfer_stages = VK_PIPELINE_STAGE_TRANSFER_BIT;
 constexpr VkAccessFlags transfer_writes = VK_ACCESS_TRANSFER_WRITE_BIT;
 constexpr VkAccessFlags transfer_accesses = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+// A graphics list's draws (list_stages::graphics): every stage of the
+// graphics pipeline, what it reads and writes (attachments, vertices,
+// indices, indirect arguments, uniforms, shaders').
+constexpr VkPipelineStageFlags graphics_stages = VK_PIPELINE_STAGE_ALL_GRAPHICS_BIT;
+constexpr VkAccessFlags graphics_writes =
+    VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT | VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT;
+constexpr VkAccessFlags graphics_accesses = graphics_writes | VK_ACCESS_INDIRECT_COMMAND_READ_BIT |
+                                            VK_ACCESS_INDEX_READ_BIT | VK_ACCESS_VERTEX_ATTRIBUTE_READ_BIT |
+                                            VK_ACCESS_UNIFORM_READ_BIT | VK_ACCESS_SHADER_READ_BIT |
+                                            VK_ACCESS_INPUT_ATTACHMENT_READ_BIT | VK_ACCESS_COLOR_ATTACHMENT_READ_BIT |
+                                            VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_READ_BIT;
 
 // A global memory barrier: arenas are whole buffers shared by many commands,
 // and a global barrier costs drivers no more than a buffer barrier.
@@ -46,19 +57,22 @@ const vulkan_arena& arena_of(arena_range range) noexcept {
 }  // namespace
 
 VkPipelineStageFlags vulkan_command_list::device_stages() const noexcept {
+  if (context_.graphics_stages) return compute_stages | graphics_stages;
   return context_.transfer_only ? transfer_stages : compute_stages;
 }
 
 VkAccessFlags vulkan_command_list::device_accesses() const noexcept {
+  if (context_.graphics_stages) return compute_accesses | graphics_accesses;
   return context_.transfer_only ? transfer_accesses : compute_accesses;
 }
 
 VkAccessFlags vulkan_command_list::device_writes() const noexcept {
+  if (context_.graphics_stages) return compute_writes | graphics_writes;
   return context_.transfer_only ? transfer_writes : compute_writes;
 }
 
 result<std::unique_ptr<command_list>> vulkan_command_list::create(const gpu::device& owner, queue_kind kind,
-                                                                  const context& c) {
+                                                                  list_stages stages, const context& c) {
   VkCommandPoolCreateInfo pool_info{};
   pool_info.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
   // TRANSIENT: the buffer is re-recorded for every submission (reset with the
@@ -79,7 +93,7 @@ result<std::unique_ptr<command_list>> vulkan_command_list::create(const gpu::dev
     vkDestroyCommandPool(c.device, pool, nullptr);
     return make_vk_error(r, "command list: vkAllocateCommandBuffers");
   }
-  return std::unique_ptr<command_list>(new vulkan_command_list(owner, kind, c, pool, buffer));
+  return std::unique_ptr<command_list>(new vulkan_command_list(owner, kind, stages, c, pool, buffer));
 }
 
 vulkan_command_list::~vulkan_command_list() {

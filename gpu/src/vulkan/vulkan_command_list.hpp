@@ -47,6 +47,9 @@ class vulkan_command_list final : public command_list {
     bool transfer_only = false;
     // The family has graphics: image barriers may name graphics stages.
     bool graphics = false;
+    // A list of list_stages::graphics: every barrier covers the graphics
+    // pipeline's stages too (native commands draw).
+    bool graphics_stages = false;
     // Why the family cannot record timestamps (nullptr: it can).
     const char* no_timestamps = nullptr;
     // The device's kernel layouts (image operands' set layouts).
@@ -56,7 +59,7 @@ class vulkan_command_list final : public command_list {
 
   // Errors: out_of_device_memory, out_of_host_memory, vulkan_error.
   [[nodiscard]] static result<std::unique_ptr<command_list>> create(const gpu::device& owner, queue_kind kind,
-                                                                    const context& c);
+                                                                    list_stages stages, const context& c);
 
   // Destroys the pool and its buffer; the GPU must be done with them.
   ~vulkan_command_list() override;
@@ -85,9 +88,13 @@ class vulkan_command_list final : public command_list {
   void do_barrier(std::span<const layout_change> changes) noexcept override;
 
  private:
-  vulkan_command_list(const gpu::device& owner, queue_kind kind, const context& c, VkCommandPool pool,
-                      VkCommandBuffer buffer) noexcept
-      : command_list(owner, kind), context_(c), pool_(pool), buffer_(buffer), image_sets_(c.device, *c.layouts) {}
+  vulkan_command_list(const gpu::device& owner, queue_kind kind, list_stages stages, const context& c,
+                      VkCommandPool pool, VkCommandBuffer buffer) noexcept
+      : command_list(owner, kind, stages),
+        context_(c),
+        pool_(pool),
+        buffer_(buffer),
+        image_sets_(c.device, *c.layouts) {}
 
   // The set binding operand `op` of `kind`, and its two range push words.
   [[nodiscard]] result<VkDescriptorSet> operand_set(const kernel_operand& op, kernel_operand_kind kind,

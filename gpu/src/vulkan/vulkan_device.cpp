@@ -197,7 +197,7 @@ result<std::unique_ptr<image_memory>> vulkan_device::do_create_image_memory(std:
   return made;
 }
 
-result<std::unique_ptr<command_list>> vulkan_device::do_create_command_list(queue_kind kind) {
+result<std::unique_ptr<command_list>> vulkan_device::do_create_command_list(queue_kind kind, list_stages stages) {
   const vulkan_physical_device& physical = objects_->physical;
   const auto& q = static_cast<const vulkan_queue&>(queue(kind));
   vulkan_command_list::context c;
@@ -214,7 +214,8 @@ result<std::unique_ptr<command_list>> vulkan_device::do_create_command_list(queu
   } else if ((q.index() == 0 ? physical.timestamp_valid_bits : physical.transfer_timestamp_valid_bits) == 0) {
     c.no_timestamps = "its queue family reports no valid timestamp bits";
   }
-  return vulkan_command_list::create(*this, kind, c);
+  c.graphics_stages = stages == list_stages::graphics;
+  return vulkan_command_list::create(*this, kind, stages, c);
 }
 
 result<std::unique_ptr<semaphore>> vulkan_device::do_create_semaphore(semaphore_kind kind) {
@@ -252,7 +253,7 @@ result<std::chrono::nanoseconds> vulkan_device::calibrate_once() {
     // the GPU is done with it (so it may go), but the device's timeline
     // learns it later, from the fence waiter, and begin() would wait for
     // that.
-    auto list = do_create_command_list(queue_kind::compute);
+    auto list = do_create_command_list(queue_kind::compute, list_stages::compute);
     if (!list) return list.error();
     command_list& l = **list;
     if (auto r = l.begin(); !r) return r.error();
@@ -372,6 +373,14 @@ result<std::unique_ptr<device>> create_vulkan_device(const vulkan_device_options
   features12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
   features12.timelineSemaphore = VK_TRUE;
   features12.bufferDeviceAddress = offered12.bufferDeviceAddress;
+  // Dynamic rendering (Vulkan 1.3), for raster nodes' draws, where the
+  // instance and the device have 1.3 and its family has graphics.
+  const bool raster = objects->instance->api_version() >= VK_API_VERSION_1_3 && objects->physical.dynamic_rendering &&
+                      objects->physical.graphics_family;
+  VkPhysicalDeviceVulkan13Features features13{};
+  features13.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES;
+  features13.dynamicRendering = VK_TRUE;
+  if (raster) features12.pNext = &features13;
   VkDeviceCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
   info.pNext = &features12;
@@ -403,6 +412,7 @@ result<std::unique_ptr<device>> create_vulkan_device(const vulkan_device_options
   objects->discrete_layout = options.discrete_layout;
   objects->wait_any = options.wait_any;
   objects->buffer_device_address = features12.bufferDeviceAddress == VK_TRUE;
+  objects->physical.limits.graphics = raster;
   vulkan_device_objects::queue_objects compute;
   compute.family = chosen.queue_family;
   vkGetDeviceQueue(objects->device, compute.family, 0, &compute.queue);
@@ -443,6 +453,7 @@ result<std::unique_ptr<device>> adopt_vulkan_device(const vulkan_adopt_info& inf
   objects->queue_mutex = info.queue_mutex;
   objects->calibrated_timestamps = info.calibrated_timestamps;
   objects->buffer_device_address = info.buffer_device_address;
+  objects->physical.limits.graphics = info.dynamic_rendering && objects->physical.graphics_family;
   return vulkan_device::start(std::move(objects));
 }
 

@@ -98,7 +98,7 @@ class vulkan_device final : public device {
   result<gpu::image_requirements> do_image_requirements(const image_spec& spec) override;
   result<std::unique_ptr<image_memory>> do_create_image_memory(std::span<const placed_image> images,
                                                                std::uint64_t bytes) override;
-  result<std::unique_ptr<command_list>> do_create_command_list(queue_kind kind) override;
+  result<std::unique_ptr<command_list>> do_create_command_list(queue_kind kind, list_stages stages) override;
   result<std::unique_ptr<semaphore>> do_create_semaphore(semaphore_kind kind) override;
   result<std::unique_ptr<timestamp_pool>> do_create_timestamp_pool(std::uint32_t slots,
                                                                    timestamp_clock& clock) override;

@@ -66,7 +66,7 @@ template <class Record, class Object>
 result<void> vulkan_device::run_once(const std::string& what, Record record, std::unique_ptr<Object>& reached) {
   // A list per run: begin() on a reused one would wait for the fence
   // waiter to see the last value, and concurrent creations would share it.
-  auto list = do_create_command_list(queue_kind::compute);
+  auto list = do_create_command_list(queue_kind::compute, list_stages::compute);
   if (!list) return in_fill(what, list.error());
   auto& l = static_cast<vulkan_command_list&>(**list);
   // by_hazards: no command reached the new object before. The list ends

@@ -85,6 +85,22 @@ VkImageLayout vulkan_layout(image_layout l) noexcept {
   return VK_IMAGE_LAYOUT_UNDEFINED;
 }
 
+VkAttachmentLoadOp vulkan_load_op(attachment_load op) noexcept {
+  switch (op) {
+    case attachment_load::clear:
+      return VK_ATTACHMENT_LOAD_OP_CLEAR;
+    case attachment_load::dont_care:
+      return VK_ATTACHMENT_LOAD_OP_DONT_CARE;
+    case attachment_load::load:
+      break;
+  }
+  return VK_ATTACHMENT_LOAD_OP_LOAD;
+}
+
+VkAttachmentStoreOp vulkan_store_op(attachment_store op) noexcept {
+  return op == attachment_store::dont_care ? VK_ATTACHMENT_STORE_OP_DONT_CARE : VK_ATTACHMENT_STORE_OP_STORE;
+}
+
 VkImageAspectFlags vk_aspect(image_format f) noexcept {
   return is_depth(f) ? VK_IMAGE_ASPECT_DEPTH_BIT : VK_IMAGE_ASPECT_COLOR_BIT;
 }

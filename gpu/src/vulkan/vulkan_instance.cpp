@@ -147,8 +147,10 @@ result<std::unique_ptr<vulkan_instance>> vulkan_instance::create(const vulkan_de
   application.pApplicationName = "ferrum";
   application.pEngineName = "ferrum";
   // The highest version ferrum uses: instance-level use of anything newer
-  // would be invalid even where the device supports it.
-  application.apiVersion = VK_API_VERSION_1_2;
+  // would be invalid even where the device supports it. 1.3 for dynamic
+  // rendering (raster nodes' draws), where the loader has it.
+  self->api_version_ = loader_version >= VK_API_VERSION_1_3 ? VK_API_VERSION_1_3 : VK_API_VERSION_1_2;
+  application.apiVersion = self->api_version_;
 
   VkInstanceCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;

@@ -37,6 +37,9 @@ class vulkan_instance {
 
   [[nodiscard]] VkInstance handle() const noexcept { return instance_; }
   [[nodiscard]] bool owned() const noexcept { return owned_; }
+  // The Vulkan version the instance was made for (VkApplicationInfo):
+  // 1.3 where the loader has it, else 1.2; 0 for a borrowed one.
+  [[nodiscard]] std::uint32_t api_version() const noexcept { return api_version_; }
 
  private:
   vulkan_instance() = default;
@@ -49,6 +52,7 @@ class vulkan_instance {
   VkInstance instance_ = VK_NULL_HANDLE;
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
   bool owned_ = false;
+  std::uint32_t api_version_ = 0;
   vulkan_message_sink sink_ = nullptr;
   void* sink_context_ = nullptr;
 };

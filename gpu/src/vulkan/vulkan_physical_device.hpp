@@ -38,6 +38,8 @@ struct vulkan_physical_device {
   bool transfer_only_family = false;
   // queue_family has graphics (its barriers may name graphics stages).
   bool graphics_family = false;
+  // The device has Vulkan 1.3's dynamicRendering feature.
+  bool dynamic_rendering = false;
   std::uint32_t transfer_timestamp_valid_bits = 0;
   VkPhysicalDeviceMemoryProperties memory{};
   device_limits limits;

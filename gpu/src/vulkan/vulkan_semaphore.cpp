@@ -72,6 +72,8 @@ VkPipelineStageFlags wait_stage_mask(sync_stage stage) noexcept {
       return VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
     case sync_stage::transfer:
       return VK_PIPELINE_STAGE_TRANSFER_BIT;
+    case sync_stage::color_attachment_output:
+      return VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
     case sync_stage::all:
       break;
   }

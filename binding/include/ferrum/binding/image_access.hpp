@@ -13,6 +13,13 @@ namespace ferrum {
 // sampled .. present: an image's accesses; read, write, read_write: a buffer's.
 [[nodiscard]] constexpr bool is_image_access(resource_access a) noexcept { return a >= resource_access::sampled; }
 
+// Whether the access is a raster node's: an image it draws into or tests
+// depth against (color-attachment, depth-attachment, depth-read).
+[[nodiscard]] constexpr bool is_attachment_access(resource_access a) noexcept {
+  return a == resource_access::color_attachment || a == resource_access::depth_attachment ||
+         a == resource_access::depth_read;
+}
+
 // Whether the access reads, or writes, what the resource holds.
 [[nodiscard]] constexpr bool access_reads(resource_access a) noexcept {
   switch (a) {

@@ -73,6 +73,12 @@ struct lane_image {
   [[nodiscard]] bool takes(resource_access a) const noexcept {
     return (accesses & (1u << static_cast<unsigned>(a))) != 0;
   }
+  // Whether a node draws into it or tests depth against it (an attachment
+  // access: a raster node's).
+  [[nodiscard]] bool attachment() const noexcept {
+    return takes(resource_access::color_attachment) || takes(resource_access::depth_attachment) ||
+           takes(resource_access::depth_read);
+  }
   friend bool operator==(const lane_image&, const lane_image&) = default;
 };
 

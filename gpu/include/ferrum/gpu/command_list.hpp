@@ -92,6 +92,14 @@ using kernel_operand = std::variant<arena_range, image_operand>;
 // Which way an image copy goes (command_list::copy with an image).
 enum class image_copy : std::uint8_t { into_image, out_of_image };
 
+// The pipeline stages a list's commands use: `compute` (ferrum's commands,
+// and native ones that dispatch or copy), or `graphics` too (native ones
+// that draw: a raster node's, inside dynamic rendering), which its barriers
+// then cover, before and after. The lists of a plan with raster nodes are
+// graphics lists (the scheduler makes them so). Only the compute queue of
+// a device with graphics makes them (device::create_command_list).
+enum class list_stages : std::uint8_t { compute, graphics };
+
 // How a recording orders its first command against the commands before it
 // on the queue (earlier lists of the submission, earlier submissions):
 // `barrier`, after all of them; `by_hazards`, after them only when the
@@ -203,8 +211,10 @@ class command_list {
   // (after the barrier the list opens with, or one before it when another
   // command precedes), and every later command of the list is ordered after
   // it. The caller's commands must reach only memory the list may write
-  // (its grants, for a guarded arena) with compute or transfer stages, must
-  // not submit, and must leave no render pass, query or debug label open;
+  // (its grants, for a guarded arena) with compute or transfer stages (and
+  // graphics ones, drawing inside dynamic rendering begun and ended there,
+  // on a list of list_stages::graphics), must not submit, and must leave no
+  // render pass, rendering, query or debug label open;
   // they may bind pipelines and descriptor sets of their own (ferrum's
   // commands bind theirs again). Errors: command_list_state,
   // native_unavailable (the null device records no native commands).
@@ -237,11 +247,14 @@ class command_list {
   [[nodiscard]] const gpu::queue* submitted_queue() const noexcept { return submitted_on_; }
   // The kind of queue it was made for.
   [[nodiscard]] queue_kind kind() const noexcept { return kind_; }
+  // The stages its commands use.
+  [[nodiscard]] list_stages stages() const noexcept { return stages_; }
   [[nodiscard]] const gpu::device& device() const noexcept { return *device_; }
 
  protected:
-  explicit command_list(const gpu::device& owner, queue_kind kind = queue_kind::compute) noexcept
-      : device_(&owner), kind_(kind) {}
+  explicit command_list(const gpu::device& owner, queue_kind kind = queue_kind::compute,
+                        list_stages stages = list_stages::compute) noexcept
+      : device_(&owner), kind_(kind), stages_(stages) {}
 
   // Device parts, called after the checks above passed.
   virtual result<void> do_begin() = 0;
@@ -295,6 +308,7 @@ class command_list {
 
   const gpu::device* device_;
   queue_kind kind_;
+  list_stages stages_;
   state state_ = state::initial;
   std::size_t commands_ = 0;
   std::size_t barriers_ = 0;

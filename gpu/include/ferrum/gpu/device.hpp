@@ -58,6 +58,9 @@ struct device_limits {
   // The widest and tallest image the device makes (at most
   // ferrum::max_image_extent).
   std::uint32_t max_image_extent = ferrum::max_image_extent;
+  // Whether the compute queue's family has graphics: whether lists of
+  // list_stages::graphics (raster nodes' draws) may be made.
+  bool graphics = false;
 };
 
 // Anything else an owner hands to device::retire: its destructor runs once
@@ -121,9 +124,12 @@ class device {
   [[nodiscard]] result<std::unique_ptr<kernel>> create_kernel(const kernel_source& source);
 
   // A command list for the queue that runs `kind`, to be reused across
-  // submissions to that queue. Errors: device_lost and the device's
-  // allocation errors.
-  [[nodiscard]] result<std::unique_ptr<command_list>> create_command_list(queue_kind kind = queue_kind::compute);
+  // submissions to that queue, whose commands use `stages`
+  // (list_stages). Errors: unsupported_command (graphics stages on the
+  // transfer queue, or on a device without graphics: device_limits::
+  // graphics), device_lost and the device's allocation errors.
+  [[nodiscard]] result<std::unique_ptr<command_list>> create_command_list(queue_kind kind = queue_kind::compute,
+                                                                          list_stages stages = list_stages::compute);
 
   // A semaphore of `kind` (ferrum/gpu/semaphore.hpp) that this device's
   // submissions may wait on and signal: unsignalled, a timeline one at 0.
@@ -206,7 +212,7 @@ class device {
   // Called with every spec checked and placed inside the block at its alignment.
   virtual result<std::unique_ptr<image_memory>> do_create_image_memory(std::span<const placed_image> images,
                                                                        std::uint64_t bytes) = 0;
-  virtual result<std::unique_ptr<command_list>> do_create_command_list(queue_kind kind) = 0;
+  virtual result<std::unique_ptr<command_list>> do_create_command_list(queue_kind kind, list_stages stages) = 0;
   virtual result<std::unique_ptr<semaphore>> do_create_semaphore(semaphore_kind kind) = 0;
   // Called under the device's timestamp lock, with the timestamps supported;
   // may refine `clock` (a calibration's uncertainty).

@@ -117,6 +117,11 @@ struct null_device_options {
   // Off: they are the memory commands use. Device arenas have no host
   // bytes either way.
   bool discrete_layout = false;
+  // Whether the compute queue has graphics (device_limits::graphics), as
+  // every desktop GPU's does. Off: a compute-only device, which refuses
+  // graphics lists (and a scheduler, plans with attachment accesses). The
+  // null device records no native commands, graphics or not.
+  bool graphics = true;
 };
 
 class null_device : public device {

@@ -38,9 +38,11 @@ enum class semaphore_kind : std::uint8_t { binary, timeline };
 
 // The commands of a submission that a wait holds back until the semaphore
 // is signalled (Vulkan's wait stage mask): `all` of them, or only those of a
-// stage — a swapchain image's wait need hold back only the copy into it.
+// stage — a swapchain image's wait need hold back only the copy into it, or
+// the drawing into it (`color_attachment_output`, for a wait on the compute
+// queue of a device with graphics: device_limits::graphics).
 // A signal always comes after every command of its submission.
-enum class sync_stage : std::uint8_t { all, compute, transfer };
+enum class sync_stage : std::uint8_t { all, compute, transfer, color_attachment_output };
 [[nodiscard]] std::string_view to_string(sync_stage stage) noexcept;
 
 class semaphore {

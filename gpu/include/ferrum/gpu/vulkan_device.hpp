@@ -97,6 +97,10 @@ struct vulkan_adopt_info {
   // `device`: arenas then have device addresses (arena::device_address),
   // which native nodes hand to the engine's shaders.
   bool buffer_device_address = false;
+  // Set when the engine enabled dynamicRendering (Vulkan 1.3) on `device`
+  // and its queue's family has graphics: raster nodes may draw on it
+  // (device_limits::graphics).
+  bool dynamic_rendering = false;
 };
 
 // Creates a device with its own instance. Errors: vulkan_unavailable (no
@@ -137,7 +141,8 @@ struct vulkan_native_handles {
   return reinterpret_cast<VkBuffer>(static_cast<std::uintptr_t>(native_handle));
 }
 // An image's VkImage and VkImageView (image::native_handle, native_view),
-// and the VkFormat and VkImageLayout of ferrum's terms (ferrum/image.hpp).
+// and the VkFormat, VkImageLayout and attachment load and store ops of
+// ferrum's terms (ferrum/image.hpp).
 [[nodiscard]] inline VkImage vulkan_image_handle(const image& i) noexcept {
   return reinterpret_cast<VkImage>(static_cast<std::uintptr_t>(i.native_handle()));
 }
@@ -146,6 +151,8 @@ struct vulkan_native_handles {
 }
 [[nodiscard]] VkFormat vulkan_format(image_format f) noexcept;
 [[nodiscard]] VkImageLayout vulkan_layout(image_layout l) noexcept;
+[[nodiscard]] VkAttachmentLoadOp vulkan_load_op(attachment_load op) noexcept;
+[[nodiscard]] VkAttachmentStoreOp vulkan_store_op(attachment_store op) noexcept;
 
 // The handles of `d`, or none when `d` is not a Vulkan device.
 [[nodiscard]] std::optional<vulkan_native_handles> native_handles(const device& d) noexcept;

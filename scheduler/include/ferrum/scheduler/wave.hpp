@@ -175,11 +175,23 @@ class node_resource {
 // during its live interval, as a resource's bytes are (node_resource): it
 // may share memory with images of other intervals, and its first use in a
 // wave starts from undefined contents.
+//
+// For an attachment (a raster node's color or depth image), what the
+// node's rendering does with its contents (ferrum/image.hpp), derived from
+// the plan (gpu::vulkan_load_op and vulkan_store_op give Vulkan's):
+// `load` clear where this is an invocation image's first use in the wave
+// (nothing before it in the wave wrote it), else load (an earlier node's
+// drawing, a persistent image's last wave, the engine's image); `store`
+// dont_care where no later node of the wave uses it and it is an
+// invocation image that is not the engine's, else store. For other
+// accesses they are load and store.
 struct node_image {
   const resource_id* id;  // the compiled program's
   const gpu::image* image;
   resource_access access;
   image_layout layout;
+  attachment_load load = attachment_load::load;
+  attachment_store store = attachment_store::store;
 };
 
 // A range of a lane as native commands reach it: its arena's buffer (a
@@ -278,8 +290,13 @@ struct encode_context {
   // ordered after the native commands. The contract: the native commands
   // touch only the node's declared resources, with the accesses the plan
   // declares for them (a v2 plan's `access`), using compute or transfer
-  // stages; they never submit; they leave no render pass, query or debug
-  // label open. The validation layers with synchronization validation check
+  // stages — and, for a raster node (one with attachment accesses), the
+  // graphics pipeline's: its draws inside dynamic rendering over its
+  // attachment images, begun and ended in the native commands, with the
+  // load and store ops node_image says (the lists of a plan that draws
+  // are list_stages::graphics, so the barriers cover them); they never
+  // submit; they leave no render pass, rendering, query or debug label
+  // open. The validation layers with synchronization validation check
   // it on lavapipe in the tests. Each call is one command of the list:
   // record the native commands right after it, before the node's next
   // ferrum command.

@@ -1,0 +1,59 @@
+// A plan with a raster node (tests of raster nodes: tests/scheduler/
+// raster_nodes_test.cpp on the null device, tests/gpu/vulkan/
+// vulkan_raster_test.cpp on lavapipe), for frames of raster_side x
+// raster_side pixels (its one bucket: [32, 32, 1024]).
+#pragma once
+
+#include "test_namespace.hpp"
+
+#include <cstdint>
+
+namespace ferrum::test {
+
+inline constexpr std::uint32_t raster_side = 32;
+
+// node/vertices copies the triangles' vertices from its slot into
+// resource/vertices (device memory); node/draw draws them into
+// image/color, depth-tested against image/depth; node/read copies
+// image/color out. image/color's first use clears it and a later node
+// reads it (store); image/depth is cleared and used once (not stored).
+inline constexpr const char* raster_plan = R"({
+  "format": "ferrum.plan.v2",
+  "nodes": [
+    { "id": "node/vertices", "resources": ["resource/vertices.in", "resource/vertices"],
+      "binding": "resource/vertices.in",
+      "access": {"resource/vertices.in": "read", "resource/vertices": "write"} },
+    { "id": "node/draw", "resources": ["resource/vertices", "image/color", "image/depth"], "after": ["node/vertices"],
+      "access": {"resource/vertices": "read", "image/color": "color-attachment", "image/depth": "depth-attachment"} },
+    { "id": "node/read", "resources": ["image/color", "resource/out"], "after": ["node/draw"],
+      "access": {"image/color": "transfer-src", "resource/out": "write"} }
+  ],
+  "resources": [
+    { "id": "resource/vertices.in", "pool": "pool/bindings", "kind": "binding", "node": "node/vertices",
+      "demand": {"fixed": 96}, "alignment": 16, "lifetime": "invocation", "usage": "binding", "element": "u8",
+      "storage": {"allocator": "linear-arena", "view": "contiguous", "contract": "5e1d9a3c7b2f0e8d4a6c1b9f3e7d2a5c8b0f4e6d1a3c9b7f2e5d8a0c4b6f1e3d"} },
+    { "id": "resource/vertices", "pool": "pool/vertices", "kind": "workspace",
+      "demand": {"fixed": 96}, "alignment": 16, "lifetime": "invocation", "usage": "storage", "element": "u8",
+      "storage": {"allocator": "linear-arena", "view": "contiguous", "contract": "5e1d9a3c7b2f0e8d4a6c1b9f3e7d2a5c8b0f4e6d1a3c9b7f2e5d8a0c4b6f1e3d"} },
+    { "id": "image/color", "pool": "pool/targets", "kind": "workspace", "lifetime": "invocation",
+      "image": {"format": "rgba8-unorm", "extent": "bucket"} },
+    { "id": "image/depth", "pool": "pool/targets", "kind": "workspace", "lifetime": "invocation",
+      "image": {"format": "d32-float", "extent": "bucket"} },
+    { "id": "resource/out", "pool": "pool/out", "kind": "workspace",
+      "demand": {"base": 0, "per_unit": 4, "dimension": 2}, "alignment": 16, "lifetime": "persistent",
+      "usage": "storage", "element": "u8",
+      "storage": {"allocator": "linear-arena", "view": "contiguous", "contract": "c2a8e4f06b1d9c3a7e5f2b8d0c6a4e1f9b3d7c5a2e8f0b6d4c1a9e3f7b5d2c8a"} }
+  ],
+  "buckets": [
+    { "class": "frame", "capacity": [32, 32, 1024],
+      "budgets": [ {"pool": "pool/bindings", "min": 0, "max": 4096},
+                   {"pool": "pool/targets", "min": 0, "max": 1048576},
+                   {"pool": "pool/vertices", "min": 0, "max": 4096},
+                   {"pool": "pool/out", "min": 0, "max": 1048576} ] }
+  ],
+  "pools": {"pool/out": {"memory": "readback"}},
+  "lanes": 2,
+  "budget_bytes": 16777216
+})";
+
+}  // namespace ferrum::test
