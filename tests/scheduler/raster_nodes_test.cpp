@@ -39,14 +39,14 @@ TEST_CASE("raster nodes: graphics lists, and each attachment's load and store op
       // node/draw: both cleared (their first use); the color image kept
       // for node/read, the depth image not (used once). node/read's copy:
       // no attachment, load and store.
-      const bool draws = c.node_index == 1;
+      const bool draws = c.node_index == 0;
       const auto load = draws ? ferrum::attachment_load::clear : ferrum::attachment_load::load;
       const auto store =
           draws && id == "image/depth" ? ferrum::attachment_store::dont_care : ferrum::attachment_store::store;
       if (i.load != load || i.store != store) ++wrong;
     }
     // The null device records no native commands, graphics or not.
-    if (c.node_index == 1 && c.native().error() != ferrum::errc::native_unavailable) ++wrong;
+    if (c.node_index == 0 && c.native().error() != ferrum::errc::native_unavailable) ++wrong;
   };
   boost::asio::thread_pool pool(2);
   auto scheduler = ferrum::test::require(ferrum::scheduler::create(raster_program(), *device, pool.get_executor()));

@@ -2,8 +2,8 @@
 // synchronization validation on: a node with attachment accesses records
 // the engine's own graphics pipeline inside dynamic rendering over the
 // color and depth images ferrum transitioned, with the load and store ops
-// the plan gives, from a vertex buffer an earlier node of the wave wrote
-// with a ferrum copy; the next node copies the drawing out. Two triangles
+// the plan gives, from a vertex buffer a ferrum copy wrote just before in
+// the node's list; the next node copies the drawing out. Two triangles
 // at two depths prove the depth test ran; the pixels prove the order; the
 // validation layers prove that the barriers cover the draws (the vertex
 // input reading what a transfer wrote, the attachments' layouts).
@@ -214,15 +214,13 @@ TEST_CASE("vulkan: a raster node draws depth-tested triangles into plan images w
   {
     const raster_pipeline pipeline(handles->device);
     const auto encode = [&](const ferrum::encode_context& c) {
-      if (c.node_index == 0) {
-        const ferrum::node_resource* target = c.resource("resource/vertices");
-        std::memcpy(c.binding->bytes().data(), vertices.data(), sizeof vertices);
-        if (target == nullptr || !c.commands.copy(c.slot, target->range)) failures.fetch_add(1);
-        return;
-      }
       const ferrum::node_image* color = c.image("image/color");
       if (color == nullptr) return (void)failures.fetch_add(1);
-      if (c.node_index == 1) {
+      if (c.node_index == 0) {
+        // The vertices into the lane's buffer, by ferrum's copy.
+        const ferrum::node_resource* target = c.resource("resource/vertices");
+        std::memcpy(c.binding->bytes().data(), vertices.data(), sizeof vertices);
+        if (target == nullptr || !c.commands.copy(c.slot, target->range)) return (void)failures.fetch_add(1);
         const ferrum::node_image* depth = c.image("image/depth");
         // Derived from the plan: both cleared (first use); the color image
         // kept for node/read, the depth image used once.
@@ -233,7 +231,7 @@ TEST_CASE("vulkan: a raster node draws depth-tested triangles into plan images w
           return (void)failures.fetch_add(1);
         const auto native = c.native();
         if (!native) return (void)failures.fetch_add(1);
-        pipeline.draw(ferrum::gpu::vulkan_command_buffer(native->command_buffer), native->resource(0), *color, *depth);
+        pipeline.draw(ferrum::gpu::vulkan_command_buffer(native->command_buffer), native->resource(1), *color, *depth);
       } else {
         const ferrum::node_resource* out = c.resource("resource/out");
         if (out == nullptr || !c.commands.copy(*color->image, color->layout, out->range)) failures.fetch_add(1);
@@ -251,7 +249,7 @@ TEST_CASE("vulkan: a raster node draws depth-tested triangles into plan images w
       INFO(report.message);
       REQUIRE_FALSE(ec);
       const ferrum::lane_contents& lane = scheduler->pools()[0]->contents(report.lane);
-      const ferrum::node_resource& out = lane.resources(2)[1];
+      const ferrum::node_resource& out = lane.resources(1)[1];
       REQUIRE(out.id->view() == "resource/out");
       const std::span<std::byte> bytes = out.bytes().value();
       REQUIRE(bytes.size() == std::size_t{raster_side} * raster_side * 4);
