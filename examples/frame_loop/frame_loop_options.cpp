@@ -97,17 +97,18 @@ void describe(CLI::App& app, options& o) {
       ->disable_flag_override();
   app.add_flag("--present", o.present,
                "Show the frames in a window (GLFW, a Vulkan swapchain; needs a display and --device vulkan); "
-               "--resize-at resizes it. Also writes expected.png, the last frame's C++ forms, to --out.")
+               "--resize-at resizes it. Also writes expected.png, the last frame drawn on the host, and expected-edges.png to --out.")
       ->disable_flag_override();
   app.add_option("--hold-until", o.hold_until,
                  "With --present: after the last frame, print 'ready for screenshot' and keep the window until "
                  "FILE exists (at most 120 s).")
       ->type_name("FILE");
   app.add_option("--compare-screenshot", o.compare_screenshot,
-                 "Compare SHOT (a PNG screenshot of the --present window) with EXPECTED (its expected.png): "
-                 "print the largest red/green/blue difference; fail above the frame check's tolerance.")
-      ->type_name("SHOT EXPECTED")
-      ->expected(2);
+                 "Compare SHOT (a PNG screenshot of the --present window) with EXPECTED (its expected.png) away "
+                 "from EDGES (its expected-edges.png): print the largest red/green/blue difference; fail above "
+                 "the frame check's tolerance.")
+      ->type_name("SHOT EXPECTED EDGES")
+      ->expected(3);
   app.footer("Exit status: 0 ok, 1 failed, 77 no Vulkan driver (1 instead when FERRUM_REQUIRE_VULKAN=1).");
 }
 

@@ -35,10 +35,30 @@ void add_present(ferrum::plan& p, ferrum::image_format format) {
   p.nodes.push_back(std::move(show));
 }
 
+// node/draw on a device that records no graphics (the null device): the
+// host's rasterizer draws the torus over the pattern as a kernel, a storage
+// read-write of image/frame.hdr; the depth image is the kernel's own.
+void draw_by_kernel(ferrum::plan& p) {
+  const auto draw = std::ranges::find_if(p.nodes, [](const ferrum::plan_node& n) { return n.id.view() == "node/draw"; });
+  if (draw == p.nodes.end()) return;
+  for (std::size_t i = draw->resources.size(); i-- > 0;) {
+    const std::string_view id = draw->resources[i].view();
+    if (id == "image/frame.depth") {
+      draw->resources.erase(draw->resources.begin() + static_cast<std::ptrdiff_t>(i));
+      draw->access.erase(draw->access.begin() + static_cast<std::ptrdiff_t>(i));
+    } else if (id == "image/frame.hdr") {
+      draw->access[i] = ferrum::resource_access::storage_read_write;
+    }
+  }
+  std::erase_if(p.resources, [](const ferrum::resource_descriptor& r) { return r.id.view() == "image/frame.depth"; });
+}
+
 }  // namespace
 
-ferrum::plan plan_for_size(const ferrum::plan& base, image_size size, std::optional<ferrum::image_format> present) {
+ferrum::plan plan_for_size(const ferrum::plan& base, image_size size, std::optional<ferrum::image_format> present,
+                           bool raster) {
   ferrum::plan p = base;
+  if (!raster) draw_by_kernel(p);
   if (present) add_present(p, *present);
   const ferrum::bucket_capacity dims{size.width, size.height, std::uint64_t{size.width} * size.height};
   // Every resource of a pool side by side, each padded to its alignment.

@@ -3,7 +3,7 @@
 // start, and what --resize-at compiles, on a background thread, to swap in
 // while frames run.
 //
-//   ferrum::plan p = frame_loop::plan_for_size(base, {1920, 1080}, ferrum::image_format::bgra8_unorm);
+//   ferrum::plan p = frame_loop::plan_for_size(base, {1920, 1080}, ferrum::image_format::bgra8_unorm, true);
 #pragma once
 
 #include "frame_renderer.hpp"
@@ -23,8 +23,11 @@ namespace frame_loop {
 // imported pool (pool/swapchain; each wave names the acquired image),
 // which node/output also copies the frame into, and node/present, after
 // it, presents. Throws ferrum::error_exception when a resource's demand
-// cannot be resolved at that size.
+// cannot be resolved at that size. Without `raster` (a device that records
+// no graphics: the null device), node/draw is the host's rasterizer as a
+// kernel (frame_mesh.hpp, draw_kernel) over image/frame.hdr, a storage
+// image it reads and writes, with no depth image.
 [[nodiscard]] ferrum::plan plan_for_size(const ferrum::plan& base, image_size size,
-                                         std::optional<ferrum::image_format> present);
+                                         std::optional<ferrum::image_format> present, bool raster);
 
 }  // namespace frame_loop

@@ -2,6 +2,10 @@
 // the plan's shape it relies on, and its encoder.
 #include "frame_renderer.hpp"
 
+#include "frame_raster.hpp"
+
+#include "ferrum/gpu/vulkan_device.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <stdexcept>
@@ -17,19 +21,29 @@ namespace gpu = ferrum::gpu;
 // submits a wave's nodes in this order, each list after the ones before.
 // node/present (--present) comes last and records nothing: the scheduler's
 // transition to present-src is its work.
-enum node : std::size_t { pattern_node = 0, blur_x_node = 1, blur_y_node = 2, tonemap_node = 3, output_node = 4 };
-constexpr std::string_view node_ids[] = {"node/pattern", "node/blur.x", "node/blur.y",
+enum node : std::size_t {
+  pattern_node = 0,
+  draw_node = 1,
+  blur_x_node = 2,
+  blur_y_node = 3,
+  tonemap_node = 4,
+  output_node = 5
+};
+constexpr std::string_view node_ids[] = {"node/pattern", "node/draw",   "node/blur.x", "node/blur.y",
                                          "node/tonemap", "node/output", "node/present"};
 
 constexpr std::string_view params_id = "resource/pattern.params";
+constexpr std::string_view draw_params_id = "resource/draw.params";
 constexpr std::string_view hdr_id = "image/frame.hdr";
+constexpr std::string_view depth_id = "image/frame.depth";
 constexpr std::string_view blurred_x_id = "image/frame.blurred_x";
 constexpr std::string_view blurred_id = "image/frame.blurred";
 constexpr std::string_view ldr_id = "image/frame.ldr";
 constexpr std::string_view rgba8_id = "resource/frame.rgba8";
 constexpr std::string_view present_id = "image/present";
 // What each node must list: what its pass reads, then what it writes.
-constexpr std::string_view node_resources[][2] = {{params_id, hdr_id},        {hdr_id, blurred_x_id},
+constexpr std::string_view node_resources[][2] = {{params_id, hdr_id},        {draw_params_id, hdr_id},
+                                                  {hdr_id, blurred_x_id},
                                                   {blurred_x_id, blurred_id}, {blurred_id, ldr_id},
                                                   {ldr_id, rgba8_id},         {present_id, present_id}};
 
@@ -45,7 +59,7 @@ void check_plan(const ferrum::plan& p, const ferrum::compiled_program& program, 
     return std::runtime_error("the plan is not a frame_loop plan: " + why);
   };
   if (p.nodes.size() != std::size(node_ids) - 1 && p.nodes.size() != std::size(node_ids))
-    throw wrong("it must have five nodes, or six with node/present");
+    throw wrong("it must have six nodes, or seven with node/present");
   for (std::size_t i = 0; i < p.nodes.size(); ++i) {
     const ferrum::plan_node& n = p.nodes[i];
     if (n.id.view() != node_ids[i])
@@ -67,13 +81,15 @@ void check_plan(const ferrum::plan& p, const ferrum::compiled_program& program, 
                   std::string(ferrum::to_string(d.memory)));
   for (const ferrum::compiled_bucket& bucket : program.buckets) {
     const auto& binding = bucket.binding;
-    const bool has_slot =
-        binding != nullptr && std::ranges::any_of(binding->slots(), [](const ferrum::binding_slot& s) {
-          return s.node_index == pattern_node && s.capacity >= pattern_params_bytes;
-        });
-    if (!has_slot)
-      throw wrong("node/pattern must own a binding slot of at least " + std::to_string(pattern_params_bytes) +
-                  " bytes in bucket " + in_quotes(bucket.id.str()));
+    for (const auto& [index, bytes] : {std::pair{pattern_node, pattern_params_bytes}, {draw_node, draw_params_bytes}}) {
+      const bool has_slot =
+          binding != nullptr && std::ranges::any_of(binding->slots(), [&](const ferrum::binding_slot& s) {
+            return s.node_index == index && s.capacity >= bytes;
+          });
+      if (!has_slot)
+        throw wrong(in_quotes(node_ids[index]) + " must own a binding slot of at least " + std::to_string(bytes) +
+                    " bytes in bucket " + in_quotes(bucket.id.str()));
+    }
   }
   // The kernels write whole images, the frame's: a bucket of exactly its
   // size runs it (plan_for_size makes one).
@@ -99,9 +115,29 @@ frame_renderer::frame_renderer(gpu::device& device, const ferrum::plan& p, const
     : size_(size), order_(order) {
   if (size.width == 0 || size.height == 0) throw std::runtime_error("the image size must not be 0");
   check_plan(p, program, size);
+  if (draws_natively(device) != (std::ranges::find(p.resources, depth_id, [](const ferrum::resource_descriptor& r) {
+                                  return r.id.view();
+                                }) != p.resources.end()))
+    throw std::runtime_error("the plan is not made for this device: node/draw draws " +
+                             std::string(draws_natively(device) ? "natively" : "by a kernel") +
+                             " here (plan_for_size's raster)");
+  if (!draws_natively(device) && gpu::native_handles(device))
+    throw std::runtime_error("node/draw needs a Vulkan device whose compute queue draws (graphics and dynamic "
+                             "rendering); this one's does not");
   pattern_ = device.create_kernel(pattern_kernel()).value();
+  if (draws_natively(device))
+    pipeline_ = std::make_unique<mesh_pipeline>(device);
+  else
+    draw_ = device.create_kernel(draw_kernel()).value();
   blur_ = device.create_kernel(blur_kernel()).value();
   tonemap_ = device.create_kernel(tonemap_kernel()).value();
+}
+
+frame_renderer::~frame_renderer() = default;
+
+bool frame_renderer::draws_natively(const gpu::device& device) noexcept {
+  // The engine's pipeline is a Vulkan one.
+  return device.limits().graphics && gpu::native_handles(device).has_value();
 }
 
 ferrum::wave_request frame_renderer::request() const noexcept {
@@ -128,6 +164,7 @@ void frame_renderer::encode(const ferrum::encode_context& c, std::uint64_t frame
   // The frame's parameters, in the wave's own bytes: the scheduler gave this
   // lane's slot to this wave alone, and the GPU reads it when the wave runs.
   if (c.node_index == pattern_node) store(params_of_frame(frame), c.binding->bytes());
+  if (c.node_index == draw_node) store(draw_params_of_frame(frame, size_.width, size_.height), c.binding->bytes());
   // Replaying, the lane's lists still hold these passes over the same images
   // and slot, recorded by the lane's first frame (or by its last wave over
   // the same swapchain image): nothing to record.
@@ -137,6 +174,15 @@ void frame_renderer::encode(const ferrum::encode_context& c, std::uint64_t frame
   switch (c.node_index) {
     case pattern_node:
       c.commands.dispatch(*pattern_, operand(c, hdr_id), c.slot, {}).value();
+      break;
+    case draw_node:
+      // The engine's pipeline, in the node's native scope, over the
+      // attachments in the layouts and with the load and store ops the
+      // plan gave them; on the null device the host's rasterizer.
+      if (pipeline_)
+        pipeline_->draw(c.native().value(), *c.image(hdr_id), *c.image(depth_id), size_.width, size_.height);
+      else
+        c.commands.dispatch(*draw_, operand(c, hdr_id), c.slot, {}).value();
       break;
     case blur_x_node:
       c.commands.dispatch(*blur_, operand(c, blurred_x_id), operand(c, hdr_id), blur_push(blur_axis::rows)).value();
@@ -181,23 +227,40 @@ std::span<const std::byte> frame_renderer::output(const ferrum::scheduler& sched
                          std::to_string(size_.width) + "x" + std::to_string(size_.height) + " on its lane");
 }
 
-std::vector<std::byte> frame_renderer::draw_on_host(std::uint64_t frame) const {
+host_frame frame_renderer::draw_on_host(std::uint64_t frame) const {
   // The device's passes, in its order, over images of the frame's size.
   std::vector<std::byte> slot(pattern_params_bytes);
   std::vector<std::byte> hdr(pixels() * hdr_pixel_bytes);
   std::vector<std::byte> blurred_x(pixels() * hdr_pixel_bytes);
   std::vector<std::byte> blurred(pixels() * hdr_pixel_bytes);
-  std::vector<std::byte> ldr(pixels() * rgba8_pixel_bytes);
+  host_frame drawn{std::vector<std::byte>(pixels() * rgba8_pixel_bytes), {}, 0};
   store(params_of_frame(frame), slot);
   const gpu::image_extent extent{size_.width, size_.height};
   const auto rows_words = blur_push(blur_axis::rows);
   const auto columns_words = blur_push(blur_axis::columns);
   const auto tonemap_words = tonemap_push();
+  std::vector<std::uint8_t> edges;
   pattern_kernel().cpu({hdr, slot, {}, extent, {}});
+  draw_mesh_on_host(draw_params_of_frame(frame, size_.width, size_.height), extent, hdr, &edges);
   blur_kernel().cpu({blurred_x, hdr, rows_words, extent, extent});
   blur_kernel().cpu({blurred, blurred_x, columns_words, extent, extent});
-  tonemap_kernel().cpu({ldr, blurred, tonemap_words, extent, extent});
-  return ldr;
+  tonemap_kernel().cpu({drawn.pixels, blurred, tonemap_words, extent, extent});
+  // The blur spreads an edge pixel over the pixels within its radius, in
+  // both axes: each of those depends on where the edge fell.
+  const auto width = static_cast<int>(size_.width);
+  const auto height = static_cast<int>(size_.height);
+  const auto radius = static_cast<int>(blur_radius);
+  drawn.edges.assign(pixels(), 0);
+  for (int y = 0; y < height; ++y) {
+    for (int x = 0; x < width; ++x) {
+      if (edges[static_cast<std::size_t>(y * width + x)] == 0) continue;
+      for (int dy = std::max(0, y - radius); dy <= std::min(height - 1, y + radius); ++dy)
+        for (int dx = std::max(0, x - radius); dx <= std::min(width - 1, x + radius); ++dx)
+          drawn.edges[static_cast<std::size_t>(dy * width + dx)] = 1;
+    }
+  }
+  drawn.edge_pixels = static_cast<std::size_t>(std::ranges::count(drawn.edges, std::uint8_t{1}));
+  return drawn;
 }
 
 }  // namespace frame_loop

@@ -1,9 +1,10 @@
 // examples/frame_loop/frame_renderer.hpp — the frame_loop example's GPU side:
-// its kernels, and the encoder that records a frame's passes (pattern,
-// blur.x, blur.y, tonemap, then output's copies) into the frame's wave, over
-// images that the plan gives each lane.
+// its kernels and graphics pipeline, and the encoder that records a frame's
+// passes (pattern, draw, blur.x, blur.y, tonemap, then output's copies) into
+// the frame's wave, over images that the plan gives each lane.
 //
-//   ferrum::plan p = frame_loop::plan_for_size(base, {256, 256}, std::nullopt);
+//   const bool raster = frame_loop::frame_renderer::draws_natively(device);
+//   ferrum::plan p = frame_loop::plan_for_size(base, {256, 256}, std::nullopt, raster);
 //   frame_loop::frame_renderer renderer(device, p, *program, {256, 256});
 //   frame_loop::frame_encoder encode{&renderer, frame};
 //   scheduler.async_submit(renderer.request(), encode, token);
@@ -29,8 +30,10 @@
 //
 //   pool               resource                  live (nodes)        format
 //   pool/bindings      resource/pattern.params   pattern             (16 bytes)
+//                      resource/draw.params      draw                (112 bytes)
 //   pool/frame.images  image/frame.hdr           pattern .. blur.x   rgba32-float
-//     (interval)       image/frame.blurred_x     blur.x .. blur.y    rgba32-float
+//     (interval)       image/frame.depth         draw                d32-float
+//                      image/frame.blurred_x     blur.x .. blur.y    rgba32-float
 //                      image/frame.blurred       blur.y .. tonemap   rgba32-float
 //                      image/frame.ldr           tonemap .. output   rgba8-unorm
 //                        (its channels BGRA under --present when the swapchain's images are)
@@ -51,9 +54,21 @@
 // "frame_loop rgba8 image: row-major, one RGBA8 word per pixel, red in the
 // low byte".
 //
-// Only node/pattern owns a binding slot: the frame's parameters reach the GPU
-// in it, the wave's own bytes. The blurs and the tonemap read one image and
-// write another, so their constants (radius, axis, exposure) are push words.
+// node/draw draws the torus (frame_mesh.hpp) over the pattern: on Vulkan the
+// engine's graphics pipeline in the node's native scope (frame_raster.hpp),
+// the pattern's image its color attachment (loaded and stored, as the plan
+// derives: the pattern wrote it, the blur reads it), depth-tested against
+// frame.depth (cleared, not stored); the scheduler moves frame.hdr from
+// general (the pattern's storage write) to color-attachment and then to
+// shader-read-only for the blur. The null device records no graphics: there
+// the plan has node/draw run the host's rasterizer as a kernel
+// (plan_for_size's raster).
+//
+// node/pattern and node/draw own binding slots: the frame's parameters reach
+// the GPU in them, the wave's own bytes (the draw's pose as a per-instance
+// vertex input, so a replayed list draws each frame's pose). The blurs and the
+// tonemap read one image and write another, so their constants (radius,
+// axis, exposure) are push words.
 #pragma once
 
 #include "frame_kernels.hpp"
@@ -78,14 +93,27 @@ struct image_size {
   std::uint32_t height = 256;
 };
 
+class mesh_pipeline;
+
+// A frame drawn on the host (frame_renderer::draw_on_host): its 8-bit
+// pixels, and which of them an edge of the torus reaches (1), through the
+// blur: there the device's rasterizer may have decided a pixel the other way.
+struct host_frame {
+  std::vector<std::byte> pixels;
+  std::vector<std::uint8_t> edges;
+  std::size_t edge_pixels = 0;  // how many are 1
+};
+
 class frame_renderer {
  public:
-  // Makes the kernels on `device`, for frames of `size` run by `program`,
-  // compiled from `p`. Throws std::runtime_error when `p` is not the
-  // example's kind of plan (nodes node/pattern, owning a slot of at least
-  // pattern_params_bytes in every bucket, node/blur.x, node/blur.y,
-  // node/tonemap and node/output, in this order, each listing the images
-  // it reads and writes, and node/present after them when it presents;
+  // Makes the kernels (and, drawing natively, the graphics pipeline) on
+  // `device`, for frames of `size` run by `program`, compiled from `p`.
+  // Throws std::runtime_error when `p` is not the example's kind of plan
+  // made for this device (nodes node/pattern and node/draw, each owning a
+  // slot of its parameters' size in every bucket, node/blur.x,
+  // node/blur.y, node/tonemap and node/output, in this order, each listing
+  // the images it reads and writes, and node/present after them when it
+  // presents; image/frame.depth when the device draws natively;
   // frame.rgba8 persistent read-back memory; a bucket of class "frame"
   // whose images are `size`), ferrum::error_exception with the device's
   // error when it refuses a kernel.
@@ -93,6 +121,13 @@ class frame_renderer {
   // swapchain of BGRA images, --present).
   frame_renderer(ferrum::gpu::device& device, const ferrum::plan& p, const ferrum::compiled_program& program,
                  image_size size, channel_order order = channel_order::rgba);
+  frame_renderer(const frame_renderer&) = delete;
+  frame_renderer& operator=(const frame_renderer&) = delete;
+  ~frame_renderer();
+
+  // Whether node/draw runs the engine's graphics pipeline on `device` (a
+  // device with graphics), or the host's rasterizer as a kernel (plan_for_size's raster).
+  [[nodiscard]] static bool draws_natively(const ferrum::gpu::device& device) noexcept;
 
   // What every frame's wave asks for: class "frame", extent [width, height,
   // width x height].
@@ -100,7 +135,7 @@ class frame_renderer {
 
   // Records node `c.node_index`'s pass of frame `frame` on lane `c.lane`
   // unless the lane replays it (encode_context::replay), and, for
-  // node/pattern, writes the frame's parameters into its slot.
+  // node/pattern and node/draw, writes the frame's parameters into its slot.
   // Called by the scheduler, concurrently for different nodes. Throws
   // ferrum::error_exception when the device refuses the command.
   void encode(const ferrum::encode_context& c, std::uint64_t frame) const;
@@ -115,9 +150,10 @@ class frame_renderer {
   // them.
   [[nodiscard]] std::vector<std::byte> to_rgba(std::span<const std::byte> pixels) const;
 
-  // Frame `frame` drawn on the host by the kernels' C++ forms, pass for pass
-  // as the device draws it, for checking what a device drew.
-  [[nodiscard]] std::vector<std::byte> draw_on_host(std::uint64_t frame) const;
+  // Frame `frame` drawn on the host by the kernels' C++ forms and the
+  // host's rasterizer, pass for pass as the device draws it, for checking
+  // what a device drew.
+  [[nodiscard]] host_frame draw_on_host(std::uint64_t frame) const;
 
   [[nodiscard]] image_size size() const noexcept { return size_; }
   [[nodiscard]] channel_order order() const noexcept { return order_; }
@@ -132,6 +168,8 @@ class frame_renderer {
   image_size size_;
   channel_order order_;
   std::unique_ptr<ferrum::gpu::kernel> pattern_;
+  std::unique_ptr<mesh_pipeline> pipeline_;     // drawing natively
+  std::unique_ptr<ferrum::gpu::kernel> draw_;  // or not
   std::unique_ptr<ferrum::gpu::kernel> blur_;  // both halves: the axis is a push word
   std::unique_ptr<ferrum::gpu::kernel> tonemap_;
 };

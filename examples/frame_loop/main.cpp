@@ -314,7 +314,8 @@ void request_resize(frame_loop_run* run, asio::io_context& completions, ferrum::
     frame_resize& job = *run->resize;
     try {
       const auto started = clock_type::now();
-      const ferrum::plan p = frame_loop::plan_for_size(base, job.size, job.present);
+      const ferrum::plan p =
+          frame_loop::plan_for_size(base, job.size, job.present, frame_loop::frame_renderer::draws_natively(device));
       job.program = std::make_shared<const ferrum::compiled_program>(ferrum::compile(p).value());
       job.renderer.emplace(device, p, *job.program, job.size, run->renderer->order());
       job.make_ms = milliseconds_since(started);
@@ -397,11 +398,19 @@ double percentile(std::vector<double> values, double p) {
 
 double mebibytes(std::uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
-int largest_difference(std::span<const std::byte> a, std::span<const std::byte> b) {
-  int largest = 0;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    largest = std::max(largest, std::abs(static_cast<int>(a[i]) - static_cast<int>(b[i])));
-  return largest;
+// The edges of a host_frame as a PNG's pixels: white where an edge reaches.
+std::vector<std::byte> edge_pixels(const frame_loop::host_frame& frame) {
+  std::vector<std::byte> rgba(frame.edges.size() * 4);
+  for (std::size_t p = 0; p < frame.edges.size(); ++p) {
+    const auto value = std::byte{frame.edges[p] != 0 ? std::uint8_t{255} : std::uint8_t{0}};
+    rgba[p * 4] = rgba[p * 4 + 1] = rgba[p * 4 + 2] = value;
+    rgba[p * 4 + 3] = std::byte{255};
+  }
+  return rgba;
+}
+
+double percent(std::size_t part, std::size_t whole) {
+  return whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole);
 }
 
 int run(const frame_loop::options& o, validation_log& log) {
@@ -449,7 +458,8 @@ int run(const frame_loop::options& o, validation_log& log) {
       presenter ? std::optional(presenter->format()) : std::nullopt;
   // Cold path, once: the plan for the frame's size (and the window's image)
   // compiled into its layouts.
-  const ferrum::plan plan = frame_loop::plan_for_size(base, o.size, present_format);
+  const ferrum::plan plan = frame_loop::plan_for_size(base, o.size, present_format,
+                                                      frame_loop::frame_renderer::draws_natively(*device));
   const auto program = std::make_shared<const ferrum::compiled_program>(ferrum::compile(plan).value());
   const frame_loop::frame_renderer renderer(*device, plan, *program, o.size,
                                             presenter ? presenter->order() : frame_loop::channel_order::rgba);
@@ -532,13 +542,16 @@ int run(const frame_loop::options& o, validation_log& log) {
   // while the scheduler lives: check it against the host. (In the
   // swapchain's order, RGBA or BGRA, both.)
   const std::span<const std::byte> pixels = drew.output(*scheduler, loop.last);
-  const int difference = largest_difference(pixels, drew.draw_on_host(loop.last_frame));
-  if (difference > allowed_difference)
+  const frame_loop::host_frame reference = drew.draw_on_host(loop.last_frame);
+  const frame_loop::frame_difference difference = frame_loop::compare_frames(
+      pixels, reference.pixels, reference.edges, size.width, size.height, allowed_difference);
+  if (difference.largest > allowed_difference)
     throw std::runtime_error("the last frame (" + std::to_string(loop.last_frame) +
-                             ") differs from the kernels' C++ forms by up to " + std::to_string(difference) +
-                             "/255 in a channel (allowed: " + std::to_string(allowed_difference) + ")");
+                             ") differs from the host's away from the torus's edges by up to " +
+                             std::to_string(difference.largest) + "/255 in a channel (allowed: " +
+                             std::to_string(allowed_difference) + ")");
   // What the window shows after the last frame (presented in frame order).
-  const std::vector<std::byte> expected = drew.draw_on_host(o.frames - 1);
+  const frame_loop::host_frame expected = drew.draw_on_host(o.frames - 1);
 
   std::filesystem::create_directories(o.out);
   const auto png_path = o.out / "frame.png";
@@ -547,7 +560,11 @@ int run(const frame_loop::options& o, validation_log& log) {
   frame_loop::write_png(png_path, size.width, size.height, drew.to_rgba(pixels));
   // What the window shows after the last frame: for the screenshot test.
   const auto expected_path = o.out / "expected.png";
-  if (presenter) frame_loop::write_png(expected_path, size.width, size.height, drew.to_rgba(expected));
+  const auto expected_edges_path = o.out / "expected-edges.png";
+  if (presenter) {
+    frame_loop::write_png(expected_path, size.width, size.height, drew.to_rgba(expected.pixels));
+    frame_loop::write_png(expected_edges_path, size.width, size.height, edge_pixels(expected));
+  }
   write_file(trace_path, [&](std::ostream& out) { ferrum::write_chrome_trace(out, trace, plan); });
   write_file(svg_path, [&](std::ostream& out) { ferrum::write_timeline_svg(out, trace, plan); });
 
@@ -605,14 +622,20 @@ int run(const frame_loop::options& o, validation_log& log) {
               << " lanes) before, " << mebibytes(resize.bytes_after) << " MiB (" << resize.lanes_after
               << " lanes) once the old program went\n";
   }
-  std::cout << "check:      the last frame matches the kernels' C++ forms (largest difference " << difference
-            << "/255)\n"
+  const std::size_t frame_pixels = std::size_t{size.width} * size.height;
+  std::cout << "check:      the last frame matches the host's (the kernels' C++ forms, its rasterizer) at the "
+            << frame_pixels - difference.edge_pixels << " pixels away from the torus's edges (largest difference "
+            << difference.largest << "/255); " << difference.edge_pixels << " pixels ("
+            << percent(difference.edge_pixels, frame_pixels) << "%) near an edge, " << difference.edge_differing
+            << " of them (" << percent(difference.edge_differing, difference.edge_pixels) << "%) differ by more\n"
             << "png:        " << png_path.string() << '\n'
             << "trace:      " << trace_path.string() << " (" << trace.kept() << " spans"
             << (trace.dropped() == 0 ? "" : ", the oldest dropped")
             << "; open it in https://ui.perfetto.dev or chrome://tracing)\n"
             << "timeline:   " << svg_path.string() << '\n';
-  if (presenter) std::cout << "expected:   " << expected_path.string() << " (what the window shows now)\n";
+  if (presenter)
+    std::cout << "expected:   " << expected_path.string() << " (what the window shows now; its edges "
+              << expected_edges_path.string() << ")\n";
   if (presenter && !o.hold_until.empty()) {
     std::cout.flush();
     presenter->hold_until(o.hold_until, std::chrono::seconds(120));
@@ -620,12 +643,15 @@ int run(const frame_loop::options& o, validation_log& log) {
   return 0;
 }
 
-// --compare-screenshot SHOT EXPECTED: the screenshot test's check, with the
-// tolerance of the frame check.
-int compare_screenshot(const std::filesystem::path& shot, const std::filesystem::path& expected) {
-  const frame_loop::screenshot_difference d = frame_loop::compare_screenshot(shot, expected);
+// --compare-screenshot SHOT EXPECTED EDGES: the screenshot test's check,
+// with the tolerance of the frame check.
+int compare_screenshot(const std::filesystem::path& shot, const std::filesystem::path& expected,
+                       const std::filesystem::path& edges) {
+  const frame_loop::frame_difference d = frame_loop::compare_screenshot(shot, expected, edges, allowed_difference);
   std::cout << "screenshot: " << shot.string() << " against " << expected.string() << " (" << d.width << "x" << d.height
-            << "): largest difference " << d.largest << "/255 in a channel (allowed: " << allowed_difference << ")\n";
+            << "): largest difference " << d.largest << "/255 in a channel away from the torus's edges (allowed: "
+            << allowed_difference << "); " << d.edge_differing << " of " << d.edge_pixels
+            << " pixels near an edge differ by more\n";
   if (d.largest > allowed_difference) {
     std::cerr << "frame_loop: error: the screenshot differs from the last frame's C++ forms by up to " << d.largest
               << "/255 in a channel\n";
@@ -643,7 +669,7 @@ int main(int argc, char** argv) {
       std::cout << frame_loop::usage();
       return 0;
     }
-    if (!o.compare_screenshot.empty()) return compare_screenshot(o.compare_screenshot[0], o.compare_screenshot[1]);
+    if (!o.compare_screenshot.empty()) return compare_screenshot(o.compare_screenshot[0], o.compare_screenshot[1], o.compare_screenshot[2]);
     // The log outlives the device, whose destruction may report too. (A
     // skipped run's messages are the loader's, about the missing driver.)
     validation_log log;

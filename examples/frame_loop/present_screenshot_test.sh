@@ -105,5 +105,5 @@ if [ "$shot_status" -ne 0 ]; then
   exit 1
 fi
 convert "$out/window.xwd" "$screenshot"
-LD_PRELOAD=$preload "$frame_loop" --compare-screenshot "$screenshot" "$out/expected.png"
+LD_PRELOAD=$preload "$frame_loop" --compare-screenshot "$screenshot" "$out/expected.png" "$out/expected-edges.png"
 echo "screenshot: $screenshot"

@@ -1,5 +1,5 @@
-// examples/frame_loop/screenshot_compare.cpp — a screenshot against the
-// expected frame (screenshot_compare.hpp).
+// examples/frame_loop/screenshot_compare.cpp — a frame against the expected
+// one (screenshot_compare.hpp).
 #include "screenshot_compare.hpp"
 
 #include <stb_image.h>
@@ -9,6 +9,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace frame_loop {
 namespace {
@@ -16,6 +17,10 @@ namespace {
 struct rgba_image {
   std::unique_ptr<unsigned char, void (*)(void*)> pixels{nullptr, &stbi_image_free};
   int width = 0, height = 0;
+
+  [[nodiscard]] std::span<const std::byte> bytes() const noexcept {
+    return {reinterpret_cast<const std::byte*>(pixels.get()), static_cast<std::size_t>(width) * height * 4};
+  }
 };
 
 rgba_image load(const std::filesystem::path& path) {
@@ -33,18 +38,38 @@ std::string size_of(const rgba_image& image) {
 
 }  // namespace
 
-screenshot_difference compare_screenshot(const std::filesystem::path& screenshot,
-                                         const std::filesystem::path& expected) {
+frame_difference compare_frames(std::span<const std::byte> a, std::span<const std::byte> b,
+                                std::span<const std::uint8_t> edges, std::uint32_t width, std::uint32_t height,
+                                int allowed) {
+  frame_difference d{width, height, 0, 0, 0};
+  const std::size_t pixels = std::size_t{width} * height;
+  for (std::size_t p = 0; p < pixels; ++p) {
+    int largest = 0;
+    for (std::size_t channel = 0; channel < 3; ++channel)
+      largest = std::max(largest, std::abs(static_cast<int>(a[p * 4 + channel]) - static_cast<int>(b[p * 4 + channel])));
+    if (edges[p] == 0) {
+      d.largest = std::max(d.largest, largest);
+    } else {
+      ++d.edge_pixels;
+      if (largest > allowed) ++d.edge_differing;
+    }
+  }
+  return d;
+}
+
+frame_difference compare_screenshot(const std::filesystem::path& screenshot, const std::filesystem::path& expected,
+                                    const std::filesystem::path& edges, int allowed) {
   const rgba_image shot = load(screenshot);
   const rgba_image want = load(expected);
-  if (shot.width != want.width || shot.height != want.height)
-    throw std::runtime_error("the screenshot '" + screenshot.string() + "' is " + size_of(shot) + ", the expected '" +
-                             expected.string() + "' " + size_of(want));
-  screenshot_difference d{static_cast<std::uint32_t>(shot.width), static_cast<std::uint32_t>(shot.height), 0};
-  const std::size_t bytes = std::size_t{d.width} * d.height * 4;
-  for (std::size_t i = 0; i < bytes; ++i)
-    if (i % 4 != 3) d.largest = std::max(d.largest, std::abs(int{shot.pixels.get()[i]} - int{want.pixels.get()[i]}));
-  return d;
+  const rgba_image near_edge = load(edges);
+  for (const auto& [path, image] : {std::pair{&expected, &want}, {&edges, &near_edge}})
+    if (shot.width != image->width || shot.height != image->height)
+      throw std::runtime_error("the screenshot '" + screenshot.string() + "' is " + size_of(shot) + ", '" +
+                               path->string() + "' " + size_of(*image));
+  std::vector<std::uint8_t> mask(static_cast<std::size_t>(shot.width) * shot.height);
+  for (std::size_t p = 0; p < mask.size(); ++p) mask[p] = near_edge.pixels.get()[p * 4] != 0 ? 1 : 0;
+  return compare_frames(shot.bytes(), want.bytes(), mask, static_cast<std::uint32_t>(shot.width),
+                        static_cast<std::uint32_t>(shot.height), allowed);
 }
 
 }  // namespace frame_loop

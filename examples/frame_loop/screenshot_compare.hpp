@@ -1,26 +1,41 @@
-// examples/frame_loop/screenshot_compare.hpp — how far a screenshot of the
-// --present window is from the frame the example expected there: the
-// largest difference of a red, green or blue channel over all pixels (alpha
-// is left out: an X screenshot has none). Both are PNG files, read through
-// stb_image (libstb-dev, as png_writer's stb_image_write).
+// examples/frame_loop/screenshot_compare.hpp — how far a frame is from the
+// frame the example expected there: a device's last frame from the host's
+// (main.cpp), or a screenshot of the --present window from the expected.png
+// the run wrote. Red, green and blue are compared (alpha is left out: an X
+// screenshot has none); pixels that an edge of the drawn torus reaches
+// (host_frame::edges) are held to nothing, only counted where they differ:
+// two rasterizers may decide such a pixel either way. PNG files are read
+// through stb_image (libstb-dev, as png_writer's stb_image_write).
 //
-//   const frame_loop::screenshot_difference d =
-//       frame_loop::compare_screenshot("screenshot.png", "frame_loop_out/expected.png");
+//   const frame_loop::frame_difference d = frame_loop::compare_screenshot(
+//       "screenshot.png", "frame_loop_out/expected.png", "frame_loop_out/expected-edges.png", 2);
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <span>
 
 namespace frame_loop {
 
-struct screenshot_difference {
-  std::uint32_t width = 0, height = 0;  // both images'
-  int largest = 0;                      // per 8-bit channel, 0..255
+struct frame_difference {
+  std::uint32_t width = 0, height = 0;
+  int largest = 0;                  // per 8-bit channel, 0..255, away from edges
+  std::size_t edge_pixels = 0;      // near an edge, not held to `allowed`
+  std::size_t edge_differing = 0;   // of those, how many differ by more than `allowed`
 };
 
-// Throws std::runtime_error when a file cannot be read as an image, or
-// their sizes differ (naming both).
-[[nodiscard]] screenshot_difference compare_screenshot(const std::filesystem::path& screenshot,
-                                                       const std::filesystem::path& expected);
+// `a` and `b`: `width` x `height` pixels of 4 bytes; `edges`: one byte a
+// pixel, nonzero near an edge.
+[[nodiscard]] frame_difference compare_frames(std::span<const std::byte> a, std::span<const std::byte> b,
+                                              std::span<const std::uint8_t> edges, std::uint32_t width,
+                                              std::uint32_t height, int allowed);
+
+// A screenshot against the expected frame and its edges (a PNG whose
+// nonzero red marks them). Throws std::runtime_error when a file cannot be
+// read as an image, or their sizes differ (naming them).
+[[nodiscard]] frame_difference compare_screenshot(const std::filesystem::path& screenshot,
+                                                  const std::filesystem::path& expected,
+                                                  const std::filesystem::path& edges, int allowed);
 
 }  // namespace frame_loop
