@@ -192,6 +192,7 @@ struct frame_loop_run {
   std::uint64_t in_flight;
   std::vector<double> frame_ms;  // per frame: submit to completion
   std::vector<double> gpu_ms;    // per frame with GPU timestamps: first pass begin to last pass end
+  std::vector<std::vector<double>> node_gpu_ms;  // per node, per frame with GPU timestamps: its pass
   // The wave submitted last, and its frame: no later wave ran on its lane,
   // whose output still holds what it drew. Mostly the last frame; frames of
   // different chains may be submitted out of frame order (after a resize,
@@ -382,6 +383,10 @@ asio::awaitable<void> frame_chain(frame_loop_run* run, std::uint64_t first, asio
     if (report.gpu)
       run->gpu_ms.push_back(std::chrono::duration<double, std::milli>(report.gpu->end - report.gpu->begin).count());
     // The per-pass GPU times are the wave's memory, gone once it is reused.
+    if (run->node_gpu_ms.size() < report.gpu_nodes.size()) run->node_gpu_ms.resize(report.gpu_nodes.size());
+    for (std::size_t n = 0; n < report.gpu_nodes.size(); ++n)
+      run->node_gpu_ms[n].push_back(
+          std::chrono::duration<double, std::milli>(report.gpu_nodes[n].end - report.gpu_nodes[n].begin).count());
     report.gpu_nodes = {};
     if (report.wave > run->last.wave) {
       run->last = std::move(report);
@@ -503,6 +508,7 @@ int run(const frame_loop::options& o, validation_log& log) {
                       .in_flight = program->lanes,
                       .frame_ms = std::vector<double>(o.frames),
                       .gpu_ms = {},
+                      .node_gpu_ms = {},
                       .resize = o.resize_at ? &resize : nullptr,
                       .presenter = presenter ? &*presenter : nullptr};
   if (presenter) loop.turn.emplace(completions, asio::steady_timer::time_point::max());
@@ -591,7 +597,14 @@ int run(const frame_loop::options& o, validation_log& log) {
             << " ms (submit to completion)\n";
   if (!loop.gpu_ms.empty()) {
     std::cout << "gpu time:   p50 " << percentile(loop.gpu_ms, 50) << " ms, p99 " << percentile(loop.gpu_ms, 99)
-              << " ms (first pass begin to last pass end; " << gpu_clock.calibration << ")\n";
+              << " ms (first pass begin to last pass end; " << gpu_clock.calibration << ")\n"
+              << "per pass:   gpu p50";
+    for (std::size_t n = 0; n < loop.node_gpu_ms.size() && n < plan.nodes.size(); ++n) {
+      const std::string_view id = plan.nodes[n].id.view();
+      std::cout << (n == 0 ? " " : ", ") << id.substr(id.find('/') + 1) << ' ' << std::setprecision(2)
+                << percentile(loop.node_gpu_ms[n], 50);
+    }
+    std::cout << std::setprecision(1) << " ms\n";
   } else {
     std::cout << "gpu time:   not measured ("
               << (o.gpu_timestamps ? "the device has no timestamps: " + std::string(gpu_clock.calibration)
