@@ -97,7 +97,8 @@ void describe(CLI::App& app, options& o) {
       ->disable_flag_override();
   app.add_flag("--present", o.present,
                "Show the frames in a window (GLFW, a Vulkan swapchain; needs a display and --device vulkan); "
-               "--resize-at resizes it. Also writes expected.png, the last frame drawn on the host, and expected-edges.png to --out.")
+               "--resize-at resizes it. Also writes expected.png, the last frame drawn on the host, and "
+               "expected-edges.png to --out.")
       ->disable_flag_override();
   app.add_option("--hold-until", o.hold_until,
                  "With --present: after the last frame, print 'ready for screenshot' and keep the window until "
@@ -113,7 +114,8 @@ void describe(CLI::App& app, options& o) {
 }
 
 constexpr const char* description =
-    "ferrum's main example: an engine-style frame loop, each frame a submission wave of four compute passes.";
+    "ferrum's main example: an engine-style frame loop, each frame a submission wave: a compute pattern, a "
+    "lit torus drawn over it, a blur and a tone map.";
 
 }  // namespace
 

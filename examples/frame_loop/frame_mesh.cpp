@@ -230,10 +230,9 @@ void draw_mesh_on_host(const draw_params& params, ferrum::gpu::image_extent exte
   for (std::uint32_t y = 0; y < extent.height; ++y) {
     for (std::uint32_t x = 0; x < extent.width; ++x) {
       const std::size_t p = std::size_t{y} * extent.width + x;
-      const std::array<const sample_hit*, 5> samples{&centres[p], &corners[std::size_t{y} * columns + x],
-                                                     &corners[std::size_t{y} * columns + x + 1],
-                                                     &corners[std::size_t{y + 1} * columns + x],
-                                                     &corners[std::size_t{y + 1} * columns + x + 1]};
+      const std::array<const sample_hit*, 5> samples{
+          &centres[p], &corners[std::size_t{y} * columns + x], &corners[std::size_t{y} * columns + x + 1],
+          &corners[std::size_t{y + 1} * columns + x], &corners[std::size_t{y + 1} * columns + x + 1]};
       const auto covered = std::ranges::count_if(samples, [](const sample_hit* s) { return s->covered(); });
       if (covered == 0) continue;
       if (covered != 5) {

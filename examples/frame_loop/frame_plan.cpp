@@ -39,7 +39,8 @@ void add_present(ferrum::plan& p, ferrum::image_format format) {
 // host's rasterizer draws the torus over the pattern as a kernel, a storage
 // read-write of image/frame.hdr; the depth image is the kernel's own.
 void draw_by_kernel(ferrum::plan& p) {
-  const auto draw = std::ranges::find_if(p.nodes, [](const ferrum::plan_node& n) { return n.id.view() == "node/draw"; });
+  const auto draw =
+      std::ranges::find_if(p.nodes, [](const ferrum::plan_node& n) { return n.id.view() == "node/draw"; });
   if (draw == p.nodes.end()) return;
   for (std::size_t i = draw->resources.size(); i-- > 0;) {
     const std::string_view id = draw->resources[i].view();

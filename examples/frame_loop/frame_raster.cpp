@@ -21,8 +21,9 @@ constexpr std::uint32_t fragment_spirv[] = {
 };
 
 void check(VkResult r, const char* what) {
-  if (r != VK_SUCCESS) throw std::runtime_error(std::string("frame_loop: ") + what + " failed (VkResult " +
-                                                std::to_string(static_cast<int>(r)) + ")");
+  if (r != VK_SUCCESS)
+    throw std::runtime_error(std::string("frame_loop: ") + what + " failed (VkResult " +
+                             std::to_string(static_cast<int>(r)) + ")");
 }
 
 VkShaderModule shader_module(VkDevice device, std::span<const std::uint32_t> words) {

@@ -42,10 +42,9 @@ constexpr std::string_view ldr_id = "image/frame.ldr";
 constexpr std::string_view rgba8_id = "resource/frame.rgba8";
 constexpr std::string_view present_id = "image/present";
 // What each node must list: what its pass reads, then what it writes.
-constexpr std::string_view node_resources[][2] = {{params_id, hdr_id},        {draw_params_id, hdr_id},
-                                                  {hdr_id, blurred_x_id},
-                                                  {blurred_x_id, blurred_id}, {blurred_id, ldr_id},
-                                                  {ldr_id, rgba8_id},         {present_id, present_id}};
+constexpr std::string_view node_resources[][2] = {
+    {params_id, hdr_id},  {draw_params_id, hdr_id}, {hdr_id, blurred_x_id},  {blurred_x_id, blurred_id},
+    {blurred_id, ldr_id}, {ldr_id, rgba8_id},       {present_id, present_id}};
 
 constexpr std::string_view frame_class = "frame";
 
@@ -116,14 +115,15 @@ frame_renderer::frame_renderer(gpu::device& device, const ferrum::plan& p, const
   if (size.width == 0 || size.height == 0) throw std::runtime_error("the image size must not be 0");
   check_plan(p, program, size);
   if (draws_natively(device) != (std::ranges::find(p.resources, depth_id, [](const ferrum::resource_descriptor& r) {
-                                  return r.id.view();
-                                }) != p.resources.end()))
+                                   return r.id.view();
+                                 }) != p.resources.end()))
     throw std::runtime_error("the plan is not made for this device: node/draw draws " +
                              std::string(draws_natively(device) ? "natively" : "by a kernel") +
                              " here (plan_for_size's raster)");
   if (!draws_natively(device) && gpu::native_handles(device))
-    throw std::runtime_error("node/draw needs a Vulkan device whose compute queue draws (graphics and dynamic "
-                             "rendering); this one's does not");
+    throw std::runtime_error(
+        "node/draw needs a Vulkan device whose compute queue draws (graphics and dynamic "
+        "rendering); this one's does not");
   pattern_ = device.create_kernel(pattern_kernel()).value();
   if (draws_natively(device))
     pipeline_ = std::make_unique<mesh_pipeline>(device);

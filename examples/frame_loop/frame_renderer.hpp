@@ -168,7 +168,7 @@ class frame_renderer {
   image_size size_;
   channel_order order_;
   std::unique_ptr<ferrum::gpu::kernel> pattern_;
-  std::unique_ptr<mesh_pipeline> pipeline_;     // drawing natively
+  std::unique_ptr<mesh_pipeline> pipeline_;    // drawing natively
   std::unique_ptr<ferrum::gpu::kernel> draw_;  // or not
   std::unique_ptr<ferrum::gpu::kernel> blur_;  // both halves: the axis is a push word
   std::unique_ptr<ferrum::gpu::kernel> tonemap_;

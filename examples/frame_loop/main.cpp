@@ -1,15 +1,17 @@
 // examples/frame_loop/main.cpp — ferrum's main example: an engine-style frame
-// loop. Every frame is one submission wave of four compute passes over the
-// plan's images (an animated HDR pattern, a box blur as a horizontal then a
-// vertical pass, a tone map) and a copy of the frame to the host, with as
+// loop. Every frame is one submission wave of passes over the plan's images
+// (an animated HDR pattern, a lit torus drawn over it by the engine's graphics
+// pipeline, a box blur as a horizontal then a vertical pass, a tone map) and
+// a copy of the frame to the host, with as
 // many frames in flight as the plan has lanes (three). The images are in the
 // memory the scheduler makes for each lane, which puts each in the layout
 // its pass needs; images whose passes do not overlap share memory (interval
 // liveness), and the summary says how much that saves. The last frame drawn
-// is checked against the kernels' C++ forms and written as a PNG; the
+// is checked against the host's drawing of it (frame_mesh.hpp: exact away
+// from the torus's edges) and written as a PNG; the
 // waves' trace goes out as Chrome trace JSON and as an SVG timeline. Each
 // lane records its passes once and replays them (scheduler_options::replay):
-// later frames only write the pattern's parameters into its slot.
+// later frames only write the pattern's and the draw's parameters into their slots.
 //
 // With --present (frame_presenter.hpp) the frames are shown in a window:
 // each frame acquires a swapchain image (in frame order) and its wave
@@ -190,8 +192,8 @@ struct frame_loop_run {
   const frame_loop::frame_renderer* renderer;
   std::uint64_t frames;
   std::uint64_t in_flight;
-  std::vector<double> frame_ms;  // per frame: submit to completion
-  std::vector<double> gpu_ms;    // per frame with GPU timestamps: first pass begin to last pass end
+  std::vector<double> frame_ms;                  // per frame: submit to completion
+  std::vector<double> gpu_ms;                    // per frame with GPU timestamps: first pass begin to last pass end
   std::vector<std::vector<double>> node_gpu_ms;  // per node, per frame with GPU timestamps: its pass
   // The wave submitted last, and its frame: no later wave ran on its lane,
   // whose output still holds what it drew. Mostly the last frame; frames of
@@ -463,8 +465,8 @@ int run(const frame_loop::options& o, validation_log& log) {
       presenter ? std::optional(presenter->format()) : std::nullopt;
   // Cold path, once: the plan for the frame's size (and the window's image)
   // compiled into its layouts.
-  const ferrum::plan plan = frame_loop::plan_for_size(base, o.size, present_format,
-                                                      frame_loop::frame_renderer::draws_natively(*device));
+  const ferrum::plan plan =
+      frame_loop::plan_for_size(base, o.size, present_format, frame_loop::frame_renderer::draws_natively(*device));
   const auto program = std::make_shared<const ferrum::compiled_program>(ferrum::compile(plan).value());
   const frame_loop::frame_renderer renderer(*device, plan, *program, o.size,
                                             presenter ? presenter->order() : frame_loop::channel_order::rgba);
@@ -554,8 +556,8 @@ int run(const frame_loop::options& o, validation_log& log) {
   if (difference.largest > allowed_difference)
     throw std::runtime_error("the last frame (" + std::to_string(loop.last_frame) +
                              ") differs from the host's away from the torus's edges by up to " +
-                             std::to_string(difference.largest) + "/255 in a channel (allowed: " +
-                             std::to_string(allowed_difference) + ")");
+                             std::to_string(difference.largest) +
+                             "/255 in a channel (allowed: " + std::to_string(allowed_difference) + ")");
   // What the window shows after the last frame (presented in frame order).
   const frame_loop::host_frame expected = drew.draw_on_host(o.frames - 1);
 
@@ -662,12 +664,14 @@ int compare_screenshot(const std::filesystem::path& shot, const std::filesystem:
                        const std::filesystem::path& edges) {
   const frame_loop::frame_difference d = frame_loop::compare_screenshot(shot, expected, edges, allowed_difference);
   std::cout << "screenshot: " << shot.string() << " against " << expected.string() << " (" << d.width << "x" << d.height
-            << "): largest difference " << d.largest << "/255 in a channel away from the torus's edges (allowed: "
-            << allowed_difference << "); " << d.edge_differing << " of " << d.edge_pixels
-            << " pixels near an edge differ by more\n";
+            << "): largest difference " << d.largest
+            << "/255 in a channel away from the torus's edges (allowed: " << allowed_difference << "); "
+            << d.edge_differing << " of " << d.edge_pixels << " pixels near an edge differ by more\n";
   if (d.largest > allowed_difference) {
-    std::cerr << "frame_loop: error: the screenshot differs from the last frame's C++ forms by up to " << d.largest
-              << "/255 in a channel\n";
+    std::cerr
+        << "frame_loop: error: the screenshot differs from the last frame drawn on the host, away from the torus's "
+           "edges, by up to "
+        << d.largest << "/255 in a channel\n";
     return 1;
   }
   return 0;
@@ -682,7 +686,8 @@ int main(int argc, char** argv) {
       std::cout << frame_loop::usage();
       return 0;
     }
-    if (!o.compare_screenshot.empty()) return compare_screenshot(o.compare_screenshot[0], o.compare_screenshot[1], o.compare_screenshot[2]);
+    if (!o.compare_screenshot.empty())
+      return compare_screenshot(o.compare_screenshot[0], o.compare_screenshot[1], o.compare_screenshot[2]);
     // The log outlives the device, whose destruction may report too. (A
     // skipped run's messages are the loader's, about the missing driver.)
     validation_log log;

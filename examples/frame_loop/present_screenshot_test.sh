@@ -5,8 +5,9 @@
 # layers on (through the loader's environment, which the test sets: they
 # print to stdout, which the test's regular expression reads); after the last frame it keeps the window (--hold-until) while
 # xwd takes a screenshot of it, which ImageMagick's convert makes a PNG, and
-# frame_loop --compare-screenshot compares with the last frame's C++ forms
-# (expected.png), allowing the difference the frame check allows.
+# frame_loop --compare-screenshot compares with the last frame drawn on the
+# host (expected.png) away from the torus's edges (expected-edges.png),
+# allowing the difference the frame check allows.
 #
 #   present_screenshot_test.sh FRAME_LOOP OUT_DIR SCREENSHOT_PNG [FRAME_LOOP_OPTION...]
 #

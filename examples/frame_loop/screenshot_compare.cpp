@@ -46,7 +46,8 @@ frame_difference compare_frames(std::span<const std::byte> a, std::span<const st
   for (std::size_t p = 0; p < pixels; ++p) {
     int largest = 0;
     for (std::size_t channel = 0; channel < 3; ++channel)
-      largest = std::max(largest, std::abs(static_cast<int>(a[p * 4 + channel]) - static_cast<int>(b[p * 4 + channel])));
+      largest =
+          std::max(largest, std::abs(static_cast<int>(a[p * 4 + channel]) - static_cast<int>(b[p * 4 + channel])));
     if (edges[p] == 0) {
       d.largest = std::max(d.largest, largest);
     } else {

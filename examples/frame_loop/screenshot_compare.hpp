@@ -20,9 +20,9 @@ namespace frame_loop {
 
 struct frame_difference {
   std::uint32_t width = 0, height = 0;
-  int largest = 0;                  // per 8-bit channel, 0..255, away from edges
-  std::size_t edge_pixels = 0;      // near an edge, not held to `allowed`
-  std::size_t edge_differing = 0;   // of those, how many differ by more than `allowed`
+  int largest = 0;                 // per 8-bit channel, 0..255, away from edges
+  std::size_t edge_pixels = 0;     // near an edge, not held to `allowed`
+  std::size_t edge_differing = 0;  // of those, how many differ by more than `allowed`
 };
 
 // `a` and `b`: `width` x `height` pixels of 4 bytes; `edges`: one byte a

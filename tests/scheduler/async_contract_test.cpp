@@ -465,8 +465,9 @@ TEST_CASE("a wave whose handler's executor is destroyed before the handler runs 
     asio::io_context never_run;
     std::atomic<int> queued{0};
     const counted_executor<asio::io_context::executor_type> on_never_run{never_run.get_executor(), &queued};
-    f.scheduler->async_submit(step, encode_nothing,
-                              asio::bind_executor(on_never_run, [&](error_code, ferrum::wave_report) { handled = true; }));
+    f.scheduler->async_submit(
+        step, encode_nothing,
+        asio::bind_executor(on_never_run, [&](error_code, ferrum::wave_report) { handled = true; }));
     // Completed, and its handler queued on the io_context nobody runs (the
     // wave counts itself completed just before it queues the handler).
     REQUIRE(eventually([&] { return f.scheduler->stats().completed == 1 && queued.load() == 1; }));
