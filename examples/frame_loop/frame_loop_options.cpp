@@ -100,6 +100,12 @@ void describe(CLI::App& app, options& o) {
                "--resize-at resizes it. Also writes expected.png, the last frame drawn on the host, and "
                "expected-edges.png to --out.")
       ->disable_flag_override();
+  app.add_flag("--overlay", o.overlay,
+               "With --present: draw a Dear ImGui window over the frames, in a node of each frame's wave, with "
+               "the summary's numbers live (frames/s, frame time, each pass's GPU time, lanes in flight, memory); "
+               "the frames record afresh each time (no replay). Also writes overlay-region.txt, where the window "
+               "lies in the last frame (x y width height), to --out.")
+      ->disable_flag_override();
   app.add_option("--hold-until", o.hold_until,
                  "With --present: after the last frame, print 'ready for screenshot' and keep the window until "
                  "FILE exists (at most 120 s).")
@@ -107,9 +113,10 @@ void describe(CLI::App& app, options& o) {
   app.add_option("--compare-screenshot", o.compare_screenshot,
                  "Compare SHOT (a PNG screenshot of the --present window) with EXPECTED (its expected.png) away "
                  "from EDGES (its expected-edges.png): print the largest red/green/blue difference; fail above "
-                 "the frame check's tolerance.")
-      ->type_name("SHOT EXPECTED EDGES")
-      ->expected(3);
+                 "the frame check's tolerance. With OVERLAY (an --overlay run's overlay-region.txt), the window "
+                 "must differ there, at most of its pixels, and is left out of the rest.")
+      ->type_name("SHOT EXPECTED EDGES [OVERLAY]")
+      ->expected(3, 4);
   app.footer("Exit status: 0 ok, 1 failed, 77 no Vulkan driver (1 instead when FERRUM_REQUIRE_VULKAN=1).");
 }
 
@@ -131,6 +138,7 @@ options parse_options(int argc, const char* const* argv) {
                                   std::to_string(o.frames) + " (--help lists the options)");
     if (o.present && o.device != "vulkan")
       throw std::invalid_argument("--present needs --device vulkan (--help lists the options)");
+    if (o.overlay && !o.present) throw std::invalid_argument("--overlay needs --present (--help lists the options)");
     if (!o.hold_until.empty() && !o.present)
       throw std::invalid_argument("--hold-until needs --present (--help lists the options)");
   } catch (const CLI::CallForHelp&) {

@@ -34,12 +34,17 @@ struct options {
   // --present: the frames shown in a window (GLFW, a Vulkan swapchain;
   // frame_presenter.hpp), which --resize-at resizes. Vulkan only.
   bool present = false;
+  // --overlay: with --present, a Dear ImGui window over the frames
+  // (frame_overlay.hpp).
+  bool overlay = false;
   // --hold-until FILE: with --present, after the last frame the window stays
   // until FILE exists (for a screenshot), after "ready for screenshot".
   std::filesystem::path hold_until;
-  // --compare-screenshot SHOT EXPECTED: compare two PNG files (a screenshot
-  // of the window, the expected.png a --present run wrote) and do nothing
-  // else; empty otherwise.
+  // --compare-screenshot SHOT EXPECTED EDGES [OVERLAY]: compare two PNG
+  // files (a screenshot of the window, the expected.png a --present run
+  // wrote) away from the torus's edges, and, given an --overlay run's
+  // overlay-region.txt, the overlay's region apart; do nothing else. Empty
+  // otherwise.
   std::vector<std::filesystem::path> compare_screenshot;
 };
 

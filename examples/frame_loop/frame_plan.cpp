@@ -11,8 +11,10 @@ namespace frame_loop {
 namespace {
 
 // The window's image, written by node/output's copy and presented by
-// node/present: the wave's own for the frame, named by each wave.
-void add_present(ferrum::plan& p, ferrum::image_format format) {
+// node/present: the wave's own for the frame, named by each wave. With
+// `overlay`, node/overlay draws over it between the two, its color
+// attachment.
+void add_present(ferrum::plan& p, ferrum::image_format format, bool overlay) {
   const auto present = ferrum::resource_id::make("image/present").value();
   const auto pool = ferrum::pool_id::make("pool/swapchain").value();
   ferrum::resource_descriptor image;
@@ -27,12 +29,16 @@ void add_present(ferrum::plan& p, ferrum::image_format format) {
   ferrum::plan_node& output = p.nodes.back();
   output.resources.push_back(present);
   output.access.push_back(ferrum::resource_access::transfer_dst);
-  ferrum::plan_node show;
-  show.id = ferrum::node_id::make("node/present").value();
-  show.resources = {present};
-  show.after = {output.id};
-  show.access = {ferrum::resource_access::present};
-  p.nodes.push_back(std::move(show));
+  const auto add_node = [&](std::string_view id, ferrum::resource_access access) {
+    ferrum::plan_node n;
+    n.id = ferrum::node_id::make(id).value();
+    n.resources = {present};
+    n.after = {p.nodes.back().id};
+    n.access = {access};
+    p.nodes.push_back(std::move(n));
+  };
+  if (overlay) add_node("node/overlay", ferrum::resource_access::color_attachment);
+  add_node("node/present", ferrum::resource_access::present);
 }
 
 // node/draw on a device that records no graphics (the null device): the
@@ -57,10 +63,10 @@ void draw_by_kernel(ferrum::plan& p) {
 }  // namespace
 
 ferrum::plan plan_for_size(const ferrum::plan& base, image_size size, std::optional<ferrum::image_format> present,
-                           bool raster) {
+                           bool raster, bool overlay) {
   ferrum::plan p = base;
   if (!raster) draw_by_kernel(p);
-  if (present) add_present(p, *present);
+  if (present) add_present(p, *present, overlay);
   const ferrum::bucket_capacity dims{size.width, size.height, std::uint64_t{size.width} * size.height};
   // Every resource of a pool side by side, each padded to its alignment.
   std::map<std::string, std::uint64_t> pool_bytes;

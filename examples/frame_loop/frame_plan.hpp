@@ -3,7 +3,7 @@
 // start, and what --resize-at compiles, on a background thread, to swap in
 // while frames run.
 //
-//   ferrum::plan p = frame_loop::plan_for_size(base, {1920, 1080}, ferrum::image_format::bgra8_unorm, true);
+//   ferrum::plan p = frame_loop::plan_for_size(base, {1920, 1080}, ferrum::image_format::bgra8_unorm, true, true);
 #pragma once
 
 #include "frame_renderer.hpp"
@@ -22,12 +22,13 @@ namespace frame_loop {
 // format), the window's image too: image/present, of that format, in an
 // imported pool (pool/swapchain; each wave names the acquired image),
 // which node/output also copies the frame into, and node/present, after
-// it, presents. Throws ferrum::error_exception when a resource's demand
-// cannot be resolved at that size. Without `raster` (a device that records
-// no graphics: the null device), node/draw is the host's rasterizer as a
-// kernel (frame_mesh.hpp, draw_kernel) over image/frame.hdr, a storage
-// image it reads and writes, with no depth image.
+// it, presents; with `overlay` (--overlay), node/overlay between the two
+// draws the overlay over it (frame_overlay.hpp), its color attachment. Throws ferrum::error_exception when a resource's
+// demand cannot be resolved at that size. Without `raster` (a device that records no graphics: the null device),
+// node/draw is the host's rasterizer as a kernel (frame_mesh.hpp, draw_kernel) over image/frame.hdr, a storage image it
+// reads and writes, with no depth image.
 [[nodiscard]] ferrum::plan plan_for_size(const ferrum::plan& base, image_size size,
-                                         std::optional<ferrum::image_format> present, bool raster);
+                                         std::optional<ferrum::image_format> present, bool raster,
+                                         bool overlay = false);
 
 }  // namespace frame_loop

@@ -2,6 +2,7 @@
 // the plan's shape it relies on, and its encoder.
 #include "frame_renderer.hpp"
 
+#include "frame_overlay.hpp"
 #include "frame_raster.hpp"
 
 #include "ferrum/gpu/vulkan_device.hpp"
@@ -19,18 +20,18 @@ namespace gpu = ferrum::gpu;
 
 // Node indices in the plan (checked by the constructor); the scheduler
 // submits a wave's nodes in this order, each list after the ones before.
-// node/present (--present) comes last and records nothing: the scheduler's
-// transition to present-src is its work.
+// With --present node/present comes last and records nothing: the
+// scheduler's transition to present-src is its work; with --overlay
+// node/overlay comes before it.
 enum node : std::size_t {
   pattern_node = 0,
   draw_node = 1,
   blur_x_node = 2,
   blur_y_node = 3,
   tonemap_node = 4,
-  output_node = 5
+  output_node = 5,
+  overlay_node = 6
 };
-constexpr std::string_view node_ids[] = {"node/pattern", "node/draw",   "node/blur.x", "node/blur.y",
-                                         "node/tonemap", "node/output", "node/present"};
 
 constexpr std::string_view params_id = "resource/pattern.params";
 constexpr std::string_view draw_params_id = "resource/draw.params";
@@ -41,10 +42,17 @@ constexpr std::string_view blurred_id = "image/frame.blurred";
 constexpr std::string_view ldr_id = "image/frame.ldr";
 constexpr std::string_view rgba8_id = "resource/frame.rgba8";
 constexpr std::string_view present_id = "image/present";
-// What each node must list: what its pass reads, then what it writes.
-constexpr std::string_view node_resources[][2] = {
-    {params_id, hdr_id},  {draw_params_id, hdr_id}, {hdr_id, blurred_x_id},  {blurred_x_id, blurred_id},
-    {blurred_id, ldr_id}, {ldr_id, rgba8_id},       {present_id, present_id}};
+// Each node, and what it must list: what its pass reads, then what it writes.
+struct node_shape {
+  std::string_view id;
+  std::string_view resources[2];
+};
+constexpr node_shape frame_nodes[] = {
+    {"node/pattern", {params_id, hdr_id}},   {"node/draw", {draw_params_id, hdr_id}},
+    {"node/blur.x", {hdr_id, blurred_x_id}}, {"node/blur.y", {blurred_x_id, blurred_id}},
+    {"node/tonemap", {blurred_id, ldr_id}},  {"node/output", {ldr_id, rgba8_id}}};
+constexpr node_shape overlay_shape{"node/overlay", {present_id, present_id}};
+constexpr node_shape present_shape{"node/present", {present_id, present_id}};
 
 constexpr std::string_view frame_class = "frame";
 
@@ -53,20 +61,24 @@ constexpr float exposure = 1.0f;
 
 std::string in_quotes(std::string_view text) { return "'" + std::string(text) + "'"; }
 
-void check_plan(const ferrum::plan& p, const ferrum::compiled_program& program, image_size size) {
+void check_plan(const ferrum::plan& p, const ferrum::compiled_program& program, image_size size, bool overlay) {
   const auto wrong = [](const std::string& why) {
     return std::runtime_error("the plan is not a frame_loop plan: " + why);
   };
-  if (p.nodes.size() != std::size(node_ids) - 1 && p.nodes.size() != std::size(node_ids))
-    throw wrong("it must have six nodes, or seven with node/present");
+  std::vector<node_shape> shapes(std::begin(frame_nodes), std::end(frame_nodes));
+  if (overlay) shapes.push_back(overlay_shape);
+  if (overlay || p.nodes.size() > shapes.size()) shapes.push_back(present_shape);
+  if (p.nodes.size() != shapes.size())
+    throw wrong(overlay ? "it must have eight nodes, node/overlay and node/present last (--overlay)"
+                        : "it must have six nodes, or seven with node/present");
   for (std::size_t i = 0; i < p.nodes.size(); ++i) {
     const ferrum::plan_node& n = p.nodes[i];
-    if (n.id.view() != node_ids[i])
-      throw wrong("node " + std::to_string(i) + " must be " + in_quotes(node_ids[i]) + ", not " +
+    if (n.id.view() != shapes[i].id)
+      throw wrong("node " + std::to_string(i) + " must be " + in_quotes(shapes[i].id) + ", not " +
                   in_quotes(n.id.view()));
-    for (std::string_view id : node_resources[i])
+    for (std::string_view id : shapes[i].resources)
       if (std::ranges::none_of(n.resources, [&](const ferrum::resource_id& r) { return r.view() == id; }))
-        throw wrong(in_quotes(node_ids[i]) + " must list " + in_quotes(id));
+        throw wrong(in_quotes(shapes[i].id) + " must list " + in_quotes(id));
   }
   // The host reads the output after its wave: only a persistent resource
   // keeps its bytes past its nodes.
@@ -86,7 +98,7 @@ void check_plan(const ferrum::plan& p, const ferrum::compiled_program& program, 
             return s.node_index == index && s.capacity >= bytes;
           });
       if (!has_slot)
-        throw wrong(in_quotes(node_ids[index]) + " must own a binding slot of at least " + std::to_string(bytes) +
+        throw wrong(in_quotes(frame_nodes[index].id) + " must own a binding slot of at least " + std::to_string(bytes) +
                     " bytes in bucket " + in_quotes(bucket.id.str()));
     }
   }
@@ -110,10 +122,10 @@ gpu::image_operand operand(const ferrum::encode_context& c, std::string_view id)
 }  // namespace
 
 frame_renderer::frame_renderer(gpu::device& device, const ferrum::plan& p, const ferrum::compiled_program& program,
-                               image_size size, channel_order order)
-    : size_(size), order_(order) {
+                               image_size size, channel_order order, const frame_overlay* overlay)
+    : size_(size), order_(order), overlay_(overlay) {
   if (size.width == 0 || size.height == 0) throw std::runtime_error("the image size must not be 0");
-  check_plan(p, program, size);
+  check_plan(p, program, size, overlay != nullptr);
   if (draws_natively(device) != (std::ranges::find(p.resources, depth_id, [](const ferrum::resource_descriptor& r) {
                                    return r.id.view();
                                  }) != p.resources.end()))
@@ -160,7 +172,8 @@ std::vector<std::byte> frame_renderer::to_rgba(std::span<const std::byte> pixels
   return rgba;
 }
 
-void frame_renderer::encode(const ferrum::encode_context& c, std::uint64_t frame) const {
+void frame_renderer::encode(const ferrum::encode_context& c, std::uint64_t frame,
+                            const overlay_numbers* numbers) const {
   // The frame's parameters, in the wave's own bytes: the scheduler gave this
   // lane's slot to this wave alone, and the GPU reads it when the wave runs.
   if (c.node_index == pattern_node) store(params_of_frame(frame), c.binding->bytes());
@@ -205,6 +218,13 @@ void frame_renderer::encode(const ferrum::encode_context& c, std::uint64_t frame
         c.commands.copy(bytes, *present->image, present->layout).value();
       break;
     }
+    case overlay_node:
+      if (overlay_ != nullptr) {
+        overlay_->draw(c, *c.image(present_id), size_.width, size_.height, frame,
+                       numbers != nullptr ? *numbers : overlay_numbers{});
+        break;
+      }
+      [[fallthrough]];
     default:
       // node/present: its opening barrier (present-src) is all it does.
       break;

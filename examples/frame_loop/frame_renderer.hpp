@@ -94,6 +94,8 @@ struct image_size {
 };
 
 class mesh_pipeline;
+class frame_overlay;
+struct overlay_numbers;
 
 // A frame drawn on the host (frame_renderer::draw_on_host): its 8-bit
 // pixels, and which of them an edge of the torus reaches (1), through the
@@ -118,9 +120,11 @@ class frame_renderer {
   // whose images are `size`), ferrum::error_exception with the device's
   // error when it refuses a kernel.
   // `order`: the byte order the tone map writes frame.ldr in (BGRA for a
-  // swapchain of BGRA images, --present).
+  // swapchain of BGRA images, --present). `overlay` (--overlay): what
+  // node/overlay draws with (the plan has it: plan_for_size's overlay);
+  // it must outlive this object.
   frame_renderer(ferrum::gpu::device& device, const ferrum::plan& p, const ferrum::compiled_program& program,
-                 image_size size, channel_order order = channel_order::rgba);
+                 image_size size, channel_order order = channel_order::rgba, const frame_overlay* overlay = nullptr);
   frame_renderer(const frame_renderer&) = delete;
   frame_renderer& operator=(const frame_renderer&) = delete;
   ~frame_renderer();
@@ -133,12 +137,18 @@ class frame_renderer {
   // width x height].
   [[nodiscard]] ferrum::wave_request request() const noexcept;
 
+  // Whether a lane may replay its lists (scheduler_options::replay): not
+  // with an overlay, whose draws change every frame.
+  [[nodiscard]] bool replayable() const noexcept { return overlay_ == nullptr; }
+
   // Records node `c.node_index`'s pass of frame `frame` on lane `c.lane`
   // unless the lane replays it (encode_context::replay), and, for
-  // node/pattern and node/draw, writes the frame's parameters into its slot.
-  // Called by the scheduler, concurrently for different nodes. Throws
-  // ferrum::error_exception when the device refuses the command.
-  void encode(const ferrum::encode_context& c, std::uint64_t frame) const;
+  // node/pattern and node/draw, writes the frame's parameters into its slot;
+  // node/overlay shows `numbers` (none: zeros). Called by the scheduler,
+  // concurrently for different nodes. Throws ferrum::error_exception when
+  // the device refuses the command, std::runtime_error when the overlay
+  // cannot draw.
+  void encode(const ferrum::encode_context& c, std::uint64_t frame, const overlay_numbers* numbers = nullptr) const;
 
   // The 8-bit pixels that the completed wave `report` of `scheduler` drew:
   // frame.rgba8's bytes in its lane. Valid until the lane's next wave and
@@ -172,14 +182,17 @@ class frame_renderer {
   std::unique_ptr<ferrum::gpu::kernel> draw_;  // or not
   std::unique_ptr<ferrum::gpu::kernel> blur_;  // both halves: the axis is a push word
   std::unique_ptr<ferrum::gpu::kernel> tonemap_;
+  const frame_overlay* overlay_;
 };
 
 // The encoder of one frame's wave: the scheduler calls it for every node.
+// `numbers`: what --overlay shows on this frame (null without it).
 struct frame_encoder {
   const frame_renderer* renderer;
   std::uint64_t frame;
+  std::shared_ptr<const overlay_numbers> numbers{};
 
-  void operator()(const ferrum::encode_context& c) const { renderer->encode(c, frame); }
+  void operator()(const ferrum::encode_context& c) const { renderer->encode(c, frame, numbers.get()); }
 };
 
 }  // namespace frame_loop

@@ -41,6 +41,7 @@
 // command line), frame_presenter.hpp (--present), png_writer.hpp,
 // screenshot_compare.hpp (--compare-screenshot, for the screenshot test).
 #include "frame_loop_options.hpp"
+#include "frame_overlay.hpp"
 #include "frame_plan.hpp"
 #include "frame_presenter.hpp"
 #include "frame_renderer.hpp"
@@ -69,6 +70,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -212,7 +214,60 @@ struct frame_loop_run {
   std::uint64_t next_acquire = 0;
   std::uint64_t presented = 0;
   std::map<std::uint64_t, ferrum::gpu::swapchain_image> to_present{};
+  // --overlay: what it draws with, and the latest frames' completion times
+  // and times (submit to completion, GPU, and per pass), for its numbers.
+  const frame_loop::frame_overlay* overlay = nullptr;
+  std::deque<clock_type::time_point> recent_completions{};
+  std::deque<std::vector<double>> recent_ms{};  // per frame: submit to completion, GPU, then each pass
 };
+
+// Frames the overlay's numbers are taken over, at most: about a second at
+// lavapipe's rate, a fraction of one on a GPU.
+constexpr std::size_t overlay_window = 64;
+
+double percentile(std::vector<double> values, double p);
+
+// The numbers --overlay shows on the next frame submitted: the summary's,
+// over the latest frames completed.
+std::shared_ptr<const frame_loop::overlay_numbers> overlay_numbers_now(const frame_loop_run& run,
+                                                                       const ferrum::plan& plan) {
+  auto numbers = std::make_shared<frame_loop::overlay_numbers>();
+  const ferrum::scheduler_stats stats = run.scheduler->stats();
+  numbers->in_flight = stats.in_flight;
+  numbers->lanes = stats.lanes;
+  numbers->lane_mib = static_cast<double>(stats.lane_bytes) / (1024.0 * 1024.0);
+  if (run.recent_completions.size() >= 2) {
+    const std::chrono::duration<double> span = run.recent_completions.back() - run.recent_completions.front();
+    if (span.count() > 0)
+      numbers->frames_per_second = static_cast<double>(run.recent_completions.size() - 1) / span.count();
+  }
+  if (run.recent_ms.empty()) return numbers;
+  const auto column = [&](std::size_t i) {
+    std::vector<double> values;
+    for (const std::vector<double>& frame : run.recent_ms)
+      if (i < frame.size()) values.push_back(frame[i]);
+    return values.empty() ? 0.0 : percentile(std::move(values), 50);
+  };
+  numbers->frame_ms = column(0);
+  numbers->gpu_ms = column(1);
+  for (std::size_t n = 0; n < plan.nodes.size() && 2 + n < run.recent_ms.back().size(); ++n) {
+    const std::string_view id = plan.nodes[n].id.view();
+    numbers->passes.push_back({std::string(id.substr(id.find('/') + 1)), column(2 + n)});
+  }
+  return numbers;
+}
+
+// Keeps a completed frame's times for the overlay's numbers.
+void remember_for_overlay(frame_loop_run* run, double frame_ms, const ferrum::wave_report& report) {
+  run->recent_completions.push_back(clock_type::now());
+  std::vector<double> times{frame_ms, 0.0};
+  if (report.gpu) times[1] = std::chrono::duration<double, std::milli>(report.gpu->end - report.gpu->begin).count();
+  for (const auto& node : report.gpu_nodes)
+    times.push_back(std::chrono::duration<double, std::milli>(node.end - node.begin).count());
+  run->recent_ms.push_back(std::move(times));
+  if (run->recent_completions.size() > overlay_window) run->recent_completions.pop_front();
+  if (run->recent_ms.size() > overlay_window) run->recent_ms.pop_front();
+}
 
 // Wakes the chains waiting for their turn (a frame acquired, presented, or
 // failed), and once the run failed, those waiting for the resize's swap
@@ -317,10 +372,10 @@ void request_resize(frame_loop_run* run, asio::io_context& completions, ferrum::
     frame_resize& job = *run->resize;
     try {
       const auto started = clock_type::now();
-      const ferrum::plan p =
-          frame_loop::plan_for_size(base, job.size, job.present, frame_loop::frame_renderer::draws_natively(device));
+      const ferrum::plan p = frame_loop::plan_for_size(
+          base, job.size, job.present, frame_loop::frame_renderer::draws_natively(device), run->overlay != nullptr);
       job.program = std::make_shared<const ferrum::compiled_program>(ferrum::compile(p).value());
-      job.renderer.emplace(device, p, *job.program, job.size, run->renderer->order());
+      job.renderer.emplace(device, p, *job.program, job.size, run->renderer->order(), run->overlay);
       job.make_ms = milliseconds_since(started);
     } catch (const std::exception& e) {
       job.failure = e.what();
@@ -335,7 +390,7 @@ void request_resize(frame_loop_run* run, asio::io_context& completions, ferrum::
 // Frames first, first + in_flight, ...: each is submitted when the one before
 // it completed, so `in_flight` chains keep that many frames in flight.
 asio::awaitable<void> frame_chain(frame_loop_run* run, std::uint64_t first, asio::io_context* completions,
-                                  ferrum::gpu::device* device, const ferrum::plan* base) {
+                                  ferrum::gpu::device* device, const ferrum::plan* base, const ferrum::plan* plan) {
   for (std::uint64_t frame = first; frame < run->frames && run->failure.empty(); frame += run->in_flight) {
     const frame_loop::frame_renderer* renderer = run->renderer;
     frame_resize* resize = run->resize;
@@ -365,7 +420,8 @@ asio::awaitable<void> frame_chain(frame_loop_run* run, std::uint64_t first, asio
       request.wait = wait;
       request.signal = signal;
     }
-    const frame_loop::frame_encoder encode{renderer, frame};
+    frame_loop::frame_encoder encode{renderer, frame};
+    if (run->overlay != nullptr) encode.numbers = overlay_numbers_now(*run, *plan);
     // The last frame at the old size lets the swap go, once this wave is
     // submitted (the post runs after the co_await below initiated it).
     if (resize != nullptr && frame < resize->at && ++resize->submitted_before == resize->at)
@@ -380,6 +436,7 @@ asio::awaitable<void> frame_chain(frame_loop_run* run, std::uint64_t first, asio
       co_return;
     }
     run->frame_ms[frame] = milliseconds_since(submitted);
+    if (run->overlay != nullptr) remember_for_overlay(run, run->frame_ms[frame], report);
     if (image) present_in_order(run, frame, *image);
     if (resize != nullptr && frame == resize->at) resize->first_frame_ms = milliseconds_since(resize->requested_at);
     if (report.gpu)
@@ -463,13 +520,18 @@ int run(const frame_loop::options& o, validation_log& log) {
   if (o.present) presenter.emplace(*glfw, *device, o.size, base.lanes);
   const std::optional<ferrum::image_format> present_format =
       presenter ? std::optional(presenter->format()) : std::nullopt;
+  // --overlay: ImGui over the window's images (a context per lane, made
+  // with the lane; the scheduler's lanes go before it).
+  std::optional<frame_loop::frame_overlay> overlay;
+  if (o.overlay) overlay.emplace(*device, *present_format);
   // Cold path, once: the plan for the frame's size (and the window's image)
   // compiled into its layouts.
-  const ferrum::plan plan =
-      frame_loop::plan_for_size(base, o.size, present_format, frame_loop::frame_renderer::draws_natively(*device));
+  const ferrum::plan plan = frame_loop::plan_for_size(base, o.size, present_format,
+                                                      frame_loop::frame_renderer::draws_natively(*device), o.overlay);
   const auto program = std::make_shared<const ferrum::compiled_program>(ferrum::compile(plan).value());
   const frame_loop::frame_renderer renderer(*device, plan, *program, o.size,
-                                            presenter ? presenter->order() : frame_loop::channel_order::rgba);
+                                            presenter ? presenter->order() : frame_loop::channel_order::rgba,
+                                            overlay ? &*overlay : nullptr);
   asio::io_context completions;
   frame_resize resize;
   if (o.resize_at) {
@@ -486,7 +548,8 @@ int run(const frame_loop::options& o, validation_log& log) {
   ferrum::trace_recorder trace(std::min<std::uint64_t>(o.frames, 1000) *
                                (ferrum::wave_phase_count + program->node_count * (gpu_timed ? 2 : 1)));
   // Replay: a lane's passes are recorded by its first frame and submitted
-  // again by its later frames, which only write the pattern's parameters.
+  // again by its later frames, which only write the pattern's parameters
+  // (not with --overlay: ImGui's draws change every frame).
   // The fence timeout is long because a frame's fence may wait for every
   // frame in flight, and lavapipe, one submission at a time on the CPU,
   // takes seconds for each 1920x1080 frame; it still catches a hung GPU.
@@ -495,10 +558,11 @@ int run(const frame_loop::options& o, validation_log& log) {
   // swapchain image than the lane's last wave did.
   ferrum::scheduler_options settings{.fence_timeout = std::chrono::seconds(60),
                                      .encoder_tasks = 2,
-                                     .replay = true,
+                                     .replay = renderer.replayable(),
                                      .gpu_timestamps = gpu_timed,
                                      .make_lanes = ferrum::lane_making::when_needed,
                                      .trace = &trace};
+  if (overlay) settings.make_lane_state = overlay->lane_factory();
   std::unique_ptr<ferrum::scheduler> scheduler =
       ferrum::scheduler::create(program, *device, workers.get_executor(), settings).value();
 
@@ -512,13 +576,15 @@ int run(const frame_loop::options& o, validation_log& log) {
                       .gpu_ms = {},
                       .node_gpu_ms = {},
                       .resize = o.resize_at ? &resize : nullptr,
-                      .presenter = presenter ? &*presenter : nullptr};
+                      .presenter = presenter ? &*presenter : nullptr,
+                      .overlay = overlay ? &*overlay : nullptr};
   if (presenter) loop.turn.emplace(completions, asio::steady_timer::time_point::max());
   loop.gpu_ms.reserve(o.frames);
   for (std::uint64_t first = 0; first < std::min(loop.in_flight, loop.frames); ++first)
-    asio::co_spawn(completions, frame_chain(&loop, first, &completions, device.get(), &base), [](std::exception_ptr e) {
-      if (e) std::rethrow_exception(e);
-    });
+    asio::co_spawn(completions, frame_chain(&loop, first, &completions, device.get(), &base, &plan),
+                   [](std::exception_ptr e) {
+                     if (e) std::rethrow_exception(e);
+                   });
   const auto started = clock_type::now();
   completions.run();
   const std::chrono::duration<double> elapsed = clock_type::now() - started;
@@ -569,10 +635,12 @@ int run(const frame_loop::options& o, validation_log& log) {
   // What the window shows after the last frame: for the screenshot test.
   const auto expected_path = o.out / "expected.png";
   const auto expected_edges_path = o.out / "expected-edges.png";
+  const auto overlay_path = o.out / "overlay-region.txt";
   if (presenter) {
     frame_loop::write_png(expected_path, size.width, size.height, drew.to_rgba(expected.pixels));
     frame_loop::write_png(expected_edges_path, size.width, size.height, edge_pixels(expected));
   }
+  if (overlay) frame_loop::write_region(overlay_path, overlay->latest_region());
   write_file(trace_path, [&](std::ostream& out) { ferrum::write_chrome_trace(out, trace, plan); });
   write_file(svg_path, [&](std::ostream& out) { ferrum::write_timeline_svg(out, trace, plan); });
 
@@ -651,6 +719,11 @@ int run(const frame_loop::options& o, validation_log& log) {
   if (presenter)
     std::cout << "expected:   " << expected_path.string() << " (what the window shows now; its edges "
               << expected_edges_path.string() << ")\n";
+  if (overlay) {
+    const frame_loop::pixel_region r = overlay->latest_region();
+    std::cout << "overlay:    a Dear ImGui window at (" << r.x << ", " << r.y << "), " << r.width << "x" << r.height
+              << " over the last frame (" << overlay_path.string() << "), drawn by node/overlay in each wave\n";
+  }
   if (presenter && !o.hold_until.empty()) {
     std::cout.flush();
     presenter->hold_until(o.hold_until, std::chrono::seconds(120));
@@ -658,20 +731,37 @@ int run(const frame_loop::options& o, validation_log& log) {
   return 0;
 }
 
-// --compare-screenshot SHOT EXPECTED EDGES: the screenshot test's check,
-// with the tolerance of the frame check.
-int compare_screenshot(const std::filesystem::path& shot, const std::filesystem::path& expected,
-                       const std::filesystem::path& edges) {
-  const frame_loop::frame_difference d = frame_loop::compare_screenshot(shot, expected, edges, allowed_difference);
-  std::cout << "screenshot: " << shot.string() << " against " << expected.string() << " (" << d.width << "x" << d.height
-            << "): largest difference " << d.largest
-            << "/255 in a channel away from the torus's edges (allowed: " << allowed_difference << "); "
-            << d.edge_differing << " of " << d.edge_pixels << " pixels near an edge differ by more\n";
+// The share of an overlay's region that must differ from the frame under
+// it: ImGui's window darkens all of it but what was black already.
+constexpr double overlay_differing_share = 0.5;
+
+// --compare-screenshot SHOT EXPECTED EDGES [OVERLAY]: the screenshot test's
+// check, with the tolerance of the frame check; with OVERLAY, the overlay's
+// region must differ (at most of its pixels) and is left out of the rest.
+int compare_screenshot(const std::vector<std::filesystem::path>& files) {
+  const std::filesystem::path& shot = files[0];
+  std::optional<frame_loop::pixel_region> region;
+  if (files.size() > 3) region = frame_loop::read_region(files[3]);
+  const frame_loop::frame_difference d =
+      frame_loop::compare_screenshot(shot, files[1], files[2], allowed_difference, region);
+  std::cout << "screenshot: " << shot.string() << " against " << files[1].string() << " (" << d.width << "x" << d.height
+            << "): largest difference " << d.largest << "/255 in a channel away from the torus's edges"
+            << (region ? " and the overlay" : "") << " (allowed: " << allowed_difference << "); " << d.edge_differing
+            << " of " << d.edge_pixels << " pixels near an edge differ by more\n";
+  if (region)
+    std::cout << "overlay:    " << d.region_differing << " of the " << d.region_pixels << " pixels of its region ("
+              << percent(d.region_differing, d.region_pixels) << "%) differ from the frame without it\n";
   if (d.largest > allowed_difference) {
     std::cerr
         << "frame_loop: error: the screenshot differs from the last frame drawn on the host, away from the torus's "
            "edges, by up to "
         << d.largest << "/255 in a channel\n";
+    return 1;
+  }
+  if (region &&
+      static_cast<double>(d.region_differing) <= overlay_differing_share * static_cast<double>(d.region_pixels)) {
+    std::cerr << "frame_loop: error: the overlay's region differs from the frame without it at " << d.region_differing
+              << " of its " << d.region_pixels << " pixels, not more than half\n";
     return 1;
   }
   return 0;
@@ -686,8 +776,7 @@ int main(int argc, char** argv) {
       std::cout << frame_loop::usage();
       return 0;
     }
-    if (!o.compare_screenshot.empty())
-      return compare_screenshot(o.compare_screenshot[0], o.compare_screenshot[1], o.compare_screenshot[2]);
+    if (!o.compare_screenshot.empty()) return compare_screenshot(o.compare_screenshot);
     // The log outlives the device, whose destruction may report too. (A
     // skipped run's messages are the loader's, about the missing driver.)
     validation_log log;

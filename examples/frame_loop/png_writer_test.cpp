@@ -4,11 +4,10 @@
 // pixels are refused before anything is written; an unwritable path fails
 // saying which file and why.
 #include "png_writer.hpp"
+#include "scratch_directory.hpp"
 
 #include <stb_image.h>
 #include <catch2/catch.hpp>
-
-#include <unistd.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -22,22 +21,6 @@
 namespace {
 
 namespace fs = std::filesystem;
-
-// A directory of its own for each test case: ctest runs them in parallel.
-struct scratch_directory {
-  explicit scratch_directory(const std::string& name)
-      : path(fs::temp_directory_path() / ("ferrum-png-writer-" + name + "-" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~scratch_directory() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  scratch_directory(const scratch_directory&) = delete;
-  scratch_directory& operator=(const scratch_directory&) = delete;
-  fs::path path;
-};
 
 // Every byte value in every channel, alpha included, and rows that differ.
 std::vector<std::byte> test_pixels(std::uint32_t width, std::uint32_t height) {
@@ -78,7 +61,7 @@ std::vector<std::byte> file_bytes(const fs::path& path) {
 }  // namespace
 
 TEST_CASE("png_writer: a file decodes to exactly the pixels written", "[example]") {
-  const scratch_directory dir("round-trip");
+  const frame_loop::scratch_directory dir("png-writer-round-trip");
   // 1x1, one row, one column, and an image whose rows are not a multiple of
   // anything in particular: PNG's filters work row against row.
   const std::uint32_t sizes[][2] = {{1, 1}, {257, 1}, {1, 131}, {600, 301}};
@@ -97,7 +80,7 @@ TEST_CASE("png_writer: a file decodes to exactly the pixels written", "[example]
 }
 
 TEST_CASE("png_writer: the file is a PNG, compressed", "[example]") {
-  const scratch_directory dir("format");
+  const frame_loop::scratch_directory dir("png-writer-format");
   const fs::path path = dir.path / "frame.png";
   // A smooth image, as frames are: deflate shrinks it well below its pixels.
   const std::uint32_t width = 256;
@@ -121,7 +104,7 @@ TEST_CASE("png_writer: the file is a PNG, compressed", "[example]") {
 }
 
 TEST_CASE("png_writer: an existing file is replaced", "[example]") {
-  const scratch_directory dir("replace");
+  const frame_loop::scratch_directory dir("png-writer-replace");
   const fs::path path = dir.path / "frame.png";
   frame_loop::write_png(path, 64, 64, test_pixels(64, 64));
   const std::vector<std::byte> smaller = test_pixels(3, 2);
@@ -133,7 +116,7 @@ TEST_CASE("png_writer: an existing file is replaced", "[example]") {
 }
 
 TEST_CASE("png_writer: pixels that do not match the size are refused, and nothing is written", "[example]") {
-  const scratch_directory dir("refused");
+  const frame_loop::scratch_directory dir("png-writer-refused");
   const fs::path path = dir.path / "frame.png";
   const std::vector<std::byte> rgba = test_pixels(4, 4);
   CHECK_THROWS_AS(frame_loop::write_png(path, 4, 5, rgba), std::invalid_argument);
@@ -147,7 +130,7 @@ TEST_CASE("png_writer: pixels that do not match the size are refused, and nothin
 }
 
 TEST_CASE("png_writer: an unwritable path fails naming the file and why", "[example]") {
-  const scratch_directory dir("unwritable");
+  const frame_loop::scratch_directory dir("png-writer-unwritable");
   const fs::path path = dir.path / "no such directory" / "frame.png";
   const std::vector<std::byte> rgba = test_pixels(2, 2);
   CHECK_THROWS_AS(frame_loop::write_png(path, 2, 2, rgba), std::runtime_error);

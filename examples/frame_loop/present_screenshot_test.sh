@@ -7,11 +7,12 @@
 # xwd takes a screenshot of it, which ImageMagick's convert makes a PNG, and
 # frame_loop --compare-screenshot compares with the last frame drawn on the
 # host (expected.png) away from the torus's edges (expected-edges.png),
-# allowing the difference the frame check allows.
+# allowing the difference the frame check allows; with --overlay, away from
+# the overlay's window too (overlay-region.txt), which must differ.
 #
 #   present_screenshot_test.sh FRAME_LOOP OUT_DIR SCREENSHOT_PNG [FRAME_LOOP_OPTION...]
 #
-# FRAME_LOOP_OPTIONs go to the --present run (--discrete-layout).
+# FRAME_LOOP_OPTIONs go to the --present run (--discrete-layout, --overlay).
 #
 # Exit status: 0 ok; 77 no Vulkan driver (frame_loop's, unless
 # FERRUM_REQUIRE_VULKAN=1); 1 otherwise, a missing tool included.
@@ -19,7 +20,7 @@
 # FERRUM_FRAME_LOOP_LD_PRELOAD: the LD_PRELOAD of frame_loop alone (the asan
 # build's, cmake/ferrum_sanitizers.cmake), not of Xvfb, xwd or convert.
 # FERRUM_PRESENT_TEST_FRAMES: the frames it shows (default 120; at least 8),
-# resized at half of them.
+# resized at half of them to FERRUM_PRESENT_TEST_RESIZE_TO (default 320x180).
 set -eu
 
 if [ $# -lt 3 ]; then
@@ -63,7 +64,8 @@ taken="$out/screenshot-taken"
 : >"$log"
 
 frames=${FERRUM_PRESENT_TEST_FRAMES:-120}
-LD_PRELOAD=$preload "$frame_loop" --present --frames "$frames" --resize-at $((frames / 2)) 320x180 --out "$out" \
+resize_to=${FERRUM_PRESENT_TEST_RESIZE_TO:-320x180}
+LD_PRELOAD=$preload "$frame_loop" --present --frames "$frames" --resize-at $((frames / 2)) "$resize_to" --out "$out" \
   --hold-until "$taken" "$@" >"$log" 2>&1 &
 pid=$!
 # Released whatever happens: frame_loop waits for this file after its last frame.
@@ -106,5 +108,10 @@ if [ "$shot_status" -ne 0 ]; then
   exit 1
 fi
 convert "$out/window.xwd" "$screenshot"
-LD_PRELOAD=$preload "$frame_loop" --compare-screenshot "$screenshot" "$out/expected.png" "$out/expected-edges.png"
+# An --overlay run says where its window lies: held apart, it must differ.
+overlay=""
+[ -f "$out/overlay-region.txt" ] && overlay="$out/overlay-region.txt"
+# shellcheck disable=SC2086 # $overlay: no argument when empty
+LD_PRELOAD=$preload "$frame_loop" --compare-screenshot "$screenshot" "$out/expected.png" "$out/expected-edges.png" \
+  $overlay
 echo "screenshot: $screenshot"
