@@ -1,8 +1,10 @@
 #!/bin/sh
 # One command for a machine with a real GPU (never run by CI): installs what
 # it needs, refuses when the only Vulkan devices are software ones (Mesa's
-# lavapipe), builds release, runs the Vulkan tests, the frame_loop example at
-# 1920x1080 for 600 frames with GPU timestamps (also with --discrete-layout),
+# lavapipe), builds release, runs the Vulkan tests, the frame_loop example (its
+# raster pass, compute post-processing, 3 frames in flight) at 1920x1080 for
+# 600 frames with GPU timestamps (also with --discrete-layout), at 3840x2160
+# for 300,
 # and the fence latency, pipelining, replay, barriers, memory classes and FFT
 # convolution benchmarks, then prints one summary: the device, its driver and
 # each figure. Full outputs go to build/gpu-check/.
@@ -57,6 +59,8 @@ release=build/release
 "$release/examples/frame_loop/ferrum_frame_loop" --device vulkan --frames 600 --width 1920 --height 1080 \
   --discrete-layout --out "$out/frame_loop_discrete" >"$out/frame_loop_discrete.log" 2>&1 ||
   fail "frame_loop --discrete-layout (see $out/frame_loop_discrete.log)"
+"$release/examples/frame_loop/ferrum_frame_loop" --device vulkan --frames 300 --width 3840 --height 2160 \
+  --out "$out/frame_loop_4k" >"$out/frame_loop_4k.log" 2>&1 || fail "frame_loop at 4K (see $out/frame_loop_4k.log)"
 "$release/bench/ferrum_bench_fence_latency" 2000 >"$out/fence_latency.log" 2>&1 ||
   fail "fence latency bench (see $out/fence_latency.log)"
 "$release/bench/ferrum_bench_pipelining" 300 3 >"$out/pipelining.log" 2>&1 ||
@@ -85,10 +89,13 @@ echo
 echo "== ferrum gpu-check: $device"
 echo "driver:        $driver"
 echo "vulkan tests:  $tests"
+frame_figures='^(device|memory|frames/s|frame time|gpu time|per pass|check):'
 echo "-- frame_loop 1920x1080, 600 frames, GPU timestamps on"
-grep -E "^(device|frames/s|frame time|gpu time|check):" "$out/frame_loop.log"
+grep -E "$frame_figures" "$out/frame_loop.log"
 echo "-- frame_loop 1920x1080, 600 frames, --discrete-layout (uploads and the output staged)"
-grep -E "^(device|frames/s|frame time|gpu time|check):" "$out/frame_loop_discrete.log"
+grep -E "$frame_figures" "$out/frame_loop_discrete.log"
+echo "-- frame_loop 3840x2160, 300 frames"
+grep -E "$frame_figures" "$out/frame_loop_4k.log"
 echo "-- fence latency (timeline reached -> coroutine resumed)"
 grep -E "p50|vulkan|baseline|null" "$out/fence_latency.log" | head -n 12
 echo "-- pipelining (lanes against one)"

@@ -70,10 +70,15 @@ ferrum::plan plan_for_size(const ferrum::plan& base, image_size size, std::optio
   const ferrum::bucket_capacity dims{size.width, size.height, std::uint64_t{size.width} * size.height};
   // Every resource of a pool side by side, each padded to its alignment.
   std::map<std::string, std::uint64_t> pool_bytes;
+  std::uint64_t lane_bytes = 0;
   for (const ferrum::resource_descriptor& r : p.resources) {
     const std::uint64_t bytes = ferrum::resolve_demand(r, dims).value();
     pool_bytes[std::string(r.pool.view())] += bytes + r.alignment;
+    lane_bytes += bytes + r.alignment;
   }
+  // The plan's budget holds every lane at that size (4K frames need more
+  // than frame_loop.json's 256 MiB).
+  p.budget_bytes = std::max(p.budget_bytes, lane_bytes * p.lanes);
   std::erase_if(p.buckets, [](const ferrum::bucket_spec& b) { return b.cls.view() == "frame"; });
   ferrum::bucket_spec bucket;
   bucket.cls = ferrum::bucket_class::make("frame").value();

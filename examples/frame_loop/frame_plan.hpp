@@ -18,7 +18,8 @@ namespace frame_loop {
 // `base` with its buckets of class "frame" replaced by one of exactly
 // `size` (capacity [width, height, width x height]), each pool's budget
 // what its resources take at that size (without aliasing: the compiler's
-// layout takes that or less). With `present` (the swapchain images'
+// layout takes that or less), and the plan's memory budget at least the
+// lanes' of that size. With `present` (the swapchain images'
 // format), the window's image too: image/present, of that format, in an
 // imported pool (pool/swapchain; each wave names the acquired image),
 // which node/output also copies the frame into, and node/present, after

@@ -14,7 +14,8 @@
 // With --present the plan has the window's swapchain image too
 // (image/present, imported: frame_plan.hpp): node/output copies the frame
 // into it, node/present presents it; each wave names the frame's acquired
-// image (main.cpp).
+// image (main.cpp). With --overlay, node/overlay between the two draws a
+// Dear ImGui window over it, its color attachment (frame_overlay.hpp).
 //
 // The example makes no memory of its own. Its images are image resources of
 // the plan (frame_loop.json), which the scheduler makes in the memory of

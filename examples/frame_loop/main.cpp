@@ -19,7 +19,9 @@
 // acquisition, copies the frame into it, leaves it in present-src and
 // signals it presentable, and the frame is presented, in frame order, once
 // its wave completed. A lane that meets another swapchain image than its
-// last wave's records its lists afresh.
+// last wave's records its lists afresh. With --overlay (frame_overlay.hpp)
+// a Dear ImGui window is drawn over each presented frame by a node of its
+// wave, showing the numbers the summary prints, live.
 //
 // Lanes are made when a frame first needs them (lane_making::when_needed),
 // so a run holds only its own bucket's. With --resize-at N WxH, frames from
@@ -32,13 +34,15 @@
 //   ferrum_frame_loop --device null --frames 60 --out /tmp/frames
 //   ferrum_frame_loop --frames 120 --resize-at 60 640x360
 //   ferrum_frame_loop --present --frames 600 --resize-at 300 640x360
+//   ferrum_frame_loop --present --overlay --width 640 --height 360
 //
 // The parts: frame_loop.json (the plan: nodes, the pattern's parameter slot,
 // the images and their pools, three lanes), frame_plan.hpp (the plan made
 // for the frame's size, and for presenting), frame_renderer.hpp (kernels,
 // the images' layout and why, the encoder),
 // frame_kernels.hpp and shaders/ (the passes), frame_loop_options.hpp (the
-// command line), frame_presenter.hpp (--present), png_writer.hpp,
+// command line), frame_presenter.hpp (--present), frame_overlay.hpp
+// (--overlay), png_writer.hpp,
 // screenshot_compare.hpp (--compare-screenshot, for the screenshot test).
 #include "frame_loop_options.hpp"
 #include "frame_overlay.hpp"

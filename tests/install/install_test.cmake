@@ -5,8 +5,8 @@
 # `ferrum` command built, as every ctest run does. The add_subdirectory mode
 # rebuilds the libraries inside the consumer: it is registered where
 # FERRUM_TEST_SUBDIRECTORY_CONSUMER is on (the release preset), and builds them
-# unoptimized (about a minute on two cores), since what it checks is the
-# CMake project, not the code.
+# unoptimized and without debug information (no build type: about a minute
+# on two cores), since what it checks is the CMake project, not the code.
 set(ferrum_toolchain_args
   "-DGENERATOR=${CMAKE_GENERATOR}"
   "-DMAKE_PROGRAM=${CMAKE_MAKE_PROGRAM}"
@@ -35,7 +35,6 @@ if(FERRUM_TEST_SUBDIRECTORY_CONSUMER)
       -DUSE_SUBDIRECTORY=ON
       "-DFERRUM_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
       "-DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/install_subdirectory"
-      -DCONFIG=Debug
       ${ferrum_toolchain_args}
       -P "${CMAKE_CURRENT_LIST_DIR}/run_consumer.cmake")
   set_tests_properties("${ferrum_subdirectory_test}" PROPERTIES LABELS install TIMEOUT 600 PROCESSORS 2)
