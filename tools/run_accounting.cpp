@@ -114,8 +114,12 @@ void run_accounting::record(error_code ec, const wave_report& report, const wave
   const std::uint64_t value = report.submitted_value;
   // Everything submitted so far, on every device: a loss or hang at any of
   // those values may explain a wave that never reached the GPU
-  // (all_lanes_quarantined).
-  for (device_state& d : devices_) d.scan(d.device->queue().last_submitted());
+  // (all_lanes_quarantined). queue::submit counts a submission in
+  // last_submitted() only once the device has it, and the device may lose
+  // itself on it before that (the null device's worker): on a lost device
+  // the value being submitted is scanned too, or a wave that failed by that
+  // loss meanwhile would go unexplained.
+  for (device_state& d : devices_) d.scan(d.device->queue().last_submitted() + (d.device->lost() ? 1 : 0));
   device_state& on = devices_[std::min(report.device, devices_.size() - 1)];
   on.scan(value);
   if (report.ended[static_cast<std::size_t>(wave_phase::acquire)] && report.device < tally_.devices.size()) {
