@@ -218,12 +218,22 @@ struct frame_loop_run {
   std::uint64_t next_acquire = 0;
   std::uint64_t presented = 0;
   std::map<std::uint64_t, ferrum::gpu::swapchain_image> to_present{};
-  // --overlay: what it draws with, and the latest frames' completion times
-  // and times (submit to completion, GPU, and per pass), for its numbers.
+  // --overlay: what it draws with, its names of the passes, and the latest
+  // frames' completions (when, and submit to completion) for its numbers.
   const frame_loop::frame_overlay* overlay = nullptr;
-  std::deque<clock_type::time_point> recent_completions{};
-  std::deque<std::vector<double>> recent_ms{};  // per frame: submit to completion, GPU, then each pass
+  std::vector<std::string> pass_names{};
+  struct completion {
+    clock_type::time_point at;
+    double frame_ms;
+  };
+  std::deque<completion> recent{};
 };
+
+// A pass's name: its node's id without "node/".
+std::string_view pass_name(const ferrum::plan_node& n) {
+  const std::string_view id = n.id.view();
+  return id.substr(id.find('/') + 1);
+}
 
 // Frames the overlay's numbers are taken over, at most: about a second at
 // lavapipe's rate, a fraction of one on a GPU.
@@ -231,46 +241,31 @@ constexpr std::size_t overlay_window = 64;
 
 double percentile(std::vector<double> values, double p);
 
+// The median of the latest `overlay_window` of `values` (0 when none).
+double recent_p50(const std::vector<double>& values) {
+  const std::size_t from = values.size() > overlay_window ? values.size() - overlay_window : 0;
+  return values.empty() ? 0.0 : percentile({values.begin() + static_cast<std::ptrdiff_t>(from), values.end()}, 50);
+}
+
 // The numbers --overlay shows on the next frame submitted: the summary's,
 // over the latest frames completed.
-std::shared_ptr<const frame_loop::overlay_numbers> overlay_numbers_now(const frame_loop_run& run,
-                                                                       const ferrum::plan& plan) {
+std::shared_ptr<const frame_loop::overlay_numbers> overlay_numbers_now(const frame_loop_run& run) {
   auto numbers = std::make_shared<frame_loop::overlay_numbers>();
   const ferrum::scheduler_stats stats = run.scheduler->stats();
   numbers->in_flight = stats.in_flight;
   numbers->lanes = stats.lanes;
   numbers->lane_mib = static_cast<double>(stats.lane_bytes) / (1024.0 * 1024.0);
-  if (run.recent_completions.size() >= 2) {
-    const std::chrono::duration<double> span = run.recent_completions.back() - run.recent_completions.front();
-    if (span.count() > 0)
-      numbers->frames_per_second = static_cast<double>(run.recent_completions.size() - 1) / span.count();
+  if (run.recent.size() >= 2) {
+    const std::chrono::duration<double> span = run.recent.back().at - run.recent.front().at;
+    if (span.count() > 0) numbers->frames_per_second = static_cast<double>(run.recent.size() - 1) / span.count();
   }
-  if (run.recent_ms.empty()) return numbers;
-  const auto column = [&](std::size_t i) {
-    std::vector<double> values;
-    for (const std::vector<double>& frame : run.recent_ms)
-      if (i < frame.size()) values.push_back(frame[i]);
-    return values.empty() ? 0.0 : percentile(std::move(values), 50);
-  };
-  numbers->frame_ms = column(0);
-  numbers->gpu_ms = column(1);
-  for (std::size_t n = 0; n < plan.nodes.size() && 2 + n < run.recent_ms.back().size(); ++n) {
-    const std::string_view id = plan.nodes[n].id.view();
-    numbers->passes.push_back({std::string(id.substr(id.find('/') + 1)), column(2 + n)});
-  }
+  std::vector<double> frame_ms;
+  for (const frame_loop_run::completion& c : run.recent) frame_ms.push_back(c.frame_ms);
+  numbers->frame_ms = recent_p50(frame_ms);
+  numbers->gpu_ms = recent_p50(run.gpu_ms);
+  for (std::size_t n = 0; n < run.node_gpu_ms.size() && n < run.pass_names.size(); ++n)
+    numbers->passes.push_back({run.pass_names[n], recent_p50(run.node_gpu_ms[n])});
   return numbers;
-}
-
-// Keeps a completed frame's times for the overlay's numbers.
-void remember_for_overlay(frame_loop_run* run, double frame_ms, const ferrum::wave_report& report) {
-  run->recent_completions.push_back(clock_type::now());
-  std::vector<double> times{frame_ms, 0.0};
-  if (report.gpu) times[1] = std::chrono::duration<double, std::milli>(report.gpu->end - report.gpu->begin).count();
-  for (const auto& node : report.gpu_nodes)
-    times.push_back(std::chrono::duration<double, std::milli>(node.end - node.begin).count());
-  run->recent_ms.push_back(std::move(times));
-  if (run->recent_completions.size() > overlay_window) run->recent_completions.pop_front();
-  if (run->recent_ms.size() > overlay_window) run->recent_ms.pop_front();
 }
 
 // Wakes the chains waiting for their turn (a frame acquired, presented, or
@@ -394,7 +389,7 @@ void request_resize(frame_loop_run* run, asio::io_context& completions, ferrum::
 // Frames first, first + in_flight, ...: each is submitted when the one before
 // it completed, so `in_flight` chains keep that many frames in flight.
 asio::awaitable<void> frame_chain(frame_loop_run* run, std::uint64_t first, asio::io_context* completions,
-                                  ferrum::gpu::device* device, const ferrum::plan* base, const ferrum::plan* plan) {
+                                  ferrum::gpu::device* device, const ferrum::plan* base) {
   for (std::uint64_t frame = first; frame < run->frames && run->failure.empty(); frame += run->in_flight) {
     const frame_loop::frame_renderer* renderer = run->renderer;
     frame_resize* resize = run->resize;
@@ -425,7 +420,7 @@ asio::awaitable<void> frame_chain(frame_loop_run* run, std::uint64_t first, asio
       request.signal = signal;
     }
     frame_loop::frame_encoder encode{renderer, frame};
-    if (run->overlay != nullptr) encode.numbers = overlay_numbers_now(*run, *plan);
+    if (run->overlay != nullptr) encode.numbers = overlay_numbers_now(*run);
     // The last frame at the old size lets the swap go, once this wave is
     // submitted (the post runs after the co_await below initiated it).
     if (resize != nullptr && frame < resize->at && ++resize->submitted_before == resize->at)
@@ -440,7 +435,10 @@ asio::awaitable<void> frame_chain(frame_loop_run* run, std::uint64_t first, asio
       co_return;
     }
     run->frame_ms[frame] = milliseconds_since(submitted);
-    if (run->overlay != nullptr) remember_for_overlay(run, run->frame_ms[frame], report);
+    if (run->overlay != nullptr) {
+      run->recent.push_back({clock_type::now(), run->frame_ms[frame]});
+      if (run->recent.size() > overlay_window) run->recent.pop_front();
+    }
     if (image) present_in_order(run, frame, *image);
     if (resize != nullptr && frame == resize->at) resize->first_frame_ms = milliseconds_since(resize->requested_at);
     if (report.gpu)
@@ -583,12 +581,12 @@ int run(const frame_loop::options& o, validation_log& log) {
                       .presenter = presenter ? &*presenter : nullptr,
                       .overlay = overlay ? &*overlay : nullptr};
   if (presenter) loop.turn.emplace(completions, asio::steady_timer::time_point::max());
+  for (const ferrum::plan_node& n : plan.nodes) loop.pass_names.emplace_back(pass_name(n));
   loop.gpu_ms.reserve(o.frames);
   for (std::uint64_t first = 0; first < std::min(loop.in_flight, loop.frames); ++first)
-    asio::co_spawn(completions, frame_chain(&loop, first, &completions, device.get(), &base, &plan),
-                   [](std::exception_ptr e) {
-                     if (e) std::rethrow_exception(e);
-                   });
+    asio::co_spawn(completions, frame_chain(&loop, first, &completions, device.get(), &base), [](std::exception_ptr e) {
+      if (e) std::rethrow_exception(e);
+    });
   const auto started = clock_type::now();
   completions.run();
   const std::chrono::duration<double> elapsed = clock_type::now() - started;
@@ -673,9 +671,8 @@ int run(const frame_loop::options& o, validation_log& log) {
     std::cout << "gpu time:   p50 " << percentile(loop.gpu_ms, 50) << " ms, p99 " << percentile(loop.gpu_ms, 99)
               << " ms (first pass begin to last pass end; " << gpu_clock.calibration << ")\n"
               << "per pass:   gpu p50";
-    for (std::size_t n = 0; n < loop.node_gpu_ms.size() && n < plan.nodes.size(); ++n) {
-      const std::string_view id = plan.nodes[n].id.view();
-      std::cout << (n == 0 ? " " : ", ") << id.substr(id.find('/') + 1) << ' ' << std::setprecision(2)
+    for (std::size_t n = 0; n < loop.node_gpu_ms.size() && n < loop.pass_names.size(); ++n) {
+      std::cout << (n == 0 ? " " : ", ") << loop.pass_names[n] << ' ' << std::setprecision(2)
                 << percentile(loop.node_gpu_ms[n], 50);
     }
     std::cout << std::setprecision(1) << " ms\n";
