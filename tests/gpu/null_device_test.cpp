@@ -57,6 +57,43 @@ TEST_CASE("null device: kernels, fills, copies and host functions run in order o
   CHECK(test::word_at(*counter, 0) == 2);  // the first check found nothing, the second the 2 zeroed words
 }
 
+TEST_CASE("null device: the CPU kernels cover every word of an operand of several blocks", "[gpu]") {
+  // The CPU forms work through 1024-word blocks: 2500 words are two whole
+  // blocks and a partial one, at a range that does not start the arena.
+  constexpr std::uint32_t words = 2500;
+  auto device = test::null_device();
+  auto arena = test::require(device->create_arena(4 * (words + 8)));
+  auto counter = test::require(device->create_arena(4));
+  auto writer = test::require(device->create_kernel(builtin::write_pattern()));
+  auto checker = test::require(device->create_kernel(builtin::check_pattern()));
+  auto affine = test::require(device->create_kernel(builtin::affine()));
+  auto list = test::require(device->create_command_list());
+  const auto range = arena->range(16, 4 * words);
+  const std::uint32_t seed = 7;
+  const std::uint64_t value = test::submit(*device, *list, [&](ferrum::gpu::command_list& l) {
+    test::require(l.fill(arena->whole(), 0xdeadbeef));
+    test::require(l.dispatch(*writer, range, {}, std::array{seed}));
+    test::require(l.dispatch(*checker, range, counter->whole(), std::array{seed}));
+    // One word in each block differs: the first, a middle and the last.
+    test::require(l.fill(arena->range(16 + 4 * 0, 4), 0));
+    test::require(l.fill(arena->range(16 + 4 * 1500, 4), 0));
+    test::require(l.fill(arena->range(16 + 4 * (words - 1), 4), 0));
+    test::require(l.dispatch(*checker, range, counter->whole(), std::array{seed}));
+    test::require(l.dispatch(*affine, range, {}, std::array{3u, 1u}));
+  });
+  REQUIRE(test::wait_for(device->queue().timeline(), value) == boost::system::error_code{});
+  CHECK(test::word_at(*counter, 0) == 3);
+  CHECK(test::word_at(*arena, 3) == 0xdeadbeef);
+  CHECK(test::word_at(*arena, 4 + words) == 0xdeadbeef);
+  std::uint32_t wrong = 0;
+  for (std::uint32_t i = 0; i < words; ++i) {
+    const bool zeroed = i == 0 || i == 1500 || i == words - 1;
+    const std::uint32_t before = zeroed ? 0 : builtin::pattern_word(seed, i);
+    wrong += test::word_at(*arena, 4 + i) != before * 3 + 1 ? 1u : 0u;
+  }
+  CHECK(wrong == 0);
+}
+
 TEST_CASE("null device: submissions run in submission order across many lists", "[gpu]") {
   auto device = test::null_device();
   auto arena = test::require(device->create_arena(64));
