@@ -37,23 +37,42 @@ done
 
 # The fuzzers explore from the example plans and from their compiled
 # programs; any crash, hang (-timeout) or sanitizer report fails the run.
-# FERRUM_FUZZ_SECONDS bounds both together (default 60): two thirds for the
-# plan fuzzer, the rest for the program loader's, so the total does not grow.
-# Plan inputs may grow to 16 KiB, past the largest example (libFuzzer caps
-# them at the largest seed otherwise).
-fuzz_seconds=${FERRUM_FUZZ_SECONDS:-60}
-plan_seconds=$((fuzz_seconds * 2 / 3))
-program_seconds=$((fuzz_seconds - plan_seconds))
+# Both run at once, one core each, for FERRUM_FUZZ_SECONDS (default 40)
+# each. Plan inputs may grow to 16 KiB, past the largest example (libFuzzer
+# caps them at the largest seed otherwise).
+fuzz_seconds=${FERRUM_FUZZ_SECONDS:-40}
 stage fuzz-build sh -c "cmake --preset fuzz && cmake --build --preset fuzz --target ferrum_plan_fuzz ferrum_program_fuzz"
-corpus=$(mktemp -d)
-program_corpus=$(mktemp -d)
-trap 'rm -rf "$corpus" "$program_corpus"' EXIT
-cp examples/plans/*.json "$corpus"/
-stage fuzz-run ./build/fuzz/tests/fuzz/ferrum_plan_fuzz -max_total_time="$plan_seconds" -timeout=10 \
-  -rss_limit_mb=2048 -max_len=16384 -dict=tests/fuzz/plan.dict -print_final_stats=1 "$corpus"
-# The program fuzzer writes the example plans' programs into its corpus at startup.
-stage fuzz-program env FERRUM_PROGRAM_FUZZ_SEEDS="$program_corpus" ./build/fuzz/tests/fuzz/ferrum_program_fuzz \
-  -max_total_time="$program_seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$program_corpus"
+fuzz_dir=$(mktemp -d)
+trap 'rm -rf "$fuzz_dir"' EXIT
+mkdir "$fuzz_dir/plans" "$fuzz_dir/programs"
+cp examples/plans/*.json "$fuzz_dir/plans"/
+# fuzz_result FUZZER PID: waits for the fuzzer; prints the end of its log, or
+# all of it and fails if the fuzzer failed.
+fuzz_result() {
+  if wait "$2"; then
+    echo "ferrum: the $1 fuzzer passed; the end of its output:"
+    tail -n 8 "$fuzz_dir/$1.log"
+  else
+    cat "$fuzz_dir/$1.log"
+    echo "ferrum: the $1 fuzzer failed"
+    return 1
+  fi
+}
+fuzz_run() {
+  ./build/fuzz/tests/fuzz/ferrum_plan_fuzz -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \
+    -max_len=16384 -dict=tests/fuzz/plan.dict -print_final_stats=1 "$fuzz_dir/plans" > "$fuzz_dir/plan.log" 2>&1 &
+  plan_pid=$!
+  # The program fuzzer writes the example plans' programs into its corpus at startup.
+  env FERRUM_PROGRAM_FUZZ_SEEDS="$fuzz_dir/programs" ./build/fuzz/tests/fuzz/ferrum_program_fuzz \
+    -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$fuzz_dir/programs" \
+    > "$fuzz_dir/program.log" 2>&1 &
+  program_pid=$!
+  failed=0
+  fuzz_result plan "$plan_pid" || failed=1
+  fuzz_result program "$program_pid" || failed=1
+  return $failed
+}
+stage fuzz-run fuzz_run
 
 printf 'ferrum: stage times\n%s' "$stages"
 echo "ferrum: all tests passed"

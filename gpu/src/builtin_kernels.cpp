@@ -88,7 +88,8 @@ void image_affine_cpu(const kernel_args& args) noexcept {
                  [&](std::size_t first, std::size_t count) {
                    const std::span words = std::span(block).first(count);
                    load(args.secondary, first, words);
-                   for (std::uint32_t& word : words) word = std::bit_cast<std::uint32_t>(std::bit_cast<float>(word) * a + b);
+                   for (std::uint32_t& word : words)
+                     word = std::bit_cast<std::uint32_t>(std::bit_cast<float>(word) * a + b);
                    store(args.primary, first, words);
                  });
 }

@@ -31,7 +31,7 @@ plan v2_plan(const std::vector<std::vector<int>>& after, const std::vector<queue
   return p;
 }
 
-void check_rejected(const plan& p, errc code, std::string_view path) {
+void check_graph_rejected(const plan& p, errc code, std::string_view path) {
   const auto graph = compile_dependency_graph(p);
   CHECK(code_of(graph) == code);
   CHECK(graph.error().path == path);
@@ -97,11 +97,11 @@ TEST_CASE("dependency_graph: a v2 plan keeps its queues and dependencies, ascend
 TEST_CASE("dependency_graph: a v1 plan may not name a queue or dependencies", "[binding][dependencies]") {
   plan p = v2_plan({{}, {0}});
   p.format = plan_format::v1;
-  check_rejected(p, errc::unknown_field, "/nodes/1/after");
+  check_graph_rejected(p, errc::unknown_field, "/nodes/1/after");
   CHECK(validate_plan(p).error().detail == "field 'after' is not defined in ferrum.plan.v1; use ferrum.plan.v2");
   p.nodes[1].after.clear();
   p.nodes[1].queue = queue_kind::transfer;
-  check_rejected(p, errc::unknown_field, "/nodes/1/queue");
+  check_graph_rejected(p, errc::unknown_field, "/nodes/1/queue");
   CHECK(validate_plan(p).error().detail == "field 'queue' is not defined in ferrum.plan.v1; use ferrum.plan.v2");
 }
 
@@ -109,29 +109,31 @@ TEST_CASE("dependency_graph: each bad dependency has its own code and path", "[b
   SECTION("a queue that is not a kind") {
     plan p = v2_plan({{}, {0}});
     p.nodes[1].queue = static_cast<queue_kind>(7);
-    check_rejected(p, errc::unknown_queue, "/nodes/1/queue");
+    check_graph_rejected(p, errc::unknown_queue, "/nodes/1/queue");
   }
   SECTION("a dependency on a node the plan does not define") {
     plan p = v2_plan({{}, {0}});
     p.nodes[1].after.push_back(id<node_id>("node/missing"));
-    check_rejected(p, errc::dangling_dependency, "/nodes/1/after/1");
+    check_graph_rejected(p, errc::dangling_dependency, "/nodes/1/after/1");
     CHECK(validate_plan(p).error().detail.find("'node/missing'") != std::string::npos);
   }
   SECTION("the same dependency twice") {
-    check_rejected(v2_plan({{}, {}, {0, 1, 0}}), errc::duplicate_dependency, "/nodes/2/after/2");
+    check_graph_rejected(v2_plan({{}, {}, {0, 1, 0}}), errc::duplicate_dependency, "/nodes/2/after/2");
   }
-  SECTION("a node after itself") { check_rejected(v2_plan({{}, {1}}), errc::dependency_cycle, "/nodes/1/after/0"); }
+  SECTION("a node after itself") {
+    check_graph_rejected(v2_plan({{}, {1}}), errc::dependency_cycle, "/nodes/1/after/0");
+  }
   SECTION("a cycle through three nodes is named node by node, with the edge that closes it") {
     // n1 after n3, n3 after n2, n2 after n1.
     const plan p = v2_plan({{}, {0, 3}, {1}, {2}});
-    check_rejected(p, errc::dependency_cycle, "/nodes/2/after/0");
+    check_graph_rejected(p, errc::dependency_cycle, "/nodes/2/after/0");
     CHECK(validate_plan(p).error().detail ==
           "a cycle of 3 nodes: node 'node/n1' runs after node 'node/n3' runs after node 'node/n2' runs after node "
           "'node/n1'; to break it, remove node 'node/n1' from the 'after' of node 'node/n2'");
   }
   SECTION("an acyclic dependency on a node listed later") {
     const plan p = v2_plan({{1}, {}, {0}});
-    check_rejected(p, errc::dependency_not_earlier, "/nodes/0/after/0");
+    check_graph_rejected(p, errc::dependency_not_earlier, "/nodes/0/after/0");
     CHECK(validate_plan(p).error().detail.find("list it first") != std::string::npos);
   }
 }
@@ -160,7 +162,7 @@ TEST_CASE("dependency_graph: a long cycle is named by its length, first eight no
   const std::string edge = "; to break it, remove node 'node/n0' from the 'after' of node ";
   SECTION("20,000 nodes: one short line") {
     plan p = ring_plan(20000);
-    check_rejected(p, errc::dependency_cycle, "/nodes/19999/after/0");
+    check_graph_rejected(p, errc::dependency_cycle, "/nodes/19999/after/0");
     const std::string detail = validate_plan(p).error().detail;
     CHECK(detail.size() < 1024);
     CHECK(detail == "a cycle of 20000 nodes: " + runs_after(0, 8) + "... 19991 more nodes ... runs after " +
@@ -168,7 +170,7 @@ TEST_CASE("dependency_graph: a long cycle is named by its length, first eight no
     // The edge it names is the one to remove: without it no cycle is left,
     // only dependencies on nodes listed later.
     p.nodes[19999].after.clear();
-    check_rejected(p, errc::dependency_not_earlier, "/nodes/0/after/0");
+    check_graph_rejected(p, errc::dependency_not_earlier, "/nodes/0/after/0");
   }
   SECTION("nine nodes are named in full, ten skip one") {
     CHECK(validate_plan(ring_plan(9)).error().detail ==
@@ -179,7 +181,7 @@ TEST_CASE("dependency_graph: a long cycle is named by its length, first eight no
   }
   SECTION("two nodes") {
     const plan p = v2_plan({{1}, {0}});
-    check_rejected(p, errc::dependency_cycle, "/nodes/1/after/0");
+    check_graph_rejected(p, errc::dependency_cycle, "/nodes/1/after/0");
     CHECK(validate_plan(p).error().detail ==
           "a cycle of 2 nodes: " + runs_after(0, 2) + "node 'node/n0'" + edge + "'node/n1'");
   }

@@ -21,7 +21,7 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string example_text(const std::string& name = "two_queues.json") {
+std::string v2_example_text(const std::string& name = "two_queues.json") {
   std::ifstream in(std::string(FERRUM_SOURCE_DIR) + "/examples/plans/" + name);
   REQUIRE(in);
   std::stringstream text;
@@ -32,14 +32,14 @@ std::string example_text(const std::string& name = "two_queues.json") {
 // The example with `edit` applied to its JSON.
 template <class Edit>
 std::string edited(Edit edit) {
-  json doc = json::parse(example_text());
+  json doc = json::parse(v2_example_text());
   edit(doc);
   return doc.dump();
 }
 
 // The two-queue example with accesses declared (its upload node:
 // {"resource/upload.args": "read", "resource/staging": "write"}).
-std::string access_text() { return example_text("two_queues_access.json"); }
+std::string access_text() { return v2_example_text("two_queues_access.json"); }
 
 // The access example with `edit` applied to its JSON.
 template <class Edit>
@@ -71,7 +71,7 @@ std::string v2_field_detail(std::string_view field) {
 }  // namespace
 
 TEST_CASE("plan_v2_json: the two-queue example loads its queues and dependencies", "[binding][plan_json]") {
-  const plan p = parse_plan(example_text()).value();
+  const plan p = parse_plan(v2_example_text()).value();
   CHECK(p.format == plan_format::v2);
   REQUIRE(p.nodes.size() == 5);
   CHECK(p.nodes[0].queue == queue_kind::transfer);
@@ -84,7 +84,7 @@ TEST_CASE("plan_v2_json: the two-queue example loads its queues and dependencies
 
   // Both parsers build the same plan, and its hash is the one
   // tools/canonical_digest.py computes from docs/canonical-encoding.md.
-  const plan reference = detail::parse_plan_reference(example_text()).value();
+  const plan reference = detail::parse_plan_reference(v2_example_text()).value();
   CHECK(hash_plan(reference).value() == hash_plan(p).value());
   CHECK(hash_plan(p).value().str() == pinned::two_queues_hash.digest);
 
@@ -239,7 +239,7 @@ TEST_CASE("plan_v2_json: the access example loads its declared accesses", "[bind
 }
 
 TEST_CASE("plan_v2_json: a node without access declares none", "[binding][plan_json]") {
-  const plan p = both_parsers::parsed(example_text());
+  const plan p = both_parsers::parsed(v2_example_text());
   for (const plan_node& node : p.nodes) {
     CHECK(node.access.empty());
     for (std::size_t k = 0; k < node.resources.size(); ++k) CHECK(node.access_of(k) == resource_access::read_write);
@@ -250,7 +250,7 @@ TEST_CASE("plan_v2_json: a node without access declares none", "[binding][plan_j
 }
 
 TEST_CASE("plan_v2_json: declaring read-write hashes as declaring nothing", "[binding][plan_json]") {
-  const plan_hash none = hash_plan(both_parsers::parsed(example_text())).value();
+  const plan_hash none = hash_plan(both_parsers::parsed(v2_example_text())).value();
   CHECK(none.str() == pinned::two_queues_hash.digest);
   CHECK(hash_plan(both_parsers::parsed(edited([](json& doc) {
           doc["nodes"][1]["access"] = json::object();
