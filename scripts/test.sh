@@ -30,10 +30,47 @@ stage format ./scripts/lint.sh --format
 # rather than skipping them.
 export FERRUM_REQUIRE_VULKAN=1
 
-for preset in release asan tsan; do
-  stage "$preset-build" sh -c "cmake --preset $preset && cmake --build --preset $preset"
-  stage "$preset-test" ctest --preset "$preset"
-done
+work=$(mktemp -d)
+build_pid=""
+trap 'if [ -n "$build_pid" ]; then kill -- -"$build_pid" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
+
+# build_start PRESET [TARGET...]: configures and builds PRESET in the
+# background, in a session of its own at the lowest CPU priority (nice 19),
+# its output in $work. It runs while the tests of the preset before it do and
+# takes only the CPU they leave idle: the tests keep the 2 cores 80-92% busy
+# (docs/building.md).
+build_start() {
+  build_preset=$1
+  shift
+  setsid nice -n 19 sh -c 'preset=$1; shift; cmake --preset "$preset" && cmake --build --preset "$preset" "$@"' \
+    sh "$build_preset" "$@" > "$work/$build_preset-build.log" 2>&1 &
+  build_pid=$!
+}
+# build_finish: waits for the build build_start began and prints its output;
+# fails if the build did.
+build_finish() {
+  status=0
+  wait "$build_pid" || status=$?
+  build_pid=""
+  cat "$work/$build_preset-build.log"
+  if [ "$status" -ne 0 ]; then
+    echo "ferrum: the $build_preset build failed ($status)"
+    return 1
+  fi
+}
+
+# Each preset's tests run while the next preset builds; a "-build" stage is
+# what remained of that build after the tests before it.
+stage release-build sh -c "cmake --preset release && cmake --build --preset release"
+build_start asan
+stage release-test ctest --preset release
+stage asan-build build_finish
+build_start tsan
+stage asan-test ctest --preset asan
+stage tsan-build build_finish
+build_start fuzz --target ferrum_plan_fuzz ferrum_program_fuzz
+stage tsan-test ctest --preset tsan
+stage fuzz-build build_finish
 
 # The fuzzers explore from the example plans and from their compiled
 # programs; any crash, hang (-timeout) or sanitizer report fails the run.
@@ -41,10 +78,8 @@ done
 # each. Plan inputs may grow to 16 KiB, past the largest example (libFuzzer
 # caps them at the largest seed otherwise).
 fuzz_seconds=${FERRUM_FUZZ_SECONDS:-40}
-stage fuzz-build sh -c "cmake --preset fuzz && cmake --build --preset fuzz --target ferrum_plan_fuzz ferrum_program_fuzz"
-fuzz_dir=$(mktemp -d)
-trap 'rm -rf "$fuzz_dir"' EXIT
-mkdir "$fuzz_dir/plans" "$fuzz_dir/programs"
+fuzz_dir="$work/fuzz"
+mkdir "$fuzz_dir" "$fuzz_dir/plans" "$fuzz_dir/programs"
 cp examples/plans/*.json "$fuzz_dir/plans"/
 # fuzz_result FUZZER PID: waits for the fuzzer; prints the end of its log, or
 # all of it and fails if the fuzzer failed.

@@ -179,6 +179,15 @@ std::string draw(const std::string& plan) {
   return read_file(svg.path());
 }
 
+// draw(plan), once per plan and process: the test cases below read the same
+// drawings, and under the sanitizer presets a file's cases share a process
+// (each draw is a ferrum process running Graphviz, about a second there).
+const std::string& drawing_of(const std::string& plan) {
+  static std::map<std::string, std::string> drawn;
+  const auto it = drawn.find(plan);
+  return it != drawn.end() ? it->second : drawn.emplace(plan, draw(plan)).first->second;
+}
+
 // Per bucket, the pairs of resource ids (ascending) whose bytes in the lane
 // overlap, from the compiled program's lane recipes.
 std::vector<std::set<std::pair<std::string, std::string>>> expected_aliases(const cli_test::compiled_plan& c) {
@@ -204,7 +213,7 @@ TEST_CASE("ferrum compile --graph writes SVG naming every node and resource of t
   for (const std::string& name : graph_plans) {
     INFO(name);
     const cli_test::compiled_plan c = compile_in_process(example_plan(name));
-    const std::string svg = draw(example_plan(name));
+    const std::string& svg = drawing_of(example_plan(name));
     CHECK(starts_with(svg, "<?xml"));
     CHECK(svg.find("<svg") != std::string::npos);
     const drawing d = read_drawing(svg);
@@ -240,7 +249,7 @@ TEST_CASE("ferrum compile --graph draws the dependency edges and each use with i
   for (const std::string& name : graph_plans) {
     INFO(name);
     const cli_test::compiled_plan c = compile_in_process(example_plan(name));
-    const drawing d = read_drawing(draw(example_plan(name)));
+    const drawing d = read_drawing(drawing_of(example_plan(name)));
     std::multiset<std::string> dependencies, uses;
     for (const svg_group& g : d.groups) {
       if (!g.is("edge")) continue;
@@ -276,7 +285,7 @@ TEST_CASE("ferrum compile --graph marks exactly the nodes compile() puts a barri
   for (const std::string& name : graph_plans) {
     INFO(name);
     const cli_test::compiled_plan c = compile_in_process(example_plan(name));
-    const drawing d = read_drawing(draw(example_plan(name)));
+    const drawing d = read_drawing(drawing_of(example_plan(name)));
     std::vector<std::set<std::string>> marked(c.program.buckets.size());
     for (const svg_group& g : d.groups) {
       if (!g.is("plan-node")) continue;
@@ -302,7 +311,7 @@ TEST_CASE("ferrum compile --graph joins exactly the resources that share bytes",
   for (const std::string& name : graph_plans) {
     INFO(name);
     const cli_test::compiled_plan c = compile_in_process(example_plan(name));
-    const std::string svg = draw(example_plan(name));
+    const std::string& svg = drawing_of(example_plan(name));
     const drawing d = read_drawing(svg);
     std::vector<std::set<std::pair<std::string, std::string>>> drawn(c.program.buckets.size());
     for (const svg_group& g : d.groups) {
@@ -333,7 +342,7 @@ TEST_CASE("ferrum compile --graph marks persistent and imported resources", "[cl
   for (const std::string& name : graph_plans) {
     INFO(name);
     const cli_test::compiled_plan c = compile_in_process(example_plan(name));
-    const drawing d = read_drawing(draw(example_plan(name)));
+    const drawing d = read_drawing(drawing_of(example_plan(name)));
     std::set<std::string> imported_pools, expected_persistent, expected_imported;
     for (const ferrum::pool_domain& domain : c.program.domains)
       if (domain.memory == ferrum::memory_class::imported) imported_pools.insert(domain.pool.str());
@@ -431,7 +440,7 @@ TEST_CASE("ferrum compile --graph draws the same plan byte-identically twice", "
 
 TEST_CASE("ferrum compile --graph lists each node's layout transitions, exactly compile()'s", "[cli]") {
   const cli_test::compiled_plan c = compile_in_process(example_plan("images.json"));
-  const drawing d = read_drawing(draw(example_plan("images.json")));
+  const drawing d = read_drawing(drawing_of(example_plan("images.json")));
   std::vector<std::multiset<std::string>> drawn(c.program.buckets.size()), expected(c.program.buckets.size());
   for (const svg_group& g : d.groups) {
     if (!g.is("plan-node")) continue;
