@@ -35,14 +35,19 @@ build_pid=""
 trap 'if [ -n "$build_pid" ]; then kill -- -"$build_pid" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
 
 # build_start PRESET [TARGET...]: configures and builds PRESET in the
-# background, in a session of its own at the lowest CPU priority (nice 19),
-# its output in $work. It runs while the tests of the preset before it do and
-# takes only the CPU they leave idle: the tests keep the 2 cores 80-92% busy
-# (docs/building.md).
+# background at the lowest CPU priority, its output in $work. It runs while
+# the tests of the preset before it do and takes only the CPU they leave
+# idle: the tests keep the 2 cores 80-92% busy (docs/building.md). It runs in
+# a session of its own (setsid), so that it can be stopped whole; where the
+# kernel groups processes by session (sched_autogroup), that session's group
+# is given the lowest priority too, or it would share the CPU evenly with the
+# tests' group whatever its nice value.
 build_start() {
   build_preset=$1
   shift
-  setsid nice -n 19 sh -c 'preset=$1; shift; cmake --preset "$preset" && cmake --build --preset "$preset" "$@"' \
+  setsid sh -c 'preset=$1; shift
+    if [ -w /proc/self/autogroup ]; then echo 19 > /proc/self/autogroup; fi
+    exec nice -n 19 sh -c "cmake --preset $preset && cmake --build --preset $preset $*"' \
     sh "$build_preset" "$@" > "$work/$build_preset-build.log" 2>&1 &
   build_pid=$!
 }
