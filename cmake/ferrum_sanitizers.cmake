@@ -1,6 +1,7 @@
 # ferrum_validated_vulkan_environment: the same, with the validation layers
-# (synchronization validation included) enabled through the loader's
-# environment, for the examples that do not enable them themselves.
+# (synchronization validation included, FERRUM_VALIDATION_ENABLES below)
+# enabled through the loader's environment, for the examples that do not
+# enable them themselves.
 #
 # FERRUM_VULKAN_TEST_ENVIRONMENT: the environment (a ctest ENVIRONMENT list)
 # of every test process that runs Vulkan — the Vulkan tests, the Vulkan
@@ -25,6 +26,34 @@ if(FERRUM_BUILD_TESTS AND CMAKE_CXX_FLAGS MATCHES "-fsanitize=[^ ]*address")
   set(FERRUM_VULKAN_TEST_ENVIRONMENT
     "LD_PRELOAD=${ferrum_asan_runtime}:${PROJECT_BINARY_DIR}/tests/sanitizers/libferrum_keep_libraries.so")
 endif()
+
+# FERRUM_VALIDATION_ENABLES: what the validation layers check besides their
+# defaults, in every test (the layers read it from VK_LAYER_ENABLES):
+# synchronization validation within each command buffer and, at submission,
+# between command buffers and submissions — so between a wave's nodes,
+# each recorded in its own list. Debian 12's layers (1.3.239) turn the
+# second on through this variable (or a settings file) only, not through
+# VkValidationFeaturesEXT. The layers split the variable at ':' (a ','
+# turned both off). ferrum's Vulkan device reads it too
+# (gpu/src/vulkan/host_wait_fences.hpp), and tests/gpu/vulkan's session
+# fails where it is missing. FERRUM_VALIDATION_ENABLES_MODIFICATION: the
+# same as a ctest ENVIRONMENT_MODIFICATION entry (one value, which Catch2's
+# test discovery passes on, beside FERRUM_VULKAN_TEST_ENVIRONMENT).
+set(FERRUM_VALIDATION_ENABLES
+  "VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT:VALIDATION_CHECK_ENABLE_SYNCHRONIZATION_VALIDATION_QUEUE_SUBMIT")
+set(FERRUM_VALIDATION_ENABLES_MODIFICATION "VK_LAYER_ENABLES=set:${FERRUM_VALIDATION_ENABLES}")
 set(ferrum_validated_vulkan_environment ${FERRUM_VULKAN_TEST_ENVIRONMENT}
+  "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation"
+  "VK_LAYER_ENABLES=${FERRUM_VALIDATION_ENABLES}")
+# ferrum_presenting_vulkan_environment: the same with synchronization
+# validation within each command buffer only, for the examples whose waves
+# the engine's own submissions wait for on a timeline semaphore (embed) or
+# whose frames a swapchain presents (frame_loop --present): there the
+# layers' checks at submission (1.3.239) model neither timeline semaphore
+# waits between submissions nor the presentation engine's order between a
+# swapchain image's presents, and report hazards in every run (embed: a
+# read of what a wave wrote, in the engine's submission that waits for the
+# wave's value; frame_loop: a present after the image's previous present).
+set(ferrum_presenting_vulkan_environment ${FERRUM_VULKAN_TEST_ENVIRONMENT}
   "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation"
   "VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT")

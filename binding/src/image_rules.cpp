@@ -115,6 +115,11 @@ result<void> check_image_uses(const plan& p, std::span<const std::size_t> all_us
         return access_path_error(
             errc::invalid_image_access, p, n, k,
             who(r) + " of format " + quote_text(to_string(r.image->format)) + " cannot take " + access);
+      if (a == resource_access::present && !is_imported(p, r))
+        return access_path_error(errc::invalid_image_access, p, n, k,
+                                 who(r) +
+                                     " is presented but not imported: only an engine's image (a swapchain's, in a "
+                                     "pool of memory 'imported') can be presented");
       if (node.queue == queue_kind::transfer && !transfer_queue_takes(a))
         return access_path_error(
             errc::invalid_image_access, p, n, k,

@@ -28,8 +28,8 @@ using ferrum::max_image_layers;
 
 // Every node's accesses fit what it uses: an image access for an image and
 // a buffer access for a buffer (invalid_access), one the image's format and
-// the node's queue can take, never after the image's `present`
-// (invalid_image_access); an invocation image's first use writes it whole
+// the node's queue can take, `present` only of an imported image and never
+// followed by another use (invalid_image_access); an invocation image's first use writes it whole
 // (image_read_before_write) unless it is imported (the engine's contents). At `/nodes/<n>/access/<resource id>`.
 // `uses`: the resource index of every node's resources, side by side in
 // plan order (plan_index::all_uses; the program file's resolved uses).

@@ -5,6 +5,7 @@
 #include "plan_encoding.hpp"
 #include "plan_index.hpp"
 #include "plan_rules.hpp"
+#include "queue_order.hpp"
 #include "sha256_writer.hpp"
 
 #include <boost/unordered/unordered_flat_set.hpp>
@@ -490,6 +491,7 @@ result<void> validate_plan(const plan& p, const plan_index& index, dependency_gr
 
   auto dependencies = compile_dependency_graph(p, [&index](std::string_view id) { return index.node(id); });
   if (!dependencies) return dependencies.error();
+  if (auto ok = check_queue_order(p, index.all_uses(), *dependencies); !ok) return ok.error();
   if (graph != nullptr) *graph = std::move(*dependencies);
   return {};
 }

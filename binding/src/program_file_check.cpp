@@ -6,6 +6,7 @@
 #include "ferrum/binding/admission.hpp"
 #include "image_rules.hpp"
 #include "plan_rules.hpp"
+#include "queue_order.hpp"
 
 #include <algorithm>
 #include <future>
@@ -225,6 +226,11 @@ result<void> check_dependencies(file_plan& f) {
     return *found;
   });
   if (!dependencies) return dependencies.error();
+  if (std::any_of(p.nodes.begin(), p.nodes.end(), [&](const plan_node& n) { return n.queue != p.nodes[0].queue; })) {
+    // The file's uses are 32-bit; a plan on one queue needs no copy.
+    const std::vector<std::size_t> uses(f.t.use_resource.begin(), f.t.use_resource.end());
+    if (auto ok = check_queue_order(p, uses, *dependencies); !ok) return ok.error();
+  }
   f.dependencies = std::move(*dependencies);
   extend_for_dependencies(f.intervals, f.dependencies);
   return {};

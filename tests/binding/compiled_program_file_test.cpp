@@ -442,3 +442,22 @@ TEST_CASE("compiled_program_file: a program checked against an invalid plan repo
   reseal(bytes);
   CHECK(test::code_of(load_error(bytes, p)) == errc::invalid_budget);
 }
+
+TEST_CASE("compiled_program_file: a program checked against a plan with an unordered hazard across queues refuses it",
+          "[binding][program_file][queues]") {
+  // two_queues_access.json without node/readback's wait for node/simulate,
+  // whose resource/state it reads: the file of the plan as it should be,
+  // its hash rewritten to the edited plan's, as a forger would (dependencies
+  // do not shape the file).
+  plan p = example_plan("two_queues_access.json");
+  bytes_t bytes = save_ok(test::compile_ok(p), p);
+  REQUIRE(p.nodes[2].id.view() == "node/readback");
+  p.nodes[2].after.clear();
+  const auto hash = hash_plan(p);
+  REQUIRE(hash.has_value());
+  std::memcpy(bytes.data() + 24, hash->bytes.data(), 32);
+  reseal(bytes);
+  const error e = load_error(bytes, p);
+  CHECK(test::code_of(e) == errc::unordered_hazard);
+  CHECK(e.path == "/nodes/2/resources/1");
+}

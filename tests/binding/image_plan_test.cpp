@@ -228,8 +228,20 @@ TEST_CASE("images: every access that does not fit its image, queue or place is r
          node(doc, "node/keep")["access"]["image/resolved"] = "sampled";
        },
        errc::invalid_image_access, "/nodes/4/access/image~1resolved"},
+      {"a present of an image that is not imported",
+       [](auto& doc) {
+         doc["nodes"].push_back({{"id", "node/present"},
+                                 {"resources", {"image/out"}},
+                                 {"after", {"node/tonemap"}},
+                                 {"access", {{"image/out", "present"}}}});
+       },
+       errc::invalid_image_access, "/nodes/6/access/image~1out"},
       {"a use after present",
        [](auto& doc) {
+         // image/out, the engine's (imported), as only such an image is presented.
+         resource(doc, "image/out")["pool"] = "pool/window";
+         doc["pools"]["pool/window"] = {{"memory", "imported"}};
+         for (auto& b : doc["buckets"]) b["budgets"].push_back({{"pool", "pool/window"}, {"min", 0}, {"max", 0}});
          doc["nodes"].push_back({{"id", "node/present"},
                                  {"resources", {"image/out"}},
                                  {"after", {"node/tonemap"}},

@@ -275,8 +275,8 @@ TEST_CASE("plan_v2_json: changing a declared access changes the hash", "[binding
       [](json& doc) { doc["nodes"][0]["access"]["resource/staging"] = "read-write"; },
       [](json& doc) { doc["nodes"][0]["access"].erase("resource/staging"); },
       [](json& doc) { doc["nodes"][4]["access"]["resource/frame"] = "write"; },
-      [](json& doc) { doc["nodes"][3]["access"]["resource/state"] = "write"; },
-      [](json& doc) { doc["nodes"][2].erase("access"); },
+      [](json& doc) { doc["nodes"][3]["access"]["resource/image"] = "read-write"; },
+      [](json& doc) { doc["nodes"][1].erase("access"); },
   };
   for (std::size_t i = 0; i < edits.size(); ++i) {
     INFO("edit " << i);

@@ -21,7 +21,7 @@ struct pinned_digest {
 // clang-format off
 inline constexpr pinned_digest two_nodes_hash{"examples/plans/two_nodes.json", "plan_hash", "sha256/a89e54b9262f0137558a2c281fd0ce24fc14ada1e8c2842df084c9a1c8b454d0"};
 inline constexpr pinned_digest two_nodes_fingerprint{"examples/plans/two_nodes.json", "fingerprint test.program-binding@1x1x1", "sha256/19c89ed6913c4c5786519be7b107db424f942b86218e3d3e8c6b10895bd29b53"};
-inline constexpr pinned_digest two_queues_hash{"examples/plans/two_queues.json", "plan_hash", "sha256/6f1fc69ccb037f1a8a013b0c5fc826fcb707404b0eae4648c9aff5bab0114128"};
+inline constexpr pinned_digest two_queues_hash{"examples/plans/two_queues.json", "plan_hash", "sha256/f3e74c06f0f80dda199adc1b6bd4a0a7d20ba2d79ee63345de71bdc2c75a1075"};
 inline constexpr pinned_digest two_queues_fingerprint_1{"examples/plans/two_queues.json", "fingerprint frame@1x1x1", "sha256/2f1961842b241b6a449226c46f14622a43f13307d14080f8f9a095d68a94b630"};
 inline constexpr pinned_digest two_queues_fingerprint_4{"examples/plans/two_queues.json", "fingerprint frame@4x1x1", "sha256/601b3c509be899b3feaa9011adc806ba76be7685c76bae091814dcd68e5dc059"};
 inline constexpr pinned_digest two_queues_access_hash{"examples/plans/two_queues_access.json", "plan_hash", "sha256/8d04222cccfba03e213dd3b148d43adb0c108d6f44daae35469bb1f7b0bb9851"};

@@ -89,7 +89,13 @@ TEST_CASE("listing_checks: in a v1 plan every listing writes and expects the lis
 
 TEST_CASE("listing_checks: users ordered only through their common writer check its pattern and do not write",
           "[tools]") {
-  const ferrum::plan p = example("two_queues.json");
+  // two_queues.json with node/readback on the compute queue and node/shade
+  // not after it: both read-write resource/state after node/simulate with
+  // no order between them (on two queues, compile refuses that:
+  // unordered_hazard).
+  ferrum::plan p = example("two_queues.json");
+  p.nodes[2].queue = compute;
+  p.nodes[3].after.pop_back();
   const std::vector<listing_check> listings = listings_of(p);
   const listing_check& simulate = at(p, listings, "node/simulate", "resource/state");
   CHECK(simulate.writes);
@@ -112,10 +118,23 @@ TEST_CASE("listing_checks: users ordered only through their common writer check 
 TEST_CASE("listing_checks: the first compute node that runs after a transfer node checks its listings", "[tools]") {
   const ferrum::plan p = example("two_queues.json");
   const std::vector<listing_check> listings = listings_of(p);
-  // node/upload (0) is checked by node/simulate (1); node/readback (2) not by
-  // node/shade (3), which does not run after it, but by node/compose (4).
+  // node/upload (0) is checked by node/simulate (1), node/readback (2) by
+  // node/shade (3), which runs after it; with node/shade not after it (and
+  // node/readback no longer reading resource/state, which node/shade
+  // writes), by node/compose (4).
   for (const listing_check& l : listings) {
     INFO(p.nodes[l.node].id.str());
+    const std::size_t expected = l.node == 0 ? 1 : l.node == 2 ? 3 : l.node;
+    CHECK(l.checker == expected);
+  }
+  ferrum::plan unordered = p;
+  unordered.nodes[3].after.pop_back();
+  REQUIRE(unordered.nodes[2].resources[1].view() == "resource/state");
+  unordered.nodes[2].resources.erase(unordered.nodes[2].resources.begin() + 1);
+  REQUIRE(ferrum::validate_plan(unordered).has_value());
+  const std::vector<listing_check> later = listings_of(unordered);
+  for (const listing_check& l : later) {
+    INFO(unordered.nodes[l.node].id.str());
     const std::size_t expected = l.node == 0 ? 1 : l.node == 2 ? 4 : l.node;
     CHECK(l.checker == expected);
   }

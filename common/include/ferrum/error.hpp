@@ -158,7 +158,10 @@ namespace ferrum {
   /* kernels over images */                                                                                          \
   X(kernel_operand_mismatch, "a dispatch's operand is not of the kind its kernel takes (a buffer or an image)")      \
   /* raster nodes */                                                                                                 \
-  X(raster_unsupported, "a plan draws (attachment accesses) on a device whose compute queue family has no graphics")
+  X(raster_unsupported, "a plan draws (attachment accesses) on a device whose compute queue family has no graphics") \
+  /* order across queues */                                                                                          \
+  X(unordered_hazard,                                                                                                \
+    "two nodes on different queues use a resource, one writing it, with no path of 'after' between them")
 
 enum class errc : int {
 // 0 is reserved for success, as error_code requires.

@@ -1,5 +1,6 @@
 #include "vulkan/fence_waiter.hpp"
 
+#include "vulkan/host_wait_fences.hpp"
 #include "vulkan/vk_result.hpp"
 
 #include <algorithm>
@@ -18,8 +19,8 @@ constexpr auto out_of_memory_pause = std::chrono::milliseconds(10);
 
 }  // namespace
 
-std::size_t fence_waiter::watch(VkSemaphore timeline_semaphore, vulkan_timeline& target) {
-  watched_.push_back({timeline_semaphore, &target, 0, {}, std::nullopt});
+std::size_t fence_waiter::watch(VkSemaphore timeline_semaphore, vulkan_timeline& target, host_wait_fences* host_waits) {
+  watched_.push_back({timeline_semaphore, &target, host_waits, 0, {}, std::nullopt});
   // Room for the submissions a device usually has in flight, so that
   // submitted() does not allocate in steady state.
   watched_.back().outstanding.reserve(64);
@@ -171,6 +172,7 @@ void fence_waiter::observe(VkResult wait_result) noexcept {
       std::uint64_t value = 0;
       r = vkGetSemaphoreCounterValue(device_, w.semaphore, &value);
       if (r != VK_SUCCESS) break;
+      if (w.host_waits != nullptr) w.host_waits->reached(value);
       w.timeline->advance(value);
     }
     if (r == VK_SUCCESS) return;

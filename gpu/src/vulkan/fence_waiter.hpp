@@ -57,6 +57,7 @@
 
 namespace ferrum::gpu {
 
+class host_wait_fences;
 class vulkan_timeline;
 
 class fence_waiter {
@@ -73,7 +74,9 @@ class fence_waiter {
   // Watches `timeline_semaphore` (what one queue's submissions signal) for
   // `target` (ferrum's timeline of that queue); returns its index for
   // wake() and submitted(). Before start() only.
-  std::size_t watch(VkSemaphore timeline_semaphore, vulkan_timeline& target);
+  // With `host_waits`, each value read is first shown to the validation
+  // layers as a host wait (host_wait_fences.hpp).
+  std::size_t watch(VkSemaphore timeline_semaphore, vulkan_timeline& target, host_wait_fences* host_waits = nullptr);
 
   // Starts the thread. Throws std::system_error when it cannot.
   void start();
@@ -97,6 +100,7 @@ class fence_waiter {
   struct watched {
     VkSemaphore semaphore;
     vulkan_timeline* timeline;
+    host_wait_fences* host_waits;
     // Under mutex_: the last value submitted, and the value the thread's
     // current vkWaitSemaphores waits for on this semaphore (none: it does
     // not wait on it).

@@ -109,7 +109,7 @@ result<void> vulkan_command_list::do_begin() {
     return make_vk_error(r, "command list: vkResetCommandPool");
   // The sets of the last recording's image operands: no submission uses
   // them any more either.
-  image_sets_.reset();
+  operand_sets_.reset();
   VkCommandBufferBeginInfo info{};
   info.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
   // No ONE_TIME_SUBMIT: a recorded list may be submitted again once its last
@@ -182,14 +182,21 @@ result<VkDescriptorSet> vulkan_command_list::operand_set(const kernel_operand& o
   if (const auto* img = std::get_if<image_operand>(&op)) {
     words[0] = img->image->spec().width;
     words[1] = img->image->spec().height;
-    return image_sets_.bind(*img->image, kind, img->layout);
+    return operand_sets_.bind(*img->image, kind, img->layout);
   }
   // Arenas are at most maxStorageBufferRange (a uint32_t) bytes, so byte
   // offsets and sizes fit the 32-bit push constants.
   const auto& range = std::get<arena_range>(op);
-  words[0] = static_cast<std::uint32_t>(range.offset);
   words[1] = static_cast<std::uint32_t>(range.size);
-  return arena_of(range).descriptor_set();
+  const VkDeviceSize alignment = context_.exact_operands_alignment;
+  if (alignment == 0 || range.size == 0) {
+    words[0] = static_cast<std::uint32_t>(range.offset);
+    return arena_of(range).descriptor_set();
+  }
+  // The kernel reads from the descriptor's start, `words[0]` bytes in.
+  const VkDeviceSize start = range.offset - range.offset % alignment;
+  words[0] = static_cast<std::uint32_t>(range.offset - start);
+  return operand_sets_.bind(arena_of(range).buffer(), start, range.offset + range.size - start);
 }
 
 result<void> vulkan_command_list::do_dispatch(const kernel& k, const kernel_operand& primary,

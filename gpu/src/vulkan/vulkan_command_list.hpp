@@ -55,6 +55,12 @@ class vulkan_command_list final : public command_list {
     // The device's kernel layouts (image operands' set layouts).
     const vulkan_kernel_layouts* layouts = nullptr;
     std::uint32_t max_workgroups = 1;
+    // Where the validation layers check hazards between submissions
+    // (host_wait_fences.hpp): each buffer operand is bound as exactly its
+    // range (from an offset aligned down to this), rather than as its
+    // arena's whole buffer, so that the layers see what each dispatch
+    // reaches. 0: the arena's set, as everywhere else.
+    VkDeviceSize exact_operands_alignment = 0;
   };
 
   // Errors: out_of_device_memory, out_of_host_memory, vulkan_error.
@@ -94,7 +100,7 @@ class vulkan_command_list final : public command_list {
         context_(c),
         pool_(pool),
         buffer_(buffer),
-        image_sets_(c.device, *c.layouts) {}
+        operand_sets_(c.device, *c.layouts) {}
 
   // The set binding operand `op` of `kind`, and its two range push words.
   [[nodiscard]] result<VkDescriptorSet> operand_set(const kernel_operand& op, kernel_operand_kind kind,
@@ -108,7 +114,7 @@ class vulkan_command_list final : public command_list {
   context context_;
   VkCommandPool pool_;
   VkCommandBuffer buffer_;
-  vulkan_image_sets image_sets_;
+  vulkan_operand_sets operand_sets_;
 };
 
 }  // namespace ferrum::gpu

@@ -85,16 +85,21 @@ vulkan_device::vulkan_device(std::unique_ptr<vulkan_device_objects> objects)
                          std::chrono::nanoseconds(0)});
   }
   const std::vector<vulkan_device_objects::queue_objects>& queues = objects_->queues;
+  const bool show_host_waits = submit_time_validation_requested();
   for (std::size_t i = 0; i < queues.size(); ++i) {
     auto& t = *timelines_.emplace_back(std::make_unique<vulkan_timeline>());
-    const std::size_t watched = waiter_.watch(queues[i].timeline, t);
+    host_wait_fences* host_waits =
+        show_host_waits ? host_waits_.emplace_back(std::make_unique<host_wait_fences>(objects_->device)).get()
+                        : nullptr;
+    const std::size_t watched = waiter_.watch(queues[i].timeline, t, host_waits);
     // Adopt mode has one queue, the engine's, whose lock guards it.
     std::mutex* engine_lock = i == 0 ? objects_->queue_mutex : nullptr;
     const queue_kind kind = i == 0 ? queue_kind::compute : queue_kind::transfer;
     queues_.push_back(std::make_unique<vulkan_queue>(
         *this, t,
-        vulkan_queue::context{queues[i].queue, queues[i].family, queues[i].timeline, engine_lock, &waiter_, watched}, i,
-        kind));
+        vulkan_queue::context{queues[i].queue, queues[i].family, queues[i].timeline, engine_lock, &waiter_, watched,
+                              host_waits, objects_->device},
+        i, kind));
     t.attach(&waiter_, watched);
   }
   set_queues({queues_.front().get(), queues_[objects_->transfer_queue].get()});
@@ -138,9 +143,14 @@ void vulkan_device::drain() noexcept {
       r = wait_timeline_semaphore(objects_->device, objects_->queues[i].timeline, last, drain_wait_ns);
   }
   // After a loss the device runs nothing more and objects may be destroyed.
-  if (r == VK_SUCCESS || r == VK_ERROR_DEVICE_LOST) return;
-  // Still running (a hung submission) or the wait itself failed: memory the
-  // GPU may still use must not be freed, so wait without a bound. Only the
+  // Where each submission also signals a fence (host_wait_fences.hpp), the
+  // driver may still be signalling the last one after its semaphore:
+  // lavapipe's queue thread was seen to crash when the device was destroyed
+  // then, so the device (or queue) is idled below too.
+  if (r == VK_ERROR_DEVICE_LOST || (r == VK_SUCCESS && host_waits_.empty())) return;
+  // Still running (a hung submission), the wait itself failed, or fences
+  // may still be signalled: memory the GPU may still use must not be freed,
+  // so wait without a bound. Only the
   // engine may idle its whole device, so in adopt mode ferrum idles the queue
   // it submits to, under the engine's lock (queues are externally
   // synchronized).
@@ -207,6 +217,9 @@ result<std::unique_ptr<command_list>> vulkan_device::do_create_command_list(queu
   c.queue_family = q.family();
   c.layouts = objects_->kernel_layouts.get();
   c.max_workgroups = limits().max_workgroups;
+  // Where the layers check hazards between submissions (host_waits_), they
+  // are shown each dispatch's operand range.
+  if (!host_waits_.empty()) c.exact_operands_alignment = std::max<VkDeviceSize>(1, physical.storage_offset_alignment);
   c.graphics = q.index() == 0 && physical.graphics_family;
   if (q.index() != 0 && physical.transfer_only_family) {
     c.transfer_only = true;
@@ -263,8 +276,7 @@ result<std::chrono::nanoseconds> vulkan_device::calibrate_once() {
     const clock_type::time_point before = clock_type::now();
     auto value = queue().submit_next(lists);
     if (!value) return value.error();
-    const VkResult waited =
-        wait_timeline_semaphore(objects_->device, objects_->queues.front().timeline, *value, calibration_wait_ns);
+    const VkResult waited = compute_queue().host_wait(*value, calibration_wait_ns);
     const clock_type::time_point after = clock_type::now();
     if (waited != VK_SUCCESS) {
       // The GPU may still run the list: it goes once its value is reached.

@@ -135,6 +135,9 @@ class vulkan_device final : public device {
   [[nodiscard]] result<std::unique_ptr<timestamp_pool>> make_timestamp_pool(std::uint32_t slots);
 
   std::unique_ptr<vulkan_device_objects> objects_;
+  // Per distinct queue where the validation layers check hazards between
+  // submissions (host_wait_fences.hpp); empty elsewhere.
+  std::vector<std::unique_ptr<host_wait_fences>> host_waits_;
   fence_waiter waiter_;
   // One per distinct queue, [0] the compute queue's.
   std::vector<std::unique_ptr<vulkan_timeline>> timelines_;

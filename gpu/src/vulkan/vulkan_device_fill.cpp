@@ -80,8 +80,7 @@ result<void> vulkan_device::run_once(const std::string& what, Record record, std
   command_list* const lists[] = {&l};
   auto value = queue().submit_next(lists);
   if (!value) return in_fill(what, value.error());
-  const VkResult waited =
-      wait_timeline_semaphore(objects_->device, objects_->queues.front().timeline, *value, fill_wait_ns);
+  const VkResult waited = compute_queue().host_wait(*value, fill_wait_ns);
   if (waited == VK_SUCCESS) return {};
   const std::string waiting = what + ": waiting for value " + std::to_string(*value);
   // After a loss the GPU runs nothing more: both may go now.

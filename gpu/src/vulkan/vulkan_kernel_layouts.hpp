@@ -60,20 +60,25 @@ class vulkan_kernel_layouts {
   std::array<VkPipelineLayout, 2 * kinds> pipeline_layouts_{};
 };
 
-// A command list's descriptor sets for the images its dispatches bind.
+// A command list's descriptor sets for the operands its dispatches bind
+// that are not an arena's whole buffer (the arena's own set): images, and
+// exact buffer ranges (vulkan_command_list::context::exact_operands_alignment).
 // One thread at a time (the list's recording thread).
-class vulkan_image_sets {
+class vulkan_operand_sets {
  public:
-  vulkan_image_sets(VkDevice device, const vulkan_kernel_layouts& layouts) noexcept
+  vulkan_operand_sets(VkDevice device, const vulkan_kernel_layouts& layouts) noexcept
       : device_(device), layouts_(&layouts) {}
-  vulkan_image_sets(const vulkan_image_sets&) = delete;
-  vulkan_image_sets& operator=(const vulkan_image_sets&) = delete;
-  ~vulkan_image_sets();
+  vulkan_operand_sets(const vulkan_operand_sets&) = delete;
+  vulkan_operand_sets& operator=(const vulkan_operand_sets&) = delete;
+  ~vulkan_operand_sets();
 
   // A set binding `img` (a vulkan_image with a view) as an operand of
   // `kind` (storage or sampled image) in `layout`. Errors:
   // out_of_device_memory, out_of_host_memory, vulkan_error.
   [[nodiscard]] result<VkDescriptorSet> bind(const image& img, kernel_operand_kind kind, image_layout layout);
+  // A set binding `bytes` bytes of `buffer` from `offset` (a multiple of
+  // minStorageBufferOffsetAlignment) as a buffer operand. Errors: as above.
+  [[nodiscard]] result<VkDescriptorSet> bind(VkBuffer buffer, VkDeviceSize offset, VkDeviceSize bytes);
 
   // Frees every set: the list's last submission is done with them.
   void reset() noexcept;
@@ -83,6 +88,9 @@ class vulkan_image_sets {
   const vulkan_kernel_layouts* layouts_;
   std::vector<VkDescriptorPool> pools_;
   std::size_t current_ = 0;  // the pool sets come from, until it is full
+
+  // A new set of `kind`'s layout, from the current pool or a new one.
+  [[nodiscard]] result<VkDescriptorSet> allocate(kernel_operand_kind kind);
 };
 
 }  // namespace ferrum::gpu

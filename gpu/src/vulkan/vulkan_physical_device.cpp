@@ -138,6 +138,7 @@ inspection inspect(VkPhysicalDevice handle, std::optional<std::uint32_t> family)
   largest -= largest % 4;
   out.device.limits.max_arena_bytes = static_cast<std::size_t>(largest);
   out.device.limits.max_workgroups = properties.properties.limits.maxComputeWorkGroupCount[0];
+  out.device.storage_offset_alignment = properties.properties.limits.minStorageBufferOffsetAlignment;
   out.device.limits.max_image_extent = std::min(max_image_extent, properties.properties.limits.maxImageDimension2D);
   out.device.graphics_family = (families[out.device.queue_family].queueFlags & VK_QUEUE_GRAPHICS_BIT) != 0;
   out.device.dynamic_rendering = basic.apiVersion >= VK_API_VERSION_1_3 && dynamic_rendering(handle);

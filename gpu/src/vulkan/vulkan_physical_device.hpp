@@ -43,6 +43,8 @@ struct vulkan_physical_device {
   std::uint32_t transfer_timestamp_valid_bits = 0;
   VkPhysicalDeviceMemoryProperties memory{};
   device_limits limits;
+  // minStorageBufferOffsetAlignment: where a storage buffer descriptor may start.
+  VkDeviceSize storage_offset_alignment = 1;
   // The compute queue family's timestampValidBits (0: it writes no
   // timestamps) and the device's timestampPeriod (nanoseconds per tick).
   std::uint32_t timestamp_valid_bits = 0;

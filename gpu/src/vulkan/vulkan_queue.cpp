@@ -71,20 +71,28 @@ result<void> vulkan_queue::do_submit(std::span<command_list* const> lists, std::
   submit.signalSemaphoreCount = static_cast<std::uint32_t>(signal_semaphores_.size());
   submit.pSignalSemaphores = signal_semaphores_.data();
 
+  VkFence fence = VK_NULL_HANDLE;
+  if (context_.host_waits != nullptr) {
+    auto made = context_.host_waits->next(signal_value);
+    if (!made) return made.error();
+    fence = *made;
+  }
   VkResult r = VK_SUCCESS;
   {
     // A queue is externally synchronized: the base class's lock covers
     // ferrum's submissions, the engine's mutex its own.
     std::optional<std::lock_guard<std::mutex>> engine_lock;
     if (context_.queue_mutex != nullptr) engine_lock.emplace(*context_.queue_mutex);
-    r = vkQueueSubmit(context_.queue, 1, &submit, VK_NULL_HANDLE);
+    r = vkQueueSubmit(context_.queue, 1, &submit, fence);
   }
   if (r != VK_SUCCESS) {
+    if (context_.host_waits != nullptr) context_.host_waits->cancel(signal_value);
     // On loss nothing more will run on any queue: every pending and later
     // wait fails.
     if (r == VK_ERROR_DEVICE_LOST) context_.waiter->fail_all(make_error_code(errc::device_lost));
     return make_vk_error(r, "vkQueueSubmit of value " + std::to_string(signal_value));
   }
+  if (context_.host_waits != nullptr) context_.host_waits->submitted(signal_value);
   context_.waiter->submitted(context_.waiter_index, signal_value);
   return {};
 }
@@ -99,6 +107,12 @@ VkResult vulkan_queue::present(const VkPresentInfoKHR& info, std::uint64_t* subm
     r = vkQueuePresentKHR(context_.queue, &info);
   }
   if (r == VK_ERROR_DEVICE_LOST) context_.waiter->fail_all(make_error_code(errc::device_lost));
+  return r;
+}
+
+VkResult vulkan_queue::host_wait(std::uint64_t value, std::uint64_t timeout_ns) noexcept {
+  const VkResult r = wait_timeline_semaphore(context_.device, context_.timeline_semaphore, value, timeout_ns);
+  if (r == VK_SUCCESS && context_.host_waits != nullptr) context_.host_waits->reached(value);
   return r;
 }
 

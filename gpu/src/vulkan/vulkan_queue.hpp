@@ -10,6 +10,7 @@
 #include "ferrum/gpu/queue.hpp"
 
 #include "vulkan/fence_waiter.hpp"
+#include "vulkan/host_wait_fences.hpp"
 
 #include <vulkan/vulkan_core.h>
 
@@ -32,11 +33,18 @@ class vulkan_queue final : public queue {
     // Told of each submission, as timeline `waiter_index`.
     fence_waiter* waiter = nullptr;
     std::size_t waiter_index = 0;
+    // Where the validation layers check hazards between submissions: a
+    // fence for each submission (host_wait_fences.hpp); null elsewhere.
+    host_wait_fences* host_waits = nullptr;
+    // The device, for host_wait().
+    VkDevice device = VK_NULL_HANDLE;
   };
 
   vulkan_queue(const gpu::device& owner, vulkan_timeline& t, const context& c, std::size_t index,
                queue_kind kind) noexcept
-      : queue(owner, t, index, kind), context_(c) {}
+      : queue(owner, t, index, kind), context_(c) {
+    if (c.host_waits != nullptr) c.host_waits->serialize_with(submission_mutex());
+  }
 
   [[nodiscard]] VkQueue handle() const noexcept { return context_.queue; }
   [[nodiscard]] std::uint32_t family() const noexcept { return context_.family; }
@@ -47,6 +55,10 @@ class vulkan_queue final : public queue {
   // then, the value whose reaching means every submission before the
   // presentation completed. A loss fails every wait, as a submission's does.
   [[nodiscard]] VkResult present(const VkPresentInfoKHR& info, std::uint64_t* submitted) noexcept;
+  // Blocks until this queue's timeline semaphore reaches `value` (at most
+  // `timeout_ns`), as the fence waiter does, for the device's own waits:
+  // the host's wait shown to the validation layers (host_wait_fences.hpp).
+  [[nodiscard]] VkResult host_wait(std::uint64_t value, std::uint64_t timeout_ns) noexcept;
   // vkQueueWaitIdle under the same locks: the presentations queued so far
   // are done (nothing else tells when their semaphore waits happened).
   [[nodiscard]] VkResult wait_idle() noexcept;

@@ -1,6 +1,7 @@
 # The Vulkan device's sources (gpu/src/vulkan/), listed for gpu/CMakeLists.txt.
 set(ferrum_gpu_vulkan_sources
   src/vulkan/fence_waiter.cpp
+  src/vulkan/host_wait_fences.cpp
   src/vulkan/vk_result.cpp
   src/vulkan/vulkan_arena.cpp
   src/vulkan/vulkan_command_list.cpp

@@ -113,7 +113,7 @@ void vulkan_swapchain::run() {
 result<void> vulkan_swapchain::wait_compute(std::uint64_t value, const char* what, bool stoppable) {
   if (value == 0) return {};
   for (int step = 0; step < wait_steps; ++step) {
-    const VkResult r = wait_timeline_semaphore(vk_device_, queue_->semaphore(), value, wait_step_ns);
+    const VkResult r = queue_->host_wait(value, wait_step_ns);
     if (r == VK_SUCCESS) return {};
     if (r != VK_TIMEOUT) return make_vk_error(r, std::string("swapchain: ") + what);
     if (stoppable) {

@@ -4,12 +4,16 @@
 // through them.
 #include "ferrum/gpu/vulkan_device.hpp"
 
+#include "dropped_barrier.hpp"
 #include "image_checks.hpp"
 #include "image_copy_waves.hpp"
 #include "image_kernel_checks.hpp"
 #include "vulkan_test_support.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
 
 using namespace vulkan_test;
 
@@ -65,5 +69,26 @@ TEST_CASE("vulkan: a plan's images in lanes: texels through images sharing memor
         std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(ferrum::test::image_copy_plan(2)));
     CHECK(ferrum::test::run_image_waves(program, *s.device, 5) == 0);
     s.finish();
+  }
+}
+
+TEST_CASE("vulkan: dropping each derived barrier between an aliased image plan's nodes is reported by validation",
+          "[vulkan][image][validation]") {
+  // image_copies.json: image/a and image/b share bytes (an interval pool),
+  // image/history is written and read again; every barrier past the first
+  // node orders a node's copies after the last one's, with layout changes.
+  const auto program =
+      std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(ferrum::test::image_copy_plan(2)));
+  REQUIRE(program->buckets[0].image_window.size < program->buckets[0].unaliased_image_bytes);
+  const std::vector<std::size_t> nodes = ferrum::test::barrier_nodes(*program);
+  REQUIRE(nodes.size() == 3);
+  for (const std::size_t n : nodes) {
+    INFO("without the barrier before node " << n);
+    session s;
+    if (!s.open()) return;
+    (void)ferrum::test::run_image_waves(ferrum::test::without_barrier(*program, n), *s.device, 2);
+    const std::string log = s.finish_reported();
+    INFO(log);
+    CHECK(reports_missing_barrier(log));
   }
 }

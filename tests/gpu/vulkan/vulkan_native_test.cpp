@@ -6,6 +6,7 @@
 // barriers cover it.
 #include "vulkan_test_support.hpp"
 
+#include "dropped_barrier.hpp"
 #include "ferrum/binding/plan_json.hpp"
 #include "ferrum/scheduler/scheduler.hpp"
 #include "plan_builder.hpp"
@@ -17,9 +18,11 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <span>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -70,6 +73,71 @@ TEST_CASE("vulkan: a native recording runs in list order between ferrum's comman
   s.finish();
 }
 
+namespace {
+
+// Runs `waves` waves of `program` (examples/plans/readback.json's, maybe
+// changed) on `device`: node/simulate fills resource/state with the wave
+// number by a native command, node/shade copies it into resource/image
+// with ferrum's. Returns how many words of the copies differ from it, and
+// counts failed encodings and waves in `failures`.
+std::size_t run_readback_waves(ferrum::gpu::device& device, std::shared_ptr<const ferrum::compiled_program> program,
+                               int waves, int& failures) {
+  std::atomic<int> failed{0};
+  const auto encode = [&](const ferrum::encode_context& c) {
+    const ferrum::node_resource* state = c.resource("resource/state");
+    if (state == nullptr) return (void)failed.fetch_add(1);
+    if (c.node_index == 0) {
+      const auto native = c.native();
+      if (!native) return (void)failed.fetch_add(1);
+      const ferrum::native_buffer target = native->resource(static_cast<std::size_t>(state - c.resources.data()));
+      if (target.size != state->range.size || target.buffer == 0 || target.device_address == 0) failed.fetch_add(1);
+      native_fill(ferrum::gpu::vulkan_command_buffer(native->command_buffer), target, 0, target.size,
+                  static_cast<std::uint32_t>(c.wave));
+    } else if (const ferrum::node_resource* image = c.resource("resource/image")) {
+      if (!c.commands.copy(state->range, image->range)) failed.fetch_add(1);
+    }
+  };
+  std::size_t wrong = 0;
+  boost::asio::thread_pool pool(2);
+  auto made = ferrum::scheduler::create(std::move(program), device, pool.get_executor(),
+                                        {.fence_timeout = std::chrono::seconds(60), .encoder_tasks = 2});
+  REQUIRE(made.has_value());
+  std::unique_ptr<ferrum::scheduler> scheduler = std::move(*made);
+  for (int i = 0; i < waves; ++i) {
+    auto done = sched_test::submit(*scheduler, encode, {"frame", {1, 1, 1}});
+    const auto [ec, report] = sched_test::get(done, std::chrono::seconds(60));
+    INFO(report.message);
+    if (ec) {
+      failed.fetch_add(1);
+      continue;
+    }
+    // The image holds, word for word, what the native fill wrote in this wave.
+    const ferrum::lane_contents& lane = scheduler->pools()[0]->contents(report.lane);
+    const ferrum::node_resource& image = lane.resources(1)[2];
+    REQUIRE(image.id->view() == "resource/image");
+    const std::span<std::byte> bytes = image.bytes().value();
+    REQUIRE(bytes.size() == 4096);
+    for (std::size_t w = 0; w < bytes.size() / 4; ++w) {
+      std::uint32_t word = 0;
+      std::memcpy(&word, bytes.data() + w * 4, sizeof word);
+      wrong += word == report.wave ? 0 : 1;
+    }
+  }
+  scheduler.reset();
+  pool.join();
+  failures = failed.load();
+  return wrong;
+}
+
+std::shared_ptr<const ferrum::compiled_program> readback_program() {
+  std::ifstream in(std::string(FERRUM_SOURCE_DIR) + "/examples/plans/readback.json");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return std::make_shared<const ferrum::compiled_program>(
+      ferrum::test::compile_ok(ferrum::test::require(ferrum::parse_plan(text))));
+}
+
+}  // namespace
+
 TEST_CASE("vulkan: a wave's native node writes a resource that the next node's ferrum copy reads",
           "[vulkan][native][scheduler]") {
   // examples/plans/readback.json: node/simulate writes resource/state (read
@@ -81,61 +149,26 @@ TEST_CASE("vulkan: a wave's native node writes a resource that the next node's f
   INFO("discrete_layout " << discrete);
   vulkan_test::session s;
   if (!s.open_layout(discrete)) return;
-  std::ifstream in(std::string(FERRUM_SOURCE_DIR) + "/examples/plans/readback.json");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto program = std::make_shared<const ferrum::compiled_program>(
-      ferrum::test::compile_ok(ferrum::test::require(ferrum::parse_plan(text))));
-  std::atomic<int> failures{0};
-  const auto encode = [&](const ferrum::encode_context& c) {
-    const ferrum::node_resource* state = c.resource("resource/state");
-    if (state == nullptr) {
-      failures.fetch_add(1);
-      return;
-    }
-    if (c.node_index == 0) {
-      const auto native = c.native();
-      if (!native) {
-        failures.fetch_add(1);
-        return;
-      }
-      const ferrum::native_buffer target = native->resource(static_cast<std::size_t>(state - c.resources.data()));
-      if (target.size != state->range.size || target.buffer == 0 || target.device_address == 0) failures.fetch_add(1);
-      native_fill(ferrum::gpu::vulkan_command_buffer(native->command_buffer), target, 0, target.size,
-                  static_cast<std::uint32_t>(c.wave));
-    } else if (const ferrum::node_resource* image = c.resource("resource/image")) {
-      if (!c.commands.copy(state->range, image->range)) failures.fetch_add(1);
-    }
-  };
-  {
-    boost::asio::thread_pool pool(2);
-    auto made = ferrum::scheduler::create(program, *s.device, pool.get_executor(),
-                                          {.fence_timeout = std::chrono::seconds(60), .encoder_tasks = 2});
-    REQUIRE(made.has_value());
-    std::unique_ptr<ferrum::scheduler> scheduler = std::move(*made);
-    for (int i = 0; i < 6; ++i) {
-      auto done = sched_test::submit(*scheduler, encode, {"frame", {1, 1, 1}});
-      const auto [ec, report] = sched_test::get(done, std::chrono::seconds(60));
-      INFO(report.message);
-      REQUIRE_FALSE(ec);
-      // The image holds, word for word, what the native fill wrote in this wave.
-      const ferrum::lane_contents& lane = scheduler->pools()[0]->contents(report.lane);
-      const ferrum::node_resource& image = lane.resources(1)[2];
-      REQUIRE(image.id->view() == "resource/image");
-      const std::span<std::byte> bytes = image.bytes().value();
-      REQUIRE(bytes.size() == 4096);
-      std::size_t wrong = 0;
-      for (std::size_t w = 0; w < bytes.size() / 4; ++w) {
-        std::uint32_t word = 0;
-        std::memcpy(&word, bytes.data() + w * 4, sizeof word);
-        wrong += word == report.wave ? 0 : 1;
-      }
-      CHECK(wrong == 0);
-    }
-    scheduler.reset();
-    pool.join();
-  }
-  CHECK(failures.load() == 0);
+  int failures = 0;
+  CHECK(run_readback_waves(*s.device, readback_program(), 6, failures) == 0);
+  CHECK(failures == 0);
   s.finish();
+}
+
+TEST_CASE("vulkan: dropping the derived barrier between a native node and a ferrum copy is reported by validation",
+          "[vulkan][native][scheduler][validation]") {
+  const auto program = readback_program();
+  const std::vector<std::size_t> nodes = ferrum::test::barrier_nodes(*program);
+  REQUIRE(nodes == std::vector<std::size_t>{1});  // node/shade's: it reads what node/simulate wrote
+  const bool discrete = GENERATE(false, true);
+  INFO("discrete_layout " << discrete);
+  vulkan_test::session s;
+  if (!s.open_layout(discrete)) return;
+  int failures = 0;
+  (void)run_readback_waves(*s.device, ferrum::test::without_barrier(*program, 1), 2, failures);
+  const std::string log = s.finish_reported();
+  INFO(log);
+  CHECK(log.find("SYNC-HAZARD-READ-AFTER-WRITE") != std::string::npos);
 }
 
 TEST_CASE("vulkan: the engine's own submissions to the native queue under queue::lock() run beside ferrum's",

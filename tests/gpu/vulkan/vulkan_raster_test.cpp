@@ -9,6 +9,7 @@
 // input reading what a transfer wrote, the attachments' layouts).
 #include "vulkan_test_support.hpp"
 
+#include "dropped_barrier.hpp"
 #include "ferrum/binding/plan_json.hpp"
 #include "ferrum/scheduler/scheduler.hpp"
 #include "plan_builder.hpp"
@@ -20,8 +21,11 @@
 #include <array>
 #include <atomic>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -198,6 +202,70 @@ std::uint32_t pixel(std::span<const std::byte> bytes, std::uint32_t x, std::uint
   return word;
 }
 
+// Runs `waves` waves of `program` (the raster plan's, maybe changed) on
+// `s`'s device; each wave's drawing, read back, goes to `check`. Returns
+// how many encodings and waves failed.
+int run_raster_waves(vulkan_test::session& s, std::shared_ptr<const ferrum::compiled_program> program, int waves,
+                     const std::function<void(std::span<const std::byte>)>& check) {
+  const auto handles = ferrum::gpu::native_handles(*s.device);
+  REQUIRE(handles.has_value());
+  std::atomic<int> failures{0};
+  const raster_pipeline pipeline(handles->device);
+  const auto encode = [&](const ferrum::encode_context& c) {
+    const ferrum::node_image* color = c.image("image/color");
+    if (color == nullptr) return (void)failures.fetch_add(1);
+    if (c.node_index == 0) {
+      // The vertices into the lane's buffer, by ferrum's copy.
+      const ferrum::node_resource* target = c.resource("resource/vertices");
+      std::memcpy(c.binding->bytes().data(), vertices.data(), sizeof vertices);
+      if (target == nullptr || !c.commands.copy(c.slot, target->range)) return (void)failures.fetch_add(1);
+      const ferrum::node_image* depth = c.image("image/depth");
+      // Derived from the plan: both cleared (first use); the color image
+      // kept for node/read, the depth image used once.
+      if (depth == nullptr || color->load != ferrum::attachment_load::clear ||
+          color->store != ferrum::attachment_store::store || depth->load != ferrum::attachment_load::clear ||
+          depth->store != ferrum::attachment_store::dont_care ||
+          c.commands.stages() != ferrum::gpu::list_stages::graphics)
+        return (void)failures.fetch_add(1);
+      const auto native = c.native();
+      if (!native) return (void)failures.fetch_add(1);
+      pipeline.draw(ferrum::gpu::vulkan_command_buffer(native->command_buffer), native->resource(1), *color, *depth);
+    } else {
+      const ferrum::node_resource* out = c.resource("resource/out");
+      if (out == nullptr || !c.commands.copy(*color->image, color->layout, out->range)) failures.fetch_add(1);
+    }
+  };
+  boost::asio::thread_pool pool(2);
+  auto made = ferrum::scheduler::create(std::move(program), *s.device, pool.get_executor(),
+                                        {.fence_timeout = std::chrono::seconds(60), .encoder_tasks = 2});
+  REQUIRE(made.has_value());
+  std::unique_ptr<ferrum::scheduler> scheduler = std::move(*made);
+  for (int i = 0; i < waves; ++i) {
+    auto done =
+        sched_test::submit(*scheduler, encode, {"frame", {raster_side, raster_side, raster_side * raster_side}});
+    const auto [ec, report] = sched_test::get(done, std::chrono::seconds(60));
+    INFO(report.message);
+    if (ec) {
+      failures.fetch_add(1);
+      continue;
+    }
+    const ferrum::lane_contents& lane = scheduler->pools()[0]->contents(report.lane);
+    const ferrum::node_resource& out = lane.resources(1)[1];
+    REQUIRE(out.id->view() == "resource/out");
+    const std::span<std::byte> bytes = out.bytes().value();
+    REQUIRE(bytes.size() == std::size_t{raster_side} * raster_side * 4);
+    check(bytes);
+  }
+  scheduler.reset();
+  pool.join();
+  return failures.load();
+}
+
+std::shared_ptr<const ferrum::compiled_program> raster_program() {
+  return std::make_shared<const ferrum::compiled_program>(
+      ferrum::test::compile_ok(ferrum::test::require(ferrum::parse_plan(ferrum::test::raster_plan))));
+}
+
 }  // namespace
 
 TEST_CASE("vulkan: a raster node draws depth-tested triangles into plan images with the plan's load and store ops",
@@ -206,63 +274,32 @@ TEST_CASE("vulkan: a raster node draws depth-tested triangles into plan images w
   if (!s.open()) return;
   // lavapipe: Vulkan 1.3 with dynamic rendering, graphics on its one family.
   REQUIRE(s.device->limits().graphics);
-  const auto handles = ferrum::gpu::native_handles(*s.device);
-  REQUIRE(handles.has_value());
-  auto program = std::make_shared<const ferrum::compiled_program>(
-      ferrum::test::compile_ok(ferrum::test::require(ferrum::parse_plan(ferrum::test::raster_plan))));
-  std::atomic<int> failures{0};
-  {
-    const raster_pipeline pipeline(handles->device);
-    const auto encode = [&](const ferrum::encode_context& c) {
-      const ferrum::node_image* color = c.image("image/color");
-      if (color == nullptr) return (void)failures.fetch_add(1);
-      if (c.node_index == 0) {
-        // The vertices into the lane's buffer, by ferrum's copy.
-        const ferrum::node_resource* target = c.resource("resource/vertices");
-        std::memcpy(c.binding->bytes().data(), vertices.data(), sizeof vertices);
-        if (target == nullptr || !c.commands.copy(c.slot, target->range)) return (void)failures.fetch_add(1);
-        const ferrum::node_image* depth = c.image("image/depth");
-        // Derived from the plan: both cleared (first use); the color image
-        // kept for node/read, the depth image used once.
-        if (depth == nullptr || color->load != ferrum::attachment_load::clear ||
-            color->store != ferrum::attachment_store::store || depth->load != ferrum::attachment_load::clear ||
-            depth->store != ferrum::attachment_store::dont_care ||
-            c.commands.stages() != ferrum::gpu::list_stages::graphics)
-          return (void)failures.fetch_add(1);
-        const auto native = c.native();
-        if (!native) return (void)failures.fetch_add(1);
-        pipeline.draw(ferrum::gpu::vulkan_command_buffer(native->command_buffer), native->resource(1), *color, *depth);
-      } else {
-        const ferrum::node_resource* out = c.resource("resource/out");
-        if (out == nullptr || !c.commands.copy(*color->image, color->layout, out->range)) failures.fetch_add(1);
-      }
-    };
-    boost::asio::thread_pool pool(2);
-    auto made = ferrum::scheduler::create(program, *s.device, pool.get_executor(),
-                                          {.fence_timeout = std::chrono::seconds(60), .encoder_tasks = 2});
-    REQUIRE(made.has_value());
-    std::unique_ptr<ferrum::scheduler> scheduler = std::move(*made);
-    for (int i = 0; i < 4; ++i) {
-      auto done =
-          sched_test::submit(*scheduler, encode, {"frame", {raster_side, raster_side, raster_side * raster_side}});
-      const auto [ec, report] = sched_test::get(done, std::chrono::seconds(60));
-      INFO(report.message);
-      REQUIRE_FALSE(ec);
-      const ferrum::lane_contents& lane = scheduler->pools()[0]->contents(report.lane);
-      const ferrum::node_resource& out = lane.resources(1)[1];
-      REQUIRE(out.id->view() == "resource/out");
-      const std::span<std::byte> bytes = out.bytes().value();
-      REQUIRE(bytes.size() == std::size_t{raster_side} * raster_side * 4);
-      // Where both triangles cover: the near red one (the far green one
-      // fails the depth test); the green one's alone: green; no triangle:
-      // the clear colour, blue.
-      CHECK(pixel(bytes, 16, 9) == 0xff0000ffu);
-      CHECK(pixel(bytes, 25, 9) == 0xff00ff00u);
-      CHECK(pixel(bytes, 1, 30) == 0xffff0000u);
-    }
-    scheduler.reset();
-    pool.join();
-  }
-  CHECK(failures.load() == 0);
+  const int failures = run_raster_waves(s, raster_program(), 4, [](std::span<const std::byte> bytes) {
+    // Where both triangles cover: the near red one (the far green one
+    // fails the depth test); the green one's alone: green; no triangle:
+    // the clear colour, blue.
+    CHECK(pixel(bytes, 16, 9) == 0xff0000ffu);
+    CHECK(pixel(bytes, 25, 9) == 0xff00ff00u);
+    CHECK(pixel(bytes, 1, 30) == 0xffff0000u);
+  });
+  CHECK(failures == 0);
   s.finish();
+}
+
+TEST_CASE("vulkan: dropping the derived barrier between a raster plan's nodes is reported by validation",
+          "[vulkan][raster][scheduler][validation]") {
+  const auto program = raster_program();
+  const std::vector<std::size_t> nodes = ferrum::test::barrier_nodes(*program);
+  // node/read's: the drawing's layout change, after the draw (without it,
+  // the copy finds the image still a color attachment).
+  REQUIRE(nodes == std::vector<std::size_t>{1});
+  for (const std::size_t n : nodes) {
+    INFO("without the barrier before node " << n);
+    vulkan_test::session s;
+    if (!s.open()) return;
+    (void)run_raster_waves(s, ferrum::test::without_barrier(*program, n), 2, [](std::span<const std::byte>) {});
+    const std::string log = s.finish_reported();
+    INFO(log);
+    CHECK(vulkan_test::reports_missing_barrier(log));
+  }
 }

@@ -1,6 +1,10 @@
 // Helpers for tests that run on the Vulkan device: a device with validation
 // on whose messages are recorded (every test checks that none came), skipping
-// where there is no Vulkan driver, and waiting with a time limit.
+// where there is no Vulkan driver, and waiting with a time limit. The layers'
+// synchronization validation checks hazards between command buffers and
+// submissions too — between a wave's nodes — which Debian 12's layers do
+// only where VK_LAYER_ENABLES asks (cmake/ferrum_sanitizers.cmake sets it for
+// every test): a session fails without it.
 //
 //   vulkan_test::session s;
 //   if (!s.open()) return;          // skipped (no driver) or failed
@@ -76,6 +80,24 @@ class message_log {
   std::atomic<bool> lost_{false};
 };
 
+// The layers' setting that checks hazards at submission, between command
+// buffers and submissions.
+inline constexpr std::string_view submit_time_check = "VALIDATION_CHECK_ENABLE_SYNCHRONIZATION_VALIDATION_QUEUE_SUBMIT";
+
+// Whether VK_LAYER_ENABLES asks the layers for it.
+inline bool submit_time_validation() {
+  const char* value = std::getenv("VK_LAYER_ENABLES");
+  return value != nullptr && std::string_view(value).find(submit_time_check) != std::string_view::npos;
+}
+
+// Whether a validation log reports what a missing barrier leaves: a hazard
+// (synchronization validation), or an image in another layout than a
+// command needs (the layout change the barrier made).
+inline bool reports_missing_barrier(std::string_view log) {
+  return log.find("SYNC-HAZARD-") != std::string_view::npos ||
+         log.find("UNASSIGNED-CoreValidation-DrawState-InvalidImageLayout") != std::string_view::npos;
+}
+
 // Whether the environment demands a Vulkan device (CI sets FERRUM_REQUIRE_VULKAN=1).
 inline bool vulkan_required() {
   const char* value = std::getenv("FERRUM_REQUIRE_VULKAN");
@@ -117,6 +139,11 @@ struct session {
     options.sink_context = checked.sink_context;
     auto created = ferrum::gpu::create_vulkan_device(options);
     if (!created) return skip_or_fail(created.error());
+    if (!submit_time_validation())
+      FAIL(
+          "the validation layers would check hazards within each command buffer only, not between a wave's "
+          "nodes: run under ctest, or set VK_LAYER_ENABLES="
+          << submit_time_check);
     device = std::move(*created);
     return true;
   }
@@ -127,6 +154,13 @@ struct session {
     ferrum::gpu::vulkan_device_options options;
     options.discrete_layout = discrete;
     return open(options);
+  }
+
+  // Destroys the device and returns what validation reported, for a test
+  // that expects a report.
+  [[nodiscard]] std::string finish_reported() {
+    device.reset();
+    return log.text();
   }
 
   // Destroys the device, then checks that validation reported nothing.
