@@ -158,7 +158,9 @@ namespace ferrum {
   /* kernels over images */                                                                                          \
   X(kernel_operand_mismatch, "a dispatch's operand is not of the kind its kernel takes (a buffer or an image)")      \
   /* raster nodes */                                                                                                 \
-  X(raster_unsupported, "a plan draws (attachment accesses) on a device whose compute queue family has no graphics")
+  X(raster_unsupported, "a plan draws (attachment accesses) on a device whose compute queue family has no graphics") \
+  /* reading a wave's output */                                                                                      \
+  X(unknown_resource, "a resource is asked for by an id that no node of the plan lists")
 
 enum class errc : int {
 // 0 is reserved for success, as error_code requires.

@@ -243,15 +243,15 @@ TEST_CASE("vulkan: a raster node draws depth-tested triangles into plan images w
     REQUIRE(made.has_value());
     std::unique_ptr<ferrum::scheduler> scheduler = std::move(*made);
     for (int i = 0; i < 4; ++i) {
-      auto done =
-          sched_test::submit(*scheduler, encode, {"frame", {raster_side, raster_side, raster_side * raster_side}});
+      ferrum::wave_readback readback;
+      auto done = sched_test::submit(*scheduler, encode,
+                                     {.bucket_class = "frame",
+                                      .extent = {raster_side, raster_side, raster_side * raster_side},
+                                      .readback = &readback});
       const auto [ec, report] = sched_test::get(done, std::chrono::seconds(60));
       INFO(report.message);
       REQUIRE_FALSE(ec);
-      const ferrum::lane_contents& lane = scheduler->pools()[0]->contents(report.lane);
-      const ferrum::node_resource& out = lane.resources(1)[1];
-      REQUIRE(out.id->view() == "resource/out");
-      const std::span<std::byte> bytes = out.bytes().value();
+      const std::span<const std::byte> bytes = readback.bytes("resource/out").value();
       REQUIRE(bytes.size() == std::size_t{raster_side} * raster_side * 4);
       // Where both triangles cover: the near red one (the far green one
       // fails the depth test); the green one's alone: green; no triangle:
