@@ -164,16 +164,12 @@ double ferrum_max_error(const ferrum::scheduler& s, const fft_convolution::convo
                         const std::vector<std::atomic<std::uint64_t>>& last_wave_of_lane) {
   double largest = 0;
   std::size_t checked = 0;
-  for (const auto& pool : s.pools())
-    for (std::uint32_t lane = 0; lane < last_wave_of_lane.size() && lane < pool->counts().capacity; ++lane) {
-      const std::uint64_t wave = last_wave_of_lane[lane].load();
-      if (wave == 0) continue;
-      for (const ferrum::node_resource& r : pool->contents(lane).resources(fft_convolution::inverse_node))
-        if (r.id->view() == "resource/output") {
-          largest = std::max(largest, reference.max_error(wave, r.bytes().value()));
-          ++checked;
-        }
-    }
+  fft_convolution::read_outputs(s, [&](std::uint32_t lane, std::span<const std::byte> output) {
+    const std::uint64_t wave = lane < last_wave_of_lane.size() ? last_wave_of_lane[lane].load() : 0;
+    if (wave == 0) return;
+    largest = std::max(largest, reference.max_error(wave, output));
+    ++checked;
+  });
   return checked == 0 ? std::numeric_limits<double>::infinity() : largest;
 }
 

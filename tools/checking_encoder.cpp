@@ -57,7 +57,7 @@ result<std::unique_ptr<wave_checks>> wave_checks::create(gpu::device& device, st
     if (l.unchecked != listing_check::unchecked_reason::checked) checks->unchecked_.push_back(describe_unchecked(p, l));
   std::size_t transfer_bytes = 0;
   for (const std::unique_ptr<lane_pool>& pool : pools) {
-    bucket_checks b = plan_checks(p, listings, *pool, checks->lanes_, imports, test);
+    bucket_checks b = plan_checks(p, listings, *pool, imports, test);
     b.transfer_base = transfer_bytes;
     transfer_bytes += b.transfer_block * checks->lanes_;
     checks->buckets_.push_back(std::move(b));
@@ -71,14 +71,13 @@ result<std::unique_ptr<wave_checks>> wave_checks::create(gpu::device& device, st
 }
 
 wave_checks::bucket_checks wave_checks::plan_checks(const plan& p, const std::vector<listing_check>& listings,
-                                                    const lane_pool& pool, std::size_t lanes,
-                                                    const run_imports* imports, checks_self_test test) {
+                                                    const lane_pool& pool, const run_imports* imports,
+                                                    checks_self_test test) {
   const compiled_bucket& bucket = pool.bucket();
   bucket_checks b;
   b.id = &bucket.id;
   b.begin.push_back(0);
   b.snapshots.resize(p.nodes.size());
-  b.lanes.assign(lanes, nullptr);
   // Every resource's compiled place in a lane (offset, size), by id, computed
   // here from the program, independently of what the lane pool resolved for
   // its encoders.
@@ -131,7 +130,6 @@ wave_checks::bucket_checks wave_checks::plan_checks(const plan& p, const std::ve
     }
     b.begin.push_back(b.resources.size());
   }
-  for (std::uint32_t l = 0; l < pool.counts().capacity && l < b.lanes.size(); ++l) b.lanes[l] = &pool.contents(l);
   return b;
 }
 
@@ -159,10 +157,10 @@ const wave_checks::bucket_checks& wave_checks::bucket_of(const encode_context& c
 void wave_checks::record(const encode_context& c) const {
   std::size_t bucket_index = 0;
   const bucket_checks& bucket = bucket_of(c, bucket_index);
-  if (c.lane >= bucket.lanes.size() || bucket.lanes[c.lane] == nullptr || !bucket.lanes[c.lane]->made())
+  if (c.contents == nullptr || !c.contents->made())
     throw std::runtime_error("wave " + std::to_string(c.wave) + " runs on lane " + std::to_string(c.lane) +
-                             ", which its bucket does not have");
-  const lane_contents& on = *bucket.lanes[c.lane];
+                             ", which its encoders do not see");
+  const lane_contents& on = *c.contents;
   for (std::size_t at = bucket.begin[c.node_index]; at < bucket.begin[c.node_index + 1]; ++at)
     if (bucket.resources[at].position >= c.resources.size())
       throw std::runtime_error("node " + std::to_string(c.node_index) + " was handed " +

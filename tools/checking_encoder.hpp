@@ -76,7 +76,7 @@ class injected_encoder_fault : public std::runtime_error {
 };
 
 // What the checking encoders of one run share: the kernels, the counters,
-// each bucket's slots, its lanes and the transfer nodes' staging and
+// each bucket's slots and the transfer nodes' staging and
 // snapshots. Immutable while waves run (but for the staging bytes, each
 // lane's written only by the wave holding the lane).
 // Self-tests of the checks: the wave (0: none) whose first binding slot gets
@@ -168,7 +168,6 @@ class wave_checks {
     std::vector<std::size_t> begin;
     // Per node: the snapshots it checks for transfer nodes.
     std::vector<std::vector<snapshot_check>> snapshots;
-    std::vector<const lane_contents*> lanes;  // by lane index
     std::size_t checked = 0;
     std::size_t unchecked = 0;
     // Its lanes' blocks of `transfer_`: lane l's at base + l * block.
@@ -178,7 +177,7 @@ class wave_checks {
 
   wave_checks() = default;
   [[nodiscard]] static bucket_checks plan_checks(const plan& p, const std::vector<listing_check>& listings,
-                                                 const lane_pool& pool, std::size_t lanes, const run_imports* imports,
+                                                 const lane_pool& pool, const run_imports* imports,
                                                  checks_self_test test);
   // Where resource `r` is on `on`: its compiled lane range, or its buffer's.
   [[nodiscard]] static gpu::arena_range compiled_range(const checked_resource& r, const lane_contents& on) noexcept {

@@ -5,12 +5,16 @@
 #include "fft_lane.hpp"
 
 #include "ferrum/gpu/vulkan_device.hpp"
+#include "ferrum/scheduler/async_acquire.hpp"
+
+#include <boost/asio/use_future.hpp>
 
 #include <algorithm>
 #include <array>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fft_convolution {
 namespace {
@@ -62,6 +66,19 @@ double convolution_checks::max_error() const noexcept {
 void check_output(const convolution_reference& reference, convolution_checks& checks, std::uint64_t wave,
                   std::span<const std::byte> output) {
   checks.record(wave, reference.max_error(wave, output));
+}
+
+void read_outputs(const ferrum::scheduler& s,
+                  const std::function<void(std::uint32_t lane, std::span<const std::byte> output)>& read) {
+  for (const auto& pool : s.pools()) {
+    // Every lane of the pool at once: each acquisition takes another.
+    std::vector<ferrum::lane_lease> leases;
+    for (std::uint32_t i = 0; i < pool->counts().capacity; ++i)
+      leases.push_back(ferrum::async_acquire(*pool, boost::asio::use_future).get());
+    for (const ferrum::lane_lease& lease : leases)
+      if (const ferrum::node_resource* output = lease->find("resource/output"))
+        read(lease.index(), output->bytes().value());
+  }
 }
 
 void convolution_encoder::operator()(const ferrum::encode_context& c) const {

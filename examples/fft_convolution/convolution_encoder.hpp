@@ -13,21 +13,24 @@
 // barrier before node/multiply and node/inverse.
 //
 // Checking every wave's result: resource/output keeps its bytes until the
-// lane's next wave runs, and the lane is given back when its wave
-// completes, so a result read after completion may already be overwritten
-// by another wave on that lane. node/inverse's encoder, which holds the lane
-// and runs before the lane's next GPU work, checks the output of the lane's
-// previous wave (encode_context::lane_previous_wave) instead; the last wave
-// of each lane is checked after every wave completed (check_output).
+// lane's next wave runs. A wave that kept its lane for its caller
+// (wave_request::readback) would keep the next wave off the lane until the
+// check is done; node/inverse's encoder, which holds the lane and runs
+// before the lane's next GPU work, checks the output of the lane's previous
+// wave (encode_context::lane_previous_wave) instead, and the last wave of
+// each lane is checked after every wave completed, through a lease of each
+// lane (read_outputs).
 #pragma once
 
 #include "fft_reference.hpp"
 
 #include "ferrum/gpu/kernel.hpp"
+#include "ferrum/scheduler/scheduler.hpp"
 #include "ferrum/scheduler/wave.hpp"
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <span>
 
@@ -56,6 +59,12 @@ class convolution_checks {
 // Checks `output` (a lane's resource/output) as wave `wave`'s result.
 void check_output(const convolution_reference& reference, convolution_checks& checks, std::uint64_t wave,
                   std::span<const std::byte> output);
+
+// Once every wave of `s` completed: `read(lane, output)` with each lane's
+// resource/output, for every lane of each of its lane pools, each held
+// through a lease (async_acquire) while it is read.
+void read_outputs(const ferrum::scheduler& s,
+                  const std::function<void(std::uint32_t lane, std::span<const std::byte> output)>& read);
 
 // The encoder; what it refers to outlives the waves. With `checks` null it
 // checks nothing (bench/fft_convolution.cpp, where 1-2 ms of CPU per wave

@@ -203,13 +203,10 @@ int run(const options& o, validation_log& log) {
   const std::chrono::duration<double, std::milli> took = steady_clock::now() - start;
 
   // The last result of each lane: every wave has completed, none runs.
-  for (const auto& pool : (*scheduler)->pools())
-    for (std::uint32_t lane = 0; lane < state.last_wave_of_lane.size(); ++lane) {
-      if (state.last_wave_of_lane[lane] == 0 || lane >= pool->counts().capacity) continue;
-      for (const ferrum::node_resource& r : pool->contents(lane).resources(fft_convolution::inverse_node))
-        if (r.id->view() == "resource/output")
-          fft_convolution::check_output(reference, checks, state.last_wave_of_lane[lane], r.bytes().value());
-    }
+  fft_convolution::read_outputs(**scheduler, [&](std::uint32_t lane, std::span<const std::byte> output) {
+    if (lane < state.last_wave_of_lane.size() && state.last_wave_of_lane[lane] != 0)
+      fft_convolution::check_output(reference, checks, state.last_wave_of_lane[lane], output);
+  });
   const ferrum::scheduler_stats stats = (*scheduler)->stats();
   asio::co_spawn(threads, (*scheduler)->async_shutdown(asio::use_awaitable), asio::use_future).get();
 

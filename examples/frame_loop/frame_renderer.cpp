@@ -231,19 +231,14 @@ void frame_renderer::encode(const ferrum::encode_context& c, std::uint64_t frame
   }
 }
 
-std::span<const std::byte> frame_renderer::output(const ferrum::scheduler& scheduler,
-                                                  const ferrum::wave_report& report) const {
-  for (const auto& pool : scheduler.pools()) {
-    if (report.bucket == nullptr || pool->bucket().id != *report.bucket) continue;
-    if (report.lane >= pool->counts().capacity) break;
-    for (const ferrum::node_resource& r : pool->contents(report.lane).resources(output_node)) {
-      if (r.id->view() != rgba8_id) continue;
-      // Readback memory (frame_loop.json): the host's copy of the image.
-      const std::span<std::byte> bytes = r.bytes().value();
-      if (bytes.size() >= pixels() * rgba8_pixel_bytes) return bytes.first(pixels() * rgba8_pixel_bytes);
-    }
+std::span<const std::byte> frame_renderer::output(const ferrum::lane_contents& lane, std::uint64_t wave) const {
+  for (const ferrum::node_resource& r : lane.resources(output_node)) {
+    if (r.id->view() != rgba8_id) continue;
+    // Readback memory (frame_loop.json): the host's copy of the image.
+    const std::span<const std::byte> bytes = r.bytes().value();
+    if (bytes.size() >= pixels() * rgba8_pixel_bytes) return bytes.first(pixels() * rgba8_pixel_bytes);
   }
-  throw std::logic_error("frame_loop: wave " + std::to_string(report.wave) + " drew no frame of " +
+  throw std::logic_error("frame_loop: wave " + std::to_string(wave) + " drew no frame of " +
                          std::to_string(size_.width) + "x" + std::to_string(size_.height) + " on its lane");
 }
 

@@ -151,11 +151,10 @@ class frame_renderer {
   // cannot draw.
   void encode(const ferrum::encode_context& c, std::uint64_t frame, const overlay_numbers* numbers = nullptr) const;
 
-  // The 8-bit pixels that the completed wave `report` of `scheduler` drew:
-  // frame.rgba8's bytes in its lane. Valid until the lane's next wave and
-  // while `scheduler` (which owns the lanes) lives.
-  [[nodiscard]] std::span<const std::byte> output(const ferrum::scheduler& scheduler,
-                                                  const ferrum::wave_report& report) const;
+  // The 8-bit pixels that the completed wave `wave` drew on `lane` (held by
+  // the caller, and run by no wave since): frame.rgba8's bytes in it. Valid
+  // while the caller holds the lane.
+  [[nodiscard]] std::span<const std::byte> output(const ferrum::lane_contents& lane, std::uint64_t wave) const;
 
   // `pixels` (output()'s or draw_on_host()'s) in RGBA order, as PNG stores
   // them.

@@ -56,6 +56,7 @@
 #include "ferrum/binding/plan_json.hpp"
 #include "ferrum/gpu/null_device.hpp"
 #include "ferrum/gpu/vulkan_device.hpp"
+#include "ferrum/scheduler/async_acquire.hpp"
 #include "ferrum/scheduler/scheduler.hpp"
 #include "ferrum/scheduler/trace.hpp"
 
@@ -67,6 +68,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
 
 #include <algorithm>
 #include <array>
@@ -614,10 +616,19 @@ int run(const frame_loop::options& o, validation_log& log) {
   const frame_loop::image_size size = drew.size();
   const std::shared_ptr<const ferrum::compiled_program> last_program = scheduler->program();
 
-  // The last wave's lane holds what it drew, in its persistent output,
-  // while the scheduler lives: check it against the host. (In the
-  // swapchain's order, RGBA or BGRA, both.)
-  const std::span<const std::byte> pixels = drew.output(*scheduler, loop.last);
+  // The last wave's lane holds what it drew, in its persistent output: check
+  // it against the host, holding every lane of its bucket through a lease
+  // while it is read (no wave runs any more). (In the swapchain's order,
+  // RGBA or BGRA, both.)
+  std::vector<ferrum::lane_lease> leases;
+  for (const auto& pool : scheduler->pools())
+    if (loop.last.bucket != nullptr && pool->bucket().id == *loop.last.bucket)
+      for (std::uint32_t lane = 0; lane < pool->counts().capacity; ++lane)
+        leases.push_back(ferrum::async_acquire(*pool, asio::use_future).get());
+  const auto last_lane = std::find_if(leases.begin(), leases.end(),
+                                      [&](const ferrum::lane_lease& l) { return l.index() == loop.last.lane; });
+  if (last_lane == leases.end()) throw std::logic_error("frame_loop: the last wave's lane is not its bucket's");
+  const std::span<const std::byte> pixels = drew.output(**last_lane, loop.last.wave);
   const frame_loop::host_frame reference = drew.draw_on_host(loop.last_frame);
   const frame_loop::frame_difference difference = frame_loop::compare_frames(
       pixels, reference.pixels, reference.edges, size.width, size.height, allowed_difference);

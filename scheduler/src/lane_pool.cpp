@@ -322,8 +322,6 @@ lane_counts lane_pool::counts() const {
   return c;
 }
 
-const lane_contents& lane_pool::contents(std::uint32_t index) const noexcept { return lanes_[index]->contents; }
-
 std::uint64_t lane_pool::trim() {
   const std::vector<lane*> taken = dispatcher_->trim(member_);
   for (lane* l : taken) {

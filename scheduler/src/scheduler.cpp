@@ -163,7 +163,8 @@ void scheduler_impl::submit(const copied_request& request, encoder_ref encode, c
       if (!imports) {
         w->prepare(id, *program, nullptr, nullptr, encode, &request, imports.error().code, imports.error().what());
       } else {
-        w->prepare(id, *program, &bucket, &program->dispatcher(choice.bucket), encode, &request, {}, {}, &*imports);
+        w->prepare(id, *program, &bucket, &program->dispatcher(choice.bucket), encode, &request, {}, {}, &*imports,
+                   request.readback());
       }
     }
   } catch (...) {

@@ -26,7 +26,7 @@ void wave::bind_nodes() noexcept {
   // never moves): binding a wave is handing each node its part of the lane.
   // Replaying needs a complete, submitted recording; recording afresh leaves
   // none until this wave submits.
-  const lane_contents& l = *held_;
+  lane_contents& l = *held_;
   if (!imports_.empty()) {
     // The buffers come first, then the images (resolve_imports).
     std::array<gpu::arena_range, max_wave_imports> ranges{};
@@ -48,7 +48,7 @@ void wave::bind_nodes() noexcept {
     const std::optional<node_binding>& binding = l.node(node);
     contexts_[node].emplace(encode_context{node, binding ? &*binding : nullptr, l.slot(node), l.list(node), id_,
                                            bucket_->id, held_.index(), replay_, &cancel_started_, l.resources(node),
-                                           previous_wave, l.state(), l.node_images(node)});
+                                           previous_wave, l.state(), l.node_images(node), &l});
   }
 }
 

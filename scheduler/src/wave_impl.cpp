@@ -212,14 +212,17 @@ wave::task wave::run(wave& w) {
   // Marked before the lane goes back: the next wave's spans on this lane
   // begin after this wave's end.
   w.end_phase(wave_phase::release);
-  w.give_back(lane_return::fence_reached);
+  // Asked for a readback: the completion moves the lane into it.
+  if (w.readback_ == nullptr) w.give_back(lane_return::fence_reached);
   w.conclude({});
+  // A cancellation completed the wave first: the readback gets nothing.
+  if (w.held_) w.give_back(lane_return::fence_reached);
 }
 
 // --- the steps ----------------------------------------------------------------------
 
 error_code wave::submit() noexcept {
-  const lane_contents& l = *held_;
+  lane_contents& l = *held_;
   // A wave with imported buffers or images waits for the earlier waves whose use of
   // them conflicts with its own, and records its own use, under one lock.
   std::unique_lock<std::mutex> ordered;
@@ -325,7 +328,7 @@ void wave::size_for(const program_lanes& program) {
 
 void wave::prepare(std::uint64_t id, const program_lanes& program, const compiled_bucket* bucket,
                    lane_dispatcher* dispatcher, encoder_ref encode, const copied_request* sync, error_code early_error,
-                   std::string_view early_message, const wave_imports* imports) {
+                   std::string_view early_message, const wave_imports* imports, wave_readback* readback) {
   if (program.serial() != sized_for_) size_for(program);
   program_ = &program;
   id_ = id;
@@ -345,6 +348,7 @@ void wave::prepare(std::uint64_t id, const program_lanes& program, const compile
   partly_submitted_ = false;
   keep_sync(sync);
   imports_ = imports != nullptr ? *imports : wave_imports();
+  readback_ = readback;
   failed_node_.reset();
   message_.assign(early_message);
   continuation_ = {};

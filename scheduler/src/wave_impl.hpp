@@ -16,6 +16,7 @@
 #include "ferrum/scheduler/detail/wave_submission.hpp"
 #include "ferrum/scheduler/lane_pool.hpp"
 #include "ferrum/scheduler/trace.hpp"
+#include "ferrum/scheduler/wave_readback.hpp"
 #include "submission_plan.hpp"
 #include "wave_gpu_time.hpp"
 #include "wave_host.hpp"
@@ -57,11 +58,12 @@ class wave {
   // `sync`: the engine's semaphores, passed on whatever happens (none when
   // the early error refused them); `early_message` says more of the error.
   // `imports`: the request's buffers and images, resolved against the
-  // bucket (none: null).
+  // bucket (none: null). `readback`: where a wave that succeeds keeps its
+  // lane (wave_request::readback; null: it gives the lane back).
   void prepare(std::uint64_t id, const program_lanes& program, const compiled_bucket* bucket,
                lane_dispatcher* dispatcher, encoder_ref encode, const copied_request* sync,
                boost::system::error_code early_error, std::string_view early_message = {},
-               const wave_imports* imports = nullptr);
+               const wave_imports* imports = nullptr, wave_readback* readback = nullptr);
 
   [[nodiscard]] const program_lanes& program() const noexcept { return *program_; }
 
@@ -118,7 +120,9 @@ class wave {
   // What it reports (wave_report.cpp).
   [[nodiscard]] wave_report report_now() const;
   // Completes the wave's operation with `ec` (the first call wins): posts the
-  // handler with the report to the handler's executor. Any thread.
+  // handler with the report to the handler's executor — with success, after
+  // moving the lane into the request's readback, if any. Any thread; with
+  // success, the coroutine's only.
   void finish(boost::system::error_code ec) noexcept;
   // The wave's end: its spans to the trace, then its completion posted.
   void conclude(boost::system::error_code ec) noexcept;
@@ -168,6 +172,8 @@ class wave {
   // The engine's buffers and images for the plan's imported resources
   // (wave_imports.hpp).
   wave_imports imports_;
+  // Where the lane goes when the wave succeeds (null: back to its pool).
+  wave_readback* readback_ = nullptr;
   std::optional<std::size_t> failed_node_;
   std::string message_;
 

@@ -31,6 +31,12 @@ wave_report wave::report_now() const {
 
 void wave::finish(error_code ec) noexcept {
   if (completed_.exchange(true, std::memory_order_acq_rel)) return;
+  if (!ec && readback_ != nullptr) {
+    // The readback holds the lane from here, as a lease would: no longer
+    // in flight. Its move gives back a lane it held before.
+    host_.counters().lane_given_back();
+    *readback_ = wave_readback(std::move(held_), id_);
+  }
   outcome_.ec = ec;
   outcome_.report = report_now();
   host_.counters().counted(ec);

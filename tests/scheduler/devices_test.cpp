@@ -2,6 +2,7 @@
 // bucket), one queue of waves per bucket served by whichever device's lane
 // frees first, each wave's commands on its lane's device, and a lost device
 // taking only its own lanes out of service.
+#include "held_lanes.hpp"
 #include "scheduler_support.hpp"
 
 #include "ferrum/scheduler/async_acquire.hpp"
@@ -118,13 +119,16 @@ TEST_CASE("devices: waves spread over every device, each running wholly on the d
   CHECK(f.devices[0]->queue().last_submitted() + f.devices[1]->queue().last_submitted() == 12);
   // The slots hold what the last wave on each lane wrote, on that lane's
   // own device.
-  for (std::size_t d = 0; d < 2; ++d)
+  for (std::size_t d = 0; d < 2; ++d) {
+    const std::vector<ferrum::held_lane> held = ferrum::test::hold_every_lane(*f.s->pools(d)[0]);
     for (std::uint32_t index = 0; index < 2; ++index) {
-      const ferrum::lane_contents& l = f.s->pools(d)[0]->contents(index);
+      REQUIRE(held[index]);
+      const ferrum::lane_contents& l = *held[index];
       std::uint32_t word = 0;
       std::memcpy(&word, l.arena_of(ferrum::memory_class::upload)->bytes().data() + l.slot(0).offset, sizeof word);
       CHECK(word == last_wave[d][index]);
     }
+  }
 }
 
 TEST_CASE("devices: a queued wave goes to the device whose lane of its bucket frees first", "[scheduler][devices]") {

@@ -2,6 +2,7 @@
 // slot of its own lane (the lane's arena is guarded, each node's list granted
 // its slot), and its host writes go through its binding's bytes (ranges give
 // read access only).
+#include "held_lanes.hpp"
 #include "scheduler_support.hpp"
 
 #include <atomic>
@@ -66,9 +67,14 @@ TEST_CASE("encoder scope: a copy into another node's slot is refused with range_
 TEST_CASE("encoder scope: a command into another lane's arena is refused, while that lane is in flight or not",
           "[scheduler]") {
   fixture f(2, 2);
-  const ferrum::gpu::arena* lane_arenas[2] = {
-      f.scheduler->pools()[0]->contents(0).arena_of(ferrum::memory_class::upload),
-      f.scheduler->pools()[0]->contents(1).arena_of(ferrum::memory_class::upload)};
+  const ferrum::gpu::arena* lane_arenas[2] = {};
+  {
+    const std::vector<ferrum::held_lane> held = ferrum::test::hold_every_lane(*f.scheduler->pools()[0]);
+    for (std::uint32_t index = 0; index < 2; ++index) {
+      REQUIRE(held[index]);
+      lane_arenas[index] = held[index]->arena_of(ferrum::memory_class::upload);
+    }
+  }
   const auto outcome = attempt_in_wave(f, 0, [&](const ferrum::encode_context& c) {
     const ferrum::gpu::arena* other = c.slot.arena == lane_arenas[0] ? lane_arenas[1] : lane_arenas[0];
     return c.commands.fill(other->range(c.slot.offset, c.slot.size), 1u);

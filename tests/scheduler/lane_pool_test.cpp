@@ -106,7 +106,7 @@ TEST_CASE("lane_pool: a lease submits a staged lane's stage-in list before its n
   pool_fixture f(1, options);
   boost::asio::io_context context;
   ferrum::lane_lease lease = lease_of(*f.pool, context);
-  const ferrum::lane_contents& l = *lease;
+  ferrum::lane_contents& l = *lease;
   ferrum::gpu::arena& upload = *l.arena_of(ferrum::memory_class::upload);
   REQUIRE(upload.staged());
   REQUIRE(l.stage_in() != nullptr);
@@ -133,8 +133,10 @@ TEST_CASE("lane_pool: each lane has its own arena per window of the bucket, its 
   pool_fixture f(3);
   REQUIRE(f.pool->counts().capacity == 3);
   const ferrum::compiled_bucket& bucket = f.program.buckets[0];
+  std::vector<ferrum::held_lane> held = ferrum::test::hold_every_lane(*f.pool);
   for (std::uint32_t index = 0; index < 3; ++index) {
-    const ferrum::lane_contents& l = f.pool->contents(index);
+    REQUIRE(held[index]);
+    const ferrum::lane_contents& l = *held[index];
     for (ferrum::memory_class c : ferrum::memory_classes) {
       INFO(ferrum::to_string(c));
       const ferrum::gpu::arena* arena = l.arena_of(c);
@@ -151,8 +153,10 @@ TEST_CASE("lane_pool: each lane has its own arena per window of the bucket, its 
     CHECK(l.all_lists().size() == 3);
     CHECK_FALSE(l.backing().empty());
   }
-  CHECK(f.pool->contents(0).arena_of(ferrum::memory_class::upload)->bytes().data() !=
-        f.pool->contents(1).arena_of(ferrum::memory_class::upload)->bytes().data());
+  CHECK(held[0]->arena_of(ferrum::memory_class::upload)->bytes().data() !=
+        held[1]->arena_of(ferrum::memory_class::upload)->bytes().data());
+  CHECK(f.pool->counts().free == 0);
+  held.clear();
   const auto c = f.pool->counts();
   CHECK(c.lanes == 3);
   CHECK(c.free == 3);

@@ -72,7 +72,7 @@ struct probe_state final : ferrum::lane_state {
   std::uint32_t lane;
   std::string bucket;
   ferrum::native_buffer r0;
-  ferrum::gpu::arena* upload;
+  const ferrum::gpu::arena* upload;
   const ferrum::gpu::timeline* timeline;
   int touched = 0;
 };
@@ -136,10 +136,12 @@ TEST_CASE("lane state: a lane without a factory, or whose factory made none, has
     auto encode = [&](const ferrum::encode_context& c) {
       if (c.state != nullptr || c.state_as<probe_state>() != nullptr) ++with_state;
     };
-    auto done = sched_test::submit(*f.scheduler, encode);
+    ferrum::wave_readback readback;
+    auto done = sched_test::submit(*f.scheduler, encode, {.bucket_class = "step", .readback = &readback});
     CHECK_FALSE(sched_test::get(done).ec);
     CHECK(with_state == 0);
-    CHECK(f.scheduler->pools()[0]->contents(0).state() == nullptr);
+    REQUIRE(readback);
+    CHECK(readback->state() == nullptr);
   }
 }
 

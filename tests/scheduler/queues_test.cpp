@@ -3,6 +3,7 @@
 // compute node reads what a transfer node uploaded — proven by data, with
 // the producer held back on the null device so that a missing wait would be
 // seen — and the lane comes back only once every queue is done with it.
+#include "held_lanes.hpp"
 #include "scheduler_support.hpp"
 #include "two_queue_waves.hpp"
 
@@ -190,10 +191,10 @@ TEST_CASE(
   // are compared by differences: the opening barrier is all that differs.
   const auto barriers = [](const two_queue_fixture& f) {
     std::map<std::pair<std::size_t, std::size_t>, long> out;
-    const ferrum::lane_pool& pool = *f.s->pools()[0];
-    for (std::uint32_t index = 0; index < pool.counts().capacity; ++index)
-      for (std::size_t n = 0; n < pool.contents(index).lists().size(); ++n) {
-        const gpu::command_list& list = pool.contents(index).list(n);
+    const std::vector<ferrum::held_lane> held = ferrum::test::hold_every_lane(*f.s->pools()[0]);
+    for (std::uint32_t index = 0; index < held.size(); ++index)
+      for (std::size_t n = 0; n < held[index]->lists().size(); ++n) {
+        const gpu::command_list& list = held[index]->list(n);
         out[{index, n}] = list.size() == 0 ? -1 : static_cast<long>(list.barriers());
       }
     return out;

@@ -33,7 +33,8 @@ TEST_CASE("wave: every node is encoded once, into its own slot, and the wave com
       wrong_slot.fetch_add(1);
     test::require(c.commands.fill(c.slot, static_cast<std::uint32_t>(c.node_index + 1)));
   };
-  auto done = sched_test::submit(*f.scheduler, encode);
+  ferrum::wave_readback readback;
+  auto done = sched_test::submit(*f.scheduler, encode, {.bucket_class = "step", .readback = &readback});
   const auto [ec, report] = sched_test::get(done);
   CHECK_FALSE(ec);
   CHECK(nodes == std::set<std::size_t>{0, 1, 2, 3});
@@ -46,9 +47,12 @@ TEST_CASE("wave: every node is encoded once, into its own slot, and the wave com
   CHECK(f.device->queue().timeline().reached(report.submitted_value));
   for (std::size_t p = 0; p < ferrum::wave_phase_count; ++p) CHECK(report.ended[p].has_value());
   // The fills ran on the lane's arena before the fence.
-  const ferrum::lane_contents& lane = f.scheduler->pools()[0]->contents(report.lane);
+  REQUIRE(readback);
+  CHECK(readback.wave() == report.wave);
+  CHECK(readback.lane() == report.lane);
   for (const ferrum::binding_slot& slot : f.program->buckets[0].binding->slots())
-    CHECK(test::word_at(*lane.arena_of(ferrum::memory_class::upload), slot.offset / 4) == slot.node_index + 1);
+    CHECK(test::word_at(*readback->arena_of(ferrum::memory_class::upload), slot.offset / 4) == slot.node_index + 1);
+  readback.reset();
   const auto counts = f.scheduler->pools()[0]->counts();
   CHECK(counts.free == 2);
   CHECK(counts.in_flight == 0);
@@ -154,13 +158,13 @@ struct suspending_encoder {
 TEST_CASE("wave: coroutine encoders may suspend, and the wave waits for all of them", "[scheduler]") {
   fixture f(5, 1, {}, {.encoder_tasks = 2});
   suspending_encoder encode;
-  auto done = sched_test::submit(*f.scheduler, encode);
-  const auto [ec, report] = sched_test::get(done);
-  CHECK_FALSE(ec);
+  ferrum::wave_readback readback;
+  auto done = sched_test::submit(*f.scheduler, encode, {.bucket_class = "step", .readback = &readback});
+  CHECK_FALSE(sched_test::get(done).ec);
   CHECK(encode.finished.load() == 5);
-  const ferrum::lane_contents& lane = f.scheduler->pools()[0]->contents(report.lane);
+  REQUIRE(readback);
   for (const ferrum::binding_slot& slot : f.program->buckets[0].binding->slots())
-    CHECK(test::word_at(*lane.arena_of(ferrum::memory_class::upload), slot.offset / 4) == slot.node_index + 100);
+    CHECK(test::word_at(*readback->arena_of(ferrum::memory_class::upload), slot.offset / 4) == slot.node_index + 100);
 }
 
 TEST_CASE("wave: a coroutine encoder that throws after suspending fails the wave with its node", "[scheduler]") {

@@ -2,6 +2,7 @@
 // resources handed to its encoder, interval aliasing and persistent
 // resources proven by data (workspace_probe.hpp), and the lane layout checked
 // pair by pair on generated plans.
+#include "held_lanes.hpp"
 #include "null_device_support.hpp"
 #include "plan_builder.hpp"
 #include "scheduler_support.hpp"
@@ -206,7 +207,7 @@ TEST_CASE("lane memory: a node's list cannot write another node's workspace reso
   auto encode = [&](const encode_context& c) {
     if (c.node_index != 0) return;
     // Node b's resource, reached from node a's list: refused.
-    const gpu::arena_range theirs = run.s->pools()[0]->contents(c.lane).resources(1)[1].range;
+    const gpu::arena_range theirs = c.contents->resources(1)[1].range;
     const result<void> r = c.commands.fill(theirs, 1u);
     refused_code.store(r ? 0 : r.error().code.value());
   };
@@ -255,8 +256,12 @@ TEST_CASE("lane memory: a program loaded from its file makes the lanes the compi
   for (std::size_t b = 0; b < compiled.buckets.size(); ++b) {
     auto from_compiled = ferrum::test::require(lane_pool::create(compiled, compiled.buckets[b], *device));
     auto from_loaded = ferrum::test::require(lane_pool::create(loaded, loaded.buckets[b], *device));
-    const lane_contents& a = from_compiled->contents(0);
-    const lane_contents& l = from_loaded->contents(0);
+    const std::vector<held_lane> compiled_lanes = ferrum::test::hold_every_lane(*from_compiled);
+    const std::vector<held_lane> loaded_lanes = ferrum::test::hold_every_lane(*from_loaded);
+    REQUIRE(compiled_lanes[0]);
+    REQUIRE(loaded_lanes[0]);
+    const lane_contents& a = *compiled_lanes[0];
+    const lane_contents& l = *loaded_lanes[0];
     for (std::size_t n = 0; n < compiled.node_count; ++n) {
       const auto ours = a.resources(n);
       const auto theirs = l.resources(n);

@@ -21,6 +21,7 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -37,6 +38,9 @@ struct wave_loop {
   std::size_t submitted = 0;
   std::atomic<std::size_t> completed{0};
   std::size_t failed = 0;
+  // With readbacks (one per wave in flight, reserved): each wave keeps its
+  // lane in one, which its completion reads and gives back.
+  std::vector<ferrum::wave_readback*> free_readbacks{};
 
   void operator()(const ferrum::encode_context& c) const {
     // Records real commands: a fill of each of the node's resources, found
@@ -52,13 +56,23 @@ struct wave_loop {
   void pump() {
     while (submitted < total && submitted - completed.load() < window) {
       ++submitted;
-      scheduler.async_submit(
-          {"step", {1, 1, 1}}, *this,
-          boost::asio::bind_executor(completions, [this](boost::system::error_code ec, const ferrum::wave_report&) {
-            failed += ec ? 1 : 0;
-            pump();
-            completed.fetch_add(1);
-          }));
+      ferrum::wave_readback* kept = nullptr;
+      if (!free_readbacks.empty()) {
+        kept = free_readbacks.back();
+        free_readbacks.pop_back();
+      }
+      scheduler.async_submit({.bucket_class = "step", .readback = kept}, *this,
+                             boost::asio::bind_executor(
+                                 completions, [this, kept](boost::system::error_code ec, const ferrum::wave_report&) {
+                                   failed += ec ? 1 : 0;
+                                   if (kept != nullptr) {
+                                     failed += !ec && !kept->bytes("resource/r0") ? 1 : 0;
+                                     kept->reset();
+                                     free_readbacks.push_back(kept);
+                                   }
+                                   pump();
+                                   completed.fetch_add(1);
+                                 }));
     }
   }
 
@@ -80,6 +94,7 @@ struct run_shape {
   std::size_t window;
   std::size_t warm_up = 200;
   std::size_t counted = 1000;
+  bool readback = false;  // every wave keeps its lane for its completion
 };
 
 // Runs `shape.warm_up` waves, then counts the allocations of
@@ -100,6 +115,10 @@ std::uint64_t count_waves(const boost::asio::any_io_executor& executor, Completi
   auto device = ::test::null_device(options);
   auto scheduler = test::require(ferrum::scheduler::create(program, *device, executor, settings));
   wave_loop<CompletionExecutor> loop{*scheduler, completions, 0, shape.window};
+  // After the scheduler: every lane is given back before it goes.
+  std::vector<ferrum::wave_readback> readbacks(shape.readback ? shape.window : 0);
+  loop.free_readbacks.reserve(readbacks.size());
+  for (ferrum::wave_readback& r : readbacks) loop.free_readbacks.push_back(&r);
   using ferrum::tools::allocations_so_far;
   // Warm-up: waves, frames, post buffers and Asio's caches reach their peak. Counted
   // too, to show that the counter sees the scheduler's allocations.
@@ -119,13 +138,13 @@ enum class delivery { direct, strand };
 // On one io_context run by this thread, 3 waves per 3 lanes (below the
 // reserve), the GPU 300 µs per submission.
 std::uint64_t allocations_over(std::size_t nodes, std::uint32_t lanes, const ferrum::scheduler_options& settings,
-                               delivery how = delivery::direct) {
+                               delivery how = delivery::direct, bool readback = false) {
   boost::asio::io_context context;
   const auto drive = [&](auto&) {
     context.restart();
     context.run();
   };
-  const run_shape shape{.window = lanes};
+  const run_shape shape{.window = lanes, .readback = readback};
   constexpr std::chrono::microseconds latency{300};
   if (how == delivery::strand)
     return count_waves(context.get_executor(), boost::asio::make_strand(context), drive, nodes, lanes, settings, shape,
@@ -149,6 +168,12 @@ TEST_CASE("zero allocations: also with the nodes split into several encoder task
 
 TEST_CASE("zero allocations: also when completions go through a strand", "[scheduler]") {
   const std::uint64_t count = allocations_over(16, 3, {}, delivery::strand);
+  INFO(count << " allocations over 1000 waves");
+  CHECK(count == 0);
+}
+
+TEST_CASE("zero allocations: also when every wave keeps its lane in a readback its completion reads", "[scheduler]") {
+  const std::uint64_t count = allocations_over(16, 3, {}, delivery::direct, true);
   INFO(count << " allocations over 1000 waves");
   CHECK(count == 0);
 }

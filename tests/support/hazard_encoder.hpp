@@ -139,14 +139,17 @@ inline outcome run(ferrum::gpu::device& device, const ferrum::plan& p,
   for (std::uint64_t w = 0; w < waves; ++w) {
     std::promise<std::pair<boost::system::error_code, ferrum::wave_report>> done;
     auto finished = done.get_future();
-    scheduler->async_submit({"step", {1, 1, 1}}, encode, [&done](boost::system::error_code ec, ferrum::wave_report r) {
-      done.set_value({ec, std::move(r)});
-    });
+    ferrum::wave_readback readback;
+    scheduler->async_submit({.bucket_class = "step", .readback = &readback}, encode,
+                            [&done](boost::system::error_code ec, ferrum::wave_report r) {
+                              done.set_value({ec, std::move(r)});
+                            });
     REQUIRE(finished.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
     const auto [ec, report] = finished.get();
     INFO("wave " << report.wave << ": " << report.message);
     REQUIRE_FALSE(ec);
-    const ferrum::lane_contents& lane = scheduler->pools()[0]->contents(report.lane);
+    REQUIRE(readback);
+    const ferrum::lane_contents& lane = *readback;
     o.mismatches += mismatches(bucket, lane.arena_of(ferrum::memory_class::upload)->bytes());
     for (std::size_t n = 0; n < p.nodes.size(); ++n) {
       const ferrum::gpu::command_list& list = lane.list(n);

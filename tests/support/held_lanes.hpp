@@ -7,6 +7,8 @@
 
 #include <boost/system/error_code.hpp>
 
+#include <cstddef>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -43,6 +45,25 @@ struct recording_waiter : ferrum::detail::lane_waiter {
 // `w` asks `pool` for a lane: the lane, or an empty handle (queued, or `ec` set).
 inline ferrum::held_lane acquire(ferrum::lane_pool& pool, recording_waiter& w, boost::system::error_code& ec) {
   return ferrum::detail::acquire_lane(pool, w, ec);
+}
+
+// Every lane of `pool`, held, at its index: for tests that look into lanes
+// between waves. A lane that is not free (or not made) stays an empty handle.
+inline std::vector<ferrum::held_lane> hold_every_lane(ferrum::lane_pool& pool) {
+  std::vector<ferrum::held_lane> held(pool.counts().capacity);
+  std::vector<int> order;
+  for (std::size_t i = 0; i < held.size(); ++i) {
+    recording_waiter w(order, 0);
+    boost::system::error_code ec;
+    ferrum::held_lane l = acquire(pool, w, ec);
+    if (!l) {
+      (void)ferrum::detail::cancel_acquire(pool, w);
+      continue;
+    }
+    const std::uint32_t index = l.index();
+    held[index] = std::move(l);
+  }
+  return held;
 }
 
 // A second handle of `h`'s hand-out.

@@ -24,6 +24,7 @@
 #pragma once
 
 #include "gpu_test_support.hpp"
+#include "held_lanes.hpp"
 #include "plan_builder.hpp"
 
 #include "ferrum/gpu/builtin_kernels.hpp"
@@ -234,7 +235,7 @@ inline std::uint32_t word_of(std::span<const std::byte> bytes, std::size_t word)
 }
 
 // Records `commands` into a list granted all of lane `l`'s memory, submits it
-// and waits for it. The lane must be free.
+// and waits for it. The lane must be held, and no wave's.
 template <class Record>
 void on_lane(ferrum::gpu::device& device, const ferrum::lane_contents& l, Record commands) {
   auto list = ferrum::test::require(device.create_command_list());
@@ -279,9 +280,10 @@ inline outcome run(ferrum::gpu::device& device, const ferrum::plan& p, std::uint
   auto made = ferrum::scheduler::create(program, device, threads.get_executor(), {});
   if (!made) FAIL(made.error().what());
   std::unique_ptr<ferrum::scheduler> scheduler = std::move(*made);
-  const ferrum::lane_pool& pool = *scheduler->pools()[0];
-  std::vector<const ferrum::lane_contents*> lanes;
-  for (std::uint32_t index = 0; index < pool.counts().capacity; ++index) lanes.push_back(&pool.contents(index));
+  ferrum::lane_pool& pool = *scheduler->pools()[0];
+  // Held (lanes of no wave) while the probe fills them, and again at the end.
+  std::vector<ferrum::held_lane> lanes = ferrum::test::hold_every_lane(pool);
+  for (const ferrum::held_lane& l : lanes) REQUIRE(l);
 
   // Admission's figure covers what each lane really allocates: an arena
   // per window.
@@ -311,12 +313,11 @@ inline outcome run(ferrum::gpu::device& device, const ferrum::plan& p, std::uint
   // wave's start (the lane's stage-in copy): the host's are filled too, and
   // the model's upload window goes back to them before each wave.
   const ferrum::memory_window upload = bucket.window(ferrum::memory_class::upload);
-  const auto staged_upload = [](const ferrum::lane_contents& l) {
-    ferrum::gpu::arena* arena = l.arena_of(ferrum::memory_class::upload);
-    return arena != nullptr && arena->staged() ? arena : nullptr;
-  };
+  std::vector<bool> staged_upload(lanes.size());
   for (std::size_t l = 0; l < lanes.size(); ++l) {
-    if (ferrum::gpu::arena* staged = staged_upload(*lanes[l])) {
+    ferrum::gpu::arena* staged = lanes[l]->arena_of(ferrum::memory_class::upload);
+    staged_upload[l] = staged != nullptr && staged->staged();
+    if (staged_upload[l]) {
       std::span<std::byte> bytes = staged->bytes();
       for (std::size_t at = 0; at + 4 <= bytes.size(); at += 4) std::memcpy(bytes.data() + at, &fill, 4);
     }
@@ -326,9 +327,10 @@ inline outcome run(ferrum::gpu::device& device, const ferrum::plan& p, std::uint
     model[l].assign(static_cast<std::size_t>(bucket.lane_bytes()) / 4, fill);
     writer[l].assign(model[l].size(), nobody);
   }
+  lanes.clear();
 
   outcome o;
-  std::vector<std::uint64_t> previous_wave(lanes.size(), 0);  // the last wave on each lane
+  std::vector<std::uint64_t> previous_wave(model.size(), 0);  // the last wave on each lane
   for (std::uint64_t w = 0; w < waves; ++w) {
     std::promise<std::pair<boost::system::error_code, ferrum::wave_report>> done;
     auto result = done.get_future();
@@ -347,7 +349,7 @@ inline outcome run(ferrum::gpu::device& device, const ferrum::plan& p, std::uint
     // Replay the wave's writes on its lane's model, in the device's order.
     std::vector<std::uint32_t>& words = model[report.lane];
     std::vector<std::size_t>& owners = writer[report.lane];
-    if (staged_upload(*lanes[report.lane]) != nullptr) {
+    if (staged_upload[report.lane]) {
       for (std::size_t i = upload.begin / 4; i < (upload.begin + upload.size) / 4; ++i) {
         words[i] = fill;
         owners[i] = nobody;
@@ -375,7 +377,9 @@ inline outcome run(ferrum::gpu::device& device, const ferrum::plan& p, std::uint
   }
   // The lanes hold exactly what the model says: nothing wrote outside the
   // resources, nothing was lost.
+  lanes = ferrum::test::hold_every_lane(pool);
   for (std::size_t l = 0; l < lanes.size(); ++l) {
+    REQUIRE(lanes[l]);
     const std::vector<std::byte> image = lane_image(device, bucket, *lanes[l]);
     for (std::size_t i = 0; i < model[l].size(); ++i) {
       if (!in_window(bucket, i)) continue;
@@ -383,6 +387,7 @@ inline outcome run(ferrum::gpu::device& device, const ferrum::plan& p, std::uint
       REQUIRE(word_of(image, i) == model[l][i]);
     }
   }
+  lanes.clear();
   scheduler.reset();
   threads.join();
   return o;

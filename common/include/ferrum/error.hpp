@@ -161,7 +161,9 @@ namespace ferrum {
   X(raster_unsupported, "a plan draws (attachment accesses) on a device whose compute queue family has no graphics") \
   /* order across queues */                                                                                          \
   X(unordered_hazard,                                                                                                \
-    "two nodes on different queues use a resource, one writing it, with no path of 'after' between them")
+    "two nodes on different queues use a resource, one writing it, with no path of 'after' between them")            \
+  /* reading a wave's output */                                                                                      \
+  X(unknown_resource, "a resource is asked for by an id that no node of the plan lists")
 
 enum class errc : int {
 // 0 is reserved for success, as error_code requires.

@@ -104,7 +104,8 @@ std::size_t run_readback_waves(ferrum::gpu::device& device, std::shared_ptr<cons
   REQUIRE(made.has_value());
   std::unique_ptr<ferrum::scheduler> scheduler = std::move(*made);
   for (int i = 0; i < waves; ++i) {
-    auto done = sched_test::submit(*scheduler, encode, {"frame", {1, 1, 1}});
+    ferrum::wave_readback readback;
+    auto done = sched_test::submit(*scheduler, encode, {.bucket_class = "frame", .readback = &readback});
     const auto [ec, report] = sched_test::get(done, std::chrono::seconds(60));
     INFO(report.message);
     if (ec) {
@@ -112,10 +113,7 @@ std::size_t run_readback_waves(ferrum::gpu::device& device, std::shared_ptr<cons
       continue;
     }
     // The image holds, word for word, what the native fill wrote in this wave.
-    const ferrum::lane_contents& lane = scheduler->pools()[0]->contents(report.lane);
-    const ferrum::node_resource& image = lane.resources(1)[2];
-    REQUIRE(image.id->view() == "resource/image");
-    const std::span<std::byte> bytes = image.bytes().value();
+    const std::span<const std::byte> bytes = readback.bytes("resource/image").value();
     REQUIRE(bytes.size() == 4096);
     for (std::size_t w = 0; w < bytes.size() / 4; ++w) {
       std::uint32_t word = 0;

@@ -241,18 +241,18 @@ int run_raster_waves(vulkan_test::session& s, std::shared_ptr<const ferrum::comp
   REQUIRE(made.has_value());
   std::unique_ptr<ferrum::scheduler> scheduler = std::move(*made);
   for (int i = 0; i < waves; ++i) {
-    auto done =
-        sched_test::submit(*scheduler, encode, {"frame", {raster_side, raster_side, raster_side * raster_side}});
+    ferrum::wave_readback readback;
+    auto done = sched_test::submit(*scheduler, encode,
+                                   {.bucket_class = "frame",
+                                    .extent = {raster_side, raster_side, raster_side * raster_side},
+                                    .readback = &readback});
     const auto [ec, report] = sched_test::get(done, std::chrono::seconds(60));
     INFO(report.message);
     if (ec) {
       failures.fetch_add(1);
       continue;
     }
-    const ferrum::lane_contents& lane = scheduler->pools()[0]->contents(report.lane);
-    const ferrum::node_resource& out = lane.resources(1)[1];
-    REQUIRE(out.id->view() == "resource/out");
-    const std::span<std::byte> bytes = out.bytes().value();
+    const std::span<const std::byte> bytes = readback.bytes("resource/out").value();
     REQUIRE(bytes.size() == std::size_t{raster_side} * raster_side * 4);
     check(bytes);
   }

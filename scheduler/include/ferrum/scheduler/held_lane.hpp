@@ -1,7 +1,7 @@
 // ferrum/scheduler/held_lane.hpp — a lane as its holder sees it: what the
-// lane holds (lane_contents, read-only), and the handle a holder (a wave, a
-// lane lease) holds it through (held_lane): one record of a submission and
-// one give-back, checked inside (docs/design.md, "Lane memory").
+// lane holds (lane_contents), and the handle a holder (a wave, a lane lease,
+// a wave readback) holds it through (held_lane): one record of a submission
+// and one give-back, checked inside (docs/design.md, "Lane memory").
 //
 // A lane's contents are made on the cold path by its lane pool from the
 // bucket's lane recipe (compiled_bucket::lane): an arena per memory class
@@ -11,8 +11,12 @@
 // and the staging lists a staged arena needs. A lane pool makes them when it
 // is made, or — with lane_making::when_needed — when a holder first needs
 // the lane; a trim frees a free lane's contents, made afresh when needed.
-// Only the lane pool writes them; a holder reads them, records into the
-// lists and writes the bytes of its lane.
+// Only the lane pool writes them, and the holder points the lane's imported
+// resources at its wave's (held_lane::import). Nobody else reaches them: a
+// holder records into the lists and writes the bytes of its lane through a
+// non-const lane_contents (held_lane, lane_lease); a const one — a wave
+// readback's, an encoder's view of its wave's lane — hands out the arenas,
+// lists, timestamps and state read-only.
 #pragma once
 
 #include "ferrum/binding/execution_binding.hpp"
@@ -84,7 +88,8 @@ class lane_contents {
   // The arena of class `c` (null: the bucket has none of it). Each is made
   // of its class (gpu::device::create_arena), so device memory has no host
   // bytes, and upload or readback memory may be staged.
-  [[nodiscard]] gpu::arena* arena_of(memory_class c) const noexcept { return memory_[index_of(c)].get(); }
+  [[nodiscard]] gpu::arena* arena_of(memory_class c) noexcept { return memory_[index_of(c)].get(); }
+  [[nodiscard]] const gpu::arena* arena_of(memory_class c) const noexcept { return memory_[index_of(c)].get(); }
   // Each arena whole, in window order: what a list needs to reach all of the lane.
   [[nodiscard]] std::span<const gpu::arena_range> windows() const noexcept { return windows_; }
   // Lane bytes [offset, offset + size) (resource pool d lies at lane offset
@@ -130,11 +135,16 @@ class lane_contents {
   // its host bytes — recorded once when the lane was made, submitted again
   // by every wave; and all of them in the order one submission runs them
   // (stage_in, the nodes', stage_out): what a lane lease submits.
-  [[nodiscard]] gpu::command_list& list(std::size_t n) const noexcept { return *node_lists_[n]; }
-  [[nodiscard]] std::span<gpu::command_list* const> lists() const noexcept { return lists_; }
-  [[nodiscard]] gpu::command_list* stage_in() const noexcept { return stage_in_.get(); }
-  [[nodiscard]] gpu::command_list* stage_out() const noexcept { return stage_out_.get(); }
-  [[nodiscard]] std::span<gpu::command_list* const> all_lists() const noexcept { return all_lists_; }
+  [[nodiscard]] gpu::command_list& list(std::size_t n) noexcept { return *node_lists_[n]; }
+  [[nodiscard]] const gpu::command_list& list(std::size_t n) const noexcept { return *node_lists_[n]; }
+  [[nodiscard]] std::span<gpu::command_list* const> lists() noexcept { return lists_; }
+  [[nodiscard]] std::span<const gpu::command_list* const> lists() const noexcept { return lists_; }
+  [[nodiscard]] gpu::command_list* stage_in() noexcept { return stage_in_.get(); }
+  [[nodiscard]] const gpu::command_list* stage_in() const noexcept { return stage_in_.get(); }
+  [[nodiscard]] gpu::command_list* stage_out() noexcept { return stage_out_.get(); }
+  [[nodiscard]] const gpu::command_list* stage_out() const noexcept { return stage_out_.get(); }
+  [[nodiscard]] std::span<gpu::command_list* const> all_lists() noexcept { return all_lists_; }
+  [[nodiscard]] std::span<const gpu::command_list* const> all_lists() const noexcept { return all_lists_; }
   // The lane's images: its block of image memory (null when the bucket has
   // no images), and per node the layout changes its list opens with and
   // the images it lists.
@@ -151,10 +161,12 @@ class lane_contents {
   }
   // With GPU timestamps (scheduler_options::gpu_timestamps), else null:
   // slots 2n and 2n + 1 are node n's begin and end, written by its list.
-  [[nodiscard]] gpu::timestamp_pool* timestamps() const noexcept { return timestamps_.get(); }
+  [[nodiscard]] gpu::timestamp_pool* timestamps() noexcept { return timestamps_.get(); }
+  [[nodiscard]] const gpu::timestamp_pool* timestamps() const noexcept { return timestamps_.get(); }
   // The engine's state of this lane (ferrum/scheduler/lane_state.hpp), made
   // last and destroyed first; null without a factory or where it made none.
-  [[nodiscard]] lane_state* state() const noexcept { return state_.get(); }
+  [[nodiscard]] lane_state* state() noexcept { return state_.get(); }
+  [[nodiscard]] const lane_state* state() const noexcept { return state_.get(); }
 
   // Resource `id` as the first node listing it has it (every node that
   // lists a resource has the same bytes of it); nullptr when none does.
@@ -342,9 +354,9 @@ class held_lane {
   [[nodiscard]] std::uint32_t index() const noexcept { return index_; }
   [[nodiscard]] lane_pool* pool() const noexcept { return pool_; }
   [[nodiscard]] std::uint64_t hold() const noexcept { return hold_; }
-  // What the lane holds (a non-empty handle's).
-  [[nodiscard]] const lane_contents& operator*() const noexcept { return *contents_; }
-  [[nodiscard]] const lane_contents* operator->() const noexcept { return contents_; }
+  // What the lane holds (a non-empty handle's), the holder's to write.
+  [[nodiscard]] lane_contents& operator*() const noexcept { return *contents_; }
+  [[nodiscard]] lane_contents* operator->() const noexcept { return contents_; }
 
   // Whether the handle still holds its lane: lane_not_held, naming
   // `action`, when it is empty or its hand-out is over.
@@ -380,15 +392,13 @@ class held_lane {
   // buffers is forgotten. Nothing on an empty handle.
   void import(std::span<const gpu::arena_range> ranges) noexcept {
     if (out_ == nullptr) return;
-    // The contents are the pool's, not const; the holder alone touches them
-    // while it holds the lane.
-    if (const_cast<lane_contents*>(contents_)->point_imports(ranges)) out_->recorded = false;
+    if (contents_->point_imports(ranges)) out_->recorded = false;
   }
   // The same for the lane's imported images (`images`: the recipe's
   // imported images in order, each with the layout the wave finds it in).
   void import_images(std::span<const imported_image> images) noexcept {
     if (out_ == nullptr) return;
-    if (const_cast<lane_contents*>(contents_)->point_images(images)) out_->recorded = false;
+    if (contents_->point_images(images)) out_->recorded = false;
   }
   // The last wave whose submission of all the lane's lists went to the GPU
   // (0: none, its memory was made afresh since, or an empty handle).
@@ -415,7 +425,7 @@ class held_lane {
   [[nodiscard]] bool current() const noexcept {
     return out_ != nullptr && out_->hold.load(std::memory_order_relaxed) == hold_;
   }
-  held_lane(lane_pool& pool, std::uint32_t index, const lane_contents& contents, detail::lane_hand_out& out) noexcept
+  held_lane(lane_pool& pool, std::uint32_t index, lane_contents& contents, detail::lane_hand_out& out) noexcept
       : pool_(&pool),
         contents_(&contents),
         out_(&out),
@@ -423,7 +433,7 @@ class held_lane {
         index_(index) {}
 
   lane_pool* pool_ = nullptr;
-  const lane_contents* contents_ = nullptr;
+  lane_contents* contents_ = nullptr;
   detail::lane_hand_out* out_ = nullptr;  // null: empty
   std::uint64_t hold_ = 0;
   std::uint32_t index_ = 0;

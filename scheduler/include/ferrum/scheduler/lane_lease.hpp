@@ -36,9 +36,9 @@ class lane_lease {
   explicit lane_lease(held_lane held) noexcept : held_(std::move(held)) { (void)held_.take_recording(false); }
 
   [[nodiscard]] explicit operator bool() const noexcept { return static_cast<bool>(held_); }
-  // What the lane holds (a non-empty lease's).
-  [[nodiscard]] const lane_contents& operator*() const noexcept { return *held_; }
-  [[nodiscard]] const lane_contents* operator->() const noexcept { return held_.operator->(); }
+  // What the lane holds (a non-empty lease's), the holder's to write.
+  [[nodiscard]] lane_contents& operator*() const noexcept { return *held_; }
+  [[nodiscard]] lane_contents* operator->() const noexcept { return held_.operator->(); }
   // The lane's number in its pool, the pool, and the hand-out it is held under.
   [[nodiscard]] std::uint32_t index() const noexcept { return held_.index(); }
   [[nodiscard]] lane_pool* pool() const noexcept { return held_.pool(); }

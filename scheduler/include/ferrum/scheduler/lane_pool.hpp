@@ -22,6 +22,12 @@
 // lane_dispatcher.hpp), which hands their lanes to the bucket's waves; a lane
 // pool's own waiters (async_acquire on it) still go first on its lanes.
 //
+// A lane's contents are reached only through a handle that holds it: a
+// lease, a wave (its encoders see it through encode_context), or a wave
+// readback that keeps a wave's lane for reading what the wave wrote
+// (ferrum/scheduler/wave_readback.hpp). Its bytes belong to its holder, and
+// to nobody while the GPU may write them.
+//
 // Thread safety: every member may be called from any thread.
 #pragma once
 
@@ -117,10 +123,6 @@ class lane_pool {
   // dispatcher's (who take a lane of whichever of its lane pools frees one
   // first).
   [[nodiscard]] lane_counts counts() const;
-  // Lane `index`'s contents (index < counts().capacity), for reading: its
-  // bytes belong to its holder, and to nobody while the GPU may write them;
-  // a lane not made has none (made() is false).
-  [[nodiscard]] const lane_contents& contents(std::uint32_t index) const noexcept;
 
   // Frees the memory of every free lane (a free lane's fence is reached);
   // each is made again when needed. Returns the bytes given back (as lane_counts::bytes counts them). Lanes

@@ -45,6 +45,7 @@
 #include "ferrum/scheduler/lane_pool.hpp"
 #include "ferrum/scheduler/scheduler_options.hpp"
 #include "ferrum/scheduler/wave.hpp"
+#include "ferrum/scheduler/wave_readback.hpp"
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>

@@ -27,7 +27,9 @@
 
 namespace ferrum {
 
+class lane_contents;
 class lane_state;
+class wave_readback;
 
 // The most semaphores a wave waits on, and the most it signals
 // (wave_request::wait, wave_request::signal).
@@ -111,14 +113,24 @@ struct imported_image {
 // invalid_wave_request (more than max_wave_images, a resource named twice
 // or not an imported image of the plan, no image, one image for two
 // resources, a scheduler over several devices).
+//
+// Reading what the wave wrote (`readback`, ferrum/scheduler/wave_readback.hpp):
+// a wave that completes with success moves its lane into `*readback` before
+// its completion handler is called, instead of giving it back; the readback
+// holds it, read-only, until it is reset or goes. Like the peer socket of
+// Asio's async_accept, the object is the caller's, and must stay valid and
+// untouched until the handler is called; a wave that fails leaves it as it
+// was.
 struct wave_request {
-  // Must stay valid only until async_submit returns (all of it is copied).
+  // Must stay valid only until async_submit returns (all of it is copied),
+  // but for the object `readback` points to.
   std::string_view bucket_class;
   bucket_capacity extent{1, 1, 1};
   std::span<const gpu::semaphore_op> wait{};
   std::span<const gpu::semaphore_op> signal{};
   std::span<const imported_buffer> imports{};
   std::span<const imported_image> images{};
+  wave_readback* readback = nullptr;
 };
 
 // One resource a node lists in the plan, on the wave's lane: its bytes in the
@@ -271,6 +283,10 @@ struct encode_context {
   // The images the node lists, in the plan's order (a node's resources
   // that are images have an empty range in `resources`).
   std::span<const node_image> images{};
+  // The wave's lane, read-only (its arenas, lists and state const): every
+  // node's resources and slot, and lane offsets as ranges
+  // (lane_contents::range). What other nodes of the wave write is theirs.
+  const lane_contents* contents = nullptr;
 
   // The lane's state as the engine's type T (derived from lane_state):
   // nullptr when the lane has none or it is of another type.

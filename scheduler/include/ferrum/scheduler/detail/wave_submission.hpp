@@ -271,18 +271,20 @@ class copied_request {
         wait_(request.wait),
         signal_(request.signal),
         imports_(request.imports),
-        images_(request.images) {
+        images_(request.images),
+        readback_(request.readback) {
     if (length_ <= class_.size()) std::copy_n(request.bucket_class.data(), length_, class_.data());
   }
   // False for a class longer than any id.
   [[nodiscard]] bool kept() const noexcept { return length_ <= class_.size(); }
   [[nodiscard]] wave_request request() const noexcept {
-    return {std::string_view(class_.data(), kept() ? length_ : 0), extent_, wait_.ops, signal_.ops};
+    return {std::string_view(class_.data(), kept() ? length_ : 0), extent_, wait_.ops, signal_.ops, {}, {}, readback_};
   }
   [[nodiscard]] const copied_semaphores& wait() const noexcept { return wait_; }
   [[nodiscard]] const copied_semaphores& signal() const noexcept { return signal_; }
   [[nodiscard]] const copied_imports& imports() const noexcept { return imports_; }
   [[nodiscard]] const copied_images& images() const noexcept { return images_; }
+  [[nodiscard]] wave_readback* readback() const noexcept { return readback_; }
 
  private:
   std::array<char, max_id_length> class_{};
@@ -292,6 +294,7 @@ class copied_request {
   copied_semaphores signal_;
   copied_imports imports_;
   copied_images images_;
+  wave_readback* readback_;
 };
 
 // How async_submit's initiation hands its handler to the wave that will
