@@ -62,11 +62,12 @@ raster_difference compare_raster(std::span<const std::byte> color, std::span<con
   d.pixels = pixels;
   d.width = width;
   // How much the host's value changes from pixel p to its neighbours on
-  // the same surface: channel `channel` of color (4 floats a pixel), or
-  // depth. For a pixel no edge crosses, its neighbours no edge crosses
-  // either; for an edge pixel, or one whose neighbours edges all cross,
-  // those the torus covers as it covers p (at a silhouette, not the ones
-  // across it).
+  // the torus's same surface: channel `channel` of color (4 floats a
+  // pixel), or depth. Only where the torus covers p: the pattern around it
+  // is computed per pixel, with no sample to move (and its checker's steps
+  // would allow much). For a pixel no edge crosses, its covered neighbours
+  // no edge crosses either; for an edge pixel, or one whose neighbours
+  // edges all cross, its covered neighbours.
   const auto covered = [&](std::size_t q) { return reference.depth[q] < 1.0f; };
   const auto slope = [&](const std::vector<float>& values, std::size_t stride, std::size_t channel, std::size_t p) {
     const std::size_t x = p % width;
@@ -84,9 +85,10 @@ raster_difference compare_raster(std::span<const std::byte> color, std::span<con
           most = std::max(most, std::abs(values[near[k] * stride + channel] - values[p * stride + channel]));
       return most;
     };
+    if (!covered(p)) return 0.0f;
     const float inside =
-        reference.edges[p] != 0 ? -1.0f : change([&](std::size_t q) { return reference.edges[q] == 0; });
-    return inside >= 0 ? inside : std::max(0.0f, change([&](std::size_t q) { return covered(q) == covered(p); }));
+        reference.edges[p] != 0 ? -1.0f : change([&](std::size_t q) { return covered(q) && reference.edges[q] == 0; });
+    return inside >= 0 ? inside : std::max(0.0f, change(covered));
   };
   // Records `difference` (NaN: the largest there is) against `allowed`;
   // whether it is within.

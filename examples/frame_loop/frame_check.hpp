@@ -37,10 +37,13 @@ namespace frame_loop {
 // height): slope_share (1/16) is 32 times the snap; the largest share of it
 // measured over 21 runs (null device, lavapipe, 128 to 400 pixels wide) was
 // 0.4 of 1/32.
+// Only on the torus: the pattern is computed per pixel, no sample moves.
 // Color, relative to max(1, the host's value): float rounding and a GPU's
-// sin, exp and normalize, a few ulps of 2^-23, below 2^-12. On the torus a
-// pixel's neighbours differ by about 0.01 to 0.05, so a pixel off by one
-// 8-bit step after the tone map (about 1/255) fails.
+// sin, exp and normalize, a few ulps of 2^-23, below 2^-12: on the pattern
+// a pixel 1/255 off fails. On the torus a pixel's neighbours differ by
+// about 0.01 to 0.05, so it allows 0.001 to 0.004 there, less than one
+// 8-bit step after the tone map (sqrt(c / (1 + c)): 0.008 to 0.02 in the
+// torus's range of c, 0.4 to 1): a pixel off by that fails.
 inline constexpr float color_tolerance = 1.0f / 4096.0f;
 // Depth: interpolated in float on the device, in double from float weights
 // on the host, 2^-16 of the [0, 1] range (7e-6 measured at a pixel whose
