@@ -53,13 +53,15 @@ inline constexpr float depth_tolerance = 1.0f / 65536.0f;
 inline constexpr float slope_share = 1.0f / 16.0f;
 // The share of the edge pixels that may differ beyond the tolerances. A
 // sample decides differently only where the edge passes within the
-// device's snapping error (2^-9 of a pixel at 8 sub-pixel bits) or on a
-// tie; the edge pixels' centres lie anywhere within about a pixel of the
-// edge, so about 1% of them are that close (measured: lavapipe 0.3 to
-// 1.5%, the null device's rasterizer about as many). 1/8 leaves room for
-// GPUs with 4 sub-pixel bits (2^-5 of a pixel: about 6%) and still fails a
-// torus shifted by a pixel (most of the edge pixels differ) or drawn
-// without its depth test (the occlusion edges all wrong).
+// device's snapping error of it (2^-9 of a pixel at 8 sub-pixel bits, as
+// lavapipe's and the null device's rasterizer; 2^-5 at the 4 bits Vulkan
+// allows) or on a tie. The edge pixels' centres lie anywhere within about
+// a pixel of the edge, so about 0.4% of them are that close at 8 bits, 6%
+// at 4 (measured: 0 to 3 of 1000 to 2000 edge pixels, at most 0.2%, on
+// lavapipe and the null device, 128 to 640 pixels wide). 1/8 holds a GPU
+// of 4 bits twice over, and still fails a torus shifted by a tenth of a
+// pixel (40% of the edge pixels differ), drawn without its depth test
+// (44%) or over a depth cleared to 0.999 (21%).
 inline constexpr double edge_differing_bound = 1.0 / 8.0;
 // The largest difference allowed in an 8-bit channel of the post-processed
 // frame: the device's blur and tone map of the same input, a GPU's exp
