@@ -7,8 +7,10 @@
 // memory the scheduler makes for each lane, which puts each in the layout
 // its pass needs; images whose passes do not overlap share memory (interval
 // liveness), and the summary says how much that saves. The last frame drawn
-// is checked against the host's drawing of it (frame_mesh.hpp: exact away
-// from the torus's edges) and written as a PNG; the
+// is checked per pixel against the host (frame_check.hpp: the draw's color
+// and depth before the blur and tone map, then the post-processing of that
+// color; the summary is printed only once every check passed) and written
+// as a PNG; the
 // waves' trace goes out as Chrome trace JSON and as an SVG timeline. Each
 // lane records its passes once and replays them (scheduler_options::replay):
 // later frames only write the pattern's and the draw's parameters into their slots.
