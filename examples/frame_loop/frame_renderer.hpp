@@ -133,13 +133,14 @@ class frame_renderer {
   // `device`, for frames of `size` run by `program`, compiled from `p`.
   // Throws std::runtime_error when `p` is not the example's kind of plan
   // made for this device (nodes node/pattern and node/draw, each owning a
-  // slot of its parameters' size in every bucket, node/blur.x,
-  // node/blur.y, node/tonemap and node/output, in this order, each listing
-  // the images it reads and writes, and node/present after them when it
-  // presents; image/frame.depth when the device draws natively;
-  // frame.rgba8 persistent read-back memory; a bucket of class "frame"
-  // whose images are `size`), ferrum::error_exception with the device's
-  // error when it refuses a kernel.
+  // slot of its parameters' size in every bucket, node/draw.readback,
+  // node/blur.x, node/blur.y, node/tonemap and node/output, in this order,
+  // each listing the images and buffers it reads and writes, and
+  // node/present after them when it presents; resource/mesh exactly when
+  // the device draws natively; frame.rgba8, draw.color and draw.depth
+  // persistent read-back memory; a bucket of class "frame" whose images
+  // are `size`), ferrum::error_exception with the device's error when it
+  // refuses a kernel.
   // `order`: the byte order the tone map writes frame.ldr in (BGRA for a
   // swapchain of BGRA images, --present). `overlay` (--overlay): what
   // node/overlay draws with (the plan has it: plan_for_size's overlay);
