@@ -141,10 +141,7 @@ vec3 shade(const sample_hit& hit, std::span<const window_vertex> vertices) noexc
   vec3 n{};
   for (std::size_t axis = 0; axis < 3; ++axis)
     for (std::size_t i = 0; i < 3; ++i) n[axis] += p[i] * vertices[hit.triangle * 3 + i].normal[axis];
-  const float length = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-  const float diffuse = std::max(0.0f, (n[0] * light[0] + n[1] * light[1] + n[2] * light[2]) / length);
-  const float lit = ambient + intensity * diffuse;
-  return {albedo[0] * lit, albedo[1] * lit, albedo[2] * lit};
+  return shade_normal(n);
 }
 
 // The view depth of a hit (1 / w interpolates linearly on screen).
@@ -154,11 +151,14 @@ float view_depth(const sample_hit& hit, std::span<const window_vertex> vertices)
   return 1.0f / inverse;
 }
 
-void draw_cpu(const ferrum::gpu::kernel_args& args) noexcept {
-  draw_mesh_on_host(load_draw_params(args.secondary), args.primary_extent, args.primary, nullptr);
-}
-
 }  // namespace
+
+std::array<float, 3> shade_normal(const std::array<float, 3>& n) noexcept {
+  const float length = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+  const float diffuse = std::max(0.0f, (n[0] * light[0] + n[1] * light[1] + n[2] * light[2]) / length);
+  const float lit = ambient + intensity * diffuse;
+  return {albedo[0] * lit, albedo[1] * lit, albedo[2] * lit};
+}
 
 std::span<const mesh_vertex> torus_mesh() {
   static const std::vector<mesh_vertex> mesh = make_torus();
@@ -207,7 +207,7 @@ draw_params load_draw_params(std::span<const std::byte> slot) noexcept {
 }
 
 void draw_mesh_on_host(const draw_params& params, ferrum::gpu::image_extent extent, std::span<std::byte> hdr,
-                       std::vector<std::uint8_t>* edges) {
+                       std::span<float> depth, std::vector<std::uint8_t>* edges) {
   const std::span<const mesh_vertex> mesh = torus_mesh();
   std::vector<window_vertex> vertices;
   vertices.reserve(mesh.size());
@@ -221,6 +221,7 @@ void draw_mesh_on_host(const draw_params& params, ferrum::gpu::image_extent exte
     const vec3 color = shade(centres[p], vertices);
     const float texel[4] = {color[0], color[1], color[2], 1.0f};
     std::memcpy(hdr.data() + p * sizeof texel, texel, sizeof texel);
+    if (!depth.empty()) depth[p] = centres[p].depth;
   }
   if (edges == nullptr) return;
   // A pixel's corners: a grid one sample wider and taller.
@@ -249,17 +250,6 @@ void draw_mesh_on_host(const draw_params& params, ferrum::gpu::image_extent exte
       if (farthest - nearest > depth_jump) (*edges)[p] = 1;
     }
   }
-}
-
-ferrum::gpu::kernel_source draw_kernel() noexcept {
-  return {.name = "frame_loop.draw_on_host",
-          .spirv = {},
-          .cpu = &draw_cpu,
-          .push_words = 0,
-          .local_size_x = 8,
-          .local_size_y = 8,
-          .primary = ferrum::gpu::kernel_operand_kind::storage_image,
-          .secondary = ferrum::gpu::kernel_operand_kind::buffer};
 }
 
 }  // namespace frame_loop

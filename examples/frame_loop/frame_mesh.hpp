@@ -7,10 +7,14 @@
 // The same scene drawn on the host (draw_mesh_on_host) follows the
 // pipeline's fixed-function rules: pixel centres sampled, Vulkan's viewport
 // transform, depth less-than against a cleared 1, the normal interpolated
-// perspective-correctly and shaded as shaders/mesh_fragment.frag shades it. It is the
-// null device's draw (draw_kernel) and the reference that a device's frame is
-// checked against: exact, up to float rounding, except at pixels that a
-// silhouette or an occlusion edge crosses, which draw_mesh_on_host marks.
+// perspective-correctly and shaded as shaders/mesh_fragment.frag shades it.
+// It is the reference that a device's drawing (its color and depth, before
+// any post-processing: frame_check.hpp) is checked against: exact, up to
+// float rounding, except at pixels that a silhouette or an occlusion edge
+// crosses, which draw_mesh_on_host marks. The null device does not run it:
+// its draw is frame_null_raster.hpp's, a rasterizer of its own (fixed-point
+// vertices, edge functions, the top-left rule), so that its frame is checked
+// against code that is not the code that drew it.
 //
 //   std::span<const frame_loop::mesh_vertex> mesh = frame_loop::torus_mesh();
 //   frame_loop::store(frame_loop::draw_params_of_frame(frame, width, height), slot_bytes);
@@ -55,18 +59,19 @@ inline constexpr std::size_t draw_params_bytes = 7 * 16;
 void store(const draw_params& params, std::span<std::byte> slot) noexcept;
 [[nodiscard]] draw_params load_draw_params(std::span<const std::byte> slot) noexcept;
 
+// shaders/mesh_fragment.frag's lighting of an interpolated (not yet
+// normalized, not zero) view-space normal: the fragment's color.
+[[nodiscard]] std::array<float, 3> shade_normal(const std::array<float, 3>& normal) noexcept;
+
 // Draws the torus posed by `params` over `hdr`, the frame's rgba32-float
 // texels (row-major, `extent`), keeping what is behind where it draws
-// nothing. With `edges`, also marks (1) every pixel of `extent` that a
-// silhouette or occlusion edge crosses: where the torus covers some of
-// the pixel's centre and corners and not others, or covers them at view
-// depths far apart.
+// nothing. With `depth` (one float per pixel of `extent`, or empty), also
+// writes the depth the depth test kept where the torus covers a pixel's
+// centre (the rest is left as it was: the caller's clear). With `edges`,
+// also marks (1) every pixel of `extent` that a silhouette or occlusion edge
+// crosses: where the torus covers some of the pixel's centre and corners
+// and not others, or covers them at view depths far apart.
 void draw_mesh_on_host(const draw_params& params, ferrum::gpu::image_extent extent, std::span<std::byte> hdr,
-                       std::vector<std::uint8_t>* edges);
-
-// The draw as a kernel of the null device, which records no graphics: CPU
-// form only. Primary: the HDR image, a storage image drawn over; secondary:
-// node/draw's slot (draw_params). No push words.
-[[nodiscard]] ferrum::gpu::kernel_source draw_kernel() noexcept;
+                       std::span<float> depth, std::vector<std::uint8_t>* edges);
 
 }  // namespace frame_loop

@@ -218,17 +218,12 @@ frame_overlay::frame_overlay(gpu::device& device, ferrum::image_format format) {
        {ferrum::attachment_load::load, ferrum::attachment_load::clear, ferrum::attachment_load::dont_care}) {
     for (const ferrum::attachment_store store :
          {ferrum::attachment_store::store, ferrum::attachment_store::dont_care}) {
-      VkAttachmentDescription attachment{};
-      attachment.format = gpu::vulkan_format(format);
-      attachment.samples = VK_SAMPLE_COUNT_1_BIT;
-      attachment.loadOp = gpu::vulkan_load_op(load);
-      attachment.storeOp = gpu::vulkan_store_op(store);
-      attachment.stencilLoadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE;
-      attachment.stencilStoreOp = VK_ATTACHMENT_STORE_OP_DONT_CARE;
-      // ferrum's barriers put the image in the layout and order the
-      // accesses around the node: the render pass changes nothing.
-      attachment.initialLayout = layout;
-      attachment.finalLayout = layout;
+      // The attachment as ferrum's contract for a classic render pass in a
+      // raster node has it: the node's layout from start to end (ferrum's
+      // barriers put the image in it and order the accesses around the
+      // node), the plan's load and store ops.
+      const VkAttachmentDescription attachment =
+          gpu::vulkan_attachment_description(format, ferrum::image_layout::color_attachment, load, store);
       const VkAttachmentReference color{0, layout};
       VkSubpassDescription subpass{};
       subpass.pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS;

@@ -41,23 +41,31 @@ void add_present(ferrum::plan& p, ferrum::image_format format, bool overlay) {
   add_node("node/present", ferrum::resource_access::present);
 }
 
-// node/draw on a device that records no graphics (the null device): the
-// host's rasterizer draws the torus over the pattern as a kernel, a storage
-// read-write of image/frame.hdr; the depth image is the kernel's own.
+// node/draw on a device that records no graphics (the null device): its
+// own rasterizer draws the torus over the pattern as a kernel, a storage
+// read-write of image/frame.hdr, and the depth as another, a storage write
+// of image/frame.depth made r32-float (a storage image; d32-float is none).
+// The mesh is the kernels' own: resource/mesh, the engine's vertex buffer,
+// goes with its pool.
 void draw_by_kernel(ferrum::plan& p) {
   const auto draw =
       std::ranges::find_if(p.nodes, [](const ferrum::plan_node& n) { return n.id.view() == "node/draw"; });
   if (draw == p.nodes.end()) return;
   for (std::size_t i = draw->resources.size(); i-- > 0;) {
     const std::string_view id = draw->resources[i].view();
-    if (id == "image/frame.depth") {
+    if (id == "resource/mesh") {
       draw->resources.erase(draw->resources.begin() + static_cast<std::ptrdiff_t>(i));
       draw->access.erase(draw->access.begin() + static_cast<std::ptrdiff_t>(i));
     } else if (id == "image/frame.hdr") {
       draw->access[i] = ferrum::resource_access::storage_read_write;
+    } else if (id == "image/frame.depth") {
+      draw->access[i] = ferrum::resource_access::storage_write;
     }
   }
-  std::erase_if(p.resources, [](const ferrum::resource_descriptor& r) { return r.id.view() == "image/frame.depth"; });
+  for (ferrum::resource_descriptor& r : p.resources)
+    if (r.id.view() == "image/frame.depth" && r.image) r.image->format = ferrum::image_format::r32_float;
+  std::erase_if(p.resources, [](const ferrum::resource_descriptor& r) { return r.id.view() == "resource/mesh"; });
+  std::erase_if(p.pools, [](const ferrum::pool_option& o) { return o.pool.view() == "pool/engine"; });
 }
 
 }  // namespace

@@ -26,8 +26,9 @@ namespace frame_loop {
 // it, presents; with `overlay` (--overlay), node/overlay between the two
 // draws the overlay over it (frame_overlay.hpp), its color attachment. Throws ferrum::error_exception when a resource's
 // demand cannot be resolved at that size. Without `raster` (a device that records no graphics: the null device),
-// node/draw is the host's rasterizer as a kernel (frame_mesh.hpp, draw_kernel) over image/frame.hdr, a storage image it
-// reads and writes, with no depth image.
+// node/draw is the null device's rasterizer as two kernels (frame_null_raster.hpp): over image/frame.hdr, a storage
+// image it reads and writes, and into image/frame.depth, made r32-float, a storage image it writes; resource/mesh
+// (the engine's vertex buffer, imported) and its pool go.
 [[nodiscard]] ferrum::plan plan_for_size(const ferrum::plan& base, image_size size,
                                          std::optional<ferrum::image_format> present, bool raster,
                                          bool overlay = false);

@@ -155,8 +155,13 @@ mesh_pipeline::~mesh_pipeline() {
   vkDestroyPipelineLayout(device_, layout_, nullptr);
 }
 
-void mesh_pipeline::draw(const ferrum::native_scope& native, const ferrum::node_image& color,
-                         const ferrum::node_image& depth, std::uint32_t width, std::uint32_t height) const {
+void mesh_pipeline::draw(const ferrum::native_scope& native, const ferrum::node_resource& mesh,
+                         const ferrum::node_image& color, const ferrum::node_image& depth, std::uint32_t width,
+                         std::uint32_t height) const {
+  const ferrum::native_buffer vertices = ferrum::native_buffer::of(mesh.range);
+  if (vertices.size < std::uint64_t{vertex_count_} * sizeof(mesh_vertex))
+    throw std::runtime_error("frame_loop: node/draw's resource/mesh holds " + std::to_string(vertices.size) +
+                             " bytes, not the mesh's " + std::to_string(vertex_count_ * sizeof(mesh_vertex)));
   const auto attachment = [](const ferrum::node_image& image) {
     VkRenderingAttachmentInfo a{};
     a.sType = VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO;
@@ -184,9 +189,9 @@ void mesh_pipeline::draw(const ferrum::native_scope& native, const ferrum::node_
   vkCmdSetViewport(commands, 0, 1, &viewport);
   vkCmdSetScissor(commands, 0, 1, &scissor);
   const ferrum::native_buffer params = native.slot();
-  const std::array<VkBuffer, 2> buffers{ferrum::gpu::vulkan_buffer(mesh_->native_handle()),
+  const std::array<VkBuffer, 2> buffers{ferrum::gpu::vulkan_buffer(vertices.buffer),
                                         ferrum::gpu::vulkan_buffer(params.buffer)};
-  const std::array<VkDeviceSize, 2> offsets{0, params.offset};
+  const std::array<VkDeviceSize, 2> offsets{vertices.offset, params.offset};
   vkCmdBindVertexBuffers(commands, 0, 2, buffers.data(), offsets.data());
   vkCmdDraw(commands, vertex_count_, 1, 0, 0);
   vkCmdEndRendering(commands);

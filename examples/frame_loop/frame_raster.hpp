@@ -4,13 +4,18 @@
 // inside dynamic rendering over the attachments ferrum transitioned.
 //
 //   frame_loop::mesh_pipeline pipeline(device);  // once, after the device
+//   request.imports = {{"resource/mesh", pipeline.mesh()}};  // every wave
 //   // in node/draw's encoder:
 //   const ferrum::native_scope native = c.native().value();
-//   pipeline.draw(native, *c.image("image/frame.hdr"), *c.image("image/frame.depth"), size);
+//   pipeline.draw(native, *c.resource("resource/mesh"), *c.image("image/frame.hdr"),
+//                 *c.image("image/frame.depth"), width, height);
 //
-// The pipeline's state is the engine's: the mesh's vertices in an arena of
-// its own (ferrum::gpu::device::create_arena, written once, before any
-// frame), the frame's pose read per instance from node/draw's binding slot
+// The mesh's vertices are the engine's, in an arena of its own
+// (ferrum::gpu::device::create_arena, written once, before any frame), and
+// a declared resource of the plan: resource/mesh, of an imported pool,
+// which node/draw reads (docs/embedding.md, "Imported buffers") and each
+// wave names, so the native draw touches only what its node declares. The
+// frame's pose is read per instance from node/draw's binding slot
 // (binding 1: frame_mesh.hpp, draw_params) — not push constants, which a
 // replayed list would repeat. Load and store ops are the plan's
 // (node_image::load, store): the color image keeps the pattern under the
@@ -41,11 +46,16 @@ class mesh_pipeline {
   mesh_pipeline& operator=(const mesh_pipeline&) = delete;
   ~mesh_pipeline();
 
-  // Records the torus, posed by the draw_params in `native`'s slot, over
+  // The mesh: what each wave names for resource/mesh.
+  [[nodiscard]] ferrum::gpu::arena_range mesh() const noexcept { return mesh_->whole(); }
+
+  // Records the torus from `mesh` (node/draw's resource/mesh: this
+  // pipeline's mesh()), posed by the draw_params in `native`'s slot, over
   // `color` (rgba32-float) tested against `depth` (d32-float), both of
-  // `width` x `height`.
-  void draw(const ferrum::native_scope& native, const ferrum::node_image& color, const ferrum::node_image& depth,
-            std::uint32_t width, std::uint32_t height) const;
+  // `width` x `height`. Throws std::runtime_error when `mesh` is smaller
+  // than the mesh.
+  void draw(const ferrum::native_scope& native, const ferrum::node_resource& mesh, const ferrum::node_image& color,
+            const ferrum::node_image& depth, std::uint32_t width, std::uint32_t height) const;
 
  private:
   VkDevice device_ = VK_NULL_HANDLE;

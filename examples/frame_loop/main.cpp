@@ -7,8 +7,10 @@
 // memory the scheduler makes for each lane, which puts each in the layout
 // its pass needs; images whose passes do not overlap share memory (interval
 // liveness), and the summary says how much that saves. The last frame drawn
-// is checked against the host's drawing of it (frame_mesh.hpp: exact away
-// from the torus's edges) and written as a PNG; the
+// is checked per pixel against the host (frame_check.hpp: the draw's color
+// and depth before the blur and tone map, then the post-processing of that
+// color; the summary is printed only once every check passed) and written
+// as a PNG; the
 // waves' trace goes out as Chrome trace JSON and as an SVG timeline. Each
 // lane records its passes once and replays them (scheduler_options::replay):
 // later frames only write the pattern's and the draw's parameters into their slots.
@@ -101,8 +103,9 @@ using clock_type = std::chrono::steady_clock;
 // The exit status of a run skipped for want of a Vulkan driver (ctest's
 // SKIP_RETURN_CODE in CMakeLists.txt).
 constexpr int exit_skipped = 77;
-// The largest difference, per 8-bit channel, allowed between a device's frame
-// and the host's: sin and exp may differ in their last bits on a GPU.
+// The largest difference, per 8-bit channel, allowed between the window's
+// screenshot and the host's frame away from the torus's edges
+// (--compare-screenshot): sin and exp may differ in their last bits on a GPU.
 constexpr int allowed_difference = 2;
 
 // Counts the validation layers' messages (on any thread) and prints them.
@@ -481,7 +484,9 @@ double percent(std::size_t part, std::size_t whole) {
   return whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole);
 }
 
-int run(const frame_loop::options& o, validation_log& log) {
+// Runs the frames and checks the last; its summary goes to `summary`, which
+// main prints only once every check passed (the validation layers' too).
+int run(const frame_loop::options& o, validation_log& log, std::ostream& summary) {
   const ferrum::plan base = ferrum::parse_plan(read_file(o.plan)).value();
 
   const char* required = std::getenv("FERRUM_REQUIRE_VULKAN");
@@ -616,10 +621,11 @@ int run(const frame_loop::options& o, validation_log& log) {
   const frame_loop::image_size size = drew.size();
   const std::shared_ptr<const ferrum::compiled_program> last_program = scheduler->program();
 
-  // The last wave's lane holds what it drew, in its persistent output: check
-  // it against the host, holding every lane of its bucket through a lease
-  // while it is read (no wave runs any more). (In the swapchain's order,
-  // RGBA or BGRA, both.)
+  // The last wave's lane holds what it drew, in its persistent read-back
+  // resources: check it against the host (frame_check.hpp), holding every
+  // lane of its bucket through a lease while it is read (no wave runs any
+  // more). node/draw's color and depth, before any post-processing, against
+  // the host's rasterizer ...
   std::vector<ferrum::lane_lease> leases;
   for (const auto& pool : scheduler->pools())
     if (loop.last.bucket != nullptr && pool->bucket().id == *loop.last.bucket)
@@ -628,15 +634,19 @@ int run(const frame_loop::options& o, validation_log& log) {
   const auto last_lane = std::find_if(leases.begin(), leases.end(),
                                       [&](const ferrum::lane_lease& l) { return l.index() == loop.last.lane; });
   if (last_lane == leases.end()) throw std::logic_error("frame_loop: the last wave's lane is not its bucket's");
+  const frame_loop::drawn_frame drawn = drew.drawn(**last_lane, loop.last.wave);
+  const frame_loop::raster_reference reference = drew.draw_raster_on_host(loop.last_frame);
+  const frame_loop::raster_difference raster =
+      frame_loop::compare_raster(drawn.color, drawn.depth, reference, size.width, size.height);
+  if (!raster.passed())
+    throw std::runtime_error("the last frame (" + std::to_string(loop.last_frame) + "): " + raster.failure());
+  // ... and the 8-bit frame against the host's blur and tone map of that
+  // color, at every pixel. (In the swapchain's order, RGBA or BGRA, both.)
   const std::span<const std::byte> pixels = drew.output(**last_lane, loop.last.wave);
-  const frame_loop::host_frame reference = drew.draw_on_host(loop.last_frame);
-  const frame_loop::frame_difference difference = frame_loop::compare_frames(
-      pixels, reference.pixels, reference.edges, size.width, size.height, allowed_difference);
-  if (difference.largest > allowed_difference)
-    throw std::runtime_error("the last frame (" + std::to_string(loop.last_frame) +
-                             ") differs from the host's away from the torus's edges by up to " +
-                             std::to_string(difference.largest) +
-                             "/255 in a channel (allowed: " + std::to_string(allowed_difference) + ")");
+  const frame_loop::post_difference post =
+      frame_loop::compare_post(pixels, drew.post_process_on_host(drawn.color), size.width);
+  if (!post.passed())
+    throw std::runtime_error("the last frame (" + std::to_string(loop.last_frame) + "): " + post.failure());
   // What the window shows after the last frame (presented in frame order).
   const frame_loop::host_frame expected = drew.draw_on_host(o.frames - 1);
 
@@ -664,42 +674,42 @@ int run(const frame_loop::options& o, validation_log& log) {
   const auto saved_percent =
       std::lround(100.0 * (1.0 - static_cast<double>(bucket.admitted_lane_bytes()) / static_cast<double>(unaliased)));
 
-  std::cout << std::fixed << std::setprecision(1) << "device:     " << device->kind() << " (" << device->name()
-            << (o.discrete_layout ? "; discrete layout" : "") << ")\n"
-            << "frames:     " << o.frames << " of " << o.size.width << "x" << o.size.height
-            << (o.resize_at ? ", from frame " + std::to_string(resize.at) + " of " + std::to_string(size.width) + "x" +
-                                  std::to_string(size.height)
-                            : std::string())
-            << ", " << stats.max_in_flight << " in flight at most (lanes: " << last_program->lanes << ")\n"
-            << "memory:     " << last_program->domains.size() << " pools, " << mebibytes(bucket.admitted_lane_bytes())
-            << " MiB per lane (" << mebibytes(bucket.image_window.size) << " MiB of image texels; "
-            << mebibytes(unaliased) << " MiB unaliased, " << saved_percent << "% saved); " << stats.lanes
-            << " lanes made, as frames needed them\n"
-            << "frames/s:   " << static_cast<double>(o.frames) / elapsed.count() << '\n'
-            << "frame time: p50 " << percentile(loop.frame_ms, 50) << " ms, p99 " << percentile(loop.frame_ms, 99)
-            << " ms (submit to completion)\n";
+  summary << std::fixed << std::setprecision(1) << "device:     " << device->kind() << " (" << device->name()
+          << (o.discrete_layout ? "; discrete layout" : "") << ")\n"
+          << "frames:     " << o.frames << " of " << o.size.width << "x" << o.size.height
+          << (o.resize_at ? ", from frame " + std::to_string(resize.at) + " of " + std::to_string(size.width) + "x" +
+                                std::to_string(size.height)
+                          : std::string())
+          << ", " << stats.max_in_flight << " in flight at most (lanes: " << last_program->lanes << ")\n"
+          << "memory:     " << last_program->domains.size() << " pools, " << mebibytes(bucket.admitted_lane_bytes())
+          << " MiB per lane (" << mebibytes(bucket.image_window.size) << " MiB of image texels; "
+          << mebibytes(unaliased) << " MiB unaliased, " << saved_percent << "% saved); " << stats.lanes
+          << " lanes made, as frames needed them\n"
+          << "frames/s:   " << static_cast<double>(o.frames) / elapsed.count() << '\n'
+          << "frame time: p50 " << percentile(loop.frame_ms, 50) << " ms, p99 " << percentile(loop.frame_ms, 99)
+          << " ms (submit to completion)\n";
   if (!loop.gpu_ms.empty()) {
-    std::cout << "gpu time:   p50 " << percentile(loop.gpu_ms, 50) << " ms, p99 " << percentile(loop.gpu_ms, 99)
-              << " ms (first pass begin to last pass end; " << gpu_clock.calibration << ")\n"
-              << "per pass:   gpu p50";
+    summary << "gpu time:   p50 " << percentile(loop.gpu_ms, 50) << " ms, p99 " << percentile(loop.gpu_ms, 99)
+            << " ms (first pass begin to last pass end; " << gpu_clock.calibration << ")\n"
+            << "per pass:   gpu p50";
     for (std::size_t n = 0; n < loop.node_gpu_ms.size() && n < loop.pass_names.size(); ++n) {
-      std::cout << (n == 0 ? " " : ", ") << loop.pass_names[n] << ' ' << std::setprecision(2)
-                << percentile(loop.node_gpu_ms[n], 50);
+      summary << (n == 0 ? " " : ", ") << loop.pass_names[n] << ' ' << std::setprecision(2)
+              << percentile(loop.node_gpu_ms[n], 50);
     }
-    std::cout << std::setprecision(1) << " ms\n";
+    summary << std::setprecision(1) << " ms\n";
   } else {
-    std::cout << "gpu time:   not measured ("
-              << (o.gpu_timestamps ? "the device has no timestamps: " + std::string(gpu_clock.calibration)
-                                   : std::string("--no-gpu-timestamps"))
-              << ")\n";
+    summary << "gpu time:   not measured ("
+            << (o.gpu_timestamps ? "the device has no timestamps: " + std::string(gpu_clock.calibration)
+                                 : std::string("--no-gpu-timestamps"))
+            << ")\n";
   }
   if (presenter) {
     const std::vector<double>& intervals = presenter->present_intervals_ms();
-    std::cout << "present:    " << presenter->presented() << " frames in a window, "
-              << (presenter->order() == frame_loop::channel_order::bgra ? "BGRA" : "RGBA")
-              << " swapchain images; present to present p50 " << (intervals.empty() ? 0.0 : percentile(intervals, 50))
-              << " ms, p99 " << (intervals.empty() ? 0.0 : percentile(intervals, 99)) << " ms\n"
-              << "swapchain recreations: " << presenter->swapchain().recreations() << '\n';
+    summary << "present:    " << presenter->presented() << " frames in a window, "
+            << (presenter->order() == frame_loop::channel_order::bgra ? "BGRA" : "RGBA")
+            << " swapchain images; present to present p50 " << (intervals.empty() ? 0.0 : percentile(intervals, 50))
+            << " ms, p99 " << (intervals.empty() ? 0.0 : percentile(intervals, 99)) << " ms\n"
+            << "swapchain recreations: " << presenter->swapchain().recreations() << '\n';
   }
   if (o.resize_at) {
     // The frames in flight when the change came, and those right after it.
@@ -707,36 +717,44 @@ int run(const frame_loop::options& o, validation_log& log) {
     const std::uint64_t to = std::min(o.frames, resize.at + loop.in_flight);
     const double longest = *std::max_element(loop.frame_ms.begin() + static_cast<std::ptrdiff_t>(from),
                                              loop.frame_ms.begin() + static_cast<std::ptrdiff_t>(to));
-    std::cout << "resize:     at frame " << resize.at << " to " << size.width << "x" << size.height
-              << ": plan compiled and "
-              << "kernels made in " << resize.make_ms << " ms on a background thread; first frame at the new size "
-              << resize.first_frame_ms << " ms after the request; longest frame around it " << longest
-              << " ms (p50 at the new size "
-              << percentile({loop.frame_ms.begin() + static_cast<std::ptrdiff_t>(resize.at), loop.frame_ms.end()}, 50)
-              << " ms); memory " << mebibytes(resize.bytes_before) << " MiB (" << resize.lanes_before
-              << " lanes) before, " << mebibytes(resize.bytes_after) << " MiB (" << resize.lanes_after
-              << " lanes) once the old program went\n";
+    summary << "resize:     at frame " << resize.at << " to " << size.width << "x" << size.height
+            << ": plan compiled and "
+            << "kernels made in " << resize.make_ms << " ms on a background thread; first frame at the new size "
+            << resize.first_frame_ms << " ms after the request; longest frame around it " << longest
+            << " ms (p50 at the new size "
+            << percentile({loop.frame_ms.begin() + static_cast<std::ptrdiff_t>(resize.at), loop.frame_ms.end()}, 50)
+            << " ms); memory " << mebibytes(resize.bytes_before) << " MiB (" << resize.lanes_before
+            << " lanes) before, " << mebibytes(resize.bytes_after) << " MiB (" << resize.lanes_after
+            << " lanes) once the old program went\n";
   }
   const std::size_t frame_pixels = std::size_t{size.width} * size.height;
-  std::cout << "check:      the last frame matches the host's (the kernels' C++ forms, its rasterizer) at the "
-            << frame_pixels - difference.edge_pixels << " pixels away from the torus's edges (largest difference "
-            << difference.largest << "/255); " << difference.edge_pixels << " pixels ("
-            << percent(difference.edge_pixels, frame_pixels) << "%) near an edge, " << difference.edge_differing
-            << " of them (" << percent(difference.edge_differing, difference.edge_pixels) << "%) differ by more\n"
-            << "png:        " << png_path.string() << '\n'
-            << "trace:      " << trace_path.string() << " (" << trace.kept() << " spans"
-            << (trace.dropped() == 0 ? "" : ", the oldest dropped")
-            << "; open it in https://ui.perfetto.dev or chrome://tracing)\n"
-            << "timeline:   " << svg_path.string() << '\n';
+  summary << "check:      the last frame matches the host's: node/draw's color and depth, read back before the "
+             "blur and tone map, against the host's rasterizer at the "
+          << frame_pixels - raster.edge_pixels << " pixels no edge of the torus crosses (largest difference: color "
+          << std::setprecision(2) << std::scientific << raster.color.difference << " relative, allowed "
+          << raster.color.allowed << " there; depth " << raster.depth.difference << ", allowed " << raster.depth.allowed
+          << " there" << std::fixed << std::setprecision(1) << "); " << raster.edge_differing << " of the "
+          << raster.edge_pixels << " edge pixels (" << percent(raster.edge_pixels, frame_pixels)
+          << "% of the frame) differ, allowed " << raster.edge_bound_allowed() << " ("
+          << frame_loop::edge_differing_bound * 100 << "%); the 8-bit frame against the host's blur and tone map "
+          << "of that color at every pixel: largest difference " << post.largest << "/255 (allowed "
+          << frame_loop::post_tolerance << ")\n"
+          << "png:        " << png_path.string() << '\n'
+          << "trace:      " << trace_path.string() << " (" << trace.kept() << " spans"
+          << (trace.dropped() == 0 ? "" : ", the oldest dropped")
+          << "; open it in https://ui.perfetto.dev or chrome://tracing)\n"
+          << "timeline:   " << svg_path.string() << '\n';
   if (presenter)
-    std::cout << "expected:   " << expected_path.string() << " (what the window shows now; its edges "
-              << expected_edges_path.string() << ")\n";
+    summary << "expected:   " << expected_path.string() << " (what the window shows now; its edges "
+            << expected_edges_path.string() << ")\n";
   if (overlay) {
     const frame_loop::pixel_region r = overlay->latest_region();
-    std::cout << "overlay:    a Dear ImGui window at (" << r.x << ", " << r.y << "), " << r.width << "x" << r.height
-              << " over the last frame (" << overlay_path.string() << "), drawn by node/overlay in each wave\n";
+    summary << "overlay:    a Dear ImGui window at (" << r.x << ", " << r.y << "), " << r.width << "x" << r.height
+            << " over the last frame (" << overlay_path.string() << "), drawn by node/overlay in each wave\n";
   }
   if (presenter && !o.hold_until.empty()) {
+    // The summary waits for the run's end (main); the screenshot test waits
+    // for the presenter's line.
     std::cout.flush();
     presenter->hold_until(o.hold_until, std::chrono::seconds(120));
   }
@@ -792,11 +810,15 @@ int main(int argc, char** argv) {
     // The log outlives the device, whose destruction may report too. (A
     // skipped run's messages are the loader's, about the missing driver.)
     validation_log log;
-    const int status = run(o, log);
+    std::ostringstream summary;
+    const int status = run(o, log, summary);
     if (status == 0 && log.messages.load() != 0) {
       std::cerr << "frame_loop: error: the Vulkan validation layers printed " << log.messages.load() << " messages\n";
       return 1;
     }
+    // Every check passed (or the run was skipped): only now the summary,
+    // with its check line.
+    std::cout << summary.str();
     return status;
   } catch (const std::exception& e) {
     std::cerr << "frame_loop: error: " << e.what() << '\n';

@@ -101,6 +101,22 @@ VkAttachmentStoreOp vulkan_store_op(attachment_store op) noexcept {
   return op == attachment_store::dont_care ? VK_ATTACHMENT_STORE_OP_DONT_CARE : VK_ATTACHMENT_STORE_OP_STORE;
 }
 
+VkAttachmentDescription vulkan_attachment_description(image_format f, image_layout l, attachment_load load,
+                                                      attachment_store store) noexcept {
+  VkAttachmentDescription a{};
+  a.format = vulkan_format(f);
+  a.samples = VK_SAMPLE_COUNT_1_BIT;
+  a.loadOp = vulkan_load_op(load);
+  a.storeOp = vulkan_store_op(store);
+  a.stencilLoadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE;
+  a.stencilStoreOp = VK_ATTACHMENT_STORE_OP_DONT_CARE;
+  // The layout ferrum's barriers put the image in, and the one the next
+  // node's barrier takes it from: the render pass transitions nothing.
+  a.initialLayout = vulkan_layout(l);
+  a.finalLayout = a.initialLayout;
+  return a;
+}
+
 VkImageAspectFlags vk_aspect(image_format f) noexcept {
   return is_depth(f) ? VK_IMAGE_ASPECT_DEPTH_BIT : VK_IMAGE_ASPECT_COLOR_BIT;
 }

@@ -6,7 +6,11 @@
 // the node's list; the next node copies the drawing out. Two triangles
 // at two depths prove the depth test ran; the pixels prove the order; the
 // validation layers prove that the barriers cover the draws (the vertex
-// input reading what a transfer wrote, the attachments' layouts).
+// input reading what a transfer wrote, the attachments' layouts). The same
+// again with the engine's pipeline made for a classic render pass over the
+// node's attachments (gpu::vulkan_attachment_description: the node's
+// layouts from start to end, the plan's load and store ops), as an engine
+// whose library predates dynamic rendering records it.
 #include "vulkan_test_support.hpp"
 
 #include "dropped_barrier.hpp"
@@ -23,6 +27,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -46,15 +51,92 @@ constexpr std::array<float, 24> vertices{-0.8f, -0.6f, 0.25f, 1.0f, 0.4f, -0.6f,
 // Their colours: red, green (the fragment shader's push constant).
 constexpr std::array<std::array<float, 4>, 2> colors{{{1.0f, 0.0f, 0.0f, 1.0f}, {0.0f, 1.0f, 0.0f, 1.0f}}};
 
+// A classic render pass over the raster node's two attachments, as the
+// contract has it (gpu::vulkan_attachment_description): the color image
+// cleared and stored, the depth image cleared and dropped (what the plan
+// derives: the test checks it), each in the node's layout throughout.
+struct classic_render_pass {
+  VkDevice device = VK_NULL_HANDLE;
+  VkRenderPass pass = VK_NULL_HANDLE;
+  std::mutex lock;
+  std::vector<VkFramebuffer> framebuffers;  // one per wave, gone at the end
+
+  explicit classic_render_pass(VkDevice d) : device(d) {
+    const std::array<VkAttachmentDescription, 2> attachments{
+        ferrum::gpu::vulkan_attachment_description(ferrum::image_format::rgba8_unorm,
+                                                   ferrum::image_layout::color_attachment,
+                                                   ferrum::attachment_load::clear, ferrum::attachment_store::store),
+        ferrum::gpu::vulkan_attachment_description(
+            ferrum::image_format::d32_float, ferrum::image_layout::depth_attachment, ferrum::attachment_load::clear,
+            ferrum::attachment_store::dont_care)};
+    const VkAttachmentReference color{0, attachments[0].initialLayout};
+    const VkAttachmentReference depth{1, attachments[1].initialLayout};
+    VkSubpassDescription subpass{};
+    subpass.pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS;
+    subpass.colorAttachmentCount = 1;
+    subpass.pColorAttachments = &color;
+    subpass.pDepthStencilAttachment = &depth;
+    VkRenderPassCreateInfo info{};
+    info.sType = VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO;
+    info.attachmentCount = static_cast<std::uint32_t>(attachments.size());
+    info.pAttachments = attachments.data();
+    info.subpassCount = 1;
+    info.pSubpasses = &subpass;
+    REQUIRE(vkCreateRenderPass(device, &info, nullptr, &pass) == VK_SUCCESS);
+  }
+  classic_render_pass(const classic_render_pass&) = delete;
+  classic_render_pass& operator=(const classic_render_pass&) = delete;
+  // After every wave's fence.
+  ~classic_render_pass() {
+    for (VkFramebuffer f : framebuffers) vkDestroyFramebuffer(device, f, nullptr);
+    vkDestroyRenderPass(device, pass, nullptr);
+  }
+
+  // Begins the render pass over the node's attachments (a framebuffer of
+  // their views), clearing color to blue and depth to 1.
+  bool begin(VkCommandBuffer commands, const ferrum::node_image& color, const ferrum::node_image& depth) {
+    const std::array<VkImageView, 2> views{ferrum::gpu::vulkan_image_view(*color.image),
+                                           ferrum::gpu::vulkan_image_view(*depth.image)};
+    VkFramebufferCreateInfo info{};
+    info.sType = VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO;
+    info.renderPass = pass;
+    info.attachmentCount = static_cast<std::uint32_t>(views.size());
+    info.pAttachments = views.data();
+    info.width = raster_side;
+    info.height = raster_side;
+    info.layers = 1;
+    VkFramebuffer framebuffer = VK_NULL_HANDLE;
+    if (vkCreateFramebuffer(device, &info, nullptr, &framebuffer) != VK_SUCCESS) return false;
+    {
+      const std::lock_guard held(lock);
+      framebuffers.push_back(framebuffer);
+    }
+    std::array<VkClearValue, 2> clears{};
+    clears[0].color = {{0.0f, 0.0f, 1.0f, 1.0f}};
+    clears[1].depthStencil = {1.0f, 0};
+    VkRenderPassBeginInfo begin{};
+    begin.sType = VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO;
+    begin.renderPass = pass;
+    begin.framebuffer = framebuffer;
+    begin.renderArea = {{0, 0}, {raster_side, raster_side}};
+    begin.clearValueCount = static_cast<std::uint32_t>(clears.size());
+    begin.pClearValues = clears.data();
+    vkCmdBeginRenderPass(commands, &begin, VK_SUBPASS_CONTENTS_INLINE);
+    return true;
+  }
+};
+
 // The engine's graphics pipeline: the test's triangles, depth-tested
 // (less), into an rgba8-unorm color and a d32-float depth attachment, by
-// dynamic rendering; viewport and scissor dynamic.
+// dynamic rendering, or in `render_pass` when given; viewport and scissor
+// dynamic.
 struct raster_pipeline {
   VkDevice device = VK_NULL_HANDLE;
   VkPipelineLayout layout = VK_NULL_HANDLE;
   VkPipeline pipeline = VK_NULL_HANDLE;
+  classic_render_pass* render_pass = nullptr;
 
-  explicit raster_pipeline(VkDevice d) : device(d) {
+  explicit raster_pipeline(VkDevice d, classic_render_pass* pass = nullptr) : device(d), render_pass(pass) {
     VkPushConstantRange push{VK_SHADER_STAGE_FRAGMENT_BIT, 0, sizeof(colors[0])};
     VkPipelineLayoutCreateInfo layout_info{};
     layout_info.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
@@ -128,7 +210,8 @@ struct raster_pipeline {
     rendering.depthAttachmentFormat = ferrum::gpu::vulkan_format(ferrum::image_format::d32_float);
     VkGraphicsPipelineCreateInfo info{};
     info.sType = VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO;
-    info.pNext = &rendering;
+    info.pNext = render_pass != nullptr ? nullptr : &rendering;
+    info.renderPass = render_pass != nullptr ? render_pass->pass : VK_NULL_HANDLE;
     info.stageCount = static_cast<std::uint32_t>(stages.size());
     info.pStages = stages.data();
     info.pVertexInputState = &vertex_input;
@@ -152,10 +235,10 @@ struct raster_pipeline {
     vkDestroyPipelineLayout(device, layout, nullptr);
   }
 
-  // Inside the node's native scope: rendering over its attachments with
-  // the plan's load and store ops, the near red triangle, then the far
-  // green one that overlaps it, from `vertex_buffer`.
-  void draw(VkCommandBuffer commands, const ferrum::native_buffer& vertex_buffer, const ferrum::node_image& color,
+  // Inside the node's native scope: rendering (or the render pass) over its
+  // attachments with the plan's load and store ops, the near red triangle,
+  // then the far green one that overlaps it, from `vertex_buffer`.
+  bool draw(VkCommandBuffer commands, const ferrum::native_buffer& vertex_buffer, const ferrum::node_image& color,
             const ferrum::node_image& depth) const {
     VkRenderingAttachmentInfo color_attachment{};
     color_attachment.sType = VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO;
@@ -178,7 +261,10 @@ struct raster_pipeline {
     rendering.colorAttachmentCount = 1;
     rendering.pColorAttachments = &color_attachment;
     rendering.pDepthAttachment = &depth_attachment;
-    vkCmdBeginRendering(commands, &rendering);
+    if (render_pass == nullptr)
+      vkCmdBeginRendering(commands, &rendering);
+    else if (!render_pass->begin(commands, color, depth))
+      return false;
     vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline);
     const VkViewport viewport{0.0f, 0.0f, static_cast<float>(raster_side), static_cast<float>(raster_side), 0.0f, 1.0f};
     const VkRect2D scissor{{0, 0}, {raster_side, raster_side}};
@@ -191,7 +277,11 @@ struct raster_pipeline {
       vkCmdPushConstants(commands, layout, VK_SHADER_STAGE_FRAGMENT_BIT, 0, sizeof(colors[t]), colors[t].data());
       vkCmdDraw(commands, 3, 1, 3 * t, 0);
     }
-    vkCmdEndRendering(commands);
+    if (render_pass == nullptr)
+      vkCmdEndRendering(commands);
+    else
+      vkCmdEndRenderPass(commands);
+    return true;
   }
 };
 
@@ -203,14 +293,16 @@ std::uint32_t pixel(std::span<const std::byte> bytes, std::uint32_t x, std::uint
 }
 
 // Runs `waves` waves of `program` (the raster plan's, maybe changed) on
-// `s`'s device; each wave's drawing, read back, goes to `check`. Returns
-// how many encodings and waves failed.
+// `s`'s device, node/draw drawing by dynamic rendering or by `classic`
+// render pass; each wave's drawing, read back, goes to `check`. Returns how
+// many encodings and waves failed.
 int run_raster_waves(vulkan_test::session& s, std::shared_ptr<const ferrum::compiled_program> program, int waves,
-                     const std::function<void(std::span<const std::byte>)>& check) {
+                     bool classic, const std::function<void(std::span<const std::byte>)>& check) {
   const auto handles = ferrum::gpu::native_handles(*s.device);
   REQUIRE(handles.has_value());
   std::atomic<int> failures{0};
-  const raster_pipeline pipeline(handles->device);
+  classic_render_pass pass(handles->device);
+  const raster_pipeline pipeline(handles->device, classic ? &pass : nullptr);
   const auto encode = [&](const ferrum::encode_context& c) {
     const ferrum::node_image* color = c.image("image/color");
     if (color == nullptr) return (void)failures.fetch_add(1);
@@ -229,7 +321,9 @@ int run_raster_waves(vulkan_test::session& s, std::shared_ptr<const ferrum::comp
         return (void)failures.fetch_add(1);
       const auto native = c.native();
       if (!native) return (void)failures.fetch_add(1);
-      pipeline.draw(ferrum::gpu::vulkan_command_buffer(native->command_buffer), native->resource(1), *color, *depth);
+      if (!pipeline.draw(ferrum::gpu::vulkan_command_buffer(native->command_buffer), native->resource(1), *color,
+                         *depth))
+        failures.fetch_add(1);
     } else {
       const ferrum::node_resource* out = c.resource("resource/out");
       if (out == nullptr || !c.commands.copy(*color->image, color->layout, out->range)) failures.fetch_add(1);
@@ -266,15 +360,14 @@ std::shared_ptr<const ferrum::compiled_program> raster_program() {
       ferrum::test::compile_ok(ferrum::test::require(ferrum::parse_plan(ferrum::test::raster_plan))));
 }
 
-}  // namespace
-
-TEST_CASE("vulkan: a raster node draws depth-tested triangles into plan images with the plan's load and store ops",
-          "[vulkan][raster][scheduler]") {
+// Four waves of the raster plan, node/draw drawing by dynamic rendering or
+// by `classic` render pass; each wave's pixels checked.
+void draw_waves(bool classic) {
   vulkan_test::session s;
   if (!s.open()) return;
   // lavapipe: Vulkan 1.3 with dynamic rendering, graphics on its one family.
   REQUIRE(s.device->limits().graphics);
-  const int failures = run_raster_waves(s, raster_program(), 4, [](std::span<const std::byte> bytes) {
+  const int failures = run_raster_waves(s, raster_program(), 4, classic, [](std::span<const std::byte> bytes) {
     // Where both triangles cover: the near red one (the far green one
     // fails the depth test); the green one's alone: green; no triangle:
     // the clear colour, blue.
@@ -284,6 +377,18 @@ TEST_CASE("vulkan: a raster node draws depth-tested triangles into plan images w
   });
   CHECK(failures == 0);
   s.finish();
+}
+
+}  // namespace
+
+TEST_CASE("vulkan: a raster node draws depth-tested triangles into plan images with the plan's load and store ops",
+          "[vulkan][raster][scheduler]") {
+  draw_waves(false);
+}
+
+TEST_CASE("vulkan: a raster node may draw in a classic render pass over its attachments, in their layouts throughout",
+          "[vulkan][raster][scheduler]") {
+  draw_waves(true);
 }
 
 TEST_CASE("vulkan: dropping the derived barrier between a raster plan's nodes is reported by validation",
@@ -297,7 +402,7 @@ TEST_CASE("vulkan: dropping the derived barrier between a raster plan's nodes is
     INFO("without the barrier before node " << n);
     vulkan_test::session s;
     if (!s.open()) return;
-    (void)run_raster_waves(s, ferrum::test::without_barrier(*program, n), 2, [](std::span<const std::byte>) {});
+    (void)run_raster_waves(s, ferrum::test::without_barrier(*program, n), 2, false, [](std::span<const std::byte>) {});
     const std::string log = s.finish_reported();
     INFO(log);
     CHECK(vulkan_test::reports_missing_barrier(log));

@@ -153,6 +153,16 @@ struct vulkan_native_handles {
 [[nodiscard]] VkImageLayout vulkan_layout(image_layout l) noexcept;
 [[nodiscard]] VkAttachmentLoadOp vulkan_load_op(attachment_load op) noexcept;
 [[nodiscard]] VkAttachmentStoreOp vulkan_store_op(attachment_store op) noexcept;
+// A raster node's attachment as a classic render pass describes it (for an
+// engine whose pipeline is made for a VkRenderPass, not dynamic
+// rendering; docs/embedding.md, "The engine's own commands in a node"):
+// format `f`, one sample, the load and store ops node_image gives it, and
+// node_image::layout `l` as both its initial and final layout — the layout
+// the render pass's subpass must use it in too — so that the render pass
+// transitions nothing and ferrum's barriers around the node stay right.
+[[nodiscard]] VkAttachmentDescription vulkan_attachment_description(image_format f, image_layout l,
+                                                                    attachment_load load,
+                                                                    attachment_store store) noexcept;
 
 // The handles of `d`, or none when `d` is not a Vulkan device.
 [[nodiscard]] std::optional<vulkan_native_handles> native_handles(const device& d) noexcept;
