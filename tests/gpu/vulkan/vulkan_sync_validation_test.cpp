@@ -37,8 +37,13 @@ void record_fill_then_copy(command_list& fill, command_list& copy, std::span<con
   require(copy.end());
 }
 
-bool reports_hazard(const std::string& log, std::string_view kind) {
-  return log.find(std::string("SYNC-HAZARD-") + std::string(kind)) != std::string::npos;
+// Destroys `s`'s device (the test's objects went first) and checks that
+// validation reported a hazard of `kind` when `reported`, nothing otherwise.
+void check_report(vulkan_test::session& s, std::string_view kind, bool reported) {
+  const std::string log = s.finish_reported();
+  INFO(log);
+  CHECK((log.find(std::string("SYNC-HAZARD-") + std::string(kind)) != std::string::npos) == reported);
+  if (!reported) CHECK(log.empty());
 }
 
 }  // namespace
@@ -50,24 +55,19 @@ TEST_CASE("vulkan validation: a hazard between two lists of one submission is re
     INFO((ordered ? "a barrier before the copy" : "no barrier before the copy"));
     vulkan_test::session s;
     if (!s.open()) return;
-    auto a = require(s.device->create_arena(4096));
-    auto b = require(s.device->create_arena(4096));
-    auto fill = require(s.device->create_command_list());
-    auto copy = require(s.device->create_command_list());
-    const std::array ranges{a->range(0, 1024), b->range(0, 1024)};
-    record_fill_then_copy(*fill, *copy, ranges, opening);
-    command_list* const lists[] = {fill.get(), copy.get()};
-    const std::uint64_t value = require(s.device->queue().submit_next(lists));
-    vulkan_test::require_reached(s.device->queue().timeline(), value);
-    CHECK(vulkan_test::word_at(*b, 0) == 7u);
-    fill.reset();
-    copy.reset();
-    a.reset();
-    b.reset();
-    const std::string log = s.finish_reported();
-    INFO(log);
-    CHECK(reports_hazard(log, "READ-AFTER-WRITE") == !ordered);
-    if (ordered) CHECK(log.empty());
+    {
+      auto a = require(s.device->create_arena(4096));
+      auto b = require(s.device->create_arena(4096));
+      auto fill = require(s.device->create_command_list());
+      auto copy = require(s.device->create_command_list());
+      const std::array ranges{a->range(0, 1024), b->range(0, 1024)};
+      record_fill_then_copy(*fill, *copy, ranges, opening);
+      command_list* const lists[] = {fill.get(), copy.get()};
+      const std::uint64_t value = require(s.device->queue().submit_next(lists));
+      vulkan_test::require_reached(s.device->queue().timeline(), value);
+      CHECK(vulkan_test::word_at(*b, 0) == 7u);
+    }
+    check_report(s, "READ-AFTER-WRITE", !ordered);
   }
 }
 
@@ -77,37 +77,31 @@ TEST_CASE("vulkan validation: a hazard between two submissions is reported, not 
     INFO((host_waits ? "the host waits for the fill" : "no wait between them"));
     vulkan_test::session s;
     if (!s.open()) return;
-    auto a = require(s.device->create_arena(4096));
-    auto b = require(s.device->create_arena(4096));
-    auto fill = require(s.device->create_command_list());
-    auto copy = require(s.device->create_command_list());
-    const std::array ranges{a->range(0, 1024), b->range(0, 1024)};
-    record_fill_then_copy(*fill, *copy, ranges, list_opening::by_hazards);
-    command_list* const filled[] = {fill.get()};
-    command_list* const copied[] = {copy.get()};
-    // Without the host's wait, the fill waits for a gate the host opens only
-    // once the copy is submitted: its completion cannot be seen before (the
-    // device shows every completion it sees to the layers as a host wait).
-    auto gate = require(s.device->create_semaphore(ferrum::gpu::semaphore_kind::timeline));
-    const std::array gate_op{ferrum::gpu::semaphore_op{gate.get(), 1, ferrum::gpu::sync_stage::all}};
-    ferrum::gpu::external_sync fill_sync;
-    if (!host_waits) fill_sync.waits = gate_op;
-    const std::uint64_t first = require(s.device->queue().submit_next(filled, {}, fill_sync));
-    // The host's wait orders the fill before the copy's submission (as a
-    // lane's last wave before its next); the device shows it to the layers.
-    if (host_waits) vulkan_test::require_reached(s.device->queue().timeline(), first);
-    const std::uint64_t second = require(s.device->queue().submit_next(copied));
-    if (!host_waits) require(gate->signal_from_host(1));
-    vulkan_test::require_reached(s.device->queue().timeline(), second);
-    gate.reset();
-    fill.reset();
-    copy.reset();
-    a.reset();
-    b.reset();
-    const std::string log = s.finish_reported();
-    INFO(log);
-    CHECK(reports_hazard(log, "READ-AFTER-WRITE") == !host_waits);
-    if (host_waits) CHECK(log.empty());
+    {
+      auto a = require(s.device->create_arena(4096));
+      auto b = require(s.device->create_arena(4096));
+      auto fill = require(s.device->create_command_list());
+      auto copy = require(s.device->create_command_list());
+      const std::array ranges{a->range(0, 1024), b->range(0, 1024)};
+      record_fill_then_copy(*fill, *copy, ranges, list_opening::by_hazards);
+      command_list* const filled[] = {fill.get()};
+      command_list* const copied[] = {copy.get()};
+      // Without the host's wait, the fill waits for a gate the host opens only
+      // once the copy is submitted: its completion cannot be seen before (the
+      // device shows every completion it sees to the layers as a host wait).
+      auto gate = require(s.device->create_semaphore(ferrum::gpu::semaphore_kind::timeline));
+      const std::array gate_op{ferrum::gpu::semaphore_op{gate.get(), 1, ferrum::gpu::sync_stage::all}};
+      ferrum::gpu::external_sync fill_sync;
+      if (!host_waits) fill_sync.waits = gate_op;
+      const std::uint64_t first = require(s.device->queue().submit_next(filled, {}, fill_sync));
+      // The host's wait orders the fill before the copy's submission (as a
+      // lane's last wave before its next); the device shows it to the layers.
+      if (host_waits) vulkan_test::require_reached(s.device->queue().timeline(), first);
+      const std::uint64_t second = require(s.device->queue().submit_next(copied));
+      if (!host_waits) require(gate->signal_from_host(1));
+      vulkan_test::require_reached(s.device->queue().timeline(), second);
+    }
+    check_report(s, "READ-AFTER-WRITE", !host_waits);
   }
 }
 
@@ -122,30 +116,25 @@ TEST_CASE(
     INFO((overlap ? "overlapping ranges" : "disjoint ranges"));
     vulkan_test::session s;
     if (!s.open()) return;
-    auto a = require(s.device->create_arena(8192));
-    auto kernel = require(s.device->create_kernel(ferrum::gpu::builtin::write_pattern()));
-    auto first = require(s.device->create_command_list());
-    auto second = require(s.device->create_command_list());
-    const std::array<std::uint32_t, 1> seed{3};
-    const std::array ranges{a->range(0, 8192)};
-    first->grant(ranges);
-    second->grant(ranges);
-    require(first->begin(list_opening::by_hazards));
-    require(first->dispatch(*kernel, a->range(0, 4096), {}, seed));
-    require(first->end());
-    require(second->begin(list_opening::by_hazards));
-    require(second->dispatch(*kernel, a->range(overlap ? 2048 : 4096, 4096), {}, seed));
-    require(second->end());
-    command_list* const lists[] = {first.get(), second.get()};
-    const std::uint64_t value = require(s.device->queue().submit_next(lists));
-    vulkan_test::require_reached(s.device->queue().timeline(), value);
-    first.reset();
-    second.reset();
-    kernel.reset();
-    a.reset();
-    const std::string log = s.finish_reported();
-    INFO(log);
-    CHECK(reports_hazard(log, "WRITE-AFTER-WRITE") == overlap);
-    if (!overlap) CHECK(log.empty());
+    {
+      auto a = require(s.device->create_arena(8192));
+      auto kernel = require(s.device->create_kernel(ferrum::gpu::builtin::write_pattern()));
+      auto first = require(s.device->create_command_list());
+      auto second = require(s.device->create_command_list());
+      const std::array<std::uint32_t, 1> seed{3};
+      const std::array ranges{a->range(0, 8192)};
+      first->grant(ranges);
+      second->grant(ranges);
+      require(first->begin(list_opening::by_hazards));
+      require(first->dispatch(*kernel, a->range(0, 4096), {}, seed));
+      require(first->end());
+      require(second->begin(list_opening::by_hazards));
+      require(second->dispatch(*kernel, a->range(overlap ? 2048 : 4096, 4096), {}, seed));
+      require(second->end());
+      command_list* const lists[] = {first.get(), second.get()};
+      const std::uint64_t value = require(s.device->queue().submit_next(lists));
+      vulkan_test::require_reached(s.device->queue().timeline(), value);
+    }
+    check_report(s, "WRITE-AFTER-WRITE", overlap);
   }
 }
