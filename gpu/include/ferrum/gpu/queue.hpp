@@ -104,7 +104,9 @@ class queue {
   // submission, vkQueueWaitIdle on vulkan_native_handles::queue): ferrum
   // submits nothing to the queue meanwhile, so the queue's external
   // synchronization holds. Hold it briefly and never submit through ferrum
-  // while holding it (that would wait for itself). An adopted device takes
+  // while holding it (that would wait for itself), nor wait for a value of
+  // its timeline (where the validation layers check submissions, the
+  // device takes it to show them its host waits: host_wait_fences.hpp). An adopted device takes
   // the engine's own mutex as well (vulkan_adopt_info::queue_mutex).
   [[nodiscard]] std::unique_lock<std::mutex> lock() const { return std::unique_lock<std::mutex>(mutex_); }
 
