@@ -150,10 +150,9 @@ void vulkan_device::drain() noexcept {
   if (r == VK_ERROR_DEVICE_LOST || (r == VK_SUCCESS && host_waits_.empty())) return;
   // Still running (a hung submission), the wait itself failed, or fences
   // may still be signalled: memory the GPU may still use must not be freed,
-  // so wait without a bound. Only the
-  // engine may idle its whole device, so in adopt mode ferrum idles the queue
-  // it submits to, under the engine's lock (queues are externally
-  // synchronized).
+  // so wait without a bound. Only the engine may idle its whole device, so
+  // in adopt mode ferrum idles the queue it submits to, under the engine's
+  // lock (queues are externally synchronized).
   if (objects_->owns_device) {
     (void)vkDeviceWaitIdle(objects_->device);  // VK_SUCCESS or a loss: done either way
     return;
