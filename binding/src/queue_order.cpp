@@ -5,6 +5,7 @@
 #include "plan_rules.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -78,16 +79,42 @@ result<void> check_queue_order(const plan& p, std::span<const std::size_t> uses,
       for (std::size_t k = 0; k < p.nodes[n].resources.size(); ++k) by_resource[next[uses[first + k]]++] = {n, k};
   }
   // Per node, the earliest node of another queue it conflicts with (nodes
-  // when none): where its walk back along `after` may stop.
+  // when none): where its walk back along `after` may stop. Found in one
+  // pass over each resource's uses, from the first use so far on each
+  // queue: any (against a write), a write's, and one per layout (images).
   std::vector<std::size_t> lowest(nodes, nodes);
+  constexpr std::size_t layouts = static_cast<std::size_t>(image_layout::present_src) + 1;
+  struct firsts {
+    std::size_t any;
+    std::size_t write;
+    std::array<std::size_t, layouts> layout;
+  };
   for (std::size_t r = 0; r < p.resources.size(); ++r) {
-    const std::span<const node_use> list(by_resource.data() + begin[r], begin[r + 1] - begin[r]);
-    for (std::size_t j = 1; j < list.size(); ++j)
-      for (std::size_t i = 0; i < j && list[i].node < lowest[list[j].node]; ++i)
-        if (p.nodes[list[i].node].queue != p.nodes[list[j].node].queue &&
-            accesses_conflict(p.resources[r], p.nodes[list[i].node].access_of(list[i].k),
-                              p.nodes[list[j].node].access_of(list[j].k)))
-          lowest[list[j].node] = list[i].node;
+    std::array<firsts, queue_kind_count> first_on;
+    for (firsts& f : first_on) {
+      f.any = f.write = nodes;
+      f.layout.fill(nodes);
+    }
+    const bool image = p.resources[r].image.has_value();
+    for (std::size_t u = begin[r]; u < begin[r + 1]; ++u) {
+      const node_use use = by_resource[u];
+      const queue_kind queue = p.nodes[use.node].queue;
+      const resource_access a = p.nodes[use.node].access_of(use.k);
+      const std::size_t layout = static_cast<std::size_t>(layout_of(a));
+      for (const queue_kind other : queue_kinds) {
+        if (other == queue) continue;
+        const firsts& f = first_on[index_of(other)];
+        std::size_t earliest = access_writes(a) ? f.any : f.write;
+        if (image)
+          for (std::size_t l = 0; l < layouts; ++l)
+            if (l != layout) earliest = std::min(earliest, f.layout[l]);
+        lowest[use.node] = std::min(lowest[use.node], earliest);
+      }
+      firsts& own = first_on[index_of(queue)];
+      own.any = std::min(own.any, use.node);
+      if (access_writes(a)) own.write = std::min(own.write, use.node);
+      own.layout[layout] = std::min(own.layout[layout], use.node);
+    }
   }
   // Every such pair (i, j) needs i among j's ancestors; the first pair in
   // plan order (by j, then i) that is not is the error.
