@@ -121,15 +121,12 @@ result<void> check_queue_order(const plan& p, std::span<const std::size_t> uses,
   std::vector<std::uint32_t> seen(nodes, 0);
   std::vector<std::size_t> stack;
   std::uint32_t stamp = 0;
-  std::vector<std::size_t> first_use(nodes);  // each node's position in `uses`
-  for (std::size_t n = 0, first = 0; n < p.nodes.size(); first += p.nodes[n].resources.size(), ++n)
-    first_use[n] = first;
-  for (std::size_t j = 0; j < nodes; ++j) {
+  for (std::size_t j = 0, first = 0; j < nodes; first += p.nodes[j].resources.size(), ++j) {
     if (lowest[j] == nodes) continue;
     mark_ancestors(graph, j, lowest[j], ++stamp, seen, stack);
     const plan_node& node = p.nodes[j];
     for (std::size_t k = 0; k < node.resources.size(); ++k) {
-      const std::size_t r = uses[first_use[j] + k];
+      const std::size_t r = uses[first + k];
       for (std::size_t u = begin[r]; u < begin[r + 1] && by_resource[u].node < j; ++u) {
         const node_use earlier = by_resource[u];
         if (p.nodes[earlier.node].queue != node.queue && seen[earlier.node] != stamp &&
