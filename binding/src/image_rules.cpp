@@ -30,11 +30,62 @@ error access_path_error(errc code, const plan& p, std::size_t n, std::size_t k, 
                     element_path("nodes", n) + "/access/" + json_pointer_token(node.resources[k].view()));
 }
 
-// What the earlier nodes left of one image while the uses are walked.
+// What the earlier nodes left of one image while the uses are walked, per
+// subresource (mip-major: level m of layer l is m * layers + l).
 struct image_state {
-  bool written = false;
+  std::vector<bool> written;
+  std::vector<image_layout> left;  // the layout each was left in
   bool presented = false;
+  std::size_t last_node = 0;  // the last use: its node and listing
+  std::size_t last_use = 0;
+
+  // Whether every subresource of `r` (resolved) was written; marks them
+  // written, and left in `l`.
+  bool use(const subresource_range& r, std::uint32_t layers, image_layout l) {
+    bool all = true;
+    for (std::uint32_t m = r.base_mip; m < r.base_mip + r.mips; ++m)
+      for (std::uint32_t y = r.base_layer; y < r.base_layer + r.layers; ++y) {
+        const std::size_t cell = std::size_t{m} * layers + y;
+        all = all && written[cell];
+        written[cell] = true;
+        left[cell] = l;
+      }
+    return all;
+  }
 };
+
+std::string range_text(const subresource_range& r) {
+  const auto span = [](std::uint32_t base, std::uint32_t count) {
+    return count == 1 ? std::to_string(base) : std::to_string(base) + ".." + std::to_string(base + count - 1);
+  };
+  return "mip " + span(r.base_mip, r.mips) + " of layer " + span(r.base_layer, r.layers);
+}
+
+// Node n's k-th use reaches `range` of image `r`: inside it, one mip level
+// for an attachment, the whole image for present (invalid_image_access).
+result<void> check_range(const plan& p, std::size_t n, std::size_t k, const resource_descriptor& r,
+                         const subresource_range& range) {
+  const plan_node& node = p.nodes[n];
+  const subresource_range declared = node.range_of(k);
+  const image_desc& image = *r.image;
+  if (!fits(range, image.mips, image.layers))
+    return access_path_error(errc::invalid_image_access, p, n, k,
+                             who(r) + " has " + std::to_string(image.mips) + " mip levels and " +
+                                 std::to_string(image.layers) + " layers; the access reaches mip levels from " +
+                                 std::to_string(declared.base_mip) + " (" +
+                                 (declared.mips == 0 ? "to the last" : std::to_string(declared.mips)) +
+                                 ") of layers from " + std::to_string(declared.base_layer) + " (" +
+                                 (declared.layers == 0 ? "to the last" : std::to_string(declared.layers)) + ")");
+  const resource_access a = node.access_of(k);
+  if (is_attachment_access(a) && range.mips != 1)
+    return access_path_error(errc::invalid_image_access, p, n, k,
+                             who(r) + " is drawn into at " + range_text(range) +
+                                 "; an attachment is one mip level (name it with 'mips': [level, 1])");
+  if (a == resource_access::present && !declared.whole())
+    return access_path_error(errc::invalid_image_access, p, n, k,
+                             who(r) + " is presented at " + range_text(range) + "; present takes the whole image");
+  return {};
+}
 
 // Whether the access writes every texel without reading any.
 constexpr bool writes_whole(resource_access a) noexcept { return !access_reads(a); }
@@ -103,6 +154,10 @@ result<void> check_image_uses(const plan& p, std::span<const std::size_t> all_us
           return access_path_error(errc::invalid_access, p, n, k,
                                    "resource " + resource_id::quote(r.id.view()) + " is a buffer; " + access +
                                        " is an image's access (a buffer's: 'read', 'write', 'read-write')");
+        if (!node.range_of(k).whole())
+          return access_path_error(errc::invalid_access, p, n, k,
+                                   "resource " + resource_id::quote(r.id.view()) +
+                                       " is a buffer; only an image's access names mip levels and layers");
         continue;
       }
       if (!is_image_access(a))
@@ -128,15 +183,46 @@ result<void> check_image_uses(const plan& p, std::span<const std::size_t> all_us
       if (state.presented)
         return access_path_error(errc::invalid_image_access, p, n, k,
                                  who(r) + " is used after it was presented; 'present' is an image's last use");
-      if (!state.written && r.lifetime == allocation_lifetime::invocation && !writes_whole(a) && !is_imported(p, r))
+      const subresource_range range = resolve(node.range_of(k), r.image->mips, r.image->layers);
+      if (auto ok = check_range(p, n, k, r, range); !ok) return ok.error();
+      const bool imported = is_imported(p, r);
+      if (imported && !node.range_of(k).whole())
+        return access_path_error(errc::invalid_image_access, p, n, k,
+                                 who(r) + " is imported; an access to an imported image takes the whole image "
+                                          "(ferrum makes views of ranges of the lane's own images only)");
+      if (state.written.empty()) {
+        state.written.assign(std::size_t{r.image->mips} * r.image->layers, false);
+        state.left.assign(state.written.size(), image_layout::undefined);
+      }
+      state.last_node = n;
+      state.last_use = k;
+      const bool kept = r.lifetime != allocation_lifetime::invocation || imported;
+      if (!state.use(range, r.image->layers, layout_of(a)) && !kept && !writes_whole(a))
         return access_path_error(errc::image_read_before_write, p, n, k,
-                                 who(r) + " is read (" + access +
-                                     ") before any node writes it; its first use in a wave writes it whole "
-                                     "('storage-write', 'color-attachment', 'depth-attachment', 'transfer-dst') "
-                                     "unless it is persistent or imported");
-      state.written = true;
+                                 who(r) + " is read (" + access + ") at " + range_text(range) +
+                                     " before any node writes it there; a subresource's first use in a wave "
+                                     "writes it whole ('storage-write', 'color-attachment', 'depth-attachment', "
+                                     "'transfer-dst') unless the image is persistent or imported");
       state.presented = a == resource_access::present;
     }
+  }
+  // A persistent image starts the next wave in the layout its last use
+  // left: one for every subresource the wave reaches.
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    const image_state& state = images[i];
+    if (p.resources[i].lifetime != allocation_lifetime::persistent || state.left.empty()) continue;
+    const image_layout last = layout_of(p.nodes[state.last_node].access_of(state.last_use));
+    const auto other = std::find_if(state.left.begin(), state.left.end(), [&](image_layout l) {
+      return l != image_layout::undefined && l != last;
+    });
+    if (other == state.left.end()) continue;
+    const auto cell = static_cast<std::uint32_t>(other - state.left.begin());
+    const std::uint32_t layers = p.resources[i].image->layers;
+    return access_path_error(errc::invalid_image_access, p, state.last_node, state.last_use,
+                             "persistent " + who(p.resources[i]) + " ends the wave in " +
+                                 quote_text(to_string(last)) + " here but in " + quote_text(to_string(*other)) +
+                                 " at " + range_text({cell / layers, 1, cell % layers, 1}) +
+                                 "; a persistent image's wave leaves every subresource it reaches in one layout");
   }
   return {};
 }

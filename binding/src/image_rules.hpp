@@ -27,10 +27,13 @@ using ferrum::max_image_layers;
 [[nodiscard]] result<void> check_image(const plan& p, const resource_descriptor& r, std::size_t index);
 
 // Every node's accesses fit what it uses: an image access for an image and
-// a buffer access for a buffer (invalid_access), one the image's format and
-// the node's queue can take, `present` only of an imported image and never
-// followed by another use (invalid_image_access); an invocation image's first use writes it whole
-// (image_read_before_write) unless it is imported (the engine's contents). At `/nodes/<n>/access/<resource id>`.
+// a buffer access for a buffer, a range of mip levels and layers only for
+// an image (invalid_access), one the image's format and the node's queue
+// can take, a range inside the image, one mip level for an attachment,
+// `present` only of a whole imported image and never followed by another
+// use (invalid_image_access); an invocation image's subresource is written
+// whole by its first use (image_read_before_write) unless the image is
+// imported (the engine's contents). At `/nodes/<n>/access/<resource id>`.
 // `uses`: the resource index of every node's resources, side by side in
 // plan order (plan_index::all_uses; the program file's resolved uses).
 [[nodiscard]] result<void> check_image_uses(const plan& p, std::span<const std::size_t> uses);

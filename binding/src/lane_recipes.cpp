@@ -40,18 +40,32 @@ result<std::vector<backing_slice>> binding_backing(const plan& p, const bucket_i
   return slices;
 }
 
+// Node `node`'s k-th use (resource r) reaches this part: {} for a whole
+// image or a buffer, else its range with counts resolved.
+subresource_range resolved_range(const plan& p, const plan_node& node, std::size_t k, std::size_t r) {
+  const subresource_range declared = node.range_of(k);
+  const std::optional<image_desc>& image = p.resources[r].image;
+  if (declared.whole() || !image) return {};
+  const subresource_range range = resolve(declared, image->mips, image->layers);
+  return range == resolve({}, image->mips, image->layers) ? subresource_range{} : range;
+}
+
 }  // namespace
 
 result<void> make_lane_recipes(compiled_program& program, const plan& p, const plan_index& index) {
   // Every node's resources (plan indices), nodes side by side.
   std::vector<std::size_t> uses;
   std::vector<resource_access> accesses;
+  std::vector<subresource_range> ranges;  // resolved; {} for a whole image or a buffer
   std::vector<std::size_t> use_begin{0};
   use_begin.reserve(p.nodes.size() + 1);
   for (std::size_t n = 0; n < p.nodes.size(); ++n) {
     const auto listed = index.uses(n);
     uses.insert(uses.end(), listed.begin(), listed.end());
-    for (std::size_t k = 0; k < listed.size(); ++k) accesses.push_back(p.nodes[n].access_of(k));
+    for (std::size_t k = 0; k < listed.size(); ++k) {
+      accesses.push_back(p.nodes[n].access_of(k));
+      ranges.push_back(resolved_range(p, p.nodes[n], k, listed[k]));
+    }
     use_begin.push_back(uses.size());
   }
   // Per plan resource: its domain and its place among the members.
@@ -72,7 +86,7 @@ result<void> make_lane_recipes(compiled_program& program, const plan& p, const p
       const auto [d, m] = place[r];
       const projection& proj = bucket.capacity_layouts[d].projections[m];
       recipe.uses.push_back({d, m, p.resources[r].kind, p.resources[r].lifetime, bucket.pool_offsets[d] + proj.offset,
-                             proj.capacity, accesses[u]});
+                             proj.capacity, accesses[u], ranges[u]});
     }
     recipe.imports.clear();
     for (std::size_t d = 0; d < program.domains.size(); ++d) {

@@ -11,6 +11,7 @@
 #include <boost/unordered/unordered_flat_set.hpp>
 
 #include <algorithm>
+#include <tuple>
 #include <array>
 #include <iterator>
 #include <utility>
@@ -86,20 +87,6 @@ std::pair<std::size_t, std::size_t> find_duplicate(const Items& items, Key key) 
   return {items.size(), items.size()};
 }
 
-// The index of the first entry that repeats an earlier one, if any. Nodes use
-// a handful of resources, so the quadratic scan beats sorting below 16.
-std::optional<std::size_t> repeated_entry(const std::vector<resource_id>& ids) {
-  if (ids.size() < 16) {
-    for (std::size_t i = 1; i < ids.size(); ++i)
-      for (std::size_t j = 0; j < i; ++j)
-        if (ids[i] == ids[j]) return i;
-    return std::nullopt;
-  }
-  auto [first, second] = find_duplicate(ids, [](const resource_id& r) -> const resource_id& { return r; });
-  if (second == ids.size()) return std::nullopt;
-  return second;
-}
-
 // validate_plan's stages, in its order.
 
 // Each resource's own fields and its node.
@@ -134,7 +121,7 @@ result<void> validate_nodes(const plan& p, const detail::plan_index& index, std:
                           detail::element_path("nodes", i) + "/resources/" + std::to_string(j));
       used[r] = true;
     }
-    if (auto second = repeated_entry(node.resources)) return detail::repeated_use(node, i, *second);
+    if (auto ok = detail::check_repeated_uses(p, i, index.uses(i)); !ok) return ok.error();
     if (!node.binding) continue;
     const std::size_t r = index.binding(i);
     if (r == detail::plan_index::none)
@@ -298,26 +285,42 @@ result<plan_hash> hash_plan(const plan& p, const plan_index& index) { return has
 namespace {
 
 // A v2 plan's declared accesses other than read_write (the default, so
-// declaring it is no declaration), nodes in plan order and each node's
-// resources in id order; errors of check_access.
+// declaring it is no declaration) to whole resources, and those to part of
+// an image (`ranged`), nodes in plan order and each node's resources in id
+// order (a ranged image's listings by their first level and layer, which
+// tell them apart: their ranges do not overlap); errors of check_access.
 struct declared_access {
   std::size_t node;
   std::string_view resource;
   resource_access access;
+  subresource_range range;
+};
+struct declarations {
+  std::vector<declared_access> whole;
+  std::vector<declared_access> ranged;
 };
 
-result<std::vector<declared_access>> declared_accesses(const plan& p) {
-  std::vector<declared_access> declared;
+result<declarations> declared_accesses(const plan& p) {
+  declarations declared;
+  const auto by_resource = [](const declared_access& a, const declared_access& b) {
+    return std::tie(a.resource, a.range.base_mip, a.range.base_layer) <
+           std::tie(b.resource, b.range.base_mip, b.range.base_layer);
+  };
   for (std::size_t i = 0; i < p.nodes.size(); ++i) {
     const plan_node& node = p.nodes[i];
-    if (node.access.empty()) continue;
+    if (node.access.empty() && node.ranges.empty()) continue;
     if (auto ok = check_access(node, i, p.format); !ok) return ok.error();
-    const std::size_t first = declared.size();
-    for (std::size_t k = 0; k < node.resources.size(); ++k)
-      if (node.access[k] != resource_access::read_write)
-        declared.push_back({i, node.resources[k].view(), node.access[k]});
-    std::sort(declared.begin() + static_cast<std::ptrdiff_t>(first), declared.end(),
-              [](const declared_access& a, const declared_access& b) { return a.resource < b.resource; });
+    const std::size_t whole = declared.whole.size();
+    const std::size_t ranged = declared.ranged.size();
+    for (std::size_t k = 0; k < node.resources.size(); ++k) {
+      const declared_access d{i, node.resources[k].view(), node.access_of(k), node.range_of(k)};
+      if (!d.range.whole())
+        declared.ranged.push_back(d);
+      else if (d.access != resource_access::read_write)
+        declared.whole.push_back(d);
+    }
+    std::sort(declared.whole.begin() + static_cast<std::ptrdiff_t>(whole), declared.whole.end(), by_resource);
+    std::sort(declared.ranged.begin() + static_cast<std::ptrdiff_t>(ranged), declared.ranged.end(), by_resource);
   }
   return declared;
 }
@@ -330,6 +333,21 @@ void hash_declared_accesses(sha256_writer& w, const std::vector<declared_access>
     w.u64(d.node);
     w.str(d.resource);
     w.enumeration(d.access);
+  }
+}
+
+// The tail after the images' (docs/canonical-encoding.md): the accesses to
+// part of an image, each with its range as declared.
+void hash_ranged_accesses(sha256_writer& w, const std::vector<declared_access>& ranged) {
+  w.u64(ranged.size());
+  for (const declared_access& d : ranged) {
+    w.u64(d.node);
+    w.str(d.resource);
+    w.enumeration(d.access);
+    w.u64(d.range.base_mip);
+    w.u64(d.range.mips);
+    w.u64(d.range.base_layer);
+    w.u64(d.range.layers);
   }
 }
 
@@ -463,9 +481,12 @@ result<plan_hash> hash_plan(const plan& p, std::span<const std::size_t> resource
     const auto classes = declared_classes(p, pools);
     const auto images = static_cast<std::size_t>(
         std::count_if(p.resources.begin(), p.resources.end(), [](const resource_descriptor& r) { return r.image; }));
-    if (!declared->empty() || !classes.empty() || images != 0) hash_declared_accesses(w, *declared);
-    if (!classes.empty() || images != 0) hash_declared_classes(w, classes);
-    if (images != 0) hash_images(w, p, resources_by_id, images);
+    const bool ranged = !declared->ranged.empty();
+    if (!declared->whole.empty() || !classes.empty() || images != 0 || ranged)
+      hash_declared_accesses(w, declared->whole);
+    if (!classes.empty() || images != 0 || ranged) hash_declared_classes(w, classes);
+    if (images != 0 || ranged) hash_images(w, p, resources_by_id, images);
+    if (ranged) hash_ranged_accesses(w, declared->ranged);
   }
   return w.finish();
 }

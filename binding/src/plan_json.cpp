@@ -131,6 +131,7 @@ class cursor {
   }
 
   [[nodiscard]] bool is_string() const { return value_.kind() == json_kind::string; }
+  [[nodiscard]] bool is_array() const { return value_.kind() == json_kind::array; }
 
   [[nodiscard]] std::string_view str() const {
     if (value_.kind() != json_kind::string) wrong_type("a string");
@@ -246,14 +247,51 @@ class known_members {
   std::size_t count_ = 0;
 };
 
-// `{"<resource id>": "read" | "write" | "read-write", ...}`: how the node
-// uses some of its resources; the others are read-write. Fills node.access,
-// parallel to node.resources. The keys come in key order and are matched
-// against the resources in id order, so a node of many resources costs
-// O(n log n), not a scan per key.
+// `[base, count]`: part of an image's mip levels or layers.
+template <class View>
+void read_span(const cursor<View>& c, std::uint32_t& base, std::uint32_t& count) {
+  if (const std::size_t length = c.size(); length != 2)
+    reject(errc::wrong_type, "expected [first, count], an array of 2 numbers, not " + std::to_string(length),
+           c.path());
+  constexpr std::uint64_t most = std::numeric_limits<std::uint32_t>::max();
+  bool first = true;
+  c.for_each_element([&](const cursor<View>& n) {
+    if (std::exchange(first, false))
+      base = static_cast<std::uint32_t>(n.u64(0, most));
+    else
+      count = static_cast<std::uint32_t>(n.u64(1, most));
+  });
+}
+
+// One access: `"sampled"`, or `{"access": "sampled", "mips": [first, count],
+// "layers": [first, count]}` for part of an image.
+template <class View>
+std::pair<resource_access, subresource_range> read_one_access(const cursor<View>& c) {
+  if (c.is_string()) return {c.template enumeration<resource_access>(), {}};
+  const known_members<View> m = c.require_object({"access", "mips", "layers"});
+  subresource_range range;
+  if (auto mips = m.optional("mips")) read_span(*mips, range.base_mip, range.mips);
+  if (auto layers = m.optional("layers")) read_span(*layers, range.base_layer, range.layers);
+  return {m["access"].template enumeration<resource_access>(), range};
+}
+
+// `{"<resource id>": ACCESS | [ACCESS, ...], ...}`: how the node uses some
+// of its resources; the others are read-write. An array gives one image
+// several accesses, each to its own mip levels or layers: the resource is
+// listed again after itself for each further one. Fills node.access (and
+// node.ranges where a range is named), parallel to node.resources. The keys
+// come in key order and are matched against the resources in id order, so a
+// node of many resources costs O(n log n), not a scan per key.
 template <class View>
 void read_access(const cursor<View>& c, plan_node& node) {
   node.access.assign(node.resources.size(), resource_access::read_write);
+  std::vector<subresource_range> ranges(node.resources.size());
+  struct further {
+    std::size_t after;  // the listing it follows
+    resource_access access;
+    subresource_range range;
+  };
+  std::vector<further> more;
   std::vector<std::size_t> by_id(node.resources.size());
   for (std::size_t k = 0; k < by_id.size(); ++k) by_id[k] = k;
   std::stable_sort(by_id.begin(), by_id.end(),
@@ -266,8 +304,47 @@ void read_access(const cursor<View>& c, plan_node& node) {
              "node " + node_id::quote(node.id.view()) + " declares an access to resource " + quote_text(key) +
                  ", which is not in its resources",
              value.path());
-    node.access[*next] = value.template enumeration<resource_access>();
+    const std::size_t k = *next;
+    if (!value.is_array()) {
+      std::tie(node.access[k], ranges[k]) = read_one_access(value);
+      return;
+    }
+    if (value.size() == 0)
+      reject(errc::invalid_access, "an array of accesses names at least one", value.path());
+    bool first = true;
+    value.for_each_element([&](const cursor<View>& e) {
+      auto [access, range] = read_one_access(e);
+      if (std::exchange(first, false))
+        std::tie(node.access[k], ranges[k]) = std::pair(access, range);
+      else
+        more.push_back({k, access, range});
+    });
   });
+  const bool ranged = !more.empty() || std::any_of(ranges.begin(), ranges.end(),
+                                                    [](const subresource_range& r) { return !r.whole(); });
+  if (!ranged) return;
+  if (more.empty()) {
+    node.ranges = std::move(ranges);
+    return;
+  }
+  // Each further access right after the listing it extends, in the
+  // array's order.
+  std::stable_sort(more.begin(), more.end(), [](const further& a, const further& b) { return a.after < b.after; });
+  std::vector<resource_id> resources;
+  std::vector<resource_access> access;
+  auto extra = more.begin();
+  for (std::size_t k = 0; k < node.resources.size(); ++k) {
+    resources.push_back(node.resources[k]);
+    access.push_back(node.access[k]);
+    node.ranges.push_back(ranges[k]);
+    for (; extra != more.end() && extra->after == k; ++extra) {
+      resources.push_back(node.resources[k]);
+      access.push_back(extra->access);
+      node.ranges.push_back(extra->range);
+    }
+  }
+  node.resources = std::move(resources);
+  node.access = std::move(access);
 }
 
 // A v2 node may also name its queue, the nodes it runs after and how it

@@ -1,5 +1,7 @@
 #include "plan_rules.hpp"
 
+#include "ferrum/binding/image_access.hpp"
+
 #include "json_pointer.hpp"
 #include "program_binding_checks.hpp"
 
@@ -85,8 +87,64 @@ error demand_error(const error& e, std::size_t index) {
 error repeated_use(const plan_node& node, std::size_t n, std::size_t j) {
   return make_error(errc::duplicate_id,
                     "node " + node_id::quote(node.id.view()) + " lists resource " +
-                        resource_id::quote(node.resources[j].view()) + " twice",
+                        resource_id::quote(node.resources[j].view()) +
+                        " twice (only an image may be listed again, each time for mip levels or layers the others "
+                        "do not reach)",
                     node_path(n) + "/resources/" + std::to_string(j));
+}
+
+namespace {
+
+// Node n's k-th listing repeats an earlier one: at its listing, or where the
+// node names ranges (a listing a file's access array made), at its access.
+error repeated_listing(const plan_node& node, std::size_t n, std::size_t k) {
+  if (node.ranges.empty()) return repeated_use(node, n, k);
+  return make_error(errc::duplicate_id,
+                    "node " + node_id::quote(node.id.view()) + " reaches resource " +
+                        resource_id::quote(node.resources[k].view()) +
+                        " twice in one place: its accesses to an image name mip levels or layers that do not overlap",
+                    node_path(n) + "/access/" + json_pointer_token(node.resources[k].view()));
+}
+
+}  // namespace
+
+result<void> check_repeated_uses(const plan& p, std::size_t n, std::span<const std::size_t> uses) {
+  const plan_node& node = p.nodes[n];
+  // Whether listings j and k of one resource may stand side by side.
+  const auto disjoint = [&](std::size_t j, std::size_t k) {
+    const resource_descriptor& r = p.resources[uses[k]];
+    if (!r.image) return false;
+    const std::uint32_t mips = r.image->mips;
+    const std::uint32_t layers = r.image->layers;
+    return !overlaps(resolve(node.range_of(j), mips, layers), resolve(node.range_of(k), mips, layers));
+  };
+  // Few resources per node: the quadratic scan beats sorting below 16.
+  if (uses.size() < 16) {
+    for (std::size_t k = 1; k < uses.size(); ++k)
+      for (std::size_t j = 0; j < k; ++j)
+        if (uses[j] == uses[k] && uses[k] < p.resources.size() && !disjoint(j, k)) return repeated_listing(node, n, k);
+    return {};
+  }
+  std::vector<std::size_t> order(uses.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return uses[a] != uses[b] ? uses[a] < uses[b] : a < b;
+  });
+  for (std::size_t i = 1; i < order.size(); ++i)
+    for (std::size_t j = i; j-- > 0 && uses[order[j]] == uses[order[i]];)
+      if (uses[order[i]] < p.resources.size() && !disjoint(order[j], order[i]))
+        return repeated_listing(node, n, order[i]);
+  return {};
+}
+
+error range_count_error(const plan_node& node, std::size_t n, plan_format format) {
+  const std::string path = node_path(n) + "/access";
+  if (format != plan_format::v2) return v2_field_in_v1("access", path);
+  return make_error(errc::invalid_access,
+                    "node " + node_id::quote(node.id.view()) + " gives " + std::to_string(node.ranges.size()) +
+                        " subresource ranges for its " + std::to_string(node.resources.size()) +
+                        " resources (none, or one per resource)",
+                    path);
 }
 
 error access_error(const plan_node& node, std::size_t n, plan_format format) {

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -99,6 +100,12 @@ namespace ferrum::detail {
 // Node n lists its resource `j` twice (duplicate_id).
 [[nodiscard]] error repeated_use(const plan_node& node, std::size_t n, std::size_t j);
 
+// Node n lists each resource once, but an image in ranges that do not
+// overlap (duplicate_id at the later listing). `uses`: the resource index
+// of each of its resources (plan_index::uses; past the plan's resources
+// where unresolved).
+[[nodiscard]] result<void> check_repeated_uses(const plan& p, std::size_t n, std::span<const std::size_t> uses);
+
 [[nodiscard]] error binding_not_owned(const plan_node& node, std::size_t n);
 
 // Node n binds `bound` (the resource its binding names and lists; nullptr
@@ -115,8 +122,13 @@ namespace ferrum::detail {
 // `access`), each a resource_access (invalid_access, at the resource's
 // entry, keyed by its id as in the plan file).
 [[nodiscard]] error access_error(const plan_node& node, std::size_t n, plan_format format);
+// Node n's ranges, set in a v1 plan (unknown_field) or not one per resource
+// (invalid_access), at its `access`.
+[[nodiscard]] error range_count_error(const plan_node& node, std::size_t n, plan_format format);
 
 [[nodiscard]] inline result<void> check_access(const plan_node& node, std::size_t n, plan_format format) {
+  if (!node.ranges.empty() && (format != plan_format::v2 || node.ranges.size() != node.resources.size()))
+    return range_count_error(node, n, format);
   if (node.access.empty()) return {};
   if (format != plan_format::v2 || node.access.size() != node.resources.size()) return access_error(node, n, format);
   for (const resource_access a : node.access)

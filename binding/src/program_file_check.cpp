@@ -78,7 +78,7 @@ result<void> check_uses(file_plan& f) {
   f.intervals.assign(p.resources.size(), live_interval{no_index, 0});
   f.owner.assign(p.resources.size(), no_index);
   f.bound_of.assign(p.nodes.size(), no_index);
-  std::vector<std::size_t> listed_by(p.resources.size(), no_index);  // the last node listing it
+  std::vector<std::size_t> listed;  // a node's resources' indices
   std::size_t k = 0;
   for (std::size_t n = 0; n < p.nodes.size(); ++n) {
     const plan_node& node = p.nodes[n];
@@ -90,12 +90,13 @@ result<void> check_uses(file_plan& f) {
         return inconsistent("entry " + std::to_string(k) + " of the resolved uses does not name node " +
                                 quote_text(node.id.view()) + "'s resource " + quote_text(node.resources[j].view()),
                             element_path("nodes", n) + "/resources/" + std::to_string(j));
-      if (listed_by[r] == n) return repeated_use(node, n, j);
-      listed_by[r] = n;
       if (f.intervals[r].first == no_index) f.intervals[r].first = n;
       f.intervals[r].last = n;
       if (node.binding && bound == no_index && *node.binding == node.resources[j]) bound = r;
     }
+    const auto resolved = std::span(f.t.use_resource).subspan(k - node.resources.size(), node.resources.size());
+    listed.assign(resolved.begin(), resolved.end());
+    if (auto ok = check_repeated_uses(p, n, listed); !ok) return ok.error();
     if (!node.binding) continue;
     // compile requires a node to list the resource it binds.
     if (auto ok = check_binding_owner(node, n, bound == no_index ? nullptr : &p.resources[bound]); !ok)

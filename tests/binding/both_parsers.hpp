@@ -14,14 +14,17 @@
 namespace both_parsers {
 
 // Requires that both accept `text` and read plans of one hash, with the
-// same declared accesses.
+// same declared accesses and ranges.
 inline ferrum::plan parsed(const std::string& text) {
   auto fast = ferrum::parse_plan(text);
   REQUIRE(fast.has_value());
   auto reference = ferrum::detail::parse_plan_reference(text);
   REQUIRE(reference.has_value());
   CHECK(ferrum::hash_plan(*reference).value() == ferrum::hash_plan(*fast).value());
-  for (std::size_t i = 0; i < fast->nodes.size(); ++i) CHECK(reference->nodes[i].access == fast->nodes[i].access);
+  for (std::size_t i = 0; i < fast->nodes.size(); ++i) {
+    CHECK(reference->nodes[i].access == fast->nodes[i].access);
+    CHECK(reference->nodes[i].ranges == fast->nodes[i].ranges);
+  }
   return std::move(*fast);
 }
 

@@ -101,6 +101,29 @@ namespace ferrum {
   }
 }
 
+// `r` with its counts resolved against an image of `mips` levels and
+// `layers` layers: a count of 0 runs to the last level or layer (0 when the
+// base is past it: a range that fits nothing).
+[[nodiscard]] constexpr subresource_range resolve(subresource_range r, std::uint32_t mips,
+                                                  std::uint32_t layers) noexcept {
+  if (r.mips == 0) r.mips = r.base_mip < mips ? mips - r.base_mip : 0;
+  if (r.layers == 0) r.layers = r.base_layer < layers ? layers - r.base_layer : 0;
+  return r;
+}
+
+// Whether a resolved range is non-empty and inside an image of `mips`
+// levels and `layers` layers.
+[[nodiscard]] constexpr bool fits(const subresource_range& r, std::uint32_t mips, std::uint32_t layers) noexcept {
+  return r.mips > 0 && r.layers > 0 && r.base_mip < mips && r.mips <= mips - r.base_mip && r.base_layer < layers &&
+         r.layers <= layers - r.base_layer;
+}
+
+// Whether two resolved ranges share a subresource.
+[[nodiscard]] constexpr bool overlaps(const subresource_range& a, const subresource_range& b) noexcept {
+  return a.base_mip < b.base_mip + b.mips && b.base_mip < a.base_mip + a.mips && a.base_layer < b.base_layer + b.layers &&
+         b.base_layer < a.base_layer + a.layers;
+}
+
 // Whether a node on a transfer queue can take the access: a buffer's, or an
 // image's transfers (a transfer queue runs no shaders and no rendering).
 [[nodiscard]] constexpr bool transfer_queue_takes(resource_access a) noexcept {

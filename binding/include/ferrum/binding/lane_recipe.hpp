@@ -32,6 +32,10 @@ struct lane_use {
   std::uint64_t offset = 0;  // in the lane: its pool's offset plus its projection's
   std::uint64_t size = 0;
   resource_access access = resource_access::read_write;  // how the node uses it
+  // The part of an image the access reaches (plan_node::ranges), its
+  // counts resolved, or {} for the whole image (ferrum::resolve gives its
+  // counts) and for a buffer.
+  subresource_range range{};
 };
 
 // One buffer of an imported pool (memory class `imported`): a buffer of
@@ -82,18 +86,22 @@ struct lane_image {
   friend bool operator==(const lane_image&, const lane_image&) = default;
 };
 
-// A layout change of one image, recorded in the barrier its node opens
-// with: from the layout its previous use left (undefined for an invocation
-// image's first use in the wave, whose contents are not kept) to the one
-// this node's access needs. `after` is the access it waits for: the previous
-// use's (the last wave's last use, for a persistent image's first), none for
-// an invocation image's first use.
+// A layout change of part of one image (`range`: mip levels and layers,
+// counts resolved, or {} for the whole image), recorded in the barrier its node opens with: from the
+// layout its previous use left (undefined for an invocation image's first
+// use in the wave, whose contents are not kept) to the one this node's
+// access needs. `after` is the access it waits for: the previous use's (the
+// last wave's last use, for a persistent image's first), none for a first
+// use. Subresources an access reaches that were left in different layouts
+// (or by different accesses) get a transition each, one per run of levels
+// and layers left alike.
 struct image_transition {
   std::size_t image = 0;  // into lane_recipe::images
   image_layout from = image_layout::undefined;
   image_layout to = image_layout::undefined;
   std::optional<resource_access> after{};
   resource_access access = resource_access::sampled;  // this node's
+  subresource_range range{};
   friend bool operator==(const image_transition&, const image_transition&) = default;
 };
 

@@ -144,6 +144,20 @@ struct resource_descriptor {
   std::optional<image_desc> image{};
 };
 
+// The part of an image a node's access reaches (v2, docs/plan-format.md,
+// "Mip levels and layers"): mip levels [base_mip, base_mip + mips) of array
+// layers [base_layer, base_layer + layers). A count of 0 runs to the image's
+// last level or layer, so the default range is the whole image.
+struct subresource_range {
+  std::uint32_t base_mip = 0;
+  std::uint32_t mips = 0;
+  std::uint32_t base_layer = 0;
+  std::uint32_t layers = 0;
+
+  [[nodiscard]] bool whole() const noexcept { return *this == subresource_range{}; }
+  friend bool operator==(const subresource_range&, const subresource_range&) = default;
+};
+
 // One node; its index in `plan::nodes` is its plan index.
 struct plan_node {
   node_id id;
@@ -156,10 +170,19 @@ struct plan_node {
   // v2 only: how the node uses each of `resources` (same length), or empty
   // for read_write throughout.
   std::vector<resource_access> access{};
+  // v2 only: the part of each of `resources` the access reaches (same
+  // length), or empty for every resource whole. Only an image's may be
+  // other than whole; an image may be listed more than once, each time with
+  // its own access and a range the others do not overlap (read mip i, write
+  // mip i + 1).
+  std::vector<subresource_range> ranges{};
 
-  // How the node uses its k-th resource.
+  // How the node uses its k-th resource, and the part it reaches.
   [[nodiscard]] resource_access access_of(std::size_t k) const noexcept {
     return access.empty() ? resource_access::read_write : access[k];
+  }
+  [[nodiscard]] subresource_range range_of(std::size_t k) const noexcept {
+    return ranges.empty() ? subresource_range{} : ranges[k];
   }
 };
 
