@@ -64,6 +64,22 @@ def key(s):
     return s.encode("ascii")
 
 
+def node_accesses(node):
+    """Each (resource, access, range) a node declares: an access array gives
+    one per entry; range is (base mip, mips, base layer, layers), counts 0
+    running to the last, and (0, 0, 0, 0) for the whole image."""
+    out = []
+    for r, value in node.get("access", {}).items():
+        for entry in value if isinstance(value, list) else [value]:
+            if isinstance(entry, str):
+                out.append((r, entry, (0, 0, 0, 0)))
+            else:
+                mips = entry.get("mips", [0, 0])
+                layers = entry.get("layers", [0, 0])
+                out.append((r, entry["access"], (mips[0], mips[1], layers[0], layers[1])))
+    return out
+
+
 def plan_hash(plan):
     w = Writer()
     v2 = plan["format"] == "ferrum.plan.v2"
@@ -71,7 +87,10 @@ def plan_hash(plan):
     w.u64(len(plan["nodes"]))
     for node in plan["nodes"]:
         w.str(node["id"])
-        uses = sorted(node["resources"], key=key)
+        # A resource is listed again for each further entry of its access array.
+        extra = [r for r, value in node.get("access", {}).items()
+                 if isinstance(value, list) for _ in value[1:]]
+        uses = sorted(node["resources"] + extra, key=key)
         w.u64(len(uses))
         for r in uses:
             w.str(r)
@@ -130,10 +149,15 @@ def plan_hash(plan):
         # Declared accesses other than read-write (the default, so declaring
         # it is no declaration): nodes in plan order, resources in id order;
         # only when there is one, so other plans end at budget_bytes.
+        # Accesses to part of an image (`ranged`) are a part of their own.
         declared = []
+        ranged = []
         for i, node in enumerate(plan["nodes"]):
-            for r, access in sorted(node.get("access", {}).items(), key=lambda kv: key(kv[0])):
-                if access != "read-write":
+            order = lambda e: (key(e[0]), e[2][0], e[2][2])
+            for r, access, rng in sorted(node_accesses(node), key=order):
+                if rng != (0, 0, 0, 0):
+                    ranged.append((i, r, access, rng))
+                elif access != "read-write":
                     declared.append((i, r, access))
         # Declared memory classes other than the derived one (upload for a
         # pool of binding resources, device for any other), pools in id
@@ -143,18 +167,18 @@ def plan_hash(plan):
                    if "memory" in options
                    and options["memory"] != ("upload" if pool in binding_pools else "device")]
         images = [r for r in resources if "image" in r]
-        if declared or classes or images:
+        if declared or classes or images or ranged:
             w.u64(len(declared))
             for i, r, access in declared:
                 w.u64(i)
                 w.str(r)
                 w.enum("access", access)
-        if classes or images:
+        if classes or images or ranged:
             w.u64(len(classes))
             for pool, memory in classes:
                 w.str(pool)
                 w.enum("memory", memory)
-        if images:
+        if images or ranged:
             # Image resources in id order, after the classes' part.
             w.u64(len(images))
             for r in images:
@@ -167,6 +191,15 @@ def plan_hash(plan):
                 w.u64(0 if bucket else image["extent"][1])
                 w.u64(image.get("mips", 1))
                 w.u64(image.get("layers", 1))
+        if ranged:
+            # Accesses to part of an image, after the images' part.
+            w.u64(len(ranged))
+            for i, r, access, rng in ranged:
+                w.u64(i)
+                w.str(r)
+                w.enum("access", access)
+                for n in rng:
+                    w.u64(n)
     return w.digest()
 
 

@@ -116,6 +116,13 @@ nlohmann::json& chain_node(nlohmann::json& doc, std::string_view id) {
 
 }  // namespace
 
+TEST_CASE("subresources: mip_chain.json is the plan these tests build, and keeps its pinned hash",
+          "[binding][image][hash]") {
+  const plan file = test::load_source_plan(pinned::mip_chain_hash.plan_file);
+  CHECK(hash_plan(file).value().str() == pinned::mip_chain_hash.digest);
+  CHECK(hash_plan(both_parsers::parsed(chain_plan().dump())).value() == hash_plan(file).value());
+}
+
 TEST_CASE("subresources: an access array lists the image once per range, each with its access", "[binding][image]") {
   const plan p = both_parsers::parsed(chain_plan().dump());
   const plan_node& down1 = p.nodes[4];

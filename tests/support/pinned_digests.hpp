@@ -28,6 +28,7 @@ inline constexpr pinned_digest two_queues_access_hash{"examples/plans/two_queues
 inline constexpr pinned_digest readback_hash{"examples/plans/readback.json", "plan_hash", "sha256/909acb798cff4086ccb43d54e2f92c9fc60fd3bab0903bb1afaeccd536969101"};
 inline constexpr pinned_digest images_hash{"examples/plans/images.json", "plan_hash", "sha256/ba463447a6a254fd6240055bf08c58dc544922fe53b1d6f43823c0d6aa53cc2d"};
 inline constexpr pinned_digest imported_hash{"examples/plans/imported.json", "plan_hash", "sha256/d63851a21e823ee8b39784c9860ca1da4d4c8988abbc3b083c21d38d938daf4f"};
+inline constexpr pinned_digest mip_chain_hash{"examples/plans/mip_chain.json", "plan_hash", "sha256/e25a29ea6a5eeabd71807b113fedda343b9b97b6fbb4c8038799db5e7896eaff"};
 // clang-format on
 
 }  // namespace pinned
