@@ -138,6 +138,7 @@ void write_images(document_writer& w, const lane_recipe& lane) {
       w.member("resource", lane.images[t.image].resource.str());
       w.member("from", to_string(t.from));
       w.member("to", to_string(t.to));
+      w.member("range", to_string(t.range));
       w.key("after");
       if (t.after)
         w.string(to_string(*t.after));

@@ -112,12 +112,13 @@ void write_images(std::ostream& out, const compiled_bucket& bucket, const plan& 
   out << "  transitions: " << lane.transitions.size() << " per wave, each in the barrier its node opens with\n";
   text_table transitions({{"node", align::left},
                           {"image", align::left},
+                          {"range", align::left},
                           {"from", align::left},
                           {"to", align::left},
                           {"after", align::left}});
   for (std::size_t n = 0; n < p.nodes.size(); ++n)
     for (const image_transition& t : lane.node_transitions(n))
-      transitions.add_row({p.nodes[n].id.str(), lane.images[t.image].resource.str(),
+      transitions.add_row({p.nodes[n].id.str(), lane.images[t.image].resource.str(), ferrum::to_string(t.range),
                            std::string(ferrum::to_string(t.from)), std::string(ferrum::to_string(t.to)),
                            t.after ? std::string(ferrum::to_string(*t.after)) : std::string("-")});
   transitions.write(out, 4);

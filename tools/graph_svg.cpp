@@ -167,8 +167,9 @@ void add_bucket(Agraph_t* g, const plan_picture& picture, std::size_t b) {
     // The barrier's layout transitions, one line each.
     std::string transitions;
     for (const picture_transition& t : bucket.transitions[n])
-      transitions += "\\n" + bucket.resources[t.resource].id + ": " + std::string(ferrum::to_string(t.from)) + " -> " +
-                     std::string(ferrum::to_string(t.to));
+      transitions += "\\n" + bucket.resources[t.resource].id +
+                     (t.range.whole() ? std::string() : " (" + ferrum::to_string(t.range) + ")") + ": " +
+                     std::string(ferrum::to_string(t.from)) + " -> " + std::string(ferrum::to_string(t.to));
     set(node, "label",
         picture.nodes[n].id + "\\n" + std::string(ferrum::to_string(picture.nodes[n].queue)) +
             (barrier ? "\\nbarrier before" : "") + transitions);

@@ -68,6 +68,7 @@ struct picture_transition {
   std::size_t resource = 0;
   image_layout from = image_layout::undefined;
   image_layout to = image_layout::undefined;
+  subresource_range range{};  // the part of the image it changes
 };
 
 // Two resources of a bucket whose bytes in the lane overlap (indices into

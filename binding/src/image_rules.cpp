@@ -54,13 +54,6 @@ struct image_state {
   }
 };
 
-std::string range_text(const subresource_range& r) {
-  const auto span = [](std::uint32_t base, std::uint32_t count) {
-    return count == 1 ? std::to_string(base) : std::to_string(base) + ".." + std::to_string(base + count - 1);
-  };
-  return "mip " + span(r.base_mip, r.mips) + " of layer " + span(r.base_layer, r.layers);
-}
-
 // Node n's k-th use reaches `range` of image `r`: inside it, one mip level
 // for an attachment, the whole image for present (invalid_image_access).
 result<void> check_range(const plan& p, std::size_t n, std::size_t k, const resource_descriptor& r,
@@ -79,11 +72,11 @@ result<void> check_range(const plan& p, std::size_t n, std::size_t k, const reso
   const resource_access a = node.access_of(k);
   if (is_attachment_access(a) && range.mips != 1)
     return access_path_error(errc::invalid_image_access, p, n, k,
-                             who(r) + " is drawn into at " + range_text(range) +
+                             who(r) + " is drawn into at " + to_string(range) +
                                  "; an attachment is one mip level (name it with 'mips': [level, 1])");
   if (a == resource_access::present && !declared.whole())
     return access_path_error(errc::invalid_image_access, p, n, k,
-                             who(r) + " is presented at " + range_text(range) + "; present takes the whole image");
+                             who(r) + " is presented at " + to_string(range) + "; present takes the whole image");
   return {};
 }
 
@@ -199,7 +192,7 @@ result<void> check_image_uses(const plan& p, std::span<const std::size_t> all_us
       const bool kept = r.lifetime != allocation_lifetime::invocation || imported;
       if (!state.use(range, r.image->layers, layout_of(a)) && !kept && !writes_whole(a))
         return access_path_error(errc::image_read_before_write, p, n, k,
-                                 who(r) + " is read (" + access + ") at " + range_text(range) +
+                                 who(r) + " is read (" + access + ") at " + to_string(range) +
                                      " before any node writes it there; a subresource's first use in a wave "
                                      "writes it whole ('storage-write', 'color-attachment', 'depth-attachment', "
                                      "'transfer-dst') unless the image is persistent or imported");
@@ -221,7 +214,7 @@ result<void> check_image_uses(const plan& p, std::span<const std::size_t> all_us
     return access_path_error(errc::invalid_image_access, p, state.last_node, state.last_use,
                              "persistent " + who(p.resources[i]) + " ends the wave in " +
                                  quote_text(to_string(last)) + " here but in " + quote_text(to_string(*other)) +
-                                 " at " + range_text({cell / layers, 1, cell % layers, 1}) +
+                                 " at " + to_string({cell / layers, 1, cell % layers, 1}) +
                                  "; a persistent image's wave leaves every subresource it reaches in one layout");
   }
   return {};

@@ -218,6 +218,15 @@ std::string_view to_string(element_type v) noexcept { return name_of(element_nam
 std::string_view to_string(storage_allocator v) noexcept { return name_of(allocator_names, v); }
 std::string_view to_string(storage_view v) noexcept { return name_of(view_names, v); }
 std::string_view to_string(liveness_mode v) noexcept { return name_of(liveness_names, v); }
+std::string to_string(const subresource_range& r) {
+  if (r.whole()) return "whole";
+  const auto span = [](std::string_view one, std::string_view many, std::uint32_t base, std::uint32_t count) {
+    if (count == 1) return std::string(one) + " " + std::to_string(base);
+    return std::string(many) + " " + std::to_string(base) + ".." + (count == 0 ? "" : std::to_string(base + count - 1));
+  };
+  return span("mip", "mips", r.base_mip, r.mips) + " of " + span("layer", "layers", r.base_layer, r.layers);
+}
+
 std::string_view to_string(resource_access v) noexcept { return name_of(access_names, v); }
 std::string_view to_string(plan_format v) noexcept {
   return v == plan_format::v1 ? "ferrum.plan.v1" : v == plan_format::v2 ? "ferrum.plan.v2" : "unknown";

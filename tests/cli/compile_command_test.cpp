@@ -546,8 +546,11 @@ TEST_CASE("ferrum compile: each pool's memory class and each class's window, in 
 }
 
 TEST_CASE("ferrum compile: --json gives each bucket its images and the transitions compile() derives", "[cli]") {
-  const cli_test::compiled_plan c = compile_in_process(example_plan("images.json"));
-  const command_result result = run_ferrum({"compile", example_plan("images.json"), "--json"});
+  // mip_chain.json: transitions of mip levels and layers, with their range.
+  const std::string name = GENERATE(as<std::string>{}, "images.json", "mip_chain.json");
+  INFO(name);
+  const cli_test::compiled_plan c = compile_in_process(example_plan(name));
+  const command_result result = run_ferrum({"compile", example_plan(name), "--json"});
   REQUIRE(result.status == 0);
   const nlohmann::json doc = nlohmann::json::parse(result.out);
   REQUIRE(doc.at("buckets").size() == c.program.buckets.size());
@@ -567,12 +570,13 @@ TEST_CASE("ferrum compile: --json gives each bucket its images and the transitio
     std::vector<std::string> listed, expected;
     for (const nlohmann::json& t : bucket.at("transitions"))
       listed.push_back(std::to_string(t.at("node").get<std::size_t>()) + " " + t.at("resource").get<std::string>() +
-                       " " + t.at("from").get<std::string>() + " " + t.at("to").get<std::string>() + " " +
+                       " " + t.at("range").get<std::string>() + " " + t.at("from").get<std::string>() + " " +
+                       t.at("to").get<std::string>() + " " +
                        (t.at("after").is_null() ? "-" : t.at("after").get<std::string>()));
     for (std::size_t n = 0; n < c.plan.nodes.size(); ++n)
       for (const ferrum::image_transition& t : lane.node_transitions(n))
         expected.push_back(std::to_string(n) + " " + lane.images[t.image].resource.str() + " " +
-                           std::string(ferrum::to_string(t.from)) + " " + std::string(ferrum::to_string(t.to)) + " " +
+                           ferrum::to_string(t.range) + " " + std::string(ferrum::to_string(t.from)) + " " + std::string(ferrum::to_string(t.to)) + " " +
                            (t.after ? std::string(ferrum::to_string(*t.after)) : "-"));
     CHECK(listed == expected);
     CHECK_FALSE(expected.empty());

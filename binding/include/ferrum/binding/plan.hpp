@@ -158,6 +158,10 @@ struct subresource_range {
   friend bool operator==(const subresource_range&, const subresource_range&) = default;
 };
 
+// "whole", or its levels and layers: "mip 2 of layers 0..5" (a count of 0:
+// "mips 1.." to the last).
+[[nodiscard]] std::string to_string(const subresource_range& r);
+
 // One node; its index in `plan::nodes` is its plan index.
 struct plan_node {
   node_id id;
