@@ -238,6 +238,11 @@ result<void> command_list::transition(const image& img, image_layout from, image
     return make_error(errc::invalid_image, "transition to " + std::string(to_string(to)) + " of " +
                                                subresources_text(range) + " of an image of " +
                                                subresources_text(image_subresources::whole(img.spec())));
+  // Changes of one subresource in one barrier would be unordered: those
+  // pending go into a barrier of their own first.
+  if (std::any_of(pending_.begin(), pending_.end(),
+                  [&](const layout_change& c) { return c.image == &img && overlaps(c.range, range); }))
+    record_barrier();
   pending_.push_back({&img, from, to, range});
   return {};
 }

@@ -159,9 +159,10 @@ inline void check_image_range_errors(gpu::device& device, gpu::device& other) {
   };
   CHECK(view_code(mips, {2, 1, 3, 1}) == errc::ok);
   CHECK(view_code(foreign->at(0), level(0)) == errc::foreign_object);
-  for (const gpu::image_subresources& bad : {gpu::image_subresources{0, 0, 0, 1}, gpu::image_subresources{0, 1, 0, 0},
-                                             gpu::image_subresources{3, 1, 0, 1}, gpu::image_subresources{1, 3, 0, 1},
-                                             gpu::image_subresources{0, 1, 4, 1}, gpu::image_subresources{0, 1, 2, 3}}) {
+  for (const gpu::image_subresources& bad :
+       {gpu::image_subresources{0, 0, 0, 1}, gpu::image_subresources{0, 1, 0, 0}, gpu::image_subresources{3, 1, 0, 1},
+        gpu::image_subresources{1, 3, 0, 1}, gpu::image_subresources{0, 1, 4, 1},
+        gpu::image_subresources{0, 1, 2, 3}}) {
     INFO(gpu::subresources_text(bad));
     CHECK(view_code(mips, bad) == errc::invalid_image);
   }
@@ -193,8 +194,8 @@ inline void check_image_range_errors(gpu::device& device, gpu::device& other) {
         errc::invalid_image);
   CHECK(dispatch_code({&mips, image_layout::general, of_target.get()}, source) == errc::invalid_image);
   CHECK(dispatch_code({&mips, image_layout::general, two_mips.get()}, source) == errc::invalid_image);
-  CHECK(dispatch_code({&target, image_layout::general},
-                      {&mips, image_layout::shader_read_only, two_layers.get()}) == errc::invalid_image);
+  CHECK(dispatch_code({&target, image_layout::general}, {&mips, image_layout::shader_read_only, two_layers.get()}) ==
+        errc::invalid_image);
   // An image of several levels and layers without a view.
   CHECK(dispatch_code({&target, image_layout::general}, {&mips, image_layout::shader_read_only}) ==
         errc::invalid_image);

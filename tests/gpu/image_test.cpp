@@ -48,10 +48,10 @@ TEST_CASE("images: a command that meets an image in another layout is counted, w
   gpu::image_layout_report report = device->image_layout_errors();
   CHECK(report.count == 1);
   REQUIRE(report.first.size() == 1);
-  CHECK(
-      report.first[0] ==
-      "a copy into an image expects image r32-float 16x16 at offset 0, mip 0 layer 0, in layout transfer-dst, but it is "
-      "in undefined");
+  CHECK(report.first[0] ==
+        "a copy into an image expects image r32-float 16x16 at offset 0, mip 0 layer 0, in layout transfer-dst, but it "
+        "is "
+        "in undefined");
   // A transition from a layout the image is not in: counted; the image is
   // then in the new one, which the copy out finds.
   test::require_reached(device->queue().timeline(), test::submit(*device, *list, [&](gpu::command_list& l) {
@@ -118,10 +118,10 @@ TEST_CASE("images: ranges of levels and layers fit an image and overlap one anot
   CHECK(gpu::image_subresources::whole(s) == gpu::image_subresources{0, 3, 0, 4});
   CHECK(gpu::fits(gpu::image_subresources::whole(s), s));
   CHECK(gpu::fits({2, 1, 3, 1}, s));
-  for (const gpu::image_subresources& out : {gpu::image_subresources{0, 0, 0, 1}, gpu::image_subresources{0, 1, 0, 0},
-                                             gpu::image_subresources{3, 1, 0, 1}, gpu::image_subresources{2, 2, 0, 1},
-                                             gpu::image_subresources{0, 1, 4, 1}, gpu::image_subresources{0, 1, 1, 4},
-                                             gpu::image_subresources{1, 0xffffffffu, 0, 1}}) {
+  for (const gpu::image_subresources& out :
+       {gpu::image_subresources{0, 0, 0, 1}, gpu::image_subresources{0, 1, 0, 0}, gpu::image_subresources{3, 1, 0, 1},
+        gpu::image_subresources{2, 2, 0, 1}, gpu::image_subresources{0, 1, 4, 1}, gpu::image_subresources{0, 1, 1, 4},
+        gpu::image_subresources{1, 0xffffffffu, 0, 1}}) {
     INFO(gpu::subresources_text(out));
     CHECK_FALSE(gpu::fits(out, s));
   }
@@ -136,9 +136,10 @@ TEST_CASE("images: ranges of levels and layers fit an image and overlap one anot
   CHECK(gpu::subresources_text({0, 3, 1, 2}) == "mips [0, 3) of layers [1, 3)");
 }
 
-TEST_CASE("images: a kernel writes one level of a mip chain from another, and reads a layer, through views, on the "
-          "null device",
-          "[gpu][image][kernel]") {
+TEST_CASE(
+    "images: a kernel writes one level of a mip chain from another, and reads a layer, through views, on the "
+    "null device",
+    "[gpu][image][kernel]") {
   for (const bool reorder : {false, true}) {
     gpu::null_device_options options;
     options.reorder_unordered = reorder;
@@ -165,6 +166,11 @@ TEST_CASE("images: each level and layer keeps its layout: a command that meets o
   auto memory = test::make_images(*device, std::array{chain, layered});
   const gpu::image& mips = memory->at(0);
   const gpu::image& array = memory->at(1);
+  // A change made without a range is of every level and layer.
+  CHECK(gpu::layout_change{&mips, image_layout::undefined, image_layout::general}.range ==
+        gpu::image_subresources{0, 3, 0, 1});
+  CHECK(gpu::layout_change{&array, image_layout::undefined, image_layout::general}.range ==
+        gpu::image_subresources{0, 1, 0, 4});
   auto view0 = test::require(device->create_image_view(mips, test::level(0)));
   auto view1 = test::require(device->create_image_view(mips, test::level(1)));
   auto kernel = test::require(device->create_kernel(gpu::builtin::image_affine()));
@@ -172,14 +178,13 @@ TEST_CASE("images: each level and layer keeps its layout: a command that meets o
   // Level 1 alone put in general; the kernel writes level 0 as if it were,
   // and reads level 1 as if in shader-read-only: two subresources met in
   // another layout.
-  test::require_reached(device->queue().timeline(), test::submit(*device, *list, [&](gpu::command_list& l) {
-                          test::require(l.transition(mips, image_layout::undefined, image_layout::general,
-                                                     test::level(1)));
-                          test::require(l.dispatch(
-                              *kernel, gpu::image_operand{&mips, image_layout::general, view0.get()},
-                              gpu::image_operand{&mips, image_layout::shader_read_only, view1.get()},
-                              test::affine_push(1, 0)));
-                        }));
+  test::require_reached(
+      device->queue().timeline(), test::submit(*device, *list, [&](gpu::command_list& l) {
+        test::require(l.transition(mips, image_layout::undefined, image_layout::general, test::level(1)));
+        test::require(l.dispatch(*kernel, gpu::image_operand{&mips, image_layout::general, view0.get()},
+                                 gpu::image_operand{&mips, image_layout::shader_read_only, view1.get()},
+                                 test::affine_push(1, 0)));
+      }));
   gpu::image_layout_report report = device->image_layout_errors();
   CHECK(report.count == 2);
   REQUIRE(report.first.size() == 2);
@@ -192,15 +197,16 @@ TEST_CASE("images: each level and layer keeps its layout: a command that meets o
   // Layer 2 alone moved on: a transition of every layer from the layout
   // the others are in is counted once, naming layer 2; then every layer
   // is in shader-read-only, and a transition from general meets all four
-  // in another layout: counted once.
-  test::require_reached(device->queue().timeline(), test::submit(*device, *list, [&](gpu::command_list& l) {
-                          test::require(l.transition(array, image_layout::undefined, image_layout::transfer_dst));
-                          test::require(l.transition(array, image_layout::transfer_dst, image_layout::general,
-                                                     test::layer(2)));
-                          test::require(
-                              l.transition(array, image_layout::transfer_dst, image_layout::shader_read_only));
-                          test::require(l.transition(array, image_layout::general, image_layout::transfer_src));
-                        }));
+  // in another layout: counted once. Each transition changes what the one
+  // before it changes: each goes into a barrier of its own.
+  test::require_reached(
+      device->queue().timeline(), test::submit(*device, *list, [&](gpu::command_list& l) {
+        test::require(l.transition(array, image_layout::undefined, image_layout::transfer_dst));
+        test::require(l.transition(array, image_layout::transfer_dst, image_layout::general, test::layer(2)));
+        test::require(l.transition(array, image_layout::transfer_dst, image_layout::shader_read_only));
+        test::require(l.transition(array, image_layout::general, image_layout::transfer_src));
+      }));
+  CHECK(list->barriers() == 4);
   report = device->image_layout_errors();
   CHECK(report.count == 4);
   REQUIRE(report.first.size() == 4);
@@ -211,19 +217,16 @@ TEST_CASE("images: each level and layer keeps its layout: a command that meets o
         "a transition expects image rgba32-float 8x8 at offset 4096, mip 0 layer 0, in layout general, but it is in "
         "shader-read-only (and 3 more of its subresources in another)");
   // Level by level, each from the layout it is in: none counted.
-  test::require_reached(device->queue().timeline(), test::submit(*device, *list, [&](gpu::command_list& l) {
-                          test::require(l.transition(mips, image_layout::undefined, image_layout::transfer_dst,
-                                                     test::level(0)));
-                          test::require(l.transition(mips, image_layout::general, image_layout::shader_read_only,
-                                                     test::level(1)));
-                          test::require(l.transition(mips, image_layout::shader_read_only, image_layout::general,
-                                                     test::level(1)));
-                          test::require(l.transition(mips, image_layout::undefined, image_layout::general,
-                                                     test::level(2)));
-                          test::require(l.transition(mips, image_layout::transfer_dst, image_layout::general,
-                                                     test::level(0)));
-                          test::require(l.transition(mips, image_layout::general, image_layout::transfer_src,
-                                                     {0, 3, 0, 1}));
-                        }));
+  test::require_reached(
+      device->queue().timeline(), test::submit(*device, *list, [&](gpu::command_list& l) {
+        test::require(l.transition(mips, image_layout::undefined, image_layout::transfer_dst, test::level(0)));
+        test::require(l.transition(mips, image_layout::general, image_layout::shader_read_only, test::level(1)));
+        test::require(l.transition(mips, image_layout::shader_read_only, image_layout::general, test::level(1)));
+        test::require(l.transition(mips, image_layout::undefined, image_layout::general, test::level(2)));
+        test::require(l.transition(mips, image_layout::transfer_dst, image_layout::general, test::level(0)));
+        test::require(l.transition(mips, image_layout::general, image_layout::transfer_src, {0, 3, 0, 1}));
+      }));
+  // Level 1 changed again, then every level: three barriers.
+  CHECK(list->barriers() == 3);
   CHECK(device->image_layout_errors().count == 4);
 }

@@ -89,7 +89,7 @@ result<std::unique_ptr<image_memory>> null_device_impl::do_create_image_memory(s
 }
 
 result<std::unique_ptr<image_view>> null_device_impl::do_create_image_view(const image& img,
-                                                                         const image_subresources& range) {
+                                                                           const image_subresources& range) {
   return std::unique_ptr<image_view>(std::make_unique<null_image_view>(img, range));
 }
 

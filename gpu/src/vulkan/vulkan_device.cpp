@@ -207,7 +207,7 @@ result<std::unique_ptr<image_memory>> vulkan_device::do_create_image_memory(std:
 }
 
 result<std::unique_ptr<image_view>> vulkan_device::do_create_image_view(const image& img,
-                                                                       const image_subresources& range) {
+                                                                        const image_subresources& range) {
   // The base class checked the image is this device's (a vulkan_image) and
   // that its usage takes a view.
   const VkImage handle = static_cast<const vulkan_image&>(img).handle();

@@ -70,13 +70,22 @@ struct native_commands {
   std::uint64_t command_buffer = 0;
 };
 
-// A layout change of a range of one image (command_list::transition,
-// which fills `range`: the whole image for its three-argument form).
+// A layout change of a range of one image (command_list::transition).
 struct layout_change {
   const gpu::image* image = nullptr;
   image_layout from = image_layout::undefined;
   image_layout to = image_layout::undefined;
   image_subresources range;
+
+  layout_change() = default;
+  // Of every level and layer of `img` (when given).
+  layout_change(const gpu::image* img, image_layout from_layout, image_layout to_layout) noexcept
+      : image(img), from(from_layout), to(to_layout) {
+    if (img != nullptr) range = image_subresources::whole(img->spec());
+  }
+  layout_change(const gpu::image* img, image_layout from_layout, image_layout to_layout,
+                const image_subresources& subresources) noexcept
+      : image(img), from(from_layout), to(to_layout), range(subresources) {}
 };
 
 // An image a kernel reaches (a kernel_operand_kind storage_image or
@@ -159,8 +168,10 @@ class command_list {
   // discarded, as for an image's first use, or one whose memory another
   // image used) to `to`, in the barrier before the list's next command (the
   // one that command opens with, or one of its own; every transition
-  // recorded before a command goes into that one barrier), or at end() when
-  // no command follows. The caller knows the layout each subresource of the
+  // recorded before a command goes into that one barrier, but for one that
+  // changes a subresource a transition pending there changes too: the
+  // pending ones then go into a barrier of their own first), or at end()
+  // when no command follows. The caller knows the layout each subresource of the
   // range is in (the null device counts a `from` that one is not:
   // null_device::image_layout_errors). Errors: command_list_state,
   // foreign_object, invalid_image (`to` undefined, a layout the image's
