@@ -1,7 +1,8 @@
 #version 450
 // image_affine: primary texel = secondary texel * a + b (every channel),
 // a = uintBitsToFloat(user[0]), b = uintBitsToFloat(user[1]). Primary: a
-// storage image, secondary: a sampled image, both rgba32-float of one size.
+// storage image, secondary: a sampled image, both rgba32-float, texel (x, y)
+// from texel (x, y) of the secondary, at least as wide and tall.
 #define USER_WORDS 2
 #define PRIMARY_FORMAT rgba32f
 #define SECONDARY_SAMPLED

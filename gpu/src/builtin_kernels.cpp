@@ -80,18 +80,25 @@ void affine_cpu(const kernel_args& args) noexcept {
 }
 
 void image_affine_cpu(const kernel_args& args) noexcept {
-  // The images' texels: four f32 channels each, row-major, of one size.
+  // Four f32 channels a texel, row-major: primary texel (x, y) from the
+  // secondary's (x, y), as the shader's texelFetch; one past the
+  // secondary's edge reads 0.
   const float a = std::bit_cast<float>(args.push[0]);
   const float b = std::bit_cast<float>(args.push[1]);
+  const std::size_t row = std::size_t{args.primary_extent.width} * 4;
+  const std::size_t source_row = std::size_t{args.secondary_extent.width} * 4;
   word_block block;
-  for_each_block(std::size_t{args.primary_extent.width} * args.primary_extent.height * 4,
-                 [&](std::size_t first, std::size_t count) {
-                   const std::span words = std::span(block).first(count);
-                   load(args.secondary, first, words);
-                   for (std::uint32_t& word : words)
-                     word = std::bit_cast<std::uint32_t>(std::bit_cast<float>(word) * a + b);
-                   store(args.primary, first, words);
-                 });
+  for (std::size_t y = 0; y < args.primary_extent.height; ++y) {
+    const std::size_t inside = y < args.secondary_extent.height ? std::min(row, source_row) : 0;
+    for_each_block(row, [&](std::size_t first, std::size_t count) {
+      const std::span words = std::span(block).first(count);
+      const std::size_t read = first < inside ? std::min(count, inside - first) : 0;
+      load(args.secondary, y * source_row + first, words.first(read));
+      std::fill(words.begin() + static_cast<std::ptrdiff_t>(read), words.end(), 0u);
+      for (std::uint32_t& word : words) word = std::bit_cast<std::uint32_t>(std::bit_cast<float>(word) * a + b);
+      store(args.primary, y * row + first, words);
+    });
+  }
 }
 
 }  // namespace

@@ -150,9 +150,18 @@ result<void> command_list::check_operand(const kernel& k, bool secondary, const 
   const image& img = *op->image;
   if (&img.device() != device_) return make_error(errc::foreign_object, what() + " is an image of another device");
   const image_spec& spec = img.spec();
-  if (spec.mips != 1 || spec.layers != 1)
+  if (op->view != nullptr) {
+    if (&op->view->image() != &img)
+      return make_error(errc::invalid_image, what() + " is given a view of another image than its own");
+    const image_subresources& range = op->view->range();
+    if (range.mips != 1 || range.layers != 1)
+      return make_error(errc::invalid_image, what() + " is given a view of " + subresources_text(range) +
+                                                 " (a kernel takes one level of one layer)");
+  } else if (spec.mips != 1 || spec.layers != 1) {
     return make_error(errc::invalid_image, what() + " has " + std::to_string(spec.mips) + " levels and " +
-                                               std::to_string(spec.layers) + " layers (a kernel takes one of each)");
+                                               std::to_string(spec.layers) +
+                                               " layers (a kernel takes one of each: a view of one)");
+  }
   const bool storage = kind == kernel_operand_kind::storage_image;
   if ((spec.usage & (storage ? image_usage::storage : image_usage::sampled)) == 0)
     return make_error(errc::invalid_image, what() + " is a " + std::string(to_string(kind)) + ", made without " +
@@ -212,6 +221,11 @@ result<void> command_list::barrier() {
 }
 
 result<void> command_list::transition(const image& img, image_layout from, image_layout to) {
+  return transition(img, from, to, image_subresources::whole(img.spec()));
+}
+
+result<void> command_list::transition(const image& img, image_layout from, image_layout to,
+                                      const image_subresources& range) {
   if (auto r = check_recording("transition"); !r) return r;
   if (&img.device() != device_) return make_error(errc::foreign_object, "transition of an image of another device");
   if (to == image_layout::undefined)
@@ -220,7 +234,16 @@ result<void> command_list::transition(const image& img, image_layout from, image
   if (!usage_allows(img.spec().usage, to))
     return make_error(errc::invalid_image,
                       "transition to " + std::string(to_string(to)) + " of an image made without the usage it needs");
-  pending_.push_back({&img, from, to});
+  if (!fits(range, img.spec()))
+    return make_error(errc::invalid_image, "transition to " + std::string(to_string(to)) + " of " +
+                                               subresources_text(range) + " of an image of " +
+                                               subresources_text(image_subresources::whole(img.spec())));
+  // Changes of one subresource in one barrier would be unordered: those
+  // pending go into a barrier of their own first.
+  if (std::any_of(pending_.begin(), pending_.end(),
+                  [&](const layout_change& c) { return c.image == &img && overlaps(c.range, range); }))
+    record_barrier();
+  pending_.push_back({&img, from, to, range});
   return {};
 }
 

@@ -19,6 +19,15 @@ error refused(const image_spec& s, const std::string& why) {
 
 }  // namespace
 
+std::string subresources_text(const image_subresources& r) {
+  const auto span = [](const char* one, const char* many, std::uint32_t base, std::uint32_t count) {
+    if (count == 1) return std::string(one) + " " + std::to_string(base);
+    return std::string(many) + " [" + std::to_string(base) + ", " + std::to_string(std::uint64_t{base} + count) + ")";
+  };
+  return span("mip", "mips", r.base_mip, r.mips) + (r.layers == 1 ? " " : " of ") +
+         span("layer", "layers", r.base_layer, r.layers);
+}
+
 result<void> check_image_spec(const image_spec& s) {
   if (s.width == 0 || s.height == 0 || s.width > max_image_extent || s.height > max_image_extent)
     return refused(s, "extent outside 1.." + std::to_string(max_image_extent));
@@ -65,6 +74,18 @@ result<std::unique_ptr<image_memory>> device::create_image_memory(std::span<cons
                                                  " without the usage it needs");
   }
   return do_create_image_memory(images, bytes);
+}
+
+result<std::unique_ptr<image_view>> device::create_image_view(const image& img, const image_subresources& range) {
+  if (auto r = check_usable(); !r) return r.error();
+  if (&img.device() != this) return make_error(errc::foreign_object, "image view of an image of another device");
+  const image_spec& s = img.spec();
+  if (!fits(range, s))
+    return refused(s, "no view of " + subresources_text(range) + " (the image has " +
+                          subresources_text(image_subresources::whole(s)) + ")");
+  if ((s.usage & image_usage::viewed) == 0)
+    return refused(s, "no view of an image made without sampled, storage or attachment usage");
+  return do_create_image_view(img, range);
 }
 
 }  // namespace ferrum::gpu

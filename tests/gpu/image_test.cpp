@@ -2,6 +2,7 @@
 // refusal, and the layout each image is in, which the worker checks.
 #include "image_checks.hpp"
 #include "image_kernel_checks.hpp"
+#include "image_range_checks.hpp"
 #include "null_device_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -47,9 +48,10 @@ TEST_CASE("images: a command that meets an image in another layout is counted, w
   gpu::image_layout_report report = device->image_layout_errors();
   CHECK(report.count == 1);
   REQUIRE(report.first.size() == 1);
-  CHECK(
-      report.first[0] ==
-      "a copy into an image expects image r32-float 16x16 at offset 0 in layout transfer-dst, but it is in undefined");
+  CHECK(report.first[0] ==
+        "a copy into an image expects image r32-float 16x16 at offset 0, mip 0 layer 0, in layout transfer-dst, but it "
+        "is "
+        "in undefined");
   // A transition from a layout the image is not in: counted; the image is
   // then in the new one, which the copy out finds.
   test::require_reached(device->queue().timeline(), test::submit(*device, *list, [&](gpu::command_list& l) {
@@ -107,5 +109,124 @@ TEST_CASE("images: a kernel that meets its image in another layout than its oper
   CHECK(report.count == 2);
   REQUIRE(report.first.size() == 2);
   CHECK(report.first[0] ==
-        "a dispatch expects image rgba32-float 13x7 at offset 4096 in layout general, but it is in undefined");
+        "a dispatch expects image rgba32-float 13x7 at offset 4096, mip 0 layer 0, in layout general, but it is in "
+        "undefined");
+}
+
+TEST_CASE("images: ranges of levels and layers fit an image and overlap one another", "[gpu][image]") {
+  const gpu::image_spec s{image_format::rgba8_unorm, 16, 16, 3, 4, test::image_copies};
+  CHECK(gpu::image_subresources::whole(s) == gpu::image_subresources{0, 3, 0, 4});
+  CHECK(gpu::fits(gpu::image_subresources::whole(s), s));
+  CHECK(gpu::fits({2, 1, 3, 1}, s));
+  for (const gpu::image_subresources& out :
+       {gpu::image_subresources{0, 0, 0, 1}, gpu::image_subresources{0, 1, 0, 0}, gpu::image_subresources{3, 1, 0, 1},
+        gpu::image_subresources{2, 2, 0, 1}, gpu::image_subresources{0, 1, 4, 1}, gpu::image_subresources{0, 1, 1, 4},
+        gpu::image_subresources{1, 0xffffffffu, 0, 1}}) {
+    INFO(gpu::subresources_text(out));
+    CHECK_FALSE(gpu::fits(out, s));
+  }
+  CHECK(gpu::overlaps({0, 2, 0, 1}, {1, 1, 0, 4}));
+  CHECK(gpu::overlaps({1, 1, 0, 4}, {0, 2, 0, 1}));
+  CHECK(gpu::overlaps({0, 3, 2, 1}, {1, 1, 1, 2}));
+  CHECK_FALSE(gpu::overlaps({0, 1, 0, 4}, {1, 2, 0, 4}));  // other levels
+  CHECK_FALSE(gpu::overlaps({1, 2, 0, 4}, {0, 1, 0, 4}));
+  CHECK_FALSE(gpu::overlaps({0, 3, 0, 2}, {0, 3, 2, 2}));  // other layers
+  CHECK_FALSE(gpu::overlaps({0, 3, 0, 2}, {0, 0, 0, 2}));  // empty
+  CHECK(gpu::subresources_text({1, 1, 2, 1}) == "mip 1 layer 2");
+  CHECK(gpu::subresources_text({0, 3, 1, 2}) == "mips [0, 3) of layers [1, 3)");
+}
+
+TEST_CASE(
+    "images: a kernel writes one level of a mip chain from another, and reads a layer, through views, on the "
+    "null device",
+    "[gpu][image][kernel]") {
+  for (const bool reorder : {false, true}) {
+    gpu::null_device_options options;
+    options.reorder_unordered = reorder;
+    auto device = test::null_device(options);
+    test::check_image_mip_kernel(*device);
+    test::check_image_layer_views(*device);
+    // Each level and layer met in the layout each command named.
+    CHECK(device->image_layout_errors().count == 0);
+  }
+}
+
+TEST_CASE("images: refused views, ranged transitions and operands through views on the null device",
+          "[gpu][image][kernel]") {
+  auto device = test::null_device();
+  auto other = test::null_device();
+  test::check_image_range_errors(*device, *other);
+}
+
+TEST_CASE("images: each level and layer keeps its layout: a command that meets one in another is counted, naming it",
+          "[gpu][image]") {
+  auto device = test::null_device();
+  const gpu::image_spec chain{image_format::rgba32_float, 16, 12, 3, 1, test::kernel_image_usage};
+  const gpu::image_spec layered{image_format::rgba32_float, 8, 8, 1, 4, test::kernel_image_usage};
+  auto memory = test::make_images(*device, std::array{chain, layered});
+  const gpu::image& mips = memory->at(0);
+  const gpu::image& array = memory->at(1);
+  // A change made without a range is of every level and layer.
+  CHECK(gpu::layout_change{&mips, image_layout::undefined, image_layout::general}.range ==
+        gpu::image_subresources{0, 3, 0, 1});
+  CHECK(gpu::layout_change{&array, image_layout::undefined, image_layout::general}.range ==
+        gpu::image_subresources{0, 1, 0, 4});
+  auto view0 = test::require(device->create_image_view(mips, test::level(0)));
+  auto view1 = test::require(device->create_image_view(mips, test::level(1)));
+  auto kernel = test::require(device->create_kernel(gpu::builtin::image_affine()));
+  auto list = test::require(device->create_command_list());
+  // Level 1 alone put in general; the kernel writes level 0 as if it were,
+  // and reads level 1 as if in shader-read-only: two subresources met in
+  // another layout.
+  test::require_reached(
+      device->queue().timeline(), test::submit(*device, *list, [&](gpu::command_list& l) {
+        test::require(l.transition(mips, image_layout::undefined, image_layout::general, test::level(1)));
+        test::require(l.dispatch(*kernel, gpu::image_operand{&mips, image_layout::general, view0.get()},
+                                 gpu::image_operand{&mips, image_layout::shader_read_only, view1.get()},
+                                 test::affine_push(1, 0)));
+      }));
+  gpu::image_layout_report report = device->image_layout_errors();
+  CHECK(report.count == 2);
+  REQUIRE(report.first.size() == 2);
+  CHECK(report.first[0] ==
+        "a dispatch expects image rgba32-float 16x12 at offset 0, mip 0 layer 0, in layout general, but it is in "
+        "undefined");
+  CHECK(report.first[1] ==
+        "a dispatch expects image rgba32-float 16x12 at offset 0, mip 1 layer 0, in layout shader-read-only, but it is "
+        "in general");
+  // Layer 2 alone moved on: a transition of every layer from the layout
+  // the others are in is counted once, naming layer 2; then every layer
+  // is in shader-read-only, and a transition from general meets all four
+  // in another layout: counted once. Each transition changes what the one
+  // before it changes: each goes into a barrier of its own.
+  test::require_reached(
+      device->queue().timeline(), test::submit(*device, *list, [&](gpu::command_list& l) {
+        test::require(l.transition(array, image_layout::undefined, image_layout::transfer_dst));
+        test::require(l.transition(array, image_layout::transfer_dst, image_layout::general, test::layer(2)));
+        test::require(l.transition(array, image_layout::transfer_dst, image_layout::shader_read_only));
+        test::require(l.transition(array, image_layout::general, image_layout::transfer_src));
+      }));
+  CHECK(list->barriers() == 4);
+  report = device->image_layout_errors();
+  CHECK(report.count == 4);
+  REQUIRE(report.first.size() == 4);
+  CHECK(report.first[2] ==
+        "a transition expects image rgba32-float 8x8 at offset 4096, mip 0 layer 2, in layout transfer-dst, but it is "
+        "in general");
+  CHECK(report.first[3] ==
+        "a transition expects image rgba32-float 8x8 at offset 4096, mip 0 layer 0, in layout general, but it is in "
+        "shader-read-only (and 3 more of its subresources in another)");
+  // Level by level, each from the layout it is in: none counted.
+  test::require_reached(
+      device->queue().timeline(), test::submit(*device, *list, [&](gpu::command_list& l) {
+        test::require(l.transition(mips, image_layout::undefined, image_layout::transfer_dst, test::level(0)));
+        test::require(l.transition(mips, image_layout::general, image_layout::shader_read_only, test::level(1)));
+        test::require(l.transition(mips, image_layout::shader_read_only, image_layout::general, test::level(1)));
+        test::require(l.transition(mips, image_layout::undefined, image_layout::general, test::level(2)));
+        test::require(l.transition(mips, image_layout::transfer_dst, image_layout::general, test::level(0)));
+        test::require(l.transition(mips, image_layout::general, image_layout::transfer_src, {0, 3, 0, 1}));
+      }));
+  // Level 1 changed again, then every level: three barriers.
+  CHECK(list->barriers() == 3);
+  CHECK(device->image_layout_errors().count == 4);
 }

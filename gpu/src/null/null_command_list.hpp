@@ -45,6 +45,11 @@ struct command {
   // image operands' (`from`, `to`).
   image_layout from = image_layout::undefined;
   image_layout to = image_layout::undefined;
+  // What of `image` (and `second_image`) the command reaches: a
+  // transition's range, level 0 of every layer for a copy, a dispatch's
+  // views' (one level of one layer) or the whole image.
+  image_subresources range;
+  image_subresources second_range;
   image_copy direction = image_copy::into_image;
   const null_timestamp_pool* timestamps = nullptr;
   arena_range first;
@@ -80,15 +85,15 @@ struct command {
       case op::barrier:
         break;
       case op::transition:
-        image->check(from, "a transition");
-        image->set_layout(to);
+        image->check(from, range, "a transition");
+        image->set_layout(to, range);
         break;
       case op::image_copy:
         if (direction == image_copy::into_image) {
-          image->check(from, "a copy into an image");
+          image->check(from, range, "a copy into an image");
           std::memcpy(image->texels().data(), bytes_of(first).data(), first.size);
         } else {
-          image->check(from, "a copy out of an image");
+          image->check(from, range, "a copy out of an image");
           std::memcpy(bytes_of(first).data(), image->texels().data(), first.size);
         }
         break;
@@ -100,16 +105,16 @@ struct command {
     kernel_args args;
     args.push = std::span(push).first(kernel->push_words());
     if (image != nullptr) {
-      image->check(from, "a dispatch");
-      args.primary = image->texels();
-      args.primary_extent = {image->spec().width, image->spec().height};
+      image->check(from, range, "a dispatch");
+      args.primary = image->texels(range.base_mip, range.base_layer);
+      args.primary_extent = image->extent(range.base_mip);
     } else {
       args.primary = bytes_of(first);
     }
     if (second_image != nullptr) {
-      second_image->check(to, "a dispatch");
-      args.secondary = second_image->texels();
-      args.secondary_extent = {second_image->spec().width, second_image->spec().height};
+      second_image->check(to, second_range, "a dispatch");
+      args.secondary = second_image->texels(second_range.base_mip, second_range.base_layer);
+      args.secondary_extent = second_image->extent(second_range.base_mip);
     } else if (second.arena != nullptr) {
       args.secondary = bytes_of(second);
     }
@@ -145,12 +150,14 @@ class null_command_list final : public command_list {
     if (const auto* img = std::get_if<image_operand>(&primary)) {
       c.image = static_cast<const null_image*>(img->image);
       c.from = img->layout;
+      c.range = reached(*img);
     } else {
       c.first = std::get<arena_range>(primary);
     }
     if (const auto* img = std::get_if<image_operand>(&secondary)) {
       c.second_image = static_cast<const null_image*>(img->image);
       c.to = img->layout;
+      c.second_range = reached(*img);
     } else {
       c.second = std::get<arena_range>(secondary);
     }
@@ -178,6 +185,7 @@ class null_command_list final : public command_list {
     command& c = add(command::op::image_copy);
     c.image = static_cast<const null_image*>(&img);
     c.from = layout;
+    c.range = {0, 1, 0, img.spec().layers};
     c.first = bytes;
     c.direction = direction;
     return {};
@@ -213,11 +221,17 @@ class null_command_list final : public command_list {
       c.image = static_cast<const null_image*>(change.image);
       c.from = change.from;
       c.to = change.to;
+      c.range = change.range;
     }
     if (!changes.empty()) barrier_due_ = true;
   }
 
  private:
+  // What a dispatch's image operand reaches: its view's range, or the
+  // whole image (of one level and one layer).
+  static image_subresources reached(const image_operand& op) noexcept {
+    return op.view != nullptr ? op.view->range() : image_subresources::whole(op.image->spec());
+  }
   command& add(command::op kind) {
     command& c = commands_.emplace_back();
     c.kind = kind;

@@ -88,6 +88,11 @@ result<std::unique_ptr<image_memory>> null_device_impl::do_create_image_memory(s
   return std::unique_ptr<image_memory>(std::make_unique<null_image_memory>(*this, *this, images, bytes));
 }
 
+result<std::unique_ptr<image_view>> null_device_impl::do_create_image_view(const image& img,
+                                                                           const image_subresources& range) {
+  return std::unique_ptr<image_view>(std::make_unique<null_image_view>(img, range));
+}
+
 image_layout_report null_device_impl::image_layout_errors() const {
   const std::lock_guard lock(layout_mutex_);
   return layout_errors_;

@@ -153,7 +153,8 @@ void vulkan_command_list::do_barrier(std::span<const layout_change> changes) noe
     b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
     b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
     b.image = img.handle();
-    b.subresourceRange = {vk_aspect(img.spec().format), 0, img.spec().mips, 0, img.spec().layers};
+    b.subresourceRange = {aspects_of(img.spec().format), change.range.base_mip, change.range.mips,
+                          change.range.base_layer, change.range.layers};
     if (count == batch || &change == &changes.back()) {
       vkCmdPipelineBarrier(buffer_, source_stages, destination_stages, 0, 1, &global, 0, nullptr,
                            static_cast<std::uint32_t>(count), images.data());
@@ -167,7 +168,7 @@ result<void> vulkan_command_list::do_image_copy(const image& img, image_layout l
   const image_spec& spec = img.spec();
   VkBufferImageCopy region{};
   region.bufferOffset = bytes.offset;
-  region.imageSubresource = {vk_aspect(spec.format), 0, 0, spec.layers};
+  region.imageSubresource = {aspects_of(spec.format), 0, 0, spec.layers};
   region.imageExtent = {spec.width, spec.height, 1};
   const VkImage handle = static_cast<const vulkan_image&>(img).handle();
   if (direction == image_copy::into_image)
@@ -180,9 +181,13 @@ result<void> vulkan_command_list::do_image_copy(const image& img, image_layout l
 result<VkDescriptorSet> vulkan_command_list::operand_set(const kernel_operand& op, kernel_operand_kind kind,
                                                          std::span<std::uint32_t, 2> words) {
   if (const auto* img = std::get_if<image_operand>(&op)) {
-    words[0] = img->image->spec().width;
-    words[1] = img->image->spec().height;
-    return operand_sets_.bind(*img->image, kind, img->layout);
+    // Through a view: its level's extent (the base class checked it is one
+    // level of one layer of the image).
+    const std::uint32_t mip = img->view != nullptr ? img->view->range().base_mip : 0;
+    words[0] = std::max(1u, img->image->spec().width >> mip);
+    words[1] = std::max(1u, img->image->spec().height >> mip);
+    const std::uint64_t view = img->view != nullptr ? img->view->native_handle() : img->image->native_view();
+    return operand_sets_.bind(reinterpret_cast<VkImageView>(static_cast<std::uintptr_t>(view)), kind, img->layout);
   }
   // Arenas are at most maxStorageBufferRange (a uint32_t) bytes, so byte
   // offsets and sizes fit the 32-bit push constants.

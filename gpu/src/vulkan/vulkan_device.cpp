@@ -206,6 +206,16 @@ result<std::unique_ptr<image_memory>> vulkan_device::do_create_image_memory(std:
   return made;
 }
 
+result<std::unique_ptr<image_view>> vulkan_device::do_create_image_view(const image& img,
+                                                                        const image_subresources& range) {
+  // The base class checked the image is this device's (a vulkan_image) and
+  // that its usage takes a view.
+  const VkImage handle = static_cast<const vulkan_image&>(img).handle();
+  auto view = make_vk_image_view(objects_->device, handle, img.spec(), range);
+  if (!view) return view.error();
+  return std::unique_ptr<image_view>(std::make_unique<vulkan_range_view>(objects_->device, img, range, *view));
+}
+
 result<std::unique_ptr<command_list>> vulkan_device::do_create_command_list(queue_kind kind, list_stages stages) {
   const vulkan_physical_device& physical = objects_->physical;
   const auto& q = static_cast<const vulkan_queue&>(queue(kind));

@@ -96,6 +96,7 @@ class vulkan_device final : public device {
   result<std::unique_ptr<arena>> do_create_arena(std::size_t bytes, std::optional<memory_class> cls) override;
   result<std::unique_ptr<kernel>> do_create_kernel(const kernel_source& source) override;
   result<gpu::image_requirements> do_image_requirements(const image_spec& spec) override;
+  result<std::unique_ptr<image_view>> do_create_image_view(const image& img, const image_subresources& range) override;
   result<std::unique_ptr<image_memory>> do_create_image_memory(std::span<const placed_image> images,
                                                                std::uint64_t bytes) override;
   result<std::unique_ptr<command_list>> do_create_command_list(queue_kind kind, list_stages stages) override;

@@ -117,7 +117,7 @@ VkAttachmentDescription vulkan_attachment_description(image_format f, image_layo
   return a;
 }
 
-VkImageAspectFlags vk_aspect(image_format f) noexcept {
+VkImageAspectFlags aspects_of(image_format f) noexcept {
   return is_depth(f) ? VK_IMAGE_ASPECT_DEPTH_BIT : VK_IMAGE_ASPECT_COLOR_BIT;
 }
 
@@ -233,21 +233,27 @@ result<std::unique_ptr<image_memory>> vulkan_image_memory::create(const gpu::dev
   return std::unique_ptr<image_memory>(std::move(block));
 }
 
-result<VkImageView> make_vk_image_view(VkDevice device, VkImage image, const image_spec& spec) {
-  // A view for the usages that take one; an image only copied has none.
-  constexpr std::uint32_t viewed =
-      image_usage::sampled | image_usage::storage | image_usage::color_attachment | image_usage::depth_attachment;
-  if ((spec.usage & viewed) == 0) return VkImageView{VK_NULL_HANDLE};
+result<VkImageView> make_vk_image_view(VkDevice device, VkImage image, const image_spec& spec,
+                                       const image_subresources& range) {
+  if ((spec.usage & image_usage::viewed) == 0) return VkImageView{VK_NULL_HANDLE};
   VkImageViewCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO;
   info.image = image;
-  info.viewType = spec.layers > 1 ? VK_IMAGE_VIEW_TYPE_2D_ARRAY : VK_IMAGE_VIEW_TYPE_2D;
+  info.viewType = range.layers > 1 ? VK_IMAGE_VIEW_TYPE_2D_ARRAY : VK_IMAGE_VIEW_TYPE_2D;
   info.format = vulkan_format(spec.format);
-  info.subresourceRange = {vk_aspect(spec.format), 0, spec.mips, 0, spec.layers};
+  info.subresourceRange = {aspects_of(spec.format), range.base_mip, range.mips, range.base_layer, range.layers};
   VkImageView view = VK_NULL_HANDLE;
   if (VkResult r = vkCreateImageView(device, &info, nullptr, &view); r != VK_SUCCESS)
     return make_vk_error(r, "vkCreateImageView");
   return view;
+}
+
+vulkan_range_view::vulkan_range_view(VkDevice device, const gpu::image& img, const image_subresources& range,
+                                     VkImageView view) noexcept
+    : image_view(img, range, reinterpret_cast<std::uintptr_t>(view)), device_(device) {}
+
+vulkan_range_view::~vulkan_range_view() {
+  vkDestroyImageView(device_, reinterpret_cast<VkImageView>(static_cast<std::uintptr_t>(native_handle())), nullptr);
 }
 
 vulkan_image_memory::~vulkan_image_memory() {

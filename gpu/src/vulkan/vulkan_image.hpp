@@ -18,7 +18,9 @@
 namespace ferrum::gpu {
 
 // vulkan_format and vulkan_layout: ferrum/gpu/vulkan_device.hpp.
-[[nodiscard]] VkImageAspectFlags vk_aspect(image_format f) noexcept;
+// The aspects of an image of format `f` (color, or depth): what its views,
+// barriers' subresource ranges and copies name. The one place that says.
+[[nodiscard]] VkImageAspectFlags aspects_of(image_format f) noexcept;
 // The Vulkan usage flags of image_usage bits.
 [[nodiscard]] VkImageUsageFlags vk_usage(std::uint32_t usage) noexcept;
 
@@ -36,10 +38,15 @@ struct vk_scope {
 [[nodiscard]] result<image_requirements> vulkan_image_requirements(const vulkan_arena::context& c,
                                                                    const image_spec& spec);
 
-// A view of every level and layer of `image` where `spec`'s usage takes one
-// (sampled, storage, attachments), else VK_NULL_HANDLE. Errors: the
-// device's allocation errors.
-[[nodiscard]] result<VkImageView> make_vk_image_view(VkDevice device, VkImage image, const image_spec& spec);
+// A view of `range` of `image` (2D for one layer, 2D-array for more) where
+// `spec`'s usage takes one (image_usage::viewed), else VK_NULL_HANDLE.
+// Errors: the device's allocation errors.
+[[nodiscard]] result<VkImageView> make_vk_image_view(VkDevice device, VkImage image, const image_spec& spec,
+                                                     const image_subresources& range);
+// A view of every level and layer.
+[[nodiscard]] inline result<VkImageView> make_vk_image_view(VkDevice device, VkImage image, const image_spec& spec) {
+  return make_vk_image_view(device, image, spec, image_subresources::whole(spec));
+}
 
 // An image of ferrum's terms over a VkImage and view it does not own (a
 // block of image memory's, or a swapchain's).
@@ -47,6 +54,17 @@ class vulkan_image final : public image {
  public:
   vulkan_image(const gpu::device& owner, const placed_image& placed, VkImage handle, VkImageView view) noexcept;
   [[nodiscard]] VkImage handle() const noexcept;
+};
+
+// A view of a range of an image (device::create_image_view), which it
+// destroys; the GPU must be done with it by then.
+class vulkan_range_view final : public image_view {
+ public:
+  vulkan_range_view(VkDevice device, const gpu::image& img, const image_subresources& range, VkImageView view) noexcept;
+  ~vulkan_range_view() override;
+
+ private:
+  VkDevice device_;
 };
 
 class vulkan_image_memory final : public image_memory {

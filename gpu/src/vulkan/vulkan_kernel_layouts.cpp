@@ -106,11 +106,11 @@ result<VkDescriptorSet> vulkan_operand_sets::allocate(kernel_operand_kind kind) 
   }
 }
 
-result<VkDescriptorSet> vulkan_operand_sets::bind(const image& img, kernel_operand_kind kind, image_layout layout) {
+result<VkDescriptorSet> vulkan_operand_sets::bind(VkImageView view, kernel_operand_kind kind, image_layout layout) {
   auto set = allocate(kind);
   if (!set) return set;
   VkDescriptorImageInfo image_info{};
-  image_info.imageView = reinterpret_cast<VkImageView>(static_cast<std::uintptr_t>(img.native_view()));
+  image_info.imageView = view;
   image_info.imageLayout = vulkan_layout(layout);
   VkWriteDescriptorSet write{};
   write.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;

@@ -72,10 +72,11 @@ class vulkan_operand_sets {
   vulkan_operand_sets& operator=(const vulkan_operand_sets&) = delete;
   ~vulkan_operand_sets();
 
-  // A set binding `img` (a vulkan_image with a view) as an operand of
-  // `kind` (storage or sampled image) in `layout`. Errors:
-  // out_of_device_memory, out_of_host_memory, vulkan_error.
-  [[nodiscard]] result<VkDescriptorSet> bind(const image& img, kernel_operand_kind kind, image_layout layout);
+  // A set binding `view` (a whole image's, or a view of one level and
+  // layer of it) as an operand of `kind` (storage or sampled image) in
+  // `layout`. Errors: out_of_device_memory, out_of_host_memory,
+  // vulkan_error.
+  [[nodiscard]] result<VkDescriptorSet> bind(VkImageView view, kernel_operand_kind kind, image_layout layout);
   // A set binding `bytes` bytes of `buffer` from `offset` (a multiple of
   // minStorageBufferOffsetAlignment) as a buffer operand. Errors: as above.
   [[nodiscard]] result<VkDescriptorSet> bind(VkBuffer buffer, VkDeviceSize offset, VkDeviceSize bytes);

@@ -8,6 +8,7 @@
 #include "image_checks.hpp"
 #include "image_copy_waves.hpp"
 #include "image_kernel_checks.hpp"
+#include "image_range_checks.hpp"
 #include "vulkan_test_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -55,6 +56,45 @@ TEST_CASE("vulkan: refused image kernels and image operands", "[vulkan][image][k
   session other;
   if (!other.open()) return;
   ferrum::test::check_image_kernel_errors(*s.device, *other.device);
+  other.finish();
+  s.finish();
+}
+
+TEST_CASE("vulkan: a kernel writes one level of a mip chain from another, and reads a layer, through views",
+          "[vulkan][image][kernel]") {
+  // Barriers over exactly the levels and layers each transition names, a
+  // view of each: validation (synchronization included) stays silent.
+  session s;
+  if (!s.open()) return;
+  ferrum::test::check_image_mip_kernel(*s.device);
+  ferrum::test::check_image_layer_views(*s.device);
+  s.finish();
+}
+
+TEST_CASE("vulkan: views are VkImageViews of their range", "[vulkan][image]") {
+  session s;
+  if (!s.open()) return;
+  const ferrum::gpu::image_spec spec{ferrum::image_format::rgba32_float, 16, 16, 3, 4,
+                                     ferrum::test::kernel_image_usage};
+  auto memory = ferrum::test::make_images(*s.device, std::array{spec});
+  auto one = ferrum::test::require(s.device->create_image_view(memory->at(0), {1, 1, 2, 1}));
+  auto layers = ferrum::test::require(s.device->create_image_view(memory->at(0), {0, 2, 1, 3}));
+  CHECK(ferrum::gpu::vulkan_image_view(*one) != VK_NULL_HANDLE);
+  CHECK(ferrum::gpu::vulkan_image_view(*layers) != VK_NULL_HANDLE);
+  CHECK(ferrum::gpu::vulkan_image_view(*one) != ferrum::gpu::vulkan_image_view(*layers));
+  CHECK(layers->range() == ferrum::gpu::image_subresources{0, 2, 1, 3});
+  one.reset();
+  layers.reset();
+  memory.reset();
+  s.finish();  // the layers' object tracking: no view left
+}
+
+TEST_CASE("vulkan: refused views, ranged transitions and operands through views", "[vulkan][image][kernel]") {
+  session s;
+  if (!s.open()) return;
+  session other;
+  if (!other.open()) return;
+  ferrum::test::check_image_range_errors(*s.device, *other.device);
   other.finish();
   s.finish();
 }

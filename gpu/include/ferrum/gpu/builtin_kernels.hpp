@@ -38,8 +38,9 @@ namespace ferrum::gpu::builtin {
 
 // image_affine: an image kernel (kernel.hpp): primary texel = secondary
 // texel * a + b in every channel, a and b the f32 bits of push[0] and
-// push[1]. Primary: a storage image, secondary: a sampled image, both
-// rgba32-float of one size.
+// push[1], texel (x, y) from texel (x, y). Primary: a storage image,
+// secondary: a sampled image, both rgba32-float, the secondary at least
+// as wide and tall (a level of a mip chain from the level above it).
 [[nodiscard]] kernel_source image_affine() noexcept;
 
 }  // namespace ferrum::gpu::builtin

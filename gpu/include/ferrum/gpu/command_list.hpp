@@ -70,19 +70,34 @@ struct native_commands {
   std::uint64_t command_buffer = 0;
 };
 
-// A layout change of one image (command_list::transition).
+// A layout change of a range of one image (command_list::transition).
 struct layout_change {
   const gpu::image* image = nullptr;
   image_layout from = image_layout::undefined;
   image_layout to = image_layout::undefined;
+  image_subresources range;
+
+  layout_change() = default;
+  // Of every level and layer of `img` (when given).
+  layout_change(const gpu::image* img, image_layout from_layout, image_layout to_layout) noexcept
+      : image(img), from(from_layout), to(to_layout) {
+    if (img != nullptr) range = image_subresources::whole(img->spec());
+  }
+  layout_change(const gpu::image* img, image_layout from_layout, image_layout to_layout,
+                const image_subresources& subresources) noexcept
+      : image(img), from(from_layout), to(to_layout), range(subresources) {}
 };
 
 // An image a kernel reaches (a kernel_operand_kind storage_image or
 // sampled_image operand), and the layout it is in when the kernel runs:
-// general for a storage image, shader-read-only for a sampled one.
+// general for a storage image, shader-read-only for a sampled one. The
+// whole image (`view` null: an image of one level and one layer), or one
+// level of one layer of it through `view` (a view of `image` whose range
+// is one mip of one layer; the kernel sees that level's extent).
 struct image_operand {
   const gpu::image* image = nullptr;
   image_layout layout = image_layout::general;
+  const image_view* view = nullptr;
 };
 
 // A kernel's operand: an arena range for a buffer operand (empty: none), or
@@ -128,9 +143,10 @@ class command_list {
   // range_out_of_bounds, misaligned_range, push_constants_too_large,
   // command_list_state, unsupported_command (a list made for the transfer
   // queue), kernel_operand_mismatch (an operand of another kind than the
-  // kernel's), invalid_image (an image operand of more than one level or
-  // layer, without the usage its kind needs — storage or sampled — or named
-  // in another layout than its kind's).
+  // kernel's), invalid_image (an image operand without a view of more than
+  // one level or layer, a view of another image or of more than one level
+  // or layer, an image without the usage its kind needs — storage or
+  // sampled — or named in another layout than its kind's).
   [[nodiscard]] result<void> dispatch(const kernel& k, const kernel_operand& primary, const kernel_operand& secondary,
                                       std::span<const std::uint32_t> push);
   // A buffer kernel's dispatch, its ranges given as such (`{arena, offset,
@@ -147,17 +163,23 @@ class command_list {
   // dispatch, copy_size_mismatch, overlapping_copy.
   [[nodiscard]] result<void> copy(arena_range source, arena_range destination);
 
-  // Changes `img`'s layout from `from` (undefined: its contents are
+  // Changes the layout of `range` of `img` (every level and layer for the
+  // three-argument form) from `from` (undefined: its contents are
   // discarded, as for an image's first use, or one whose memory another
   // image used) to `to`, in the barrier before the list's next command (the
   // one that command opens with, or one of its own; every transition
-  // recorded before a command goes into that one barrier), or at end() when
-  // no command follows. The caller knows the layout the image is in (the
-  // null device counts a `from` that is not: null_device::
-  // image_layout_errors). Errors: command_list_state, foreign_object,
-  // invalid_image (`to` undefined, or a layout the image's usage does not
-  // allow: usage_allows).
+  // recorded before a command goes into that one barrier, but for one that
+  // changes a subresource a transition pending there changes too: the
+  // pending ones then go into a barrier of their own first), or at end()
+  // when no command follows. The caller knows the layout each subresource of the
+  // range is in (the null device counts a `from` that one is not:
+  // null_device::image_layout_errors). Errors: command_list_state,
+  // foreign_object, invalid_image (`to` undefined, a layout the image's
+  // usage does not allow: usage_allows, or a range that does not fit the
+  // image: fits).
   [[nodiscard]] result<void> transition(const image& img, image_layout from, image_layout to);
+  [[nodiscard]] result<void> transition(const image& img, image_layout from, image_layout to,
+                                        const image_subresources& range);
 
   // Copies `source` into `destination`, or `source` (an image) into
   // `destination` (a range): level 0 of every layer, rows tightly packed,

@@ -118,6 +118,15 @@ class device {
   [[nodiscard]] result<std::unique_ptr<image_memory>> create_image_memory(std::span<const placed_image> images,
                                                                           std::uint64_t bytes);
 
+  // A view of `range` of `img` (gpu::image_view: a VkImageView of it on
+  // Vulkan), for a kernel to reach one level of one layer (image_operand::
+  // view) or an engine its own commands. Errors: foreign_object (an image
+  // of another device), invalid_image (a range that does not fit the image,
+  // an image whose usage takes no view: none of sampled, storage or an
+  // attachment), device_lost and the device's allocation errors.
+  [[nodiscard]] result<std::unique_ptr<image_view>> create_image_view(const image& img,
+                                                                      const image_subresources& range);
+
   // The device's form of `source`. Errors: invalid_kernel (no code for this
   // device, bad SPIR-V, local_size_x outside 1..1024),
   // push_constants_too_large, device_lost.
@@ -212,6 +221,9 @@ class device {
   // Called with every spec checked and placed inside the block at its alignment.
   virtual result<std::unique_ptr<image_memory>> do_create_image_memory(std::span<const placed_image> images,
                                                                        std::uint64_t bytes) = 0;
+  // Called with `range` fitting `img`, an image of this device whose usage takes a view.
+  virtual result<std::unique_ptr<image_view>> do_create_image_view(const image& img,
+                                                                   const image_subresources& range) = 0;
   virtual result<std::unique_ptr<command_list>> do_create_command_list(queue_kind kind, list_stages stages) = 0;
   virtual result<std::unique_ptr<semaphore>> do_create_semaphore(semaphore_kind kind) = 0;
   // Called under the device's timestamp lock, with the timestamps supported;

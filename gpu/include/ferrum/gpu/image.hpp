@@ -16,10 +16,14 @@
 //
 // An image's layout is the GPU's state, which command lists change
 // (command_list::transition) and the commands that reach an image name
-// (the layout it is in when they run): the caller keeps track. The null
-// device keeps each image's layout on its worker and counts every command
-// that meets an image in another layout than it names (null_device::
-// image_layout_errors); on Vulkan the validation layers check the same.
+// (the layout it is in when they run): the caller keeps track. Each
+// subresource (one mip level of one layer) has a layout of its own: a
+// transition may change a range of them (image_subresources), a kernel
+// reach one through a view of it (image_view, device::create_image_view).
+// The null device keeps each subresource's layout on its worker and counts
+// every command that meets an image in another layout than it names
+// (null_device::image_layout_errors); on Vulkan the validation layers
+// check the same.
 //
 // Thread safety: immutable once made; any thread.
 #pragma once
@@ -30,6 +34,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace ferrum::gpu {
@@ -45,6 +50,9 @@ inline constexpr std::uint32_t depth_attachment = 1u << 3;
 inline constexpr std::uint32_t transfer_src = 1u << 4;
 inline constexpr std::uint32_t transfer_dst = 1u << 5;
 inline constexpr std::uint32_t all = (1u << 6) - 1;
+// The usages an image takes a view for (device::create_image_view); an
+// image only copied has none.
+inline constexpr std::uint32_t viewed = sampled | storage | color_attachment | depth_attachment;
 }  // namespace image_usage
 
 // A 2D image (an array of `layers` layers, `mips` levels each).
@@ -88,6 +96,37 @@ struct placed_image {
 // depth-attachment usage, bgra8-unorm with storage usage (not every device
 // stores it). Errors: invalid_image.
 [[nodiscard]] result<void> check_image_spec(const image_spec& spec);
+
+// Mip levels [base_mip, base_mip + mips) of layers [base_layer, base_layer
+// + layers) of an image: what a transition changes, what a view shows.
+struct image_subresources {
+  std::uint32_t base_mip = 0;
+  std::uint32_t mips = 1;
+  std::uint32_t base_layer = 0;
+  std::uint32_t layers = 1;
+  // Every level and layer of an image of `s`.
+  [[nodiscard]] static image_subresources whole(const image_spec& s) noexcept { return {0, s.mips, 0, s.layers}; }
+  friend bool operator==(const image_subresources&, const image_subresources&) = default;
+};
+
+// Whether `r` is not empty and lies inside an image of `s`.
+[[nodiscard]] constexpr bool fits(const image_subresources& r, const image_spec& s) noexcept {
+  return r.mips != 0 && r.layers != 0 && r.base_mip < s.mips && r.mips <= s.mips - r.base_mip &&
+         r.base_layer < s.layers && r.layers <= s.layers - r.base_layer;
+}
+
+// Whether `a` and `b` share a subresource (a level of a layer).
+[[nodiscard]] constexpr bool overlaps(const image_subresources& a, const image_subresources& b) noexcept {
+  const auto meet = [](std::uint32_t a_base, std::uint32_t a_count, std::uint32_t b_base, std::uint32_t b_count) {
+    // One starts inside the other (unsigned: a start below the other's
+    // base wraps past any count).
+    return a_count != 0 && b_count != 0 && (a_base - b_base < b_count || b_base - a_base < a_count);
+  };
+  return meet(a.base_mip, a.mips, b.base_mip, b.mips) && meet(a.base_layer, a.layers, b.base_layer, b.layers);
+}
+
+// "mip 1 layer 0", "mips [1, 3) of layers [0, 4)": a range in errors.
+[[nodiscard]] std::string subresources_text(const image_subresources& r);
 
 // Whether an image of `usage` may be in layout `l` (Vulkan's rule: each
 // layout but undefined, general and present-src needs its usage).
@@ -141,6 +180,33 @@ class image {
   std::uint64_t offset_;
   std::uint64_t native_handle_;
   std::uint64_t native_view_;
+};
+
+// A view of a range of an image (device::create_image_view): on Vulkan a
+// VkImageView of that range (2D for one layer, 2D-array for more) with the
+// format's aspects; on the null device the range only. A kernel reaches
+// one level of one layer of an image through one (image_operand::view).
+// Its owner destroys it only once the GPU is done with every command that
+// used it; the image outlives it. Thread safety: immutable; any thread.
+class image_view {
+ public:
+  image_view(const image_view&) = delete;
+  image_view& operator=(const image_view&) = delete;
+  virtual ~image_view() = default;
+
+  [[nodiscard]] const gpu::image& image() const noexcept { return *image_; }
+  [[nodiscard]] const image_subresources& range() const noexcept { return range_; }
+  // A VkImageView on Vulkan (gpu::vulkan_image_view); 0 on the null device.
+  [[nodiscard]] std::uint64_t native_handle() const noexcept { return native_handle_; }
+
+ protected:
+  image_view(const gpu::image& img, const image_subresources& range, std::uint64_t handle) noexcept
+      : image_(&img), range_(range), native_handle_(handle) {}
+
+ private:
+  const gpu::image* image_;
+  image_subresources range_;
+  std::uint64_t native_handle_;
 };
 
 // One allocation of device-local memory and the images bound in it. Its

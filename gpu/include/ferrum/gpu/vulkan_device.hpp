@@ -149,6 +149,10 @@ struct vulkan_native_handles {
 [[nodiscard]] inline VkImageView vulkan_image_view(const image& i) noexcept {
   return reinterpret_cast<VkImageView>(static_cast<std::uintptr_t>(i.native_view()));
 }
+// A view's VkImageView (image_view::native_handle: a range of an image).
+[[nodiscard]] inline VkImageView vulkan_image_view(const image_view& v) noexcept {
+  return reinterpret_cast<VkImageView>(static_cast<std::uintptr_t>(v.native_handle()));
+}
 [[nodiscard]] VkFormat vulkan_format(image_format f) noexcept;
 [[nodiscard]] VkImageLayout vulkan_layout(image_layout l) noexcept;
 [[nodiscard]] VkAttachmentLoadOp vulkan_load_op(attachment_load op) noexcept;
