@@ -69,7 +69,7 @@ void wave::encode_chunk(std::size_t chunk) noexcept {
         return fail_encoding(r.error().code, node, r.error().what());
       // The node's layout changes go into the barrier it opens with.
       for (const gpu::layout_change& t : l.transitions(node))
-        if (auto r = list.transition(*t.image, t.from, t.to); !r)
+        if (auto r = list.transition(*t.image, t.from, t.to, t.range); !r)
           return fail_encoding(r.error().code, node, r.error().what());
       if (auto r = wave_gpu_time::write(l, list, node, false); !r)
         return fail_encoding(r.error().code, node, r.error().what());

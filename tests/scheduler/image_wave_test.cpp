@@ -6,6 +6,7 @@
 // in the wrong layout); texels go through the images and back exactly,
 // the persistent one's from wave to wave.
 #include "image_copy_waves.hpp"
+#include "mip_chain_waves.hpp"
 #include "scheduler_support.hpp"
 
 #include <string>
@@ -47,6 +48,45 @@ TEST_CASE("image waves: dropping any one of the compiler's transitions is caught
       if (begin > k) --begin;
     auto device = ::test::null_device();
     (void)run_image_waves(std::make_shared<const ferrum::compiled_program>(std::move(dropped)), *device, 3);
+    CHECK(device->image_layout_errors().count > 0);
+  }
+}
+
+TEST_CASE("image waves: a mip chain written level by level through views gives the host's texels", "[scheduler][image]") {
+  for (const bool reorder : {false, true}) {
+    INFO("reorder_unordered " << reorder);
+    ferrum::gpu::null_device_options options;
+    options.reorder_unordered = reorder;
+    auto device = ::test::null_device(options);
+    const auto program =
+        std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(ferrum::test::mip_chain_plan()));
+    CHECK(ferrum::test::run_mip_chain_waves(program, *device, 4) == 0);
+    const ferrum::gpu::image_layout_report report = device->image_layout_errors();
+    INFO((report.first.empty() ? std::string() : report.first.front()));
+    CHECK(report.count == 0);
+  }
+}
+
+TEST_CASE("image waves: dropping any one transition of a mip level is caught by the device", "[scheduler][image]") {
+  const ferrum::compiled_program compiled = ferrum::test::compile_ok(ferrum::test::mip_chain_plan());
+  const ferrum::lane_recipe& recipe = compiled.buckets[0].lane;
+  // fill: mip 0 to transfer-dst; down1: mip 0 to read-only, mip 1 to general;
+  // down2: mip 1 to read-only, mip 2 to general; flat: mip 2 to read-only,
+  // out to general; read: out to transfer-src.
+  REQUIRE(recipe.transitions.size() == 8);
+  for (std::size_t k = 0; k < recipe.transitions.size(); ++k) {
+    const ferrum::image_transition& t = recipe.transitions[k];
+    INFO("without transition " << k << " (image " << recipe.images[t.image].resource.str() << " "
+                               << ferrum::to_string(t.range) << " " << to_string(t.from) << " -> " << to_string(t.to)
+                               << ")");
+    ferrum::compiled_program dropped = compiled;
+    ferrum::lane_recipe& lane = dropped.buckets[0].lane;
+    lane.transitions.erase(lane.transitions.begin() + static_cast<std::ptrdiff_t>(k));
+    for (std::size_t& begin : lane.transition_begin)
+      if (begin > k) --begin;
+    auto device = ::test::null_device();
+    (void)ferrum::test::run_mip_chain_waves(std::make_shared<const ferrum::compiled_program>(std::move(dropped)),
+                                            *device, 2);
     CHECK(device->image_layout_errors().count > 0);
   }
 }

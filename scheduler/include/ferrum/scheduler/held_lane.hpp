@@ -66,10 +66,13 @@ struct lane_images {
   std::vector<std::size_t> transition_begin;
   std::vector<node_image> uses;
   std::vector<std::size_t> use_begin;
+  // The views of the parts of the lane's images that nodes reach
+  // (node_image::view), destroyed before the images.
+  std::vector<std::unique_ptr<gpu::image_view>> views;
   // Each entry of `uses` or `transitions` that names an imported image:
   // which one (its place among the recipe's imported images), and whether
-  // it is the image's first transition, whose `from` is the layout the
-  // wave names.
+  // it is one of the image's first transitions (of subresources no earlier
+  // use left), whose `from` is the layout the wave names.
   static constexpr std::size_t no_entry = static_cast<std::size_t>(-1);
   struct import_site {
     std::size_t import = 0;
@@ -208,11 +211,14 @@ class lane_contents {
         node_image& use = images_.uses[site.use];
         changed = changed || use.image != given.image;
         use.image = given.image;
+        if (given.image != nullptr) use.range = gpu::image_subresources::whole(given.image->spec());
         continue;
       }
       gpu::layout_change& change = images_.transitions[site.transition];
       changed = changed || change.image != given.image || (site.first && change.from != given.layout);
       change.image = given.image;
+      // The plan reaches an imported image whole (check_image_uses).
+      if (given.image != nullptr) change.range = gpu::image_subresources::whole(given.image->spec());
       if (site.first) change.from = given.layout;
     }
     return changed;

@@ -191,12 +191,19 @@ class node_resource {
 // For an attachment (a raster node's color or depth image), what the
 // node's rendering does with its contents (ferrum/image.hpp), derived from
 // the plan (gpu::vulkan_load_op and vulkan_store_op give Vulkan's):
-// `load` clear where this is an invocation image's first use in the wave
-// (nothing before it in the wave wrote it), else load (an earlier node's
-// drawing, a persistent image's last wave, the engine's image); `store`
-// dont_care where no later node of the wave uses it and it is an
-// invocation image that is not the engine's, else store. For other
-// accesses they are load and store.
+// `load` clear where this is the first use in the wave of an invocation
+// image's subresources it reaches (nothing before it in the wave wrote
+// them), else load (an earlier node's drawing, a persistent image's last
+// wave, the engine's image); `store` dont_care where no later node of the
+// wave reaches them and it is an invocation image that is not the
+// engine's, else store. For other accesses they are load and store.
+//
+// `range`: the mip levels and layers the access reaches (the plan's
+// `mips` and `layers`; every one for a whole-image access), in that layout;
+// `view`: a view of exactly them where the access reaches part of the
+// image (made with the lane), null for the whole image, whose own view
+// serves. A node that reaches several parts of one image has a node_image
+// for each (encode_context::image(id, mip, layer) finds one).
 struct node_image {
   const resource_id* id;  // the compiled program's
   const gpu::image* image;
@@ -204,6 +211,17 @@ struct node_image {
   image_layout layout;
   attachment_load load = attachment_load::load;
   attachment_store store = attachment_store::store;
+  gpu::image_subresources range{};
+  const gpu::image_view* view = nullptr;
+
+  // What a kernel takes for it (command_list::dispatch): the image, or one
+  // level of one layer of it through the view.
+  [[nodiscard]] gpu::image_operand operand() const noexcept { return {image, layout, view}; }
+  // Its view's native handle (a VkImageView on Vulkan): of the part, or of
+  // the whole image.
+  [[nodiscard]] std::uint64_t native_view() const noexcept {
+    return view != nullptr ? view->native_handle() : image->native_view();
+  }
 };
 
 // A range of a lane as native commands reach it: its arena's buffer (a
@@ -324,10 +342,18 @@ struct encode_context {
     return native_scope{*native_commands, resources, slot, images};
   }
 
-  // The node's image `id`; nullptr when the node does not list it as an image.
+  // The node's image `id` (its first part, where it reaches several);
+  // nullptr when the node does not list it as an image.
   [[nodiscard]] const node_image* image(std::string_view id) const noexcept {
     for (const node_image& i : images)
       if (i.id->view() == id) return &i;
+    return nullptr;
+  }
+  // The node's part of image `id` that holds level `mip` of layer `layer`;
+  // nullptr when it reaches none such.
+  [[nodiscard]] const node_image* image(std::string_view id, std::uint32_t mip, std::uint32_t layer = 0) const noexcept {
+    for (const node_image& i : images)
+      if (i.id->view() == id && gpu::overlaps(i.range, {mip, 1, layer, 1})) return &i;
     return nullptr;
   }
 
