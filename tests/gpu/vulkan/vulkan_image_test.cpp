@@ -7,6 +7,7 @@
 #include "dropped_barrier.hpp"
 #include "image_checks.hpp"
 #include "image_copy_waves.hpp"
+#include "mip_chain_waves.hpp"
 #include "image_kernel_checks.hpp"
 #include "image_range_checks.hpp"
 #include "vulkan_test_support.hpp"
@@ -96,6 +97,16 @@ TEST_CASE("vulkan: refused views, ranged transitions and operands through views"
   if (!other.open()) return;
   ferrum::test::check_image_range_errors(*s.device, *other.device);
   other.finish();
+  s.finish();
+}
+
+TEST_CASE("vulkan: a mip chain written level by level through the lane's views gives the host's texels",
+          "[vulkan][image]") {
+  session s;
+  if (!s.open()) return;
+  const auto program =
+      std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(ferrum::test::mip_chain_plan()));
+  CHECK(ferrum::test::run_mip_chain_waves(program, *s.device, 3) == 0);
   s.finish();
 }
 
