@@ -1,7 +1,8 @@
 // vulkan_image.hpp (private) — images on the Vulkan device: the VkFormat,
 // usage and layout of ferrum's image terms, each image's memory
-// requirements, and a block of device-local memory with its images (each a
-// VkImage bound at its offset, with a view of every level and layer).
+// requirements, a block of device-local memory with its images (each a
+// VkImage bound at its offset, with a view of every level and layer), and
+// views of ranges of them (device::create_image_view).
 #pragma once
 
 #include "ferrum/gpu/image.hpp"
