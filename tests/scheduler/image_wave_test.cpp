@@ -90,3 +90,23 @@ TEST_CASE("image waves: dropping any one transition of a mip level is caught by 
     CHECK(device->image_layout_errors().count > 0);
   }
 }
+
+TEST_CASE("image waves: a transition from undefined where contents were needed loses them on the device",
+          "[scheduler][image]") {
+  // The null device discards what a transition from undefined leaves: a
+  // compiler that derived one where a node still needs the texels (mip 0
+  // after fill, mip 1 after down1, ...) shows in the texels read back.
+  const ferrum::compiled_program compiled = ferrum::test::compile_ok(ferrum::test::mip_chain_plan());
+  std::size_t kept = 0;
+  for (std::size_t k = 0; k < compiled.buckets[0].lane.transitions.size(); ++k) {
+    if (compiled.buckets[0].lane.transitions[k].from == ferrum::image_layout::undefined) continue;
+    ++kept;
+    INFO("transition " << k << " from undefined");
+    ferrum::compiled_program forgetful = compiled;
+    forgetful.buckets[0].lane.transitions[k].from = ferrum::image_layout::undefined;
+    auto device = ::test::null_device();
+    CHECK(ferrum::test::run_mip_chain_waves(std::make_shared<const ferrum::compiled_program>(std::move(forgetful)),
+                                            *device, 1) > 0);
+  }
+  CHECK(kept == 4);
+}

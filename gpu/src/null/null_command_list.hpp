@@ -87,6 +87,15 @@ struct command {
       case op::transition:
         image->check(from, range, "a transition");
         image->set_layout(to, range);
+        // From undefined the contents are not kept: they become a pattern
+        // (all bits set: NaN as floats), so that a transition that should
+        // have kept them shows in what is read after it.
+        if (from == image_layout::undefined)
+          for (std::uint32_t m = range.base_mip; m < range.base_mip + range.mips; ++m)
+            for (std::uint32_t l = range.base_layer; l < range.base_layer + range.layers; ++l) {
+              const std::span<std::byte> level = image->texels(m, l);
+              std::memset(level.data(), 0xff, level.size());
+            }
         break;
       case op::image_copy:
         if (direction == image_copy::into_image) {
