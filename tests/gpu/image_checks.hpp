@@ -32,7 +32,7 @@ inline image_block make_image_block(gpu::device& device) {
   std::uint64_t shared = 0;
   for (std::size_t i = 0; i < 2; ++i) {
     const gpu::image_requirements needs = require(device.image_requirements(b.placed[i].spec));
-    CHECK(needs.bytes >= texel_bytes(b.placed[i].spec));
+    CHECK(needs.bytes >= copy_bytes(b.placed[i].spec));
     CHECK((needs.alignment & (needs.alignment - 1)) == 0);
     shared = std::max(shared, (needs.bytes + needs.alignment - 1) / needs.alignment * needs.alignment);
   }
@@ -52,7 +52,7 @@ inline image_block make_image_block(gpu::device& device) {
 inline void check_image_round_trip(gpu::device& device) {
   image_block b = make_image_block(device);
   std::uint64_t total = 0;
-  for (const gpu::placed_image& p : b.placed) total += texel_bytes(p.spec);
+  for (const gpu::placed_image& p : b.placed) total += copy_bytes(p.spec);
   auto upload = require(device.create_arena(total, memory_class::upload));
   auto readback = require(device.create_arena(total, memory_class::readback));
   for (std::size_t w = 0; w < total / 4; ++w) set_word(*upload, w, 0x3c000000u + static_cast<std::uint32_t>(w));
@@ -62,7 +62,7 @@ inline void check_image_round_trip(gpu::device& device) {
     std::size_t at = 0;
     for (std::size_t i = 0; i < 3; ++i) {
       const gpu::image& img = b.memory->at(i);
-      const std::size_t bytes = texel_bytes(img.spec());
+      const std::size_t bytes = copy_bytes(img.spec());
       // The second image takes the first's memory: it starts undefined.
       require(l.transition(img, image_layout::undefined, image_layout::transfer_dst));
       require(l.copy(upload->range(at, bytes), img, image_layout::transfer_dst));
@@ -123,8 +123,8 @@ inline void check_image_errors(gpu::device& device, gpu::device& other) {
   auto memory = require(device.create_image_memory(at_zero, needs.bytes));
   auto foreign = require(other.create_image_memory(at_zero, require(other.image_requirements(good)).bytes));
   const gpu::image& img = memory->at(0);
-  auto arena = require(device.create_arena(4 * texel_bytes(good)));
-  const gpu::arena_range texels = arena->range(0, texel_bytes(good));
+  auto arena = require(device.create_arena(4 * copy_bytes(good)));
+  const gpu::arena_range texels = arena->range(0, copy_bytes(good));
   auto list = require(device.create_command_list());
   CHECK(list->transition(img, image_layout::undefined, image_layout::general).error() == errc::command_list_state);
   require(list->begin());
@@ -135,17 +135,17 @@ inline void check_image_errors(gpu::device& device, gpu::device& other) {
   CHECK(list->copy(texels, foreign->at(0), image_layout::transfer_dst).error() == errc::foreign_object);
   CHECK(list->copy(texels, img, image_layout::shader_read_only).error() == errc::invalid_image);
   CHECK(list->copy(img, image_layout::transfer_dst, texels).error() == errc::invalid_image);
-  CHECK(list->copy(arena->range(0, texel_bytes(good) - 4), img, image_layout::transfer_dst).error() ==
+  CHECK(list->copy(arena->range(0, copy_bytes(good) - 4), img, image_layout::transfer_dst).error() ==
         errc::copy_size_mismatch);
   CHECK(
-      list->copy(arena->range(3 * texel_bytes(good) + 4, texel_bytes(good)), img, image_layout::transfer_dst).error() ==
+      list->copy(arena->range(3 * copy_bytes(good) + 4, copy_bytes(good)), img, image_layout::transfer_dst).error() ==
       errc::range_out_of_bounds);
   CHECK(list->copy(img, image_layout::transfer_src, gpu::arena_range{}).error() == errc::range_out_of_bounds);
   const std::array<gpu::placed_image, 1> wide{
       gpu::placed_image{{image_format::rgba16_float, 8, 8, 1, 1, image_copies}, 0}};
   auto wide_memory = require(device.create_image_memory(wide, require(device.image_requirements(wide[0].spec)).bytes));
   CHECK(
-      list->copy(arena->range(4, texel_bytes(wide[0].spec)), wide_memory->at(0), image_layout::transfer_dst).error() ==
+      list->copy(arena->range(4, copy_bytes(wide[0].spec)), wide_memory->at(0), image_layout::transfer_dst).error() ==
       errc::misaligned_range);
   const std::array<gpu::placed_image, 1> sampled_only{
       gpu::placed_image{{image_format::rgba8_unorm, 8, 8, 1, 1, gpu::image_usage::sampled}, 0}};
@@ -164,7 +164,7 @@ inline void check_image_made_in_layout(gpu::device& device) {
   const gpu::image_spec s{image_format::rgba8_unorm, 16, 8, 1, 1, image_copies};
   const std::array<gpu::placed_image, 1> placed{gpu::placed_image{s, 0, image_layout::transfer_src}};
   auto memory = require(device.create_image_memory(placed, require(device.image_requirements(s)).bytes));
-  auto arena = require(device.create_arena(texel_bytes(s), memory_class::readback));
+  auto arena = require(device.create_arena(copy_bytes(s), memory_class::readback));
   auto list = require(device.create_command_list());
   require_reached(device.queue().timeline(), submit(device, *list, [&](gpu::command_list& l) {
                     require(l.copy(memory->at(0), image_layout::transfer_src, arena->whole()));

@@ -38,7 +38,7 @@ TEST_CASE("images: a command that meets an image in another layout is counted, w
   const std::array<gpu::placed_image, 1> placed{gpu::placed_image{s, 0}};
   auto memory = test::require(device->create_image_memory(placed, 4096));
   const gpu::image& img = memory->at(0);
-  auto arena = test::require(device->create_arena(texel_bytes(s)));
+  auto arena = test::require(device->create_arena(copy_bytes(s)));
   auto list = test::require(device->create_command_list());
   // A copy into an image never put in transfer-dst: counted, and run.
   test::require_reached(device->queue().timeline(), test::submit(*device, *list, [&](gpu::command_list& l) {

@@ -30,7 +30,7 @@ class null_image final : public image {
       : image(owner, placed.spec, placed.offset, 0, 0), reporter_(&reporter), bytes_(bytes) {}
 
   // Level 0, every layer: what a copy moves.
-  [[nodiscard]] std::span<std::byte> texels() const noexcept { return bytes_.first(texel_bytes(spec())); }
+  [[nodiscard]] std::span<std::byte> texels() const noexcept { return bytes_.first(copy_bytes(spec())); }
 
   // On a worker: a command that expects the image in `expected` (any, for
   // undefined) meets it in its layout; a difference is counted on the
