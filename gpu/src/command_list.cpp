@@ -237,8 +237,7 @@ result<void> command_list::image_copy_checks(const image& img, image_layout layo
   // A copy between a buffer and a depth-stencil image moves one aspect,
   // each laid out in the buffer its own way: not what one range holds.
   if (has_stencil(spec.format))
-    return make_error(errc::invalid_image, std::string(command) + " of format " +
-                                               quote_text(to_string(spec.format)) +
+    return make_error(errc::invalid_image, std::string(command) + " of format " + quote_text(to_string(spec.format)) +
                                                ": a depth-stencil image is not copied to or from a buffer");
   // Vulkan copies whole texels (4x4 blocks of a block-compressed format)
   // from a buffer offset that is a multiple of the block's size and of 4.

@@ -33,16 +33,16 @@ result<void> check_image_spec(const image_spec& s) {
     return refused(s, "a depth format is neither stored to nor a color attachment");
   if (!is_depth(s.format) && (s.usage & image_usage::depth_attachment) != 0)
     return refused(s, "a color format is no depth attachment");
-  if (is_block_compressed(s.format) && (s.usage & ~(image_usage::sampled | image_usage::transfer_src |
-                                                    image_usage::transfer_dst)) != 0)
+  if (is_block_compressed(s.format) &&
+      (s.usage & ~(image_usage::sampled | image_usage::transfer_src | image_usage::transfer_dst)) != 0)
     return refused(s, "a block-compressed format is only sampled and copied");
   return {};
 }
 
 std::string format_feature_names(std::uint32_t features) {
-  static constexpr std::array<std::string_view, 8> names{"sampled",      "storage",      "color-attachment",
+  static constexpr std::array<std::string_view, 8> names{"sampled",          "storage",      "color-attachment",
                                                          "depth-attachment", "transfer-src", "transfer-dst",
-                                                         "blit-src",     "blit-dst"};
+                                                         "blit-src",         "blit-dst"};
   std::string out;
   for (std::size_t bit = 0; bit < names.size(); ++bit)
     if ((features & (1u << bit)) != 0) out += (out.empty() ? "" : ", ") + std::string(names[bit]);

@@ -143,16 +143,14 @@ inline void check_image_errors(gpu::device& device, gpu::device& other) {
   CHECK(list->copy(img, image_layout::transfer_dst, texels).error() == errc::invalid_image);
   CHECK(list->copy(arena->range(0, copy_bytes(good) - 4), img, image_layout::transfer_dst).error() ==
         errc::copy_size_mismatch);
-  CHECK(
-      list->copy(arena->range(3 * copy_bytes(good) + 4, copy_bytes(good)), img, image_layout::transfer_dst).error() ==
-      errc::range_out_of_bounds);
+  CHECK(list->copy(arena->range(3 * copy_bytes(good) + 4, copy_bytes(good)), img, image_layout::transfer_dst).error() ==
+        errc::range_out_of_bounds);
   CHECK(list->copy(img, image_layout::transfer_src, gpu::arena_range{}).error() == errc::range_out_of_bounds);
   const std::array<gpu::placed_image, 1> wide{
       gpu::placed_image{{image_format::rgba16_float, 8, 8, 1, 1, image_copies}, 0}};
   auto wide_memory = require(device.create_image_memory(wide, require(device.image_requirements(wide[0].spec)).bytes));
-  CHECK(
-      list->copy(arena->range(4, copy_bytes(wide[0].spec)), wide_memory->at(0), image_layout::transfer_dst).error() ==
-      errc::misaligned_range);
+  CHECK(list->copy(arena->range(4, copy_bytes(wide[0].spec)), wide_memory->at(0), image_layout::transfer_dst).error() ==
+        errc::misaligned_range);
   const std::array<gpu::placed_image, 1> sampled_only{
       gpu::placed_image{{image_format::rgba8_unorm, 8, 8, 1, 1, gpu::image_usage::sampled}, 0}};
   auto sampled_memory =

@@ -54,8 +54,7 @@ TEST_CASE("images: a format feature the null device withholds is refused by name
   CHECK(device->image_requirements({image_format::rgba8_srgb, 8, 8, 1, 1, gpu::image_usage::sampled}).has_value());
   CHECK(device->image_requirements({image_format::d24_unorm_s8_uint, 8, 8, 1, 1, gpu::image_usage::depth_attachment})
             .error() == errc::format_unsupported);
-  CHECK(gpu::format_feature_names(gpu::format_feature::storage | gpu::format_feature::blit_dst) ==
-        "storage, blit-dst");
+  CHECK(gpu::format_feature_names(gpu::format_feature::storage | gpu::format_feature::blit_dst) == "storage, blit-dst");
   CHECK(gpu::format_feature_names(0) == "none");
   // Withholding from a format outside the enum, or bits outside format_feature.
   for (const gpu::null_device_options::withheld_features bad :

@@ -68,10 +68,9 @@ TEST_CASE("image waves: a format feature the device lacks refuses the plan, and 
   ferrum::gpu::null_device_options options;
   options.withheld = {{ferrum::image_format::rgba8_srgb, ferrum::gpu::format_feature::transfer_src}};
   auto device = ::test::null_device(options);
-  const auto lacking = std::make_shared<const ferrum::compiled_program>(
-      ferrum::test::compile_ok(ferrum::test::with_image_formats(image_copy_plan(1), ferrum::image_format::r32_float,
-                                                                ferrum::image_format::r32_float,
-                                                                ferrum::image_format::rgba8_srgb)));
+  const auto lacking = std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(
+      ferrum::test::with_image_formats(image_copy_plan(1), ferrum::image_format::r32_float,
+                                       ferrum::image_format::r32_float, ferrum::image_format::rgba8_srgb)));
   boost::asio::io_context context;
   auto refused = ferrum::scheduler::create(lacking, *device, context.get_executor());
   REQUIRE_FALSE(refused.has_value());

@@ -9,7 +9,8 @@ namespace ferrum::gpu::null_detail {
 image_requirements null_image_requirements(const image_spec& spec) noexcept {
   std::uint64_t bytes = 0;
   for (std::uint32_t level = 0; level < spec.mips; ++level)
-    bytes += level_bytes(spec.format, std::max(1u, spec.width >> level), std::max(1u, spec.height >> level)) * spec.layers;
+    bytes +=
+        level_bytes(spec.format, std::max(1u, spec.width >> level), std::max(1u, spec.height >> level)) * spec.layers;
   return {(bytes + image_page - 1) / image_page * image_page, image_page};
 }
 

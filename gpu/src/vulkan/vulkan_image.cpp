@@ -5,8 +5,8 @@
 
 #include <array>
 #include <cstdint>
-#include <utility>
 #include <string>
+#include <utility>
 
 namespace ferrum::gpu {
 
@@ -46,17 +46,34 @@ VkImageCreateInfo image_info(const vulkan_arena::context& c, const image_spec& s
 }  // namespace
 
 VkFormat vulkan_format(image_format f) noexcept {
-  static constexpr std::array<VkFormat, image_format_count> formats{
-      VK_FORMAT_R8G8B8A8_UNORM,       VK_FORMAT_B8G8R8A8_UNORM,           VK_FORMAT_R16G16B16A16_SFLOAT,
-      VK_FORMAT_R32_SFLOAT,           VK_FORMAT_D32_SFLOAT,               VK_FORMAT_R32G32B32A32_SFLOAT,
-      VK_FORMAT_R8G8B8A8_SRGB,        VK_FORMAT_B8G8R8A8_SRGB,            VK_FORMAT_D16_UNORM,
-      VK_FORMAT_D24_UNORM_S8_UINT,    VK_FORMAT_D32_SFLOAT_S8_UINT,       VK_FORMAT_B10G11R11_UFLOAT_PACK32,
-      VK_FORMAT_A2B10G10R10_UNORM_PACK32, VK_FORMAT_R8_UNORM,             VK_FORMAT_R8G8_UNORM,
-      VK_FORMAT_R16_UNORM,            VK_FORMAT_R16G16_UNORM,             VK_FORMAT_R16_SFLOAT,
-      VK_FORMAT_R16G16_SFLOAT,        VK_FORMAT_R32G32_SFLOAT,            VK_FORMAT_BC1_RGBA_UNORM_BLOCK,
-      VK_FORMAT_BC1_RGBA_SRGB_BLOCK,  VK_FORMAT_BC3_UNORM_BLOCK,          VK_FORMAT_BC3_SRGB_BLOCK,
-      VK_FORMAT_BC4_UNORM_BLOCK,      VK_FORMAT_BC5_UNORM_BLOCK,          VK_FORMAT_BC7_UNORM_BLOCK,
-      VK_FORMAT_BC7_SRGB_BLOCK};
+  static constexpr std::array<VkFormat, image_format_count> formats{VK_FORMAT_R8G8B8A8_UNORM,
+                                                                    VK_FORMAT_B8G8R8A8_UNORM,
+                                                                    VK_FORMAT_R16G16B16A16_SFLOAT,
+                                                                    VK_FORMAT_R32_SFLOAT,
+                                                                    VK_FORMAT_D32_SFLOAT,
+                                                                    VK_FORMAT_R32G32B32A32_SFLOAT,
+                                                                    VK_FORMAT_R8G8B8A8_SRGB,
+                                                                    VK_FORMAT_B8G8R8A8_SRGB,
+                                                                    VK_FORMAT_D16_UNORM,
+                                                                    VK_FORMAT_D24_UNORM_S8_UINT,
+                                                                    VK_FORMAT_D32_SFLOAT_S8_UINT,
+                                                                    VK_FORMAT_B10G11R11_UFLOAT_PACK32,
+                                                                    VK_FORMAT_A2B10G10R10_UNORM_PACK32,
+                                                                    VK_FORMAT_R8_UNORM,
+                                                                    VK_FORMAT_R8G8_UNORM,
+                                                                    VK_FORMAT_R16_UNORM,
+                                                                    VK_FORMAT_R16G16_UNORM,
+                                                                    VK_FORMAT_R16_SFLOAT,
+                                                                    VK_FORMAT_R16G16_SFLOAT,
+                                                                    VK_FORMAT_R32G32_SFLOAT,
+                                                                    VK_FORMAT_BC1_RGBA_UNORM_BLOCK,
+                                                                    VK_FORMAT_BC1_RGBA_SRGB_BLOCK,
+                                                                    VK_FORMAT_BC3_UNORM_BLOCK,
+                                                                    VK_FORMAT_BC3_SRGB_BLOCK,
+                                                                    VK_FORMAT_BC4_UNORM_BLOCK,
+                                                                    VK_FORMAT_BC5_UNORM_BLOCK,
+                                                                    VK_FORMAT_BC7_UNORM_BLOCK,
+                                                                    VK_FORMAT_BC7_SRGB_BLOCK};
   const auto i = static_cast<std::size_t>(f);
   return i < formats.size() ? formats[i] : VK_FORMAT_UNDEFINED;
 }

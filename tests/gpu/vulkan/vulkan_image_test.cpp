@@ -111,31 +111,34 @@ std::vector<float> sampled_texels(ferrum::gpu::device& device, ferrum::image_for
   using ferrum::image_layout;
   using ferrum::test::require;
   const gpu::image_spec source_spec{format, w, h, 1, 1, gpu::image_usage::sampled | gpu::image_usage::transfer_dst};
-  const gpu::image_spec target_spec{ferrum::image_format::rgba32_float, w, h, 1, 1,
-                                    gpu::image_usage::storage | gpu::image_usage::transfer_src};
+  const gpu::image_spec target_spec{
+      ferrum::image_format::rgba32_float, w, h, 1, 1, gpu::image_usage::storage | gpu::image_usage::transfer_src};
   REQUIRE(copy_bytes(source_spec) == words.size_bytes());
   const std::array<gpu::placed_image, 1> source_placed{gpu::placed_image{source_spec, 0}};
   const std::array<gpu::placed_image, 1> target_placed{gpu::placed_image{target_spec, 0}};
-  auto source = require(device.create_image_memory(source_placed, require(device.image_requirements(source_spec)).bytes));
-  auto target = require(device.create_image_memory(target_placed, require(device.image_requirements(target_spec)).bytes));
+  auto source =
+      require(device.create_image_memory(source_placed, require(device.image_requirements(source_spec)).bytes));
+  auto target =
+      require(device.create_image_memory(target_placed, require(device.image_requirements(target_spec)).bytes));
   auto upload = require(device.create_arena(words.size_bytes(), ferrum::memory_class::upload));
   auto readback = require(device.create_arena(copy_bytes(target_spec), ferrum::memory_class::readback));
   for (std::size_t i = 0; i < words.size(); ++i) ferrum::test::set_word(*upload, i, words[i]);
   auto kernel = require(device.create_kernel(gpu::builtin::image_affine()));
   auto list = require(device.create_command_list());
   const std::array<std::uint32_t, 2> push{std::bit_cast<std::uint32_t>(1.0f), std::bit_cast<std::uint32_t>(0.0f)};
-  ferrum::test::require_reached(device.queue().timeline(), ferrum::test::submit(device, *list, [&](gpu::command_list& l) {
-    if (upload->staged()) require(l.stage(*upload));
-    require(l.transition(source->at(0), image_layout::undefined, image_layout::transfer_dst));
-    require(l.copy(upload->whole(), source->at(0), image_layout::transfer_dst));
-    require(l.transition(source->at(0), image_layout::transfer_dst, image_layout::shader_read_only));
-    require(l.transition(target->at(0), image_layout::undefined, image_layout::general));
-    require(l.dispatch(*kernel, gpu::image_operand{&target->at(0), image_layout::general},
-                       gpu::image_operand{&source->at(0), image_layout::shader_read_only}, push));
-    require(l.transition(target->at(0), image_layout::general, image_layout::transfer_src));
-    require(l.copy(target->at(0), image_layout::transfer_src, readback->whole()));
-    if (readback->staged()) require(l.stage(*readback));
-  }));
+  ferrum::test::require_reached(
+      device.queue().timeline(), ferrum::test::submit(device, *list, [&](gpu::command_list& l) {
+        if (upload->staged()) require(l.stage(*upload));
+        require(l.transition(source->at(0), image_layout::undefined, image_layout::transfer_dst));
+        require(l.copy(upload->whole(), source->at(0), image_layout::transfer_dst));
+        require(l.transition(source->at(0), image_layout::transfer_dst, image_layout::shader_read_only));
+        require(l.transition(target->at(0), image_layout::undefined, image_layout::general));
+        require(l.dispatch(*kernel, gpu::image_operand{&target->at(0), image_layout::general},
+                           gpu::image_operand{&source->at(0), image_layout::shader_read_only}, push));
+        require(l.transition(target->at(0), image_layout::general, image_layout::transfer_src));
+        require(l.copy(target->at(0), image_layout::transfer_src, readback->whole()));
+        if (readback->staged()) require(l.stage(*readback));
+      }));
   require(readback->invalidate());
   std::vector<float> texels(copy_bytes(target_spec) / 4);
   for (std::size_t i = 0; i < texels.size(); ++i) texels[i] = std::bit_cast<float>(ferrum::test::word_at(*readback, i));
@@ -216,10 +219,9 @@ TEST_CASE("vulkan: a plan's images of other formats in lanes; storage on rgba8-s
   session s;
   if (!s.open()) return;
   using ferrum::image_format;
-  const auto program = std::make_shared<const ferrum::compiled_program>(
-      ferrum::test::compile_ok(ferrum::test::with_image_formats(ferrum::test::image_copy_plan(1), image_format::rg16_unorm,
-                                                                image_format::rgba8_srgb,
-                                                                image_format::a2b10g10r10_unorm)));
+  const auto program = std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(
+      ferrum::test::with_image_formats(ferrum::test::image_copy_plan(1), image_format::rg16_unorm,
+                                       image_format::rgba8_srgb, image_format::a2b10g10r10_unorm)));
   CHECK(ferrum::test::run_image_waves(program, *s.device, 2) == 0);
   // image_copies.json's image/history stored to: lavapipe has no storage
   // on rgba8-srgb.
@@ -230,8 +232,9 @@ TEST_CASE("vulkan: a plan's images of other formats in lanes; storage on rgba8-s
       for (std::size_t k = 0; k < n.resources.size(); ++k)
         if (n.resources[k].view() == "image/history") n.access[k] = ferrum::resource_access::storage_read;
   boost::asio::io_context context;
-  auto refused = ferrum::scheduler::create(std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(stored)),
-                                           *s.device, context.get_executor());
+  auto refused =
+      ferrum::scheduler::create(std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(stored)),
+                                *s.device, context.get_executor());
   REQUIRE_FALSE(refused.has_value());
   CHECK(refused.error() == ferrum::errc::format_unsupported);
   INFO(refused.error().detail);

@@ -386,7 +386,8 @@ void draw_waves(bool classic, attachment_formats formats = {}) {
   // lavapipe: Vulkan 1.3 with dynamic rendering, graphics on its one family.
   REQUIRE(s.device->limits().graphics);
   // Red and blue as words of the color format (bgra: swapped).
-  const bool bgra = formats.color == ferrum::image_format::bgra8_unorm || formats.color == ferrum::image_format::bgra8_srgb;
+  const bool bgra =
+      formats.color == ferrum::image_format::bgra8_unorm || formats.color == ferrum::image_format::bgra8_srgb;
   const std::uint32_t red = bgra ? 0xffff0000u : 0xff0000ffu;
   const std::uint32_t blue = bgra ? 0xff0000ffu : 0xffff0000u;
   const int failures = run_raster_waves(s, raster_program(formats), 4, classic, [&](std::span<const std::byte> bytes) {
