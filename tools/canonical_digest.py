@@ -26,7 +26,11 @@ ENUMS = {
     "access": ["read", "write", "read-write", "sampled", "storage-read", "storage-write",
                "storage-read-write", "color-attachment", "depth-attachment", "depth-read",
                "transfer-src", "transfer-dst", "present"],
-    "format": ["rgba8-unorm", "bgra8-unorm", "rgba16-float", "r32-float", "d32-float", "rgba32-float"],
+    "format": ["rgba8-unorm", "bgra8-unorm", "rgba16-float", "r32-float", "d32-float", "rgba32-float",
+               "rgba8-srgb", "bgra8-srgb", "d16-unorm", "d24-unorm-s8-uint", "d32-float-s8-uint",
+               "b10g11r11-float", "a2b10g10r10-unorm", "r8-unorm", "rg8-unorm", "r16-unorm", "rg16-unorm",
+               "r16-float", "rg16-float", "rg32-float", "bc1-rgba-unorm", "bc1-rgba-srgb", "bc3-unorm",
+               "bc3-srgb", "bc4-unorm", "bc5-unorm", "bc7-unorm", "bc7-srgb"],
     "memory": ["device", "upload", "readback", "imported"],
 }
 

@@ -236,13 +236,10 @@ result<image_extent> resolve_image_extent(const resource_descriptor& r, const bu
 }
 
 std::uint64_t image_bytes(const image_desc& image, image_extent extent) noexcept {
-  std::uint64_t texels = 0;
-  for (std::uint32_t level = 0; level < image.mips; ++level) {
-    const std::uint64_t w = std::max<std::uint64_t>(1, extent.width >> level);
-    const std::uint64_t h = std::max<std::uint64_t>(1, extent.height >> level);
-    texels += w * h;
-  }
-  return texels * image.layers * texel_bytes(image.format);
+  std::uint64_t bytes = 0;
+  for (std::uint32_t level = 0; level < image.mips; ++level)
+    bytes += level_bytes(image.format, std::max(1u, extent.width >> level), std::max(1u, extent.height >> level));
+  return bytes * image.layers;
 }
 
 }  // namespace ferrum::detail

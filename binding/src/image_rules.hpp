@@ -54,7 +54,8 @@ struct image_extent {
   return levels;
 }
 
-// The texels of an image of `extent`: every layer's mip chain.
+// The bytes of an image of `extent`: every layer's mip chain, each level
+// rounded up to whole blocks (ferrum::level_bytes).
 [[nodiscard]] std::uint64_t image_bytes(const image_desc& image, image_extent extent) noexcept;
 
 }  // namespace ferrum::detail

@@ -257,12 +257,18 @@ result<void> command_list::image_copy_checks(const image& img, image_layout layo
   if (auto r = check_range(command, into ? "source" : "destination", bytes, into ? access::read : access::write); !r)
     return r;
   const image_spec& spec = img.spec();
-  // Vulkan copies whole texels from a buffer offset that is a multiple of
-  // the texel's size.
-  if (bytes.offset % texel_bytes(spec.format) != 0)
+  // A copy between a buffer and a depth-stencil image moves one aspect,
+  // each laid out in the buffer its own way: not what one range holds.
+  if (has_stencil(spec.format))
+    return make_error(errc::invalid_image, std::string(command) + " of format " + quote_text(to_string(spec.format)) +
+                                               ": a depth-stencil image is not copied to or from a buffer");
+  // Vulkan copies whole texels (4x4 blocks of a block-compressed format)
+  // from a buffer offset that is a multiple of the block's size and of 4.
+  if (const std::uint64_t align = std::max<std::uint64_t>(4, block_bytes(spec.format)); bytes.offset % align != 0)
     return make_error(errc::misaligned_range, describe(command, into ? "source" : "destination", bytes) +
-                                                  ": not at a multiple of the " +
-                                                  std::to_string(texel_bytes(spec.format)) + "-byte texel");
+                                                  ": not at a multiple of " + std::to_string(align) + " (a " +
+                                                  std::to_string(block_bytes(spec.format)) + "-byte " +
+                                                  (is_block_compressed(spec.format) ? "block" : "texel") + ")");
   const image_layout copy_layout = into ? image_layout::transfer_dst : image_layout::transfer_src;
   if (layout != copy_layout && layout != image_layout::general)
     return make_error(errc::invalid_image, std::string(command) + " in layout " + std::string(to_string(layout)) +
@@ -271,9 +277,9 @@ result<void> command_list::image_copy_checks(const image& img, image_layout layo
   if ((spec.usage & usage) == 0)
     return make_error(errc::invalid_image,
                       std::string(command) + " made without " + (into ? "transfer-dst" : "transfer-src") + " usage");
-  if (bytes.size != texel_bytes(spec))
+  if (bytes.size != copy_bytes(spec))
     return make_error(errc::copy_size_mismatch, std::string(command) + ": " + std::to_string(bytes.size) +
-                                                    " bytes for an image of " + std::to_string(texel_bytes(spec)));
+                                                    " bytes for an image of " + std::to_string(copy_bytes(spec)));
   return {};
 }
 

@@ -2,6 +2,7 @@
 // (ferrum/gpu/image.hpp, device::image_requirements, create_image_memory).
 #include "ferrum/gpu/device.hpp"
 
+#include <array>
 #include <bit>
 #include <string>
 
@@ -41,9 +42,20 @@ result<void> check_image_spec(const image_spec& s) {
     return refused(s, "a depth format is neither stored to nor a color attachment");
   if (!is_depth(s.format) && (s.usage & image_usage::depth_attachment) != 0)
     return refused(s, "a color format is no depth attachment");
-  if (s.format == image_format::bgra8_unorm && (s.usage & image_usage::storage) != 0)
-    return refused(s, "bgra8-unorm is not stored to (not every device can)");
+  if (is_block_compressed(s.format) &&
+      (s.usage & ~(image_usage::sampled | image_usage::transfer_src | image_usage::transfer_dst)) != 0)
+    return refused(s, "a block-compressed format is only sampled and copied");
   return {};
+}
+
+std::string format_feature_names(std::uint32_t features) {
+  static constexpr std::array<std::string_view, 8> names{"sampled",          "storage",      "color-attachment",
+                                                         "depth-attachment", "transfer-src", "transfer-dst",
+                                                         "blit-src",         "blit-dst"};
+  std::string out;
+  for (std::size_t bit = 0; bit < names.size(); ++bit)
+    if ((features & (1u << bit)) != 0) out += (out.empty() ? "" : ", ") + std::string(names[bit]);
+  return out.empty() ? "none" : out;
 }
 
 result<gpu::image_requirements> device::image_requirements(const image_spec& spec) {
@@ -52,6 +64,10 @@ result<gpu::image_requirements> device::image_requirements(const image_spec& spe
   if (spec.width > limits_.max_image_extent || spec.height > limits_.max_image_extent)
     return refused(spec, "device " + quote_text(name_) + " makes images of at most " +
                              std::to_string(limits_.max_image_extent) + " texels a side");
+  if (const std::uint32_t missing = spec.usage & ~format_features(spec.format); missing != 0)
+    return make_error(errc::format_unsupported, "image " + describe(spec) + ": device " + quote_text(name_) +
+                                                    " has no " + format_feature_names(missing) + " feature for " +
+                                                    std::string(to_string(spec.format)));
   return do_image_requirements(spec);
 }
 

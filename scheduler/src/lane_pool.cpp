@@ -260,6 +260,9 @@ result<std::unique_ptr<lane_pool>> lane_pool::make(const compiled_program& progr
                                                     quote_text(drawn->resource.view()) +
                                                     " is an attachment, and the compute queue of device " +
                                                     quote_text(device.name()) + " has no graphics");
+  // Formats the device cannot use as the plan does: refused now, naming
+  // the image, its access and the feature missing.
+  if (auto formats = check_lane_image_formats(bucket, device); !formats) return formats.error();
   std::unique_ptr<lane_pool> pool(
       new lane_pool(program, bucket, device, std::move(executor), gpu_timestamps, queues, std::move(dispatcher)));
   auto images = lane_image_placement(bucket, device);

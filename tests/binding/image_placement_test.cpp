@@ -23,7 +23,7 @@ compiled_program images_program() { return compile(test::load_source_plan(pinned
 std::vector<image_size> device_sizes(const lane_recipe& lane) {
   std::vector<image_size> sizes;
   for (const lane_image& i : lane.images) {
-    const std::uint64_t texels = texel_bytes(i.image.format) * i.image.width * i.image.height * i.image.layers;
+    const std::uint64_t texels = level_bytes(i.image.format, i.image.width, i.image.height) * i.image.layers;
     const std::uint64_t page = 65536;
     sizes.push_back({((texels + page - 1) / page) * page * (is_depth(i.image.format) ? 2 : 1), page});
   }

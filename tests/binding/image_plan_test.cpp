@@ -2,6 +2,7 @@
 // the accesses nodes make of them, every refusal with its code and JSON
 // pointer, and the plan hash's images part (docs/canonical-encoding.md).
 #include "ferrum/binding/compiled_program.hpp"
+#include "ferrum/binding/demand.hpp"
 #include "ferrum/binding/image_access.hpp"
 #include "ferrum/binding/plan_json.hpp"
 
@@ -212,8 +213,19 @@ TEST_CASE("images: every access that does not fit its image, queue or place is r
       {"storage on d32-float",
        [](auto& doc) { node(doc, "node/ssao")["access"]["image/scene.depth"] = "storage-read"; },
        errc::invalid_image_access, "/nodes/1/access/image~1scene.depth"},
-      {"storage on bgra8-unorm", [](auto& doc) { resource(doc, "image/out")["image"]["format"] = "bgra8-unorm"; },
+      {"storage on d16-unorm", [](auto& doc) { resource(doc, "image/out")["image"]["format"] = "d16-unorm"; },
        errc::invalid_image_access, "/nodes/5/access/image~1out"},
+      {"storage on bc7-unorm", [](auto& doc) { resource(doc, "image/out")["image"]["format"] = "bc7-unorm"; },
+       errc::invalid_image_access, "/nodes/5/access/image~1out"},
+      {"a color attachment on bc1-rgba-srgb",
+       [](auto& doc) { resource(doc, "image/scene.color")["image"]["format"] = "bc1-rgba-srgb"; },
+       errc::invalid_image_access, "/nodes/0/access/image~1scene.color"},
+      {"a color attachment on d24-unorm-s8-uint",
+       [](auto& doc) { resource(doc, "image/scene.color")["image"]["format"] = "d24-unorm-s8-uint"; },
+       errc::invalid_image_access, "/nodes/0/access/image~1scene.color"},
+      {"a depth attachment on r16-unorm",
+       [](auto& doc) { resource(doc, "image/scene.depth")["image"]["format"] = "r16-unorm"; },
+       errc::invalid_image_access, "/nodes/0/access/image~1scene.depth"},
       {"a color attachment on d32-float",
        [](auto& doc) { node(doc, "node/gbuffer")["access"]["image/scene.depth"] = "color-attachment"; },
        errc::invalid_image_access, "/nodes/0/access/image~1scene.depth"},
@@ -377,11 +389,84 @@ TEST_CASE("image_access: what each access reads, writes and needs", "[binding][i
   CHECK(layout_of(resource_access::depth_read) == image_layout::depth_read_only);
   CHECK(layout_of(resource_access::present) == image_layout::present_src);
   CHECK(format_takes(image_format::bgra8_unorm, resource_access::present));
-  CHECK_FALSE(format_takes(image_format::bgra8_unorm, resource_access::storage_write));
+  CHECK(format_takes(image_format::bgra8_srgb, resource_access::present));
+  CHECK_FALSE(format_takes(image_format::bgra8_unorm, resource_access::depth_read));
   CHECK(transfer_queue_takes(resource_access::transfer_dst));
   CHECK_FALSE(transfer_queue_takes(resource_access::sampled));
   for (resource_access a = resource_access::read; a <= resource_access::present;
        a = static_cast<resource_access>(static_cast<int>(a) + 1))
     CHECK(enum_from_string<resource_access>(to_string(a)) == a);
   for (image_format f : image_formats) CHECK(image_format_from_string(to_string(f)) == f);
+}
+
+TEST_CASE("image formats: every name parses, and what no device does is refused with the plan", "[binding][image]") {
+  CHECK(image_formats.size() == 28);
+  CHECK(to_string(static_cast<image_format>(image_formats.size())) == "unknown");
+  for (image_format f : image_formats) {
+    INFO(to_string(f));
+    const std::string text = images_edited([&](nlohmann::json& doc) {
+      // image/history is sampled and copied into: every format takes both.
+      resource(doc, "image/history")["image"]["format"] = std::string(to_string(f));
+    });
+    const plan p = both_parsers::parsed(text);
+    CHECK(p.resources[index_of(nlohmann::json::parse(text)["resources"], "image/history")].image->format == f);
+    CHECK(validate_plan(p).has_value());
+  }
+  // Depth formats take depth accesses only; block-compressed ones neither
+  // storage nor attachments; present only the swapchains' four.
+  for (image_format f : {image_format::d16_unorm, image_format::d24_unorm_s8_uint, image_format::d32_float_s8_uint}) {
+    CHECK(format_takes(f, resource_access::depth_attachment));
+    CHECK_FALSE(format_takes(f, resource_access::storage_write));
+    CHECK_FALSE(format_takes(f, resource_access::color_attachment));
+  }
+  for (image_format f : {image_format::bc1_rgba_unorm, image_format::bc5_unorm, image_format::bc7_srgb}) {
+    CHECK(format_takes(f, resource_access::sampled));
+    CHECK(format_takes(f, resource_access::transfer_dst));
+    CHECK_FALSE(format_takes(f, resource_access::storage_read));
+    CHECK_FALSE(format_takes(f, resource_access::color_attachment));
+    CHECK_FALSE(format_takes(f, resource_access::depth_read));
+  }
+  // What some device does is the device's to refuse.
+  CHECK(format_takes(image_format::rgba8_srgb, resource_access::storage_write));
+  CHECK(format_takes(image_format::r8_unorm, resource_access::storage_read_write));
+  CHECK(format_takes(image_format::a2b10g10r10_unorm, resource_access::color_attachment));
+  CHECK(format_takes(image_format::bgra8_unorm, resource_access::storage_write));
+  CHECK_FALSE(format_takes(image_format::rgba16_float, resource_access::present));
+  CHECK(format_takes(image_format::rgba8_srgb, resource_access::present));
+  CHECK_FALSE(format_takes(image_format::r8_unorm, resource_access::present));
+  // An unknown name lists the formats.
+  const error unknown = refusal_of(
+      images_edited([](nlohmann::json& doc) { resource(doc, "image/history")["image"]["format"] = "bc2-unorm"; }));
+  CHECK(unknown == errc::unknown_value);
+  CHECK(unknown.detail.find("'bc7-srgb'") != std::string::npos);
+}
+
+TEST_CASE("image formats: a level's bytes are whole blocks, and a bucket holds each image's", "[binding][image]") {
+  CHECK(level_bytes(image_format::rgba8_unorm, 3, 5) == 60);
+  CHECK(level_bytes(image_format::r8_unorm, 3, 5) == 15);
+  CHECK(level_bytes(image_format::d32_float_s8_uint, 3, 5) == 120);
+  CHECK(level_bytes(image_format::d24_unorm_s8_uint, 3, 5) == 60);
+  CHECK(level_bytes(image_format::bc1_rgba_unorm, 1, 1) == 8);
+  CHECK(level_bytes(image_format::bc7_unorm, 5, 4) == 32);
+  CHECK(level_bytes(image_format::bc4_unorm, 8, 9) == 2 * 3 * 8);
+  CHECK(is_depth(image_format::d24_unorm_s8_uint));
+  CHECK(has_stencil(image_format::d32_float_s8_uint));
+  CHECK_FALSE(has_stencil(image_format::d16_unorm));
+  CHECK(is_block_compressed(image_format::bc3_srgb));
+  CHECK_FALSE(is_block_compressed(image_format::b10g11r11_float));
+  const plan p = both_parsers::parsed(images_edited([](nlohmann::json& doc) {
+    // 10x7 in 4x4 blocks of 16 bytes, 2 mips: 3x2 + 2x1 blocks.
+    resource(doc, "image/history")["image"] = {{"format", "bc7-srgb"}, {"extent", {10, 7}}, {"mips", 2}};
+    resource(doc, "image/scene.depth")["image"]["format"] = "d32-float-s8-uint";
+  }));
+  const auto bytes_of = [&](std::string_view id, const bucket_capacity& dims) {
+    for (const resource_descriptor& r : p.resources)
+      if (r.id.view() == id) return resolve_demand(r, dims).value();
+    FAIL("no " << id);
+    return std::uint64_t{0};
+  };
+  CHECK(bytes_of("image/history", {320, 180, 1}) == (3 * 2 + 2 * 1) * 16);
+  CHECK(bytes_of("image/scene.depth", {320, 180, 1}) == 320 * 180 * 8);
+  CHECK(bytes_of("image/scene.depth", {5, 3, 1}) == 5 * 3 * 8);
+  REQUIRE(compile(p).has_value());
 }

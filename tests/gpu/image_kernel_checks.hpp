@@ -46,7 +46,7 @@ inline void check_image_kernel(gpu::device& device) {
   kernel_images k = make_kernel_images(device, 37, 29);
   const gpu::image& source = k.memory->at(0);
   const gpu::image& target = k.memory->at(1);
-  const std::size_t bytes = texel_bytes(k.spec);
+  const std::size_t bytes = copy_bytes(k.spec);
   auto upload = require(device.create_arena(bytes, memory_class::upload));
   auto readback = require(device.create_arena(bytes, memory_class::readback));
   for (std::size_t w = 0; w < bytes / 4; ++w) set_word(*upload, w, std::bit_cast<std::uint32_t>(static_cast<float>(w)));

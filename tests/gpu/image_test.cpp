@@ -33,13 +33,47 @@ TEST_CASE("images: refused specs, memory and commands on the null device", "[gpu
   CHECK(needs.alignment == 4096);
 }
 
+TEST_CASE("images: formats of every kind round-trip through copies on the null device", "[gpu][image]") {
+  auto device = test::null_device();
+  test::check_format_round_trip(*device);
+  CHECK(device->image_layout_errors().count == 0);
+}
+
+TEST_CASE("images: a format feature the null device withholds is refused by name", "[gpu][image]") {
+  gpu::null_device_options options;
+  options.withheld = {{image_format::rgba8_srgb, gpu::format_feature::storage | gpu::format_feature::blit_dst},
+                      {image_format::d24_unorm_s8_uint, gpu::format_feature::all}};
+  auto device = test::null_device(options);
+  CHECK(device->format_features(image_format::rgba8_unorm) == gpu::format_feature::all);
+  CHECK(device->format_features(image_format::rgba8_srgb) ==
+        (gpu::format_feature::all & ~(gpu::format_feature::storage | gpu::format_feature::blit_dst)));
+  CHECK(device->format_features(image_format::d24_unorm_s8_uint) == 0);
+  const gpu::image_spec stored{image_format::rgba8_srgb, 8, 8, 1, 1, gpu::image_usage::storage};
+  const error e = device->image_requirements(stored).error();
+  CHECK(e == errc::format_unsupported);
+  CHECK(e.detail.find("has no storage feature for rgba8-srgb") != std::string::npos);
+  CHECK(device->image_requirements({image_format::rgba8_srgb, 8, 8, 1, 1, gpu::image_usage::sampled}).has_value());
+  CHECK(device->image_requirements({image_format::d24_unorm_s8_uint, 8, 8, 1, 1, gpu::image_usage::depth_attachment})
+            .error() == errc::format_unsupported);
+  CHECK(gpu::format_feature_names(gpu::format_feature::storage | gpu::format_feature::blit_dst) == "storage, blit-dst");
+  CHECK(gpu::format_feature_names(0) == "none");
+  // Withholding from a format outside the enum, or bits outside format_feature.
+  for (const gpu::null_device_options::withheld_features bad :
+       {gpu::null_device_options::withheld_features{static_cast<image_format>(image_format_count), 1},
+        gpu::null_device_options::withheld_features{image_format::r8_unorm, 1u << 8}}) {
+    gpu::null_device_options wrong;
+    wrong.withheld = {bad};
+    CHECK(gpu::null_device::create(wrong).error() == errc::invalid_device_option);
+  }
+}
+
 TEST_CASE("images: a command that meets an image in another layout is counted, with what it expected", "[gpu][image]") {
   auto device = test::null_device();
   const gpu::image_spec s{image_format::r32_float, 16, 16, 1, 1, test::image_copies | gpu::image_usage::sampled};
   const std::array<gpu::placed_image, 1> placed{gpu::placed_image{s, 0}};
   auto memory = test::require(device->create_image_memory(placed, 4096));
   const gpu::image& img = memory->at(0);
-  auto arena = test::require(device->create_arena(texel_bytes(s)));
+  auto arena = test::require(device->create_arena(copy_bytes(s)));
   auto list = test::require(device->create_command_list());
   // A copy into an image never put in transfer-dst: counted, and run.
   test::require_reached(device->queue().timeline(), test::submit(*device, *list, [&](gpu::command_list& l) {

@@ -9,6 +9,9 @@
 #include "mip_chain_waves.hpp"
 #include "scheduler_support.hpp"
 
+#include <boost/asio/io_context.hpp>
+
+#include <optional>
 #include <string>
 
 namespace {
@@ -109,4 +112,43 @@ TEST_CASE("image waves: a transition from undefined where contents were needed l
                                             *device, 1) > 0);
   }
   CHECK(kept == 4);
+}
+
+TEST_CASE("image waves: images of other formats carry their texels exactly", "[scheduler][image]") {
+  auto device = ::test::null_device();
+  const auto program = std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(
+      ferrum::test::with_image_formats(image_copy_plan(1), ferrum::image_format::rg16_unorm,
+                                       ferrum::image_format::rgba8_srgb, ferrum::image_format::a2b10g10r10_unorm)));
+  CHECK(run_image_waves(program, *device, 2) == 0);
+  CHECK(device->image_layout_errors().count == 0);
+}
+
+TEST_CASE("image waves: a format feature the device lacks refuses the plan, and a replacement, by name",
+          "[scheduler][image]") {
+  ferrum::gpu::null_device_options options;
+  options.withheld = {{ferrum::image_format::rgba8_srgb, ferrum::gpu::format_feature::transfer_src}};
+  auto device = ::test::null_device(options);
+  const auto lacking = std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(
+      ferrum::test::with_image_formats(image_copy_plan(1), ferrum::image_format::r32_float,
+                                       ferrum::image_format::r32_float, ferrum::image_format::rgba8_srgb)));
+  boost::asio::io_context context;
+  auto refused = ferrum::scheduler::create(lacking, *device, context.get_executor());
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error() == ferrum::errc::format_unsupported);
+  INFO(refused.error().detail);
+  // image/history's first transfer-src is node/read.b's, the plan's node 3.
+  CHECK(refused.error().detail.find("image 'image/history' of format 'rgba8-srgb' is taken 'transfer-src' by node 3") !=
+        std::string::npos);
+  CHECK(refused.error().detail.find("has no transfer-src feature for rgba8-srgb") != std::string::npos);
+
+  // A scheduler over a plan the device can run, then the lacking one in its place.
+  auto scheduler = ferrum::test::require(ferrum::scheduler::create(
+      std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(image_copy_plan(1))), *device,
+      context.get_executor()));
+  std::optional<boost::system::error_code> replaced;
+  scheduler->async_replace(lacking, [&](boost::system::error_code ec) { replaced = ec; });
+  context.restart();
+  context.run();
+  REQUIRE(replaced.has_value());
+  CHECK(*replaced == ferrum::errc::format_unsupported);
 }

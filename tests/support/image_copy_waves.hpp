@@ -43,6 +43,17 @@ inline ferrum::plan image_copy_plan(std::uint32_t lanes) {
   return p;
 }
 
+// The plan with image/a, image/b and image/history of other formats of 4
+// bytes a texel (each copied byte for byte as the words the waves check).
+inline ferrum::plan with_image_formats(ferrum::plan p, image_format a, image_format b, image_format history) {
+  for (ferrum::resource_descriptor& r : p.resources) {
+    if (r.id.view() == "image/a") r.image->format = a;
+    if (r.id.view() == "image/b") r.image->format = b;
+    if (r.id.view() == "image/history") r.image->format = history;
+  }
+  return p;
+}
+
 // Where each image's texels go in resource/in and resource/out.
 inline std::size_t section_of(std::string_view image) {
   if (image == "image/a") return 0;

@@ -29,6 +29,8 @@ null_device_impl::null_device_impl(const null_device_options& options)
   queues_.push_back(std::make_unique<null_queue>(*this, 0, queue_kind::compute));
   if (options_.queues == 2) queues_.push_back(std::make_unique<null_queue>(*this, 1, queue_kind::transfer));
   set_queues({queues_.front().get(), queues_.back().get()});
+  for (const null_device_options::withheld_features& w : options.withheld)
+    set_format_features(w.format, format_features(w.format) & ~w.features);
   set_timestamp_clock(options.timestamps ? timestamp_clock{true, "steady_clock", std::chrono::nanoseconds(0)}
                                          : timestamp_clock{false, "null_device_options::timestamps is off",
                                                            std::chrono::nanoseconds(0)});
@@ -140,6 +142,11 @@ result<std::unique_ptr<null_device>> null_device::create(const null_device_optio
   if (options.max_arena_bytes == 0) return make_error(errc::invalid_device_option, "max_arena_bytes must be positive");
   if (options.queues != 1 && options.queues != 2)
     return make_error(errc::invalid_device_option, "queues must be 1 or 2, not " + std::to_string(options.queues));
+  for (const null_device_options::withheld_features& w : options.withheld)
+    if (static_cast<std::size_t>(w.format) >= image_format_count || (w.features & ~format_feature::all) != 0)
+      return make_error(errc::invalid_device_option, "withheld: format " + std::to_string(static_cast<int>(w.format)) +
+                                                         " or features " + std::to_string(w.features) +
+                                                         " outside gpu::image_format and gpu::format_feature");
   if (options.inline_completion) {
     // Each of these would make the submitting thread sleep inside submit.
     std::string pausing;

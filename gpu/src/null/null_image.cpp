@@ -9,15 +9,15 @@ namespace ferrum::gpu::null_detail {
 namespace {
 
 // The bytes of level `level` of one layer.
-std::uint64_t level_bytes(const image_spec& spec, std::uint32_t level) noexcept {
-  return texel_bytes(spec.format) * std::max(1u, spec.width >> level) * std::max(1u, spec.height >> level);
+std::uint64_t spec_level_bytes(const image_spec& spec, std::uint32_t level) noexcept {
+  return level_bytes(spec.format, std::max(1u, spec.width >> level), std::max(1u, spec.height >> level));
 }
 
 }  // namespace
 
 image_requirements null_image_requirements(const image_spec& spec) noexcept {
   std::uint64_t bytes = 0;
-  for (std::uint32_t level = 0; level < spec.mips; ++level) bytes += level_bytes(spec, level) * spec.layers;
+  for (std::uint32_t level = 0; level < spec.mips; ++level) bytes += spec_level_bytes(spec, level) * spec.layers;
   return {(bytes + image_page - 1) / image_page * image_page, image_page};
 }
 
@@ -32,8 +32,8 @@ null_image::null_image(const gpu::device& owner, null_device_impl& reporter, con
 
 std::span<std::byte> null_image::texels(std::uint32_t mip, std::uint32_t layer) const noexcept {
   std::uint64_t at = 0;
-  for (std::uint32_t level = 0; level < mip; ++level) at += level_bytes(spec(), level) * spec().layers;
-  const std::uint64_t size = level_bytes(spec(), mip);
+  for (std::uint32_t level = 0; level < mip; ++level) at += spec_level_bytes(spec(), level) * spec().layers;
+  const std::uint64_t size = spec_level_bytes(spec(), mip);
   return bytes_.subspan(at + size * layer, size);
 }
 

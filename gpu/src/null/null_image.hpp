@@ -33,7 +33,7 @@ class null_image final : public image {
              std::span<std::byte> bytes);
 
   // Level 0, every layer: what a copy moves.
-  [[nodiscard]] std::span<std::byte> texels() const noexcept { return bytes_.first(texel_bytes(spec())); }
+  [[nodiscard]] std::span<std::byte> texels() const noexcept { return bytes_.first(copy_bytes(spec())); }
   // Level `mip` of layer `layer`, and that level's extent.
   [[nodiscard]] std::span<std::byte> texels(std::uint32_t mip, std::uint32_t layer) const noexcept;
   [[nodiscard]] image_extent extent(std::uint32_t mip) const noexcept;

@@ -168,7 +168,8 @@ result<void> vulkan_command_list::do_image_copy(const image& img, image_layout l
   const image_spec& spec = img.spec();
   VkBufferImageCopy region{};
   region.bufferOffset = bytes.offset;
-  region.imageSubresource = {aspects_of(spec.format), 0, 0, spec.layers};
+  // One aspect (a depth-stencil image's copies are refused before).
+  region.imageSubresource = {vk_view_aspect(spec.format), 0, 0, spec.layers};
   region.imageExtent = {spec.width, spec.height, 1};
   const VkImage handle = static_cast<const vulkan_image&>(img).handle();
   if (direction == image_copy::into_image)

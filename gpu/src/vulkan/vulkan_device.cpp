@@ -78,6 +78,10 @@ vulkan_device::vulkan_device(std::unique_ptr<vulkan_device_objects> objects)
       clock_(objects_->device, objects_->physical.timestamp_valid_bits, objects_->physical.timestamp_period,
              objects_->calibrated_timestamps) {
   const vulkan_physical_device& physical = objects_->physical;
+  for (image_format f : image_formats)
+    set_format_features(f, is_block_compressed(f) && !objects_->texture_compression_bc
+                               ? 0
+                               : vulkan_format_features(physical.handle, f));
   if (physical.timestamp_valid_bits == 0 || physical.timestamp_period <= 0) {
     set_timestamp_clock({false, "its queue family reports no valid timestamp bits", std::chrono::nanoseconds(0)});
   } else {
@@ -402,9 +406,13 @@ result<std::unique_ptr<device>> create_vulkan_device(const vulkan_device_options
   features13.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES;
   features13.dynamicRendering = VK_TRUE;
   if (raster) features12.pNext = &features13;
+  // Block-compressed images (the bc* formats) where the device has them.
+  VkPhysicalDeviceFeatures features{};
+  features.textureCompressionBC = offered.features.textureCompressionBC;
   VkDeviceCreateInfo info{};
   info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
   info.pNext = &features12;
+  info.pEnabledFeatures = &features;
   info.queueCreateInfoCount = queue_info_count;
   info.pQueueCreateInfos = queue_infos.data();
   // Calibrated timestamps put GPU times on steady_clock without a
@@ -433,6 +441,7 @@ result<std::unique_ptr<device>> create_vulkan_device(const vulkan_device_options
   objects->discrete_layout = options.discrete_layout;
   objects->wait_any = options.wait_any;
   objects->buffer_device_address = features12.bufferDeviceAddress == VK_TRUE;
+  objects->texture_compression_bc = features.textureCompressionBC == VK_TRUE;
   objects->physical.limits.graphics = raster;
   vulkan_device_objects::queue_objects compute;
   compute.family = chosen.queue_family;
@@ -474,6 +483,7 @@ result<std::unique_ptr<device>> adopt_vulkan_device(const vulkan_adopt_info& inf
   objects->queue_mutex = info.queue_mutex;
   objects->calibrated_timestamps = info.calibrated_timestamps;
   objects->buffer_device_address = info.buffer_device_address;
+  objects->texture_compression_bc = info.texture_compression_bc;
   objects->physical.limits.graphics = info.dynamic_rendering && objects->physical.graphics_family;
   return vulkan_device::start(std::move(objects));
 }

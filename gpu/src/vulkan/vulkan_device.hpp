@@ -64,6 +64,9 @@ struct vulkan_device_objects {
   bool wait_any = false;
   // bufferDeviceAddress is enabled on `device`: arenas have device addresses.
   bool buffer_device_address = false;
+  // textureCompressionBC is enabled on `device`: the bc* formats have the
+  // features the physical device reports.
+  bool texture_compression_bc = false;
   // Host-signalled only, to interrupt the fence waiter (fence_waiter.hpp).
   VkSemaphore wake = VK_NULL_HANDLE;
   // The kernel ABI's set and pipeline layouts.

@@ -3,8 +3,10 @@
 #include "vulkan/vk_result.hpp"
 #include "vulkan/vulkan_physical_device.hpp"
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace ferrum::gpu {
 
@@ -44,21 +46,56 @@ VkImageCreateInfo image_info(const vulkan_arena::context& c, const image_spec& s
 }  // namespace
 
 VkFormat vulkan_format(image_format f) noexcept {
-  switch (f) {
-    case image_format::rgba8_unorm:
-      return VK_FORMAT_R8G8B8A8_UNORM;
-    case image_format::bgra8_unorm:
-      return VK_FORMAT_B8G8R8A8_UNORM;
-    case image_format::rgba16_float:
-      return VK_FORMAT_R16G16B16A16_SFLOAT;
-    case image_format::r32_float:
-      return VK_FORMAT_R32_SFLOAT;
-    case image_format::d32_float:
-      return VK_FORMAT_D32_SFLOAT;
-    case image_format::rgba32_float:
-      return VK_FORMAT_R32G32B32A32_SFLOAT;
-  }
-  return VK_FORMAT_UNDEFINED;
+  static constexpr std::array<VkFormat, image_format_count> formats{VK_FORMAT_R8G8B8A8_UNORM,
+                                                                    VK_FORMAT_B8G8R8A8_UNORM,
+                                                                    VK_FORMAT_R16G16B16A16_SFLOAT,
+                                                                    VK_FORMAT_R32_SFLOAT,
+                                                                    VK_FORMAT_D32_SFLOAT,
+                                                                    VK_FORMAT_R32G32B32A32_SFLOAT,
+                                                                    VK_FORMAT_R8G8B8A8_SRGB,
+                                                                    VK_FORMAT_B8G8R8A8_SRGB,
+                                                                    VK_FORMAT_D16_UNORM,
+                                                                    VK_FORMAT_D24_UNORM_S8_UINT,
+                                                                    VK_FORMAT_D32_SFLOAT_S8_UINT,
+                                                                    VK_FORMAT_B10G11R11_UFLOAT_PACK32,
+                                                                    VK_FORMAT_A2B10G10R10_UNORM_PACK32,
+                                                                    VK_FORMAT_R8_UNORM,
+                                                                    VK_FORMAT_R8G8_UNORM,
+                                                                    VK_FORMAT_R16_UNORM,
+                                                                    VK_FORMAT_R16G16_UNORM,
+                                                                    VK_FORMAT_R16_SFLOAT,
+                                                                    VK_FORMAT_R16G16_SFLOAT,
+                                                                    VK_FORMAT_R32G32_SFLOAT,
+                                                                    VK_FORMAT_BC1_RGBA_UNORM_BLOCK,
+                                                                    VK_FORMAT_BC1_RGBA_SRGB_BLOCK,
+                                                                    VK_FORMAT_BC3_UNORM_BLOCK,
+                                                                    VK_FORMAT_BC3_SRGB_BLOCK,
+                                                                    VK_FORMAT_BC4_UNORM_BLOCK,
+                                                                    VK_FORMAT_BC5_UNORM_BLOCK,
+                                                                    VK_FORMAT_BC7_UNORM_BLOCK,
+                                                                    VK_FORMAT_BC7_SRGB_BLOCK};
+  const auto i = static_cast<std::size_t>(f);
+  return i < formats.size() ? formats[i] : VK_FORMAT_UNDEFINED;
+}
+
+std::uint32_t vulkan_format_features(VkPhysicalDevice physical, image_format f) noexcept {
+  VkFormatProperties properties{};
+  vkGetPhysicalDeviceFormatProperties(physical, vulkan_format(f), &properties);
+  const VkFormatFeatureFlags have = properties.optimalTilingFeatures;
+  constexpr std::array<std::pair<VkFormatFeatureFlags, std::uint32_t>, 8> features{{
+      {VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT, format_feature::sampled},
+      {VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT, format_feature::storage},
+      {VK_FORMAT_FEATURE_COLOR_ATTACHMENT_BIT, format_feature::color_attachment},
+      {VK_FORMAT_FEATURE_DEPTH_STENCIL_ATTACHMENT_BIT, format_feature::depth_attachment},
+      {VK_FORMAT_FEATURE_TRANSFER_SRC_BIT, format_feature::transfer_src},
+      {VK_FORMAT_FEATURE_TRANSFER_DST_BIT, format_feature::transfer_dst},
+      {VK_FORMAT_FEATURE_BLIT_SRC_BIT, format_feature::blit_src},
+      {VK_FORMAT_FEATURE_BLIT_DST_BIT, format_feature::blit_dst},
+  }};
+  std::uint32_t out = 0;
+  for (const auto& [vk, ours] : features)
+    if ((have & vk) != 0) out |= ours;
+  return out;
 }
 
 VkImageLayout vulkan_layout(image_layout l) noexcept {
@@ -118,6 +155,11 @@ VkAttachmentDescription vulkan_attachment_description(image_format f, image_layo
 }
 
 VkImageAspectFlags aspects_of(image_format f) noexcept {
+  if (!is_depth(f)) return VK_IMAGE_ASPECT_COLOR_BIT;
+  return has_stencil(f) ? VK_IMAGE_ASPECT_DEPTH_BIT | VK_IMAGE_ASPECT_STENCIL_BIT : VK_IMAGE_ASPECT_DEPTH_BIT;
+}
+
+VkImageAspectFlags vk_view_aspect(image_format f) noexcept {
   return is_depth(f) ? VK_IMAGE_ASPECT_DEPTH_BIT : VK_IMAGE_ASPECT_COLOR_BIT;
 }
 
@@ -241,7 +283,7 @@ result<VkImageView> make_vk_image_view(VkDevice device, VkImage image, const ima
   info.image = image;
   info.viewType = range.layers > 1 ? VK_IMAGE_VIEW_TYPE_2D_ARRAY : VK_IMAGE_VIEW_TYPE_2D;
   info.format = vulkan_format(spec.format);
-  info.subresourceRange = {aspects_of(spec.format), range.base_mip, range.mips, range.base_layer, range.layers};
+  info.subresourceRange = {vk_view_aspect(spec.format), range.base_mip, range.mips, range.base_layer, range.layers};
   VkImageView view = VK_NULL_HANDLE;
   if (VkResult r = vkCreateImageView(device, &info, nullptr, &view); r != VK_SUCCESS)
     return make_vk_error(r, "vkCreateImageView");

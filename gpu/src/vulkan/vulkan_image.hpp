@@ -19,9 +19,16 @@
 namespace ferrum::gpu {
 
 // vulkan_format and vulkan_layout: ferrum/gpu/vulkan_device.hpp.
-// The aspects of an image of format `f` (color, or depth): what its views,
-// barriers' subresource ranges and copies name. The one place that says.
+// Every aspect of an image of `f` (color; depth, and stencil where it has
+// one): what its barriers' subresource ranges cover. The one place that
+// says (vk_view_aspect: what its views and copies show).
 [[nodiscard]] VkImageAspectFlags aspects_of(image_format f) noexcept;
+// What the physical device reports `f` can do with optimal tiling
+// (vkGetPhysicalDeviceFormatProperties), as format_feature bits.
+[[nodiscard]] std::uint32_t vulkan_format_features(VkPhysicalDevice physical, image_format f) noexcept;
+// The aspect a view of an image of `f` shows: color, or depth alone (a
+// depth-stencil image's view for sampling and depth tests).
+[[nodiscard]] VkImageAspectFlags vk_view_aspect(image_format f) noexcept;
 // The Vulkan usage flags of image_usage bits.
 [[nodiscard]] VkImageUsageFlags vk_usage(std::uint32_t usage) noexcept;
 

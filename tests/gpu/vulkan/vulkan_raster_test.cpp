@@ -126,17 +126,24 @@ struct classic_render_pass {
   }
 };
 
+// The formats of the raster plan's attachments (image/color, image/depth).
+struct attachment_formats {
+  ferrum::image_format color = ferrum::image_format::rgba8_unorm;
+  ferrum::image_format depth = ferrum::image_format::d32_float;
+};
+
 // The engine's graphics pipeline: the test's triangles, depth-tested
-// (less), into an rgba8-unorm color and a d32-float depth attachment, by
-// dynamic rendering, or in `render_pass` when given; viewport and scissor
-// dynamic.
+// (less), into a color and a depth attachment of `formats` (rgba8-unorm
+// and d32-float in a classic render pass), by dynamic rendering, or in
+// `render_pass` when given; viewport and scissor dynamic.
 struct raster_pipeline {
   VkDevice device = VK_NULL_HANDLE;
   VkPipelineLayout layout = VK_NULL_HANDLE;
   VkPipeline pipeline = VK_NULL_HANDLE;
   classic_render_pass* render_pass = nullptr;
 
-  explicit raster_pipeline(VkDevice d, classic_render_pass* pass = nullptr) : device(d), render_pass(pass) {
+  explicit raster_pipeline(VkDevice d, classic_render_pass* pass = nullptr, attachment_formats formats = {})
+      : device(d), render_pass(pass) {
     VkPushConstantRange push{VK_SHADER_STAGE_FRAGMENT_BIT, 0, sizeof(colors[0])};
     VkPipelineLayoutCreateInfo layout_info{};
     layout_info.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
@@ -202,12 +209,12 @@ struct raster_pipeline {
     dynamic.sType = VK_STRUCTURE_TYPE_PIPELINE_DYNAMIC_STATE_CREATE_INFO;
     dynamic.dynamicStateCount = static_cast<std::uint32_t>(dynamic_states.size());
     dynamic.pDynamicStates = dynamic_states.data();
-    const VkFormat color_format = ferrum::gpu::vulkan_format(ferrum::image_format::rgba8_unorm);
+    const VkFormat color_format = ferrum::gpu::vulkan_format(formats.color);
     VkPipelineRenderingCreateInfo rendering{};
     rendering.sType = VK_STRUCTURE_TYPE_PIPELINE_RENDERING_CREATE_INFO;
     rendering.colorAttachmentCount = 1;
     rendering.pColorAttachmentFormats = &color_format;
-    rendering.depthAttachmentFormat = ferrum::gpu::vulkan_format(ferrum::image_format::d32_float);
+    rendering.depthAttachmentFormat = ferrum::gpu::vulkan_format(formats.depth);
     VkGraphicsPipelineCreateInfo info{};
     info.sType = VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO;
     info.pNext = render_pass != nullptr ? nullptr : &rendering;
@@ -302,7 +309,12 @@ int run_raster_waves(vulkan_test::session& s, std::shared_ptr<const ferrum::comp
   REQUIRE(handles.has_value());
   std::atomic<int> failures{0};
   classic_render_pass pass(handles->device);
-  const raster_pipeline pipeline(handles->device, classic ? &pass : nullptr);
+  attachment_formats formats;
+  for (const ferrum::lane_image& i : program->buckets[0].lane.images) {
+    if (i.resource.view() == "image/color") formats.color = i.image.format;
+    if (i.resource.view() == "image/depth") formats.depth = i.image.format;
+  }
+  const raster_pipeline pipeline(handles->device, classic ? &pass : nullptr, formats);
   const auto encode = [&](const ferrum::encode_context& c) {
     const ferrum::node_image* color = c.image("image/color");
     if (color == nullptr) return (void)failures.fetch_add(1);
@@ -355,25 +367,36 @@ int run_raster_waves(vulkan_test::session& s, std::shared_ptr<const ferrum::comp
   return failures.load();
 }
 
-std::shared_ptr<const ferrum::compiled_program> raster_program() {
-  return std::make_shared<const ferrum::compiled_program>(
-      ferrum::test::compile_ok(ferrum::test::require(ferrum::parse_plan(ferrum::test::raster_plan))));
+// The raster plan, its attachments of `formats`.
+std::shared_ptr<const ferrum::compiled_program> raster_program(attachment_formats formats = {}) {
+  ferrum::plan p = ferrum::test::require(ferrum::parse_plan(ferrum::test::raster_plan));
+  for (ferrum::resource_descriptor& r : p.resources) {
+    if (r.id.view() == "image/color") r.image->format = formats.color;
+    if (r.id.view() == "image/depth") r.image->format = formats.depth;
+  }
+  return std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(p));
 }
 
 // Four waves of the raster plan, node/draw drawing by dynamic rendering or
-// by `classic` render pass; each wave's pixels checked.
-void draw_waves(bool classic) {
+// by `classic` render pass, into attachments of `formats`; each wave's
+// pixels checked (each channel 0 or 1, which sRGB encodes as unorm does).
+void draw_waves(bool classic, attachment_formats formats = {}) {
   vulkan_test::session s;
   if (!s.open()) return;
   // lavapipe: Vulkan 1.3 with dynamic rendering, graphics on its one family.
   REQUIRE(s.device->limits().graphics);
-  const int failures = run_raster_waves(s, raster_program(), 4, classic, [](std::span<const std::byte> bytes) {
+  // Red and blue as words of the color format (bgra: swapped).
+  const bool bgra =
+      formats.color == ferrum::image_format::bgra8_unorm || formats.color == ferrum::image_format::bgra8_srgb;
+  const std::uint32_t red = bgra ? 0xffff0000u : 0xff0000ffu;
+  const std::uint32_t blue = bgra ? 0xff0000ffu : 0xffff0000u;
+  const int failures = run_raster_waves(s, raster_program(formats), 4, classic, [&](std::span<const std::byte> bytes) {
     // Where both triangles cover: the near red one (the far green one
     // fails the depth test); the green one's alone: green; no triangle:
     // the clear colour, blue.
-    CHECK(pixel(bytes, 16, 9) == 0xff0000ffu);
+    CHECK(pixel(bytes, 16, 9) == red);
     CHECK(pixel(bytes, 25, 9) == 0xff00ff00u);
-    CHECK(pixel(bytes, 1, 30) == 0xffff0000u);
+    CHECK(pixel(bytes, 1, 30) == blue);
   });
   CHECK(failures == 0);
   s.finish();
@@ -389,6 +412,14 @@ TEST_CASE("vulkan: a raster node draws depth-tested triangles into plan images w
 TEST_CASE("vulkan: a raster node may draw in a classic render pass over its attachments, in their layouts throughout",
           "[vulkan][raster][scheduler]") {
   draw_waves(true);
+}
+
+TEST_CASE("vulkan: a raster node draws into an rgba8-srgb color and a d24-unorm-s8-uint depth attachment",
+          "[vulkan][raster][scheduler][image]") {
+  // Both aspects of the depth-stencil image in every barrier, its view
+  // the depth aspect: what the validation layers check.
+  draw_waves(false, {ferrum::image_format::rgba8_srgb, ferrum::image_format::d24_unorm_s8_uint});
+  draw_waves(false, {ferrum::image_format::bgra8_srgb, ferrum::image_format::d32_float_s8_uint});
 }
 
 TEST_CASE("vulkan: dropping the derived barrier between a raster plan's nodes is reported by validation",

@@ -73,25 +73,26 @@ namespace ferrum {
   }
 }
 
-// Whether an image of format `f` can take access `a`, on every device:
-// storage on the formats Vulkan requires storage for (not bgra8-unorm, not
-// depth), color attachments on the color formats, depth ones on d32-float,
-// present on the swapchain formats (rgba8-unorm, bgra8-unorm); sampling
-// and transfers on all.
+// Whether an image of format `f` can take access `a` on some device: what
+// no device does is refused with the plan. A depth format (one with a depth
+// aspect) is never stored to nor a color attachment, a color format never a
+// depth attachment, a block-compressed one only sampled and copied, and
+// present takes the formats swapchains have (rgba8/bgra8, unorm and srgb).
+// The rest (storage on rgba8-srgb or r8-unorm, d24-unorm-s8-uint at all, a
+// color attachment of a2b10g10r10-unorm) depends on the device, which a
+// scheduler asks when it is made (gpu::device::format_features).
 [[nodiscard]] constexpr bool format_takes(image_format f, resource_access a) noexcept {
   switch (a) {
     case resource_access::storage_read:
     case resource_access::storage_write:
     case resource_access::storage_read_write:
-      return f == image_format::rgba8_unorm || f == image_format::rgba16_float || f == image_format::r32_float ||
-             f == image_format::rgba32_float;
     case resource_access::color_attachment:
-      return !is_depth(f);
+      return !is_depth(f) && !is_block_compressed(f);
     case resource_access::depth_attachment:
     case resource_access::depth_read:
       return is_depth(f);
     case resource_access::present:
-      return f == image_format::rgba8_unorm || f == image_format::bgra8_unorm;
+      return is_swapchain_format(f);
     case resource_access::sampled:
     case resource_access::transfer_src:
     case resource_access::transfer_dst:

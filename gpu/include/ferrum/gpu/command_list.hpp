@@ -182,14 +182,16 @@ class command_list {
                                         const image_subresources& range);
 
   // Copies `source` into `destination`, or `source` (an image) into
-  // `destination` (a range): level 0 of every layer, rows tightly packed,
-  // texel_bytes(spec) bytes; the image is in `layout` when the copy runs
-  // (transfer-dst or general into it, transfer-src or general out of it),
-  // with the usage the copy needs. Ordered as any command. Errors:
-  // command_list_state, foreign_object, range_out_of_bounds,
-  // misaligned_range (also a range not at a multiple of the texel's size),
-  // range_not_granted, copy_size_mismatch, invalid_image (a layout or usage
-  // the copy cannot take).
+  // `destination` (a range): level 0 of every layer, rows tightly packed
+  // (rows of 4x4 blocks for a block-compressed format), copy_bytes(spec)
+  // bytes; the image is in `layout` when the copy runs (transfer-dst or
+  // general into it, transfer-src or general out of it), with the usage the
+  // copy needs. Ordered as any command. Errors: command_list_state,
+  // foreign_object, range_out_of_bounds, misaligned_range (also a range not
+  // at a multiple of 4 and of the format's block_bytes), range_not_granted,
+  // copy_size_mismatch, invalid_image (a layout or usage the copy cannot
+  // take, or a depth-stencil format: a copy moves one aspect, which ferrum
+  // does not do).
   [[nodiscard]] result<void> copy(arena_range source, const image& destination, image_layout layout);
   [[nodiscard]] result<void> copy(const image& source, image_layout layout, arena_range destination);
   // What copy(source, destination, layout) would refuse, recording nothing:

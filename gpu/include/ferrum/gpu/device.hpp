@@ -100,9 +100,19 @@ class device {
   // for `imported`, which is an engine's buffer (gpu::import_vulkan_buffer).
   [[nodiscard]] result<std::unique_ptr<arena>> create_arena(std::size_t bytes, memory_class cls);
 
+  // What the device can do with images of format `f` (format_feature bits,
+  // optimal tiling): on Vulkan what vkGetPhysicalDeviceFormatProperties
+  // reports, asked once when the device is made; on the null device every
+  // feature but those null_device_options::withheld_features holds back.
+  [[nodiscard]] std::uint32_t format_features(image_format f) const noexcept {
+    const auto i = static_cast<std::size_t>(f);
+    return i < format_features_.size() ? format_features_[i] : 0;
+  }
+
   // The image memory an image of `spec` takes (ferrum/gpu/image.hpp).
   // Errors: invalid_image (check_image_spec's, or wider or taller than
-  // limits().max_image_extent), device_lost.
+  // limits().max_image_extent), format_unsupported (a usage whose feature
+  // the format lacks on this device: format_features), device_lost.
   [[nodiscard]] result<gpu::image_requirements> image_requirements(const image_spec& spec);
 
   // One block of `bytes` bytes of device-local memory holding `images`, each
@@ -231,6 +241,12 @@ class device {
   virtual result<std::unique_ptr<timestamp_pool>> do_create_timestamp_pool(std::uint32_t slots,
                                                                            timestamp_clock& clock) = 0;
 
+  // What format_features(f) says (every feature until set); set by the
+  // device's constructor.
+  void set_format_features(image_format f, std::uint32_t features) noexcept {
+    format_features_[static_cast<std::size_t>(f)] = features & format_feature::all;
+  }
+
   // What timestamps() says until a pool refines it; set by the device's
   // constructor.
   void set_timestamp_clock(const timestamp_clock& clock) noexcept { timestamps_ = clock; }
@@ -251,6 +267,11 @@ class device {
   std::string name_;
   std::string_view kind_;
   device_limits limits_;
+  std::array<std::uint32_t, image_format_count> format_features_ = [] {
+    std::array<std::uint32_t, image_format_count> all{};
+    all.fill(format_feature::all);
+    return all;
+  }();
   std::array<gpu::queue*, queue_kind_count> by_kind_{};
   std::vector<gpu::queue*> queues_;
   mutable std::mutex timestamps_mutex_;

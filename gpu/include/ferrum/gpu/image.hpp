@@ -82,10 +82,31 @@ struct placed_image {
   image_layout layout = image_layout::undefined;
 };
 
-// The bytes of a spec's level 0, every layer, texels tightly packed: what
-// a copy into or out of the whole image moves.
-[[nodiscard]] constexpr std::uint64_t texel_bytes(const image_spec& s) noexcept {
-  return texel_bytes(s.format) * s.width * s.height * s.layers;
+// What a device can do with images of a format (optimal tiling): a bit
+// each, the image_usage bits for the usages each feature allows, and
+// blits (device::format_features).
+namespace format_feature {
+inline constexpr std::uint32_t sampled = image_usage::sampled;
+inline constexpr std::uint32_t storage = image_usage::storage;
+inline constexpr std::uint32_t color_attachment = image_usage::color_attachment;
+inline constexpr std::uint32_t depth_attachment = image_usage::depth_attachment;
+inline constexpr std::uint32_t transfer_src = image_usage::transfer_src;
+inline constexpr std::uint32_t transfer_dst = image_usage::transfer_dst;
+inline constexpr std::uint32_t blit_src = 1u << 6;
+inline constexpr std::uint32_t blit_dst = 1u << 7;
+inline constexpr std::uint32_t all = (1u << 8) - 1;
+}  // namespace format_feature
+
+// "sampled", "storage", "color-attachment", "depth-attachment",
+// "transfer-src", "transfer-dst", "blit-src", "blit-dst", joined by ", ";
+// "none" for none.
+[[nodiscard]] std::string format_feature_names(std::uint32_t features);
+
+// The bytes of a spec's level 0, every layer, tightly packed (whole
+// blocks of a block-compressed format): what a copy into or out of the
+// whole image moves.
+[[nodiscard]] constexpr std::uint64_t copy_bytes(const image_spec& s) noexcept {
+  return level_bytes(s.format, s.width, s.height) * s.layers;
 }
 
 // Whether a device may be asked for `spec`; the detail names what is
@@ -93,8 +114,9 @@ struct placed_image {
 // max_image_layers (ferrum/image.hpp; a device may allow less), mips of 0 or more
 // than the extent has levels, no usage or an unknown bit, a depth format
 // with storage or color-attachment usage, a color format with
-// depth-attachment usage, bgra8-unorm with storage usage (not every device
-// stores it). Errors: invalid_image.
+// depth-attachment usage, a block-compressed format with a usage other than
+// sampled and transfers (no device has them). What else a format can do is
+// the device's (device::format_features). Errors: invalid_image.
 [[nodiscard]] result<void> check_image_spec(const image_spec& spec);
 
 // Mip levels [base_mip, base_mip + mips) of layers [base_layer, base_layer

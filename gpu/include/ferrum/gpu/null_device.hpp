@@ -122,6 +122,15 @@ struct null_device_options {
   // graphics lists (and a scheduler, plans with attachment accesses). The
   // null device records no native commands, graphics or not.
   bool graphics = true;
+  // Format features (gpu::format_feature bits) the device lacks: each
+  // entry's `features` of its `format` (device::format_features has every
+  // other one), as a GPU lacks storage on some formats; a scheduler over
+  // it refuses a plan whose images need them (format_unsupported).
+  struct withheld_features {
+    image_format format = image_format::rgba8_unorm;
+    std::uint32_t features = 0;
+  };
+  std::vector<withheld_features> withheld;
 };
 
 class null_device : public device {

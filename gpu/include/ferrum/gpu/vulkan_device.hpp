@@ -101,6 +101,10 @@ struct vulkan_adopt_info {
   // and its queue's family has graphics: raster nodes may draw on it
   // (device_limits::graphics).
   bool dynamic_rendering = false;
+  // Set when the engine enabled textureCompressionBC on `device`: images of
+  // the bc* formats may be made (device::format_features has none for them
+  // otherwise).
+  bool texture_compression_bc = false;
 };
 
 // Creates a device with its own instance. Errors: vulkan_unavailable (no

@@ -18,6 +18,15 @@ namespace ferrum {
 // (lane_image::accesses, a bit per resource_access).
 [[nodiscard]] std::uint32_t image_usage_of(std::uint32_t accesses) noexcept;
 
+// Whether `device` can do with each image of `bucket`'s lanes what the
+// plan's nodes do with it: each access's image usage (image_usage_of) among
+// the features of the image's format (gpu::device::format_features).
+// Checked when a lane pool is made, before any lane. Errors:
+// format_unsupported, naming the bucket, the image's resource id and
+// format, the access, the node (its index in the plan) and the features
+// missing.
+[[nodiscard]] result<void> check_lane_image_formats(const compiled_bucket& bucket, const gpu::device& device);
+
 // Image `i` of a lane recipe as a device is asked for it.
 [[nodiscard]] gpu::image_spec lane_image_spec(const lane_image& i) noexcept;
 
