@@ -60,8 +60,8 @@ inline void check_image_mip_kernel(gpu::device& device) {
   auto view1 = require(device.create_image_view(mips, level(1)));
   CHECK(&view1->image() == &mips);
   CHECK(view1->range() == level(1));
-  auto upload = counting_upload(device, texel_bytes(chain));
-  auto readback = require(device.create_arena(texel_bytes(flat), memory_class::readback));
+  auto upload = counting_upload(device, copy_bytes(chain));
+  auto readback = require(device.create_arena(copy_bytes(flat), memory_class::readback));
   auto kernel = require(device.create_kernel(gpu::builtin::image_affine()));
   auto list = require(device.create_command_list());
   const std::uint64_t value = submit(device, *list, [&](gpu::command_list& l) {
@@ -89,7 +89,7 @@ inline void check_image_mip_kernel(gpu::device& device) {
         const auto source = static_cast<float>((y * chain.width + x) * 4 + c);
         if (std::bit_cast<float>(word_at(*readback, (y * flat.width + x) * 4 + c)) == source * 3 + 0.5f) ++exact;
       }
-  CHECK(exact == texel_bytes(flat) / 4);
+  CHECK(exact == copy_bytes(flat) / 4);
 }
 
 // An rgba32-float image of 4 layers, 8 x 8: every layer copied in, layers
@@ -109,9 +109,9 @@ inline void check_image_layer_views(gpu::device& device) {
   CHECK(two->range() == middle);
   auto view2 = require(device.create_image_view(array, layer(2)));
   CHECK(view2->range() == layer(2));
-  const std::size_t layer_words = texel_bytes(flat) / 4;
-  auto upload = counting_upload(device, texel_bytes(layered));
-  auto readback = require(device.create_arena(texel_bytes(layered) + texel_bytes(flat), memory_class::readback));
+  const std::size_t layer_words = copy_bytes(flat) / 4;
+  auto upload = counting_upload(device, copy_bytes(layered));
+  auto readback = require(device.create_arena(copy_bytes(layered) + copy_bytes(flat), memory_class::readback));
   auto kernel = require(device.create_kernel(gpu::builtin::image_affine()));
   auto list = require(device.create_command_list());
   const std::uint64_t value = submit(device, *list, [&](gpu::command_list& l) {
@@ -125,16 +125,16 @@ inline void check_image_layer_views(gpu::device& device) {
     require(l.transition(array, image_layout::shader_read_only, image_layout::transfer_dst, middle));
     require(l.transition(array, image_layout::transfer_dst, image_layout::transfer_src));
     require(l.transition(out, image_layout::general, image_layout::transfer_src));
-    require(l.copy(array, image_layout::transfer_src, readback->range(0, texel_bytes(layered))));
-    require(l.copy(out, image_layout::transfer_src, readback->range(texel_bytes(layered), texel_bytes(flat))));
+    require(l.copy(array, image_layout::transfer_src, readback->range(0, copy_bytes(layered))));
+    require(l.copy(out, image_layout::transfer_src, readback->range(copy_bytes(layered), copy_bytes(flat))));
     if (readback->staged()) require(l.stage(*readback));
   });
   require_reached(device.queue().timeline(), value);
   require(readback->invalidate());
   std::size_t kept = 0;
-  for (std::size_t w = 0; w < texel_bytes(layered) / 4; ++w)
+  for (std::size_t w = 0; w < copy_bytes(layered) / 4; ++w)
     if (std::bit_cast<float>(word_at(*readback, w)) == static_cast<float>(w)) ++kept;
-  CHECK(kept == texel_bytes(layered) / 4);
+  CHECK(kept == copy_bytes(layered) / 4);
   std::size_t exact = 0;
   for (std::size_t w = 0; w < layer_words; ++w) {
     const auto source = static_cast<float>(2 * layer_words + w);
