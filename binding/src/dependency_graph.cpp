@@ -235,8 +235,8 @@ void extend_for_dependencies(std::vector<live_interval>& intervals, const depend
   for (auto& r : ready) r.assign(n + 1, n + 1);
   for (std::size_t k = n; k-- > 0;)
     for (std::size_t kind = 0; kind < queue_kind_count; ++kind)
-      ready[kind][k] = kind == index_of(graph.queue(k)) ? std::min(ready[kind][k + 1], graph.done_before(k))
-                                                         : ready[kind][k + 1];
+      ready[kind][k] =
+          kind == index_of(graph.queue(k)) ? std::min(ready[kind][k + 1], graph.done_before(k)) : ready[kind][k + 1];
   for (std::size_t r = 0; r < intervals.size(); ++r) {
     live_interval& interval = intervals[r];
     std::size_t first_free = interval.last + 1;

@@ -156,15 +156,16 @@ result<image_extent> resolve_image_extent(const resource_descriptor& r, const bu
                                                std::to_string(max_image_extent));
   // Each side ceil(d / k), never 0 (a bucket's side is at least 1).
   const std::uint64_t k = std::max<std::uint32_t>(image.extent_divisor, 1);
-  const auto side = [k](std::uint64_t d) { return static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (d + k - 1) / k)); };
+  const auto side = [k](std::uint64_t d) {
+    return static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (d + k - 1) / k));
+  };
   const image_extent extent{side(dims[0]), side(dims[1])};
   if (image.mips > full_mip_chain(extent.width, extent.height))
-    return make_error(errc::invalid_image,
-                      who(r) + ": " + std::to_string(image.mips) + " mip levels, and its " +
-                          std::to_string(extent.width) + "x" + std::to_string(extent.height) + " (" +
-                          extent_text(image) + ") in a bucket of " + std::to_string(dims[0]) + "x" +
-                          std::to_string(dims[1]) + " has " +
-                          std::to_string(full_mip_chain(extent.width, extent.height)));
+    return make_error(errc::invalid_image, who(r) + ": " + std::to_string(image.mips) + " mip levels, and its " +
+                                               std::to_string(extent.width) + "x" + std::to_string(extent.height) +
+                                               " (" + extent_text(image) + ") in a bucket of " +
+                                               std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + " has " +
+                                               std::to_string(full_mip_chain(extent.width, extent.height)));
   return extent;
 }
 

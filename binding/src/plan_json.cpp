@@ -15,10 +15,10 @@
 // input.
 #include "ferrum/binding/plan_json.hpp"
 
+#include "image_rules.hpp"
 #include "json_fast_dom.hpp"
 #include "json_pointer.hpp"
 #include "json_reference_dom.hpp"
-#include "image_rules.hpp"
 #include "json_view.hpp"
 #include "plan_rejection.hpp"
 #include "plan_rules.hpp"

@@ -107,8 +107,8 @@ TEST_CASE("image extents: each bucket gives ceil(side / k), never 0", "[binding]
   plan tiny = both_parsers::parsed(half_edited([](auto& i) { i["extent"] = "bucket/64"; }));
   tiny.buckets[1].dims = {3, 70, 1};
   const compiled_program small = compile(tiny).value();
-  CHECK(lane_image_of(small.buckets[0], "image/bloom.half").image.width == 5);  // 320/64
-  CHECK(lane_image_of(small.buckets[1], "image/bloom.half").image.width == 1);  // 3/64, up
+  CHECK(lane_image_of(small.buckets[0], "image/bloom.half").image.width == 5);   // 320/64
+  CHECK(lane_image_of(small.buckets[1], "image/bloom.half").image.width == 1);   // 3/64, up
   CHECK(lane_image_of(small.buckets[1], "image/bloom.half").image.height == 2);  // 70/64, up
 }
 
