@@ -6,27 +6,20 @@
 #include "ferrum/binding/compiled_program.hpp"
 
 #include "both_parsers.hpp"
+#include "example_plans.hpp"
 #include "pinned_digests.hpp"
 #include "plan_builder.hpp"
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 #include <functional>
-#include <sstream>
 
 using namespace ferrum;
 using test::code_of;
 
 namespace {
 
-std::string chains_text() {
-  std::ifstream in(std::string(FERRUM_SOURCE_DIR) + "/" + std::string(pinned::frame_chains_hash.plan_file));
-  REQUIRE(in);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string chains_text() { return test::source_text(pinned::frame_chains_hash.plan_file); }
 
 // frame_chains.json with image/bloom.half's image edited.
 std::string half_edited(const std::function<void(nlohmann::json&)>& edit) {
