@@ -187,12 +187,22 @@ def plan_hash(plan):
             w.u64(len(images))
             for r in images:
                 image = r["image"]
-                bucket = image["extent"] == "bucket"
+                extent = image["extent"]
                 w.str(r["id"])
                 w.enum("format", image["format"])
-                w.u8(1 if bucket else 0)
-                w.u64(0 if bucket else image["extent"][0])
-                w.u64(0 if bucket else image["extent"][1])
+                if extent == "bucket":
+                    w.u8(1)
+                    w.u64(0)
+                    w.u64(0)
+                elif isinstance(extent, str):
+                    # "bucket/<k>": a fraction of the bucket's, k where a width goes.
+                    w.u8(2)
+                    w.u64(int(extent[len("bucket/"):]))
+                    w.u64(0)
+                else:
+                    w.u8(0)
+                    w.u64(extent[0])
+                    w.u64(extent[1])
                 w.u64(image.get("mips", 1))
                 w.u64(image.get("layers", 1))
         if ranged:

@@ -119,6 +119,7 @@ void write_images(document_writer& w, const lane_recipe& lane) {
     w.begin_object();
     w.member("resource", i.resource.str());
     w.member("format", to_string(i.image.format));
+    w.member("extent", i.declared_extent());
     w.member("width", std::uint64_t{i.image.width});
     w.member("height", std::uint64_t{i.image.height});
     w.member("mips", std::uint64_t{i.image.mips});

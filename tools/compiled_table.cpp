@@ -104,9 +104,8 @@ void write_images(std::ostream& out, const compiled_bucket& bucket, const plan& 
                      {"lifetime", align::left},
                      {"starts in", align::left}});
   for (const lane_image& i : lane.images)
-    images.add_row({i.resource.str(), std::string(ferrum::to_string(i.image.format)),
-                    to_string(i.image.width) + "x" + to_string(i.image.height), to_string(i.image.mips),
-                    to_string(i.image.layers), std::string(ferrum::to_string(i.lifetime)),
+    images.add_row({i.resource.str(), std::string(ferrum::to_string(i.image.format)), i.extent_in_bucket(),
+                    to_string(i.image.mips), to_string(i.image.layers), std::string(ferrum::to_string(i.lifetime)),
                     i.imported ? std::string("the wave's (imported)") : std::string(ferrum::to_string(i.initial))});
   images.write(out, 4);
   out << "  transitions: " << lane.transitions.size() << " per wave, each in the barrier its node opens with\n";

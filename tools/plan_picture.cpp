@@ -54,9 +54,8 @@ bucket_picture make_bucket_picture(const compiled_program& program, const compil
       picture.resources[domain_begin[use.domain] + use.member].uses.push_back({n, use.access});
   const std::vector<lane_image>& images = bucket.lane.images;
   for (const lane_image& i : images)
-    picture.resources[domain_begin[i.domain] + i.member].image = std::string(ferrum::to_string(i.image.format)) + " " +
-                                                                 std::to_string(i.image.width) + "x" +
-                                                                 std::to_string(i.image.height);
+    picture.resources[domain_begin[i.domain] + i.member].image =
+        std::string(ferrum::to_string(i.image.format)) + " " + i.extent_in_bucket();
   picture.transitions.resize(p.nodes.size());
   for (std::size_t n = 0; n < p.nodes.size(); ++n)
     for (const image_transition& t : bucket.lane.node_transitions(n))

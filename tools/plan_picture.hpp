@@ -40,7 +40,8 @@ struct picture_use {
 
 struct picture_resource {
   std::string id;
-  // An image's format and extent in the bucket ("rgba16-float 320x180");
+  // An image's format and extent in the bucket ("rgba16-float 320x180",
+  // "rgba16-float 160x90 (bucket/2)" for a fraction of the bucket's);
   // empty for a buffer.
   std::string image;
   std::string pool;

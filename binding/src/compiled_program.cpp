@@ -40,7 +40,7 @@ result<compiled_program> compile(const plan& p) {
   if (std::any_of(domains->begin(), domains->end(),
                   [](const auto& d) { return d.liveness == liveness_mode::interval; })) {
     intervals = detail::live_intervals(p, index);
-    detail::extend_for_dependencies(intervals, dependencies);
+    detail::extend_for_dependencies(intervals, dependencies, p, index.all_uses());
   }
   std::vector<std::optional<wave_domain_layout>> layouts;
   layouts.reserve(domains->size());

@@ -5,6 +5,7 @@
 #include "plan_rules.hpp"
 
 #include <algorithm>
+#include <array>
 #include <string>
 #include <utility>
 
@@ -211,19 +212,46 @@ result<dependency_graph> compile_dependency_graph(const plan& p, const node_look
   return dependency_graph_builder(p, lookup).build();
 }
 
-void extend_for_dependencies(std::vector<live_interval>& intervals, const dependency_graph& graph) {
+void extend_for_dependencies(std::vector<live_interval>& intervals, const dependency_graph& graph, const plan& p,
+                             std::span<const std::size_t> uses) {
   const std::size_t n = graph.size();
   if (graph.sequential() || n == 0) return;
-  // ready[k]: the fewest leading nodes done before any node from k on; it
-  // never decreases with k. A resource whose users end at `last` frees its
-  // bytes for the nodes from the first k > last with ready[k] > last: each of
-  // them runs after all of its users.
-  std::vector<std::size_t> ready(n + 1, n + 1);
-  for (std::size_t k = n; k-- > 0;) ready[k] = std::min(ready[k + 1], graph.done_before(k));
-  for (live_interval& interval : intervals) {
-    const auto first_free = std::partition_point(ready.begin() + static_cast<std::ptrdiff_t>(interval.last) + 1,
-                                                 ready.end(), [&](std::size_t r) { return r <= interval.last; });
-    interval.last = std::min<std::size_t>(n - 1, static_cast<std::size_t>(first_free - ready.begin()) - 1);
+  // On one queue kind plan order is an order every device keeps.
+  bool one_kind = true;
+  for (std::size_t k = 1; k < n; ++k) one_kind = one_kind && graph.queue(k) == graph.queue(0);
+  if (one_kind) return;
+  constexpr std::size_t none = plan_index::none;
+  // last[r][K]: resource r's last user on queue kind K.
+  using kind_lasts = std::array<std::size_t, queue_kind_count>;
+  kind_lasts no_users;
+  no_users.fill(none);
+  std::vector<kind_lasts> last(intervals.size(), no_users);
+  for (std::size_t node = 0, k = 0; node < n && node < p.nodes.size(); ++node)
+    for (std::size_t end = k + p.nodes[node].resources.size(); k < end && k < uses.size(); ++k)
+      if (uses[k] < last.size()) last[uses[k]][index_of(graph.queue(node))] = node;
+  // ready[K][k]: the fewest leading nodes done before any node of kind K
+  // from k on (n + 1 where none is); it never decreases with k.
+  std::array<std::vector<std::size_t>, queue_kind_count> ready;
+  for (auto& r : ready) r.assign(n + 1, n + 1);
+  for (std::size_t k = n; k-- > 0;)
+    for (std::size_t kind = 0; kind < queue_kind_count; ++kind)
+      ready[kind][k] =
+          kind == index_of(graph.queue(k)) ? std::min(ready[kind][k + 1], graph.done_before(k)) : ready[kind][k + 1];
+  for (std::size_t r = 0; r < intervals.size(); ++r) {
+    live_interval& interval = intervals[r];
+    std::size_t first_free = interval.last + 1;
+    // A node of kind K frees the bytes once every user on another kind is
+    // among the leading nodes done before it.
+    for (std::size_t kind = 0; kind < queue_kind_count; ++kind) {
+      std::size_t other = none;
+      for (std::size_t o = 0; o < queue_kind_count; ++o)
+        if (o != kind && last[r][o] != none) other = other == none ? last[r][o] : std::max(other, last[r][o]);
+      if (other == none) continue;
+      const auto free_from = std::partition_point(ready[kind].begin() + static_cast<std::ptrdiff_t>(interval.last) + 1,
+                                                  ready[kind].end(), [&](std::size_t d) { return d <= other; });
+      first_free = std::max(first_free, static_cast<std::size_t>(free_from - ready[kind].begin()));
+    }
+    interval.last = std::min<std::size_t>(n - 1, first_free - 1);
   }
 }
 

@@ -115,6 +115,12 @@ result<void> check_image(const plan& p, const resource_descriptor& r, std::size_
                       who(r) + ": extent " + std::to_string(image.width) + "x" + std::to_string(image.height) +
                           " is outside 1.." + std::to_string(max_image_extent),
                       image_path(index, "extent"));
+  if (image.extent_divisor != 1 && (!image.bucket_extent || !is_extent_divisor(image.extent_divisor)))
+    return make_error(errc::invalid_image,
+                      who(r) + ": extent divisor " + std::to_string(image.extent_divisor) +
+                          (image.bucket_extent ? " is not a power of two in 2.." + std::to_string(max_extent_divisor)
+                                               : " on a fixed extent; only a bucket's extent is divided"),
+                      image_path(index, "extent"));
   if (image.layers == 0 || image.layers > max_image_layers)
     return make_error(
         errc::invalid_image,
@@ -227,11 +233,18 @@ result<image_extent> resolve_image_extent(const resource_descriptor& r, const bu
     return make_error(errc::invalid_image, who(r) + " takes a bucket's extent " + std::to_string(dims[0]) + "x" +
                                                std::to_string(dims[1]) + ", outside 1.." +
                                                std::to_string(max_image_extent));
-  const image_extent extent{static_cast<std::uint32_t>(dims[0]), static_cast<std::uint32_t>(dims[1])};
+  // Each side ceil(d / k), never 0 (a bucket's side is at least 1).
+  const std::uint64_t k = std::max<std::uint32_t>(image.extent_divisor, 1);
+  const auto side = [k](std::uint64_t d) {
+    return static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (d + k - 1) / k));
+  };
+  const image_extent extent{side(dims[0]), side(dims[1])};
   if (image.mips > full_mip_chain(extent.width, extent.height))
-    return make_error(errc::invalid_image, who(r) + ": " + std::to_string(image.mips) + " mip levels, and a bucket's " +
+    return make_error(errc::invalid_image, who(r) + ": " + std::to_string(image.mips) + " mip levels, and its " +
                                                std::to_string(extent.width) + "x" + std::to_string(extent.height) +
-                                               " has " + std::to_string(full_mip_chain(extent.width, extent.height)));
+                                               " (" + extent_text(image) + ") in a bucket of " +
+                                               std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + " has " +
+                                               std::to_string(full_mip_chain(extent.width, extent.height)));
   return extent;
 }
 

@@ -22,8 +22,10 @@ using ferrum::max_image_layers;
 // persistent when imported (invalid_image, at its lifetime),
 // without a buffer's fields set in code (invalid_image), a fixed extent of
 // 1..max_image_extent, 1..max_image_layers layers and at least one mip level,
-// no more than a fixed extent has (invalid_image, at the field); a bucket
-// extent fits every bucket (resolve_image_extent, at its `image`).
+// no more than a fixed extent has (invalid_image, at the field); an
+// extent_divisor of 1 on a fixed extent, else 1 or is_extent_divisor
+// (invalid_image, at its `image/extent`); a bucket extent fits every bucket
+// (resolve_image_extent, at its `image`).
 [[nodiscard]] result<void> check_image(const plan& p, const resource_descriptor& r, std::size_t index);
 
 // Every node's accesses fit what it uses: an image access for an image and
@@ -39,13 +41,20 @@ using ferrum::max_image_layers;
 [[nodiscard]] result<void> check_image_uses(const plan& p, std::span<const std::size_t> uses);
 
 // The image's extent in a bucket of `dims`: its own, or the bucket's first
-// two dimensions (invalid_image past max_image_extent, or with more mip
-// levels than that extent has; the detail names the resource and the bucket).
+// two dimensions, each divided by its extent_divisor and rounded up
+// (invalid_image past max_image_extent, or with more mip levels than that
+// extent has; the detail names the resource and the bucket).
 struct image_extent {
   std::uint32_t width = 0;
   std::uint32_t height = 0;
 };
 [[nodiscard]] result<image_extent> resolve_image_extent(const resource_descriptor& r, const bucket_capacity& dims);
+
+// Whether `k` divides a bucket-relative extent: a power of two in
+// 2..max_extent_divisor (1, the bucket's own, is `"bucket"`).
+[[nodiscard]] constexpr bool is_extent_divisor(std::uint64_t k) noexcept {
+  return k >= 2 && k <= max_extent_divisor && (k & (k - 1)) == 0;
+}
 
 // The number of mip levels an extent has (a full chain down to 1x1).
 [[nodiscard]] constexpr std::uint32_t full_mip_chain(std::uint32_t width, std::uint32_t height) noexcept {

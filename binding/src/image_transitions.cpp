@@ -175,9 +175,12 @@ result<void> place_images(lane_recipe& recipe, const image_plan& images, const p
   for (std::size_t i = 0; i < recipe.images.size(); ++i) {
     auto extent = resolve_image_extent(p.resources[images.resources[i]], dims);
     if (!extent) return extent.error();
-    recipe.images[i].image.bucket_extent = false;
-    recipe.images[i].image.width = extent->width;
-    recipe.images[i].image.height = extent->height;
+    image_desc& image = recipe.images[i].image;
+    recipe.images[i].bucket_divisor = image.bucket_extent ? image.extent_divisor : 0;
+    image.bucket_extent = false;
+    image.extent_divisor = 1;
+    image.width = extent->width;
+    image.height = extent->height;
   }
   recipe.transitions = images.transitions;
   recipe.transition_begin = images.transition_begin;

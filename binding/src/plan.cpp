@@ -232,6 +232,11 @@ std::string_view to_string(plan_format v) noexcept {
   return v == plan_format::v1 ? "ferrum.plan.v1" : v == plan_format::v2 ? "ferrum.plan.v2" : "unknown";
 }
 
+std::string extent_text(const image_desc& image) {
+  if (!image.bucket_extent) return std::to_string(image.width) + "x" + std::to_string(image.height);
+  return image.extent_divisor == 1 ? "bucket" : "bucket/" + std::to_string(image.extent_divisor);
+}
+
 template <>
 std::optional<allocation_kind> enum_from_string(std::string_view t) noexcept {
   return value_of(kind_names, t);
@@ -393,9 +398,16 @@ void hash_images(sha256_writer& w, const plan& p, std::span<const std::size_t> r
     if (!r.image) continue;
     w.str(r.id.view());
     w.enumeration(r.image->format);
-    w.u8(r.image->bucket_extent);
-    w.u64(r.image->width);
-    w.u64(r.image->height);
+    if (r.image->bucket_extent && r.image->extent_divisor != 1) {
+      // A fraction of the bucket's: tag 2, the divisor where a width goes.
+      w.u8(2);
+      w.u64(r.image->extent_divisor);
+      w.u64(0);
+    } else {
+      w.u8(r.image->bucket_extent);
+      w.u64(r.image->width);
+      w.u64(r.image->height);
+    }
     w.u64(r.image->mips);
     w.u64(r.image->layers);
   }

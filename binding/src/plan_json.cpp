@@ -15,6 +15,7 @@
 // input.
 #include "ferrum/binding/plan_json.hpp"
 
+#include "image_rules.hpp"
 #include "json_fast_dom.hpp"
 #include "json_pointer.hpp"
 #include "json_reference_dom.hpp"
@@ -397,8 +398,29 @@ storage_contract read_storage(const cursor<View>& c) {
   return storage;
 }
 
-// `{"format": F, "extent": "bucket" | [W, H], "mips": M, "layers": L}`,
-// mips and layers 1 when left out; validate_plan checks the ranges.
+// The divisor of "bucket/<k>" (decimal digits, no leading zero); nullopt
+// for any other text. invalid_image at `path` for one that is not a power of
+// two in 2..max_extent_divisor.
+std::optional<std::uint32_t> bucket_divisor(std::string_view text, const std::string& path) {
+  constexpr std::string_view prefix = "bucket/";
+  if (!text.starts_with(prefix)) return std::nullopt;
+  const std::string_view digits = text.substr(prefix.size());
+  if (digits.empty() || digits.front() == '0' ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  std::uint64_t k = 0;
+  for (char c : digits.substr(0, 4)) k = k * 10 + static_cast<std::uint64_t>(c - '0');
+  if (digits.size() > 4 || !detail::is_extent_divisor(k))
+    reject(errc::invalid_image,
+           quote_text(text) + ": the bucket's extent is divided by a power of two in 2.." +
+               std::to_string(max_extent_divisor),
+           path);
+  return static_cast<std::uint32_t>(k);
+}
+
+// `{"format": F, "extent": "bucket" | "bucket/<k>" | [W, H], "mips": M,
+// "layers": L}`, mips and layers 1 when left out; validate_plan checks the
+// ranges.
 template <class View>
 image_desc read_image(const cursor<View>& c) {
   const known_members<View> m = c.require_object({"format", "extent", "mips", "layers"});
@@ -407,8 +429,14 @@ image_desc read_image(const cursor<View>& c) {
   image.format = m["format"].template enumeration<image_format>();
   const cursor<View> extent = m["extent"];
   if (extent.is_string()) {
-    if (extent.str() != "bucket")
-      reject(errc::unknown_value, quote_text(extent.str()) + " is not 'bucket' or [width, height]", extent.path());
+    const std::string_view text = extent.str();
+    if (text != "bucket") {
+      const std::optional<std::uint32_t> divisor = bucket_divisor(text, extent.path());
+      if (!divisor)
+        reject(errc::unknown_value, quote_text(text) + " is not 'bucket', 'bucket/<k>' or [width, height]",
+               extent.path());
+      image.extent_divisor = *divisor;
+    }
     image.bucket_extent = true;
   } else {
     if (const std::size_t length = extent.size(); length != 2)

@@ -227,13 +227,14 @@ result<void> check_dependencies(file_plan& f) {
     return *found;
   });
   if (!dependencies) return dependencies.error();
-  if (std::any_of(p.nodes.begin(), p.nodes.end(), [&](const plan_node& n) { return n.queue != p.nodes[0].queue; })) {
-    // The file's uses are 32-bit; a plan on one queue needs no copy.
-    const std::vector<std::size_t> uses(f.t.use_resource.begin(), f.t.use_resource.end());
-    if (auto ok = check_queue_order(p, uses, *dependencies); !ok) return ok.error();
-  }
   f.dependencies = std::move(*dependencies);
-  extend_for_dependencies(f.intervals, f.dependencies);
+  if (std::any_of(p.nodes.begin(), p.nodes.end(), [&](const plan_node& n) { return n.queue != p.nodes[0].queue; })) {
+    // The file's uses are 32-bit; a plan on one queue needs no copy (nor
+    // moves an interval: extend_for_dependencies).
+    const std::vector<std::size_t> uses(f.t.use_resource.begin(), f.t.use_resource.end());
+    if (auto ok = check_queue_order(p, uses, f.dependencies); !ok) return ok.error();
+    extend_for_dependencies(f.intervals, f.dependencies, p, uses);
+  }
   return {};
 }
 

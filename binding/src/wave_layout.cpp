@@ -32,7 +32,7 @@ std::vector<live_interval> live_intervals(const plan& p) {
   std::vector<live_interval> intervals = detail::live_intervals(p, index);
   if (p.format == plan_format::v2)
     if (auto graph = detail::compile_dependency_graph(p, [&index](std::string_view id) { return index.node(id); }))
-      detail::extend_for_dependencies(intervals, *graph);
+      detail::extend_for_dependencies(intervals, *graph, p, index.all_uses());
   return intervals;
 }
 

@@ -179,8 +179,8 @@ error load_error(const bytes_t& bytes, const plan& p) {
 }  // namespace
 
 TEST_CASE("compiled_program_file: every example plan loads back equal to a fresh compile", "[binding][program_file]") {
-  for (const char* name :
-       {"two_nodes.json", "multi_bucket.json", "interval_liveness.json", "history.json", "two_queues.json"}) {
+  for (const char* name : {"two_nodes.json", "multi_bucket.json", "interval_liveness.json", "history.json",
+                           "two_queues.json", "frame_chains.json"}) {
     INFO(name);
     check_round_trip(example_plan(name));
   }
@@ -339,6 +339,39 @@ TEST_CASE("compiled_program_file: a resealed file aliasing two live resources is
   bytes_t bytes = save_ok(compiled, p);
   const file_map map(compiled, p);
   put_u64(bytes, map.projection(0, scratch, 1, 3), members[0].offset);
+  reseal(bytes);
+  const error e = load_error(bytes, p);
+  CHECK(test::code_of(e) == errc::program_inconsistent);
+  CHECK(e.detail.find("share bytes") != std::string::npos);
+}
+
+TEST_CASE("compiled_program_file: a resealed file aliasing resources of two queues' unordered nodes is rejected",
+          "[binding][program_file]") {
+  // n1 (compute) and n2 (transfer) both run after n0, not after each other:
+  // their interval resources w1 [1..1] and w2 [2..2] may not share bytes, as
+  // the nodes may run at once on two queues (docs/design.md, "Lane memory").
+  test::plan_builder b;
+  for (int i = 0; i < 3; ++i) b.binding_node("node/n" + std::to_string(i), "resource/n" + std::to_string(i), 64);
+  b.bucket("step", {1, 1, 1}, {{"pool/bindings", 0, 1 << 20}});
+  plan p = b.build();
+  p.format = plan_format::v2;
+  p.nodes[1].after = {p.nodes[0].id};
+  p.nodes[2].after = {p.nodes[0].id};
+  p.nodes[2].queue = queue_kind::transfer;
+  for (int i : {1, 2}) {
+    const std::string w = "resource/w" + std::to_string(i);
+    p.resources.push_back(test::workspace_resource(w, "pool/work", resource_demand::fixed(256)));
+    p.nodes[static_cast<std::size_t>(i)].resources.push_back(test::id<resource_id>(w));
+  }
+  p.buckets[0].budgets.push_back({test::id<pool_id>("pool/work"), 0, 1 << 20});
+  p.pools.push_back({test::id<pool_id>("pool/work"), liveness_mode::interval});
+  const compiled_program compiled = test::compile_ok(p);
+  const std::size_t work = 1;
+  REQUIRE(compiled.domains[work].pool.str() == "pool/work");
+  const auto& members = compiled.buckets[0].capacity_layouts[work].projections;
+  REQUIRE(members[0].offset != members[1].offset);
+  bytes_t bytes = save_ok(compiled, p);
+  put_u64(bytes, file_map(compiled, p).projection(0, work, 1, 2), members[0].offset);
   reseal(bytes);
   const error e = load_error(bytes, p);
   CHECK(test::code_of(e) == errc::program_inconsistent);

@@ -628,3 +628,46 @@ TEST_CASE("ferrum compile: the table lists each bucket's images and every transi
       CHECK(found);
     }
 }
+
+TEST_CASE("ferrum compile: images a fraction of the bucket's show it, and image memory aliased against unaliased",
+          "[cli]") {
+  // frame_chains.json: a bloom chain and an SSAO chain of bucket/2, /4 and /8
+  // images, neither chain after the other (docs/plan-format.md, "Images").
+  const cli_test::compiled_plan c = compile_in_process(example_plan("frame_chains.json"));
+  const command_result result = run_ferrum({"compile", example_plan("frame_chains.json"), "--json"});
+  REQUIRE(result.status == 0);
+  const nlohmann::json doc = nlohmann::json::parse(result.out);
+  REQUIRE(doc.at("buckets").size() == 2);
+  for (std::size_t b = 0; b < 2; ++b) {
+    const ferrum::compiled_bucket& bucket = c.program.buckets[b];
+    const nlohmann::json& listed = doc.at("buckets")[b];
+    // Per bucket, the image bytes a lane holds, and without aliasing, the sum
+    // of every image's bytes.
+    CHECK(listed.at("image_bytes") == bucket.image_window.size);
+    CHECK(listed.at("unaliased_image_bytes") == bucket.unaliased_image_bytes);
+    std::uint64_t sum = 0;
+    for (const ferrum::projection& x : bucket.capacity_layouts[0].projections) sum += x.capacity;
+    CHECK(listed.at("unaliased_image_bytes") == sum);
+    CHECK(listed.at("image_bytes").get<std::uint64_t>() < sum);
+    for (std::size_t i = 0; i < bucket.lane.images.size(); ++i) {
+      const ferrum::lane_image& image = bucket.lane.images[i];
+      const auto& r = *std::find_if(c.plan.resources.begin(), c.plan.resources.end(),
+                                    [&](const ferrum::resource_descriptor& x) { return x.id == image.resource; });
+      CHECK(listed.at("images")[i].at("extent") == ferrum::extent_text(*r.image));
+    }
+  }
+  const nlohmann::json& half = doc.at("buckets")[1].at("images")[3];
+  CHECK(half.at("resource") == "image/bloom.half");
+  CHECK(half.at("extent") == "bucket/2");
+  CHECK(half.at("width") == 167);  // 333 / 2, rounded up
+  CHECK(half.at("height") == 94);
+  CHECK(doc.at("buckets")[0].at("image_bytes") == 842240);
+  CHECK(doc.at("buckets")[0].at("unaliased_image_bytes") == 1195200);
+
+  const command_result table = run_ferrum({"compile", example_plan("frame_chains.json")});
+  REQUIRE(table.status == 0);
+  CHECK(table.out.find("  images: 842240 bytes of texels (1195200 unaliased)") != std::string::npos);
+  CHECK(table.out.find("    image/bloom.quarter  rgba16-float   80x45 (bucket/4)     2       1  invocation") !=
+        std::string::npos);
+  CHECK(table.out.find("    image/scene.color    rgba16-float            320x180     1") != std::string::npos);
+}

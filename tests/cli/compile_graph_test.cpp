@@ -464,3 +464,16 @@ TEST_CASE("ferrum compile --graph lists each node's layout transitions, exactly 
   }
   CHECK(transitions > 0);
 }
+
+TEST_CASE("ferrum compile --graph shows an image that is a fraction of the bucket's as one", "[cli]") {
+  const drawing d = read_drawing(drawing_of(example_plan("frame_chains.json")));
+  std::multiset<std::string> shown;
+  for (const svg_group& g : d.groups)
+    for (const std::string& text : g.texts)
+      if (text.find("(bucket/") != std::string::npos) shown.insert(text);
+  // Each bucket draws its own extent of the five fractions.
+  CHECK(shown.count("image rgba16-float 160x90 (bucket/2)") == 1);
+  CHECK(shown.count("image rgba16-float 167x94 (bucket/2)") == 1);
+  CHECK(shown.count("image rgba16-float 42x24 (bucket/8)") == 1);
+  CHECK(shown.size() == 10);
+}

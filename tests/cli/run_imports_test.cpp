@@ -75,6 +75,38 @@ TEST_CASE("ferrum run: an image plan's lanes make image memory, and every transi
   CHECK(text.out.find("images 8192 bytes of image memory per lane (12288 unaliased)") != std::string::npos);
 }
 
+TEST_CASE("ferrum run: images a fraction of the frame, on two independent chains, share image memory and run clean",
+          "[cli][image]") {
+  // image_copies.json with image/a and image/b half the bucket's extent
+  // (8x4), and node/fill.b after node/fill.a only: two chains with no path
+  // between them, on one queue, whose images still share memory.
+  nlohmann::json doc = nlohmann::json::parse(cli_test::read_file(example_plan("image_copies.json")));
+  for (auto& r : doc["resources"])
+    if (r["id"] == "image/a" || r["id"] == "image/b") r["image"]["extent"] = "bucket/2";
+  REQUIRE(doc["nodes"][2]["id"] == "node/fill.b");
+  doc["nodes"][2]["after"] = {"node/fill.a"};
+  const cli_test::temp_file plan(doc.dump());
+  const nlohmann::ordered_json compiled = cli_test::compiled_json(plan.path());
+  const auto& images = compiled["buckets"][0]["images"];
+  REQUIRE(images.size() == 3);
+  CHECK(images[1]["extent"] == "bucket/2");
+  CHECK(u64(images[1]["width"]) == 8);
+  CHECK(u64(images[1]["height"]) == 4);
+  // Texels: history 512, a and b 128 each, sharing.
+  CHECK(u64(compiled["buckets"][0]["image_bytes"]) == 512 + 128);
+  CHECK(u64(compiled["buckets"][0]["unaliased_image_bytes"]) == 512 + 2 * 128);
+  // --reorder runs what no barrier orders last to first: a layout error or a
+  // violation would show a missing one.
+  const json_run run = run_json(plan.path(), {"--waves", "20", "--reorder"});
+  check_healthy(run, 20);
+  const auto& bucket = run.report["memory"][0];
+  CHECK(u64(bucket["image_bytes"]) == 2 * 4096);  // the null device's pages
+  CHECK(u64(bucket["unaliased_image_bytes"]) == 3 * 4096);
+  const cli_test::command_result text = run_ferrum({"run", plan.path(), "--waves", "4"});
+  CHECK(text.status == 0);
+  CHECK(text.out.find("images 8192 bytes of image memory per lane (12288 unaliased)") != std::string::npos);
+}
+
 TEST_CASE("ferrum run: on Vulkan an image plan runs with its images' memory reported", "[cli][vulkan][image]") {
   const auto report = cli_test::vulkan_run_json(example_plan("image_copies.json"),
                                                 {"--waves", "8", "--fence-timeout", cli_test::vulkan_fence_timeout_ms});

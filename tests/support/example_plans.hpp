@@ -15,14 +15,20 @@
 
 namespace ferrum::test {
 
-// The plan at `path` (relative to the source tree), parsed; fails the test
-// when it cannot be read or parsed.
-inline ferrum::plan load_source_plan(std::string_view path) {
+// The text of the file at `path` (relative to the source tree); fails the
+// test when it cannot be read.
+inline std::string source_text(std::string_view path) {
   std::ifstream in(std::string(FERRUM_SOURCE_DIR) + "/" + std::string(path));
   REQUIRE(in);
   std::stringstream text;
   text << in.rdbuf();
-  auto parsed = ferrum::parse_plan(text.str());
+  return text.str();
+}
+
+// The plan at `path` (relative to the source tree), parsed; fails the test
+// when it cannot be read or parsed.
+inline ferrum::plan load_source_plan(std::string_view path) {
+  auto parsed = ferrum::parse_plan(source_text(path));
   REQUIRE(parsed.has_value());
   return std::move(*parsed);
 }

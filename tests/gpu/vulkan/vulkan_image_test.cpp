@@ -293,4 +293,28 @@ TEST_CASE("vulkan: a plan's images of other formats in lanes; storage on rgba8-s
         std::string::npos);
   CHECK(refused.error().detail.find("has no storage feature for rgba8-srgb") != std::string::npos);
   s.finish();
+TEST_CASE("vulkan: two independent image chains on one queue share image memory, validation silent, data checked",
+          "[vulkan][image][validation]") {
+  // image_copies.json with node/fill.b after node/fill.a only: the chains
+  // fill.a -> read.a and fill.b -> read.b have no path between them, yet on
+  // one queue image/a and image/b still share bytes (docs/design.md, "Lane
+  // memory"); the barrier before fill.b orders read.a's copy out first.
+  ferrum::plan p = ferrum::test::image_copy_plan(2);
+  REQUIRE(p.nodes[2].id.view() == "node/fill.b");
+  p.nodes[2].after = {p.nodes[0].id};
+  const auto program = std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(p));
+  REQUIRE(program->buckets[0].image_window.size < program->buckets[0].unaliased_image_bytes);
+  REQUIRE(program->buckets[0].lane.barrier_before[2]);
+  {
+    session s;
+    if (!s.open()) return;
+    CHECK(ferrum::test::run_image_waves(program, *s.device, 5) == 0);
+    s.finish();
+  }
+  session s;
+  if (!s.open()) return;
+  (void)ferrum::test::run_image_waves(ferrum::test::without_barrier(*program, 2), *s.device, 2);
+  const std::string log = s.finish_reported();
+  INFO(log);
+  CHECK(reports_missing_barrier(log));
 }

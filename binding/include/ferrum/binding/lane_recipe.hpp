@@ -19,6 +19,7 @@
 #include <limits>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace ferrum {
@@ -73,6 +74,9 @@ struct lane_image {
   bool aliasable = false;
   live_interval live{};
   bool imported = false;
+  // The extent as the plan declares it: 0 for a fixed one, else the divisor
+  // of the bucket's (1: the bucket's own; image_desc::extent_divisor).
+  std::uint32_t bucket_divisor = 0;
 
   [[nodiscard]] bool takes(resource_access a) const noexcept {
     return (accesses & (1u << static_cast<unsigned>(a))) != 0;
@@ -82,6 +86,19 @@ struct lane_image {
   [[nodiscard]] bool attachment() const noexcept {
     return takes(resource_access::color_attachment) || takes(resource_access::depth_attachment) ||
            takes(resource_access::depth_read);
+  }
+  // The declared extent, as reports show it: "bucket", "bucket/4" or "64x32".
+  [[nodiscard]] std::string declared_extent() const {
+    image_desc declared = image;
+    declared.bucket_extent = bucket_divisor != 0;
+    declared.extent_divisor = bucket_divisor == 0 ? 1 : bucket_divisor;
+    return extent_text(declared);
+  }
+  // Its extent in this bucket, with the fraction of the bucket's it is
+  // where it is one: "480x270 (bucket/4)", "1920x1080", "64x32".
+  [[nodiscard]] std::string extent_in_bucket() const {
+    std::string text = std::to_string(image.width) + "x" + std::to_string(image.height);
+    return bucket_divisor > 1 ? text + " (" + declared_extent() + ")" : text;
   }
   friend bool operator==(const lane_image&, const lane_image&) = default;
 };

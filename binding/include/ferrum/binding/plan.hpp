@@ -114,9 +114,11 @@ struct storage_contract {
 
 // An image resource (ferrum.plan.v2): its format, its extent — fixed, or
 // the bucket's first two capacity dimensions (`bucket_extent`), so that a
-// 1920x1080 bucket gives screen-sized images — and its mip levels and array
-// layers. Its bytes in the lane are its texels (image_bytes); a device may
-// need more, which it finds when it makes the lane's images.
+// 1920x1080 bucket gives screen-sized images, or a fraction of them
+// (`extent_divisor`: "bucket/4" gives 480x270 there, each side rounded up) —
+// and its mip levels and array layers. Its bytes in the lane are its texels
+// (image_bytes); a device may need more, which it finds when it makes the
+// lane's images.
 struct image_desc {
   image_format format = image_format::rgba8_unorm;
   bool bucket_extent = false;
@@ -124,8 +126,18 @@ struct image_desc {
   std::uint32_t height = 0;
   std::uint32_t mips = 1;
   std::uint32_t layers = 1;
+  // When bucket_extent: each side is ceil(the bucket's / extent_divisor);
+  // 1 (the bucket's own) or a power of two in 2..max_extent_divisor.
+  std::uint32_t extent_divisor = 1;
   friend bool operator==(const image_desc&, const image_desc&) = default;
 };
+
+// The largest divisor of a bucket-relative image extent ("bucket/64").
+inline constexpr std::uint32_t max_extent_divisor = 64;
+
+// The extent as a plan declares it, for reports: "bucket", "bucket/4" or
+// "64x32".
+[[nodiscard]] std::string extent_text(const image_desc& image);
 
 // One resource of the plan: a buffer, or an image when `image` is set (its
 // buffer fields — demand, alignment, usage, element, storage — keep their

@@ -37,9 +37,11 @@ class claim_identity {
 };
 
 // The nodes during which a resource is live: from the first to the last node
-// (plan indices, inclusive) that uses it. In a v2 plan, whose nodes may run
-// at once, the end is later where needed: the node before the first from
-// which every node runs after all of the resource's users.
+// (plan indices, inclusive) that uses it. In a v2 plan whose nodes run on
+// both queue kinds, where nodes of two kinds may run at once, the end is
+// later where needed: the node before the first from which every node runs
+// after all of the resource's users (a node of the same kind by plan order,
+// one of the other kind along a path of `after`).
 struct live_interval {
   std::size_t first = 0;
   std::size_t last = 0;
