@@ -30,6 +30,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace ferrum::gpu {
@@ -46,6 +47,10 @@ inline constexpr std::uint32_t transfer_src = 1u << 4;
 inline constexpr std::uint32_t transfer_dst = 1u << 5;
 inline constexpr std::uint32_t all = (1u << 6) - 1;
 }  // namespace image_usage
+
+// The names of image_usage bits, comma-separated ("color-attachment,
+// transfer-src"; "none" for 0): what errors say.
+[[nodiscard]] std::string image_usage_names(std::uint32_t usage);
 
 // A 2D image (an array of `layers` layers, `mips` levels each).
 struct image_spec {
