@@ -4,8 +4,8 @@
 #include "ferrum/scheduler/lane_image_placement.hpp"
 
 #include <algorithm>
-#include <optional>
 #include <new>
+#include <optional>
 #include <string>
 
 namespace ferrum::detail {
@@ -64,11 +64,11 @@ std::string describe(const gpu::image_spec& s) {
 // resource takes in `bucket` (`want`), the first difference found: format,
 // extent, mips, layers, then the usage the plan's accesses need; none
 // when it fits.
-std::optional<std::string> misfit(const gpu::image_spec& want, const gpu::image_spec& has,
-                                           const bucket_id& bucket) {
+std::optional<std::string> misfit(const gpu::image_spec& want, const gpu::image_spec& has, const bucket_id& bucket) {
   const auto differs = [&](const char* what, const std::string& given, const std::string& expected) {
-    return std::optional<std::string>(std::string(what) + " " + given + ", and bucket " + quote_text(bucket.str()) + " takes " +
-                           expected + " (a " + describe(has) + " image; the resource: " + describe(want) + ")");
+    return std::optional<std::string>(std::string(what) + " " + given + ", and bucket " + quote_text(bucket.str()) +
+                                      " takes " + expected + " (a " + describe(has) +
+                                      " image; the resource: " + describe(want) + ")");
   };
   const auto extent = [](const gpu::image_spec& s) { return std::to_string(s.width) + "x" + std::to_string(s.height); };
   if (has.format != want.format)
@@ -78,8 +78,8 @@ std::optional<std::string> misfit(const gpu::image_spec& want, const gpu::image_
   if (has.layers != want.layers) return differs("layers", std::to_string(has.layers), std::to_string(want.layers));
   if (const std::uint32_t missing = want.usage & ~has.usage; missing != 0)
     return std::optional<std::string>("usage " + gpu::image_usage_names(has.usage) + " lacks " +
-                           gpu::image_usage_names(missing) + ", which the plan's accesses of it need (" +
-                           gpu::image_usage_names(want.usage) + ")");
+                                      gpu::image_usage_names(missing) + ", which the plan's accesses of it need (" +
+                                      gpu::image_usage_names(want.usage) + ")");
   return std::nullopt;
 }
 
@@ -159,7 +159,7 @@ result<void> resolve_images(const copied_images& given, const lane_recipe& recip
                                                   quote_text(device->name()));
     if (auto differs = misfit(lane_image_spec(r), image.image->spec(), bucket))
       return make_error(errc::invalid_image, where() + ": " + *differs);
-    if (!gpu::usage_allows(has.usage, image.layout))
+    if (!gpu::usage_allows(image.image->spec().usage, image.layout))
       return make_error(errc::invalid_image, where() + ": layout " + quote_text(to_string(image.layout)) +
                                                  ", which an image without its usage is never in");
     for (std::size_t j = first; j < out.size(); ++j)

@@ -121,11 +121,7 @@ TEST_CASE("raster nodes: the engine's attachments are cleared where their first 
   const auto color = image(ferrum::image_format::rgba8_unorm, usage::color_attachment | usage::transfer_src);
   const auto depth = image(ferrum::image_format::d32_float, usage::depth_attachment);
   const auto frame = image(ferrum::image_format::rgba8_unorm, usage::color_attachment | usage::transfer_dst);
-  struct seen {
-    ferrum::attachment_load load;
-    ferrum::attachment_store store;
-    friend bool operator==(const seen&, const seen&) = default;
-  };
+  using seen = std::pair<ferrum::attachment_load, ferrum::attachment_store>;
   std::mutex lock;
   std::map<std::pair<std::size_t, std::string>, seen> ops;  // by node and image
   const auto encode = [&](const ferrum::encode_context& c) {

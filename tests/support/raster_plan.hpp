@@ -78,19 +78,24 @@ inline std::string imported_raster_plan() {
 inline constexpr const char* overlay_plan = R"({
   "format": "ferrum.plan.v2",
   "nodes": [
-    { "id": "node/copy", "resources": ["image/frame"], "access": {"image/frame": "transfer-dst"} },
+    { "id": "node/copy", "resources": ["resource/copy.args", "image/frame"], "binding": "resource/copy.args",
+      "access": {"resource/copy.args": "read", "image/frame": "transfer-dst"} },
     { "id": "node/overlay", "resources": ["image/frame"], "after": ["node/copy"],
       "access": {"image/frame": "color-attachment"} },
     { "id": "node/present", "resources": ["image/frame"], "after": ["node/overlay"],
       "access": {"image/frame": "present"} }
   ],
   "resources": [
+    { "id": "resource/copy.args", "pool": "pool/bindings", "kind": "binding", "node": "node/copy",
+      "demand": {"fixed": 16}, "alignment": 16, "lifetime": "invocation", "usage": "binding", "element": "u8",
+      "storage": {"allocator": "linear-arena", "view": "contiguous", "contract": "5e1d9a3c7b2f0e8d4a6c1b9f3e7d2a5c8b0f4e6d1a3c9b7f2e5d8a0c4b6f1e3d"} },
     { "id": "image/frame", "pool": "pool/engine", "kind": "workspace", "lifetime": "invocation",
       "image": {"format": "rgba8-unorm", "extent": "bucket"} }
   ],
   "buckets": [
     { "class": "frame", "capacity": [32, 32, 1024],
-      "budgets": [ {"pool": "pool/engine", "min": 0, "max": 1048576} ] }
+      "budgets": [ {"pool": "pool/bindings", "min": 0, "max": 4096},
+                   {"pool": "pool/engine", "min": 0, "max": 1048576} ] }
   ],
   "pools": {"pool/engine": {"memory": "imported"}},
   "lanes": 1,

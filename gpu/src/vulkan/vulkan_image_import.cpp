@@ -71,12 +71,8 @@ result<std::unique_ptr<image>> import_vulkan_image(device& d, const vulkan_image
   if (info.samples != VK_SAMPLE_COUNT_1_BIT)
     return make_error(errc::invalid_image, what + std::to_string(static_cast<int>(info.samples)) +
                                                " samples; ferrum's images are single-sampled (VK_SAMPLE_COUNT_1_BIT)");
-  const image_spec spec{*format,
-                        info.extent.width,
-                        info.extent.height,
-                        info.mip_levels,
-                        info.array_layers,
-                        image_usage_from_vk(info.usage)};
+  const image_spec spec{*format,         info.extent.width, info.extent.height,
+                        info.mip_levels, info.array_layers, image_usage_from_vk(info.usage)};
   if (auto ok = check_image_spec(spec); !ok) {
     error e = ok.error();
     e.detail = what + e.detail + " (VkImageUsageFlags " + std::to_string(info.usage) + ")";

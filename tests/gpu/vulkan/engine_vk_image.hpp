@@ -15,7 +15,7 @@ namespace vulkan_test {
 // the device's work with it.
 struct engine_vk_image {
   engine_vk_image(const ferrum::gpu::vulkan_native_handles& h, VkFormat format, VkImageUsageFlags usage,
-                  VkExtent3D extent, bool view)
+                  VkExtent3D extent, bool with_view)
       : device(h.device) {
     info.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO;
     info.imageType = VK_IMAGE_TYPE_2D;
@@ -42,14 +42,14 @@ struct engine_vk_image {
     allocate.memoryTypeIndex = type;
     REQUIRE(vkAllocateMemory(device, &allocate, nullptr, &memory_) == VK_SUCCESS);
     REQUIRE(vkBindImageMemory(device, image, memory_, 0) == VK_SUCCESS);
-    if (!view) return;
+    if (!with_view) return;
     VkImageViewCreateInfo view_info{};
     view_info.sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO;
     view_info.image = image;
     view_info.viewType = VK_IMAGE_VIEW_TYPE_2D;
     view_info.format = format;
     view_info.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    REQUIRE(vkCreateImageView(device, &view_info, nullptr, &this->view) == VK_SUCCESS);
+    REQUIRE(vkCreateImageView(device, &view_info, nullptr, &view) == VK_SUCCESS);
   }
   engine_vk_image(const engine_vk_image&) = delete;
   engine_vk_image& operator=(const engine_vk_image&) = delete;

@@ -212,11 +212,10 @@ TEST_CASE("vulkan: an engine's image imports as a ferrum image, its view kept or
   namespace usage = ferrum::gpu::image_usage;
   {
     // Every Vulkan usage ferrum has maps to its bit; others to none.
-    CHECK(ferrum::gpu::image_usage_from_vk(VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_STORAGE_BIT |
-                                           VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT |
-                                           VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT |
-                                           VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT |
-                                           VK_IMAGE_USAGE_INPUT_ATTACHMENT_BIT) == usage::all);
+    CHECK(ferrum::gpu::image_usage_from_vk(
+              VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_STORAGE_BIT | VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT |
+              VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
+              VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_INPUT_ATTACHMENT_BIT) == usage::all);
     for (const ferrum::image_format f : ferrum::image_formats)
       CHECK(ferrum::gpu::image_format_from_vk(ferrum::gpu::vulkan_format(f)) == f);
     CHECK_FALSE(ferrum::gpu::image_format_from_vk(VK_FORMAT_R8G8_UNORM).has_value());
@@ -226,18 +225,19 @@ TEST_CASE("vulkan: an engine's image imports as a ferrum image, its view kept or
                                         false);
     // Ferrum's view: made for the sampled usage, destroyed with the wrapper
     // (the layers' object tracking reports a leaked one at the device's end).
-    auto sampled = require(ferrum::gpu::import_vulkan_image(
-        device, ferrum::gpu::vulkan_image_import::of(engine.image, engine.info)));
-    CHECK(sampled->spec() ==
-          ferrum::gpu::image_spec{ferrum::image_format::rgba8_unorm, 64, 32, 1, 1, usage::sampled | usage::transfer_dst});
+    auto sampled = require(
+        ferrum::gpu::import_vulkan_image(device, ferrum::gpu::vulkan_image_import::of(engine.image, engine.info)));
+    CHECK(sampled->spec() == ferrum::gpu::image_spec{ferrum::image_format::rgba8_unorm, 64, 32, 1, 1,
+                                                     usage::sampled | usage::transfer_dst});
     CHECK(ferrum::gpu::vulkan_image_handle(*sampled) == engine.image);
     CHECK(ferrum::gpu::vulkan_image_view(*sampled) != VK_NULL_HANDLE);
     CHECK(&sampled->device() == &device);
     sampled.reset();
     // Only copied: no view.
-    auto copied = require(ferrum::gpu::import_vulkan_image(
-        device, {.image = engine.image, .format = VK_FORMAT_R8G8B8A8_UNORM, .extent = {64, 32, 1},
-                 .usage = VK_IMAGE_USAGE_TRANSFER_DST_BIT}));
+    auto copied = require(ferrum::gpu::import_vulkan_image(device, {.image = engine.image,
+                                                                    .format = VK_FORMAT_R8G8B8A8_UNORM,
+                                                                    .extent = {64, 32, 1},
+                                                                    .usage = VK_IMAGE_USAGE_TRANSFER_DST_BIT}));
     CHECK(ferrum::gpu::vulkan_image_view(*copied) == VK_NULL_HANDLE);
     copied.reset();
 
@@ -273,8 +273,7 @@ TEST_CASE("vulkan: an engine's image imports as a ferrum image, its view kept or
               i.format = VK_FORMAT_D32_SFLOAT;
               i.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT;
             }),
-            ferrum::errc::invalid_image,
-            "a depth format is neither stored to nor a color attachment");
+            ferrum::errc::invalid_image, "a depth format is neither stored to nor a color attachment");
   }
   s.finish();
 }

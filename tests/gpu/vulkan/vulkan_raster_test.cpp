@@ -323,8 +323,7 @@ int run_raster_waves(vulkan_test::session& s, std::shared_ptr<const ferrum::comp
       // kept for node/read, the depth image used once.
       if (depth == nullptr || color->load != ferrum::attachment_load::clear ||
           color->store != ferrum::attachment_store::store || depth->load != ferrum::attachment_load::clear ||
-          depth->store != depth_store ||
-          c.commands.stages() != ferrum::gpu::list_stages::graphics)
+          depth->store != depth_store || c.commands.stages() != ferrum::gpu::list_stages::graphics)
         return (void)failures.fetch_add(1);
       const auto native = c.native();
       if (!native) return (void)failures.fetch_add(1);
@@ -434,28 +433,30 @@ TEST_CASE("vulkan: a raster node draws into an engine's VkImages, cleared by the
   {
     // The color image with the engine's own view; the depth image without:
     // ferrum makes one, and destroys it with the wrapper.
-    vulkan_test::engine_vk_image color(handles, VK_FORMAT_R8G8B8A8_UNORM,
-                                       VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
-                                           VK_IMAGE_USAGE_TRANSFER_DST_BIT,
-                                       {raster_side, raster_side, 1}, true);
+    vulkan_test::engine_vk_image color(
+        handles, VK_FORMAT_R8G8B8A8_UNORM,
+        VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+        {raster_side, raster_side, 1}, true);
     vulkan_test::engine_vk_image depth(handles, VK_FORMAT_D32_SFLOAT, VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT,
                                        {raster_side, raster_side, 1}, false);
     auto color_image = require(ferrum::gpu::import_vulkan_image(
         device, ferrum::gpu::vulkan_image_import::of(color.image, color.info, color.view)));
-    auto depth_image =
-        require(ferrum::gpu::import_vulkan_image(device, ferrum::gpu::vulkan_image_import::of(depth.image, depth.info)));
+    auto depth_image = require(
+        ferrum::gpu::import_vulkan_image(device, ferrum::gpu::vulkan_image_import::of(depth.image, depth.info)));
     namespace usage = ferrum::gpu::image_usage;
-    CHECK(color_image->spec() == ferrum::gpu::image_spec{ferrum::image_format::rgba8_unorm, raster_side, raster_side, 1,
-                                                         1, usage::color_attachment | usage::transfer_src |
-                                                                usage::transfer_dst});
+    CHECK(color_image->spec() ==
+          ferrum::gpu::image_spec{ferrum::image_format::rgba8_unorm, raster_side, raster_side, 1, 1,
+                                  usage::color_attachment | usage::transfer_src | usage::transfer_dst});
     CHECK(ferrum::gpu::vulkan_image_handle(*color_image) == color.image);
     CHECK(ferrum::gpu::vulkan_image_view(*color_image) == color.view);
     CHECK(ferrum::gpu::vulkan_image_view(*depth_image) != VK_NULL_HANDLE);
     // What the engine left in its color image, in transfer-dst: yellow.
     // The wave's drawing clears it (blue where no triangle is), not draws
     // over it.
-    auto upload = require(device.create_arena(std::size_t{raster_side} * raster_side * 4, ferrum::memory_class::upload));
-    for (std::size_t w = 0; w < std::size_t{raster_side} * raster_side; ++w) vulkan_test::set_word(*upload, w, 0xff00ffffu);
+    auto upload =
+        require(device.create_arena(std::size_t{raster_side} * raster_side * 4, ferrum::memory_class::upload));
+    for (std::size_t w = 0; w < std::size_t{raster_side} * raster_side; ++w)
+      vulkan_test::set_word(*upload, w, 0xff00ffffu);
     auto list = require(device.create_command_list());
     const std::uint64_t filled = vulkan_test::submit(device, *list, [&](ferrum::gpu::command_list& l) {
       if (upload->staged()) require(l.stage(*upload));
@@ -463,15 +464,14 @@ TEST_CASE("vulkan: a raster node draws into an engine's VkImages, cleared by the
       require(l.copy(upload->whole(), *color_image, ferrum::image_layout::transfer_dst));
     });
     vulkan_test::require_reached(device.queue().timeline(), filled);
-    failures = run_raster_waves(
-        s, raster_program(ferrum::test::imported_raster_plan()), 3, false,
-        [](std::span<const std::byte> bytes) {
-          CHECK(pixel(bytes, 16, 9) == 0xff0000ffu);
-          CHECK(pixel(bytes, 25, 9) == 0xff00ff00u);
-          CHECK(pixel(bytes, 1, 30) == 0xffff0000u);
-        },
-        {{"image/color", color_image.get(), ferrum::image_layout::transfer_dst},
-         {"image/depth", depth_image.get(), ferrum::image_layout::undefined}});
+    failures = run_raster_waves(s, raster_program(ferrum::test::imported_raster_plan()), 3, false,
+                                [](std::span<const std::byte> bytes) {
+                                  CHECK(pixel(bytes, 16, 9) == 0xff0000ffu);
+                                  CHECK(pixel(bytes, 25, 9) == 0xff00ff00u);
+                                  CHECK(pixel(bytes, 1, 30) == 0xffff0000u);
+                                },
+                                {{"image/color", color_image.get(), ferrum::image_layout::transfer_dst},
+                                 {"image/depth", depth_image.get(), ferrum::image_layout::undefined}});
     list.reset();
     upload.reset();
     // The wrappers go first; the engine's objects after them (its view

@@ -211,8 +211,8 @@ struct vulkan_image_import {
   // The import of `image`, made by the engine with `info`.
   [[nodiscard]] static vulkan_image_import of(VkImage image, const VkImageCreateInfo& info,
                                               VkImageView view = VK_NULL_HANDLE) noexcept {
-    return {image, info.imageType, info.format, info.extent, info.mipLevels, info.arrayLayers, info.samples,
-            info.usage, view};
+    return {image,        info.imageType, info.format, info.extent, info.mipLevels, info.arrayLayers,
+            info.samples, info.usage,     view};
   }
 };
 

@@ -398,7 +398,8 @@ struct wave_report {
   // until the coroutine next suspends), so copy what you keep.
   std::span<const gpu_interval> gpu_nodes;
   std::optional<gpu_interval> gpu;
-  // The engine's images (wave_request::images), in the plan's order, each
+  // The engine's images (wave_request::images), in the compiled program's
+  // order (its lane recipe's images, not the request's), each
   // with the layout it is in once the wave's submitted value is reached —
   // what the engine's next use of it transitions from, or what the next
   // wave names (`request.images = report.images()` hands them on):
