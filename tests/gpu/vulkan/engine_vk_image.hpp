@@ -10,6 +10,20 @@
 
 namespace vulkan_test {
 
+// The first memory type of `h`'s physical device among `types` (a
+// VkMemoryRequirements::memoryTypeBits) that has every flag of `wanted`.
+inline std::uint32_t engine_memory_type(const ferrum::gpu::vulkan_native_handles& h, std::uint32_t types,
+                                        VkMemoryPropertyFlags wanted) {
+  VkPhysicalDeviceMemoryProperties memory{};
+  vkGetPhysicalDeviceMemoryProperties(h.physical_device, &memory);
+  std::uint32_t type = 0;
+  while (type < memory.memoryTypeCount &&
+         ((types & (1u << type)) == 0 || (memory.memoryTypes[type].propertyFlags & wanted) != wanted))
+    ++type;
+  REQUIRE(type < memory.memoryTypeCount);
+  return type;
+}
+
 // An image as an engine makes one (vkCreateImage, its own device-local
 // memory), with its own view of the whole image when asked; destroyed after
 // the device's work with it.
@@ -31,15 +45,10 @@ struct engine_vk_image {
     REQUIRE(vkCreateImage(device, &info, nullptr, &image) == VK_SUCCESS);
     VkMemoryRequirements needs{};
     vkGetImageMemoryRequirements(device, image, &needs);
-    VkPhysicalDeviceMemoryProperties memory{};
-    vkGetPhysicalDeviceMemoryProperties(h.physical_device, &memory);
-    std::uint32_t type = 0;
-    while (type < memory.memoryTypeCount && (needs.memoryTypeBits & (1u << type)) == 0) ++type;
-    REQUIRE(type < memory.memoryTypeCount);
     VkMemoryAllocateInfo allocate{};
     allocate.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
     allocate.allocationSize = needs.size;
-    allocate.memoryTypeIndex = type;
+    allocate.memoryTypeIndex = engine_memory_type(h, needs.memoryTypeBits, 0);
     REQUIRE(vkAllocateMemory(device, &allocate, nullptr, &memory_) == VK_SUCCESS);
     REQUIRE(vkBindImageMemory(device, image, memory_, 0) == VK_SUCCESS);
     if (!with_view) return;

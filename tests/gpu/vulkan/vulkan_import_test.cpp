@@ -37,14 +37,6 @@ struct engine_buffer {
     REQUIRE(vkCreateBuffer(device, &info, nullptr, &buffer) == VK_SUCCESS);
     VkMemoryRequirements needs{};
     vkGetBufferMemoryRequirements(device, buffer, &needs);
-    VkPhysicalDeviceMemoryProperties memory{};
-    vkGetPhysicalDeviceMemoryProperties(h.physical_device, &memory);
-    std::uint32_t type = 0;
-    while (type < memory.memoryTypeCount &&
-           ((needs.memoryTypeBits & (1u << type)) == 0 ||
-            (memory.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) == 0))
-      ++type;
-    REQUIRE(type < memory.memoryTypeCount);
     VkMemoryAllocateFlagsInfo flags{};
     flags.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO;
     flags.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
@@ -52,7 +44,8 @@ struct engine_buffer {
     allocate.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
     allocate.pNext = (usage & VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT) != 0 ? &flags : nullptr;
     allocate.allocationSize = needs.size;
-    allocate.memoryTypeIndex = type;
+    allocate.memoryTypeIndex =
+        vulkan_test::engine_memory_type(h, needs.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT);
     REQUIRE(vkAllocateMemory(device, &allocate, nullptr, &memory_) == VK_SUCCESS);
     REQUIRE(vkBindBufferMemory(device, buffer, memory_, 0) == VK_SUCCESS);
     REQUIRE(vkMapMemory(device, memory_, 0, VK_WHOLE_SIZE, 0, &mapped) == VK_SUCCESS);
