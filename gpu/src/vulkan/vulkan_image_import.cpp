@@ -10,11 +10,11 @@ namespace {
 
 // The engine's image, and the view ferrum made of it (none when the engine
 // gave its own, or the usage takes none): only that view is ferrum's.
-class vulkan_imported_image final : public image {
+class vulkan_imported_image final : public vulkan_image {
  public:
   vulkan_imported_image(const gpu::device& owner, const image_spec& spec, VkDevice device, VkImage handle,
                         VkImageView view, bool owns_view) noexcept
-      : image(owner, spec, 0, reinterpret_cast<std::uintptr_t>(handle), reinterpret_cast<std::uintptr_t>(view)),
+      : vulkan_image(owner, placed_image{spec, 0}, handle, view),
         device_(device),
         owned_view_(owns_view ? view : VK_NULL_HANDLE) {}
   vulkan_imported_image(const vulkan_imported_image&) = delete;
