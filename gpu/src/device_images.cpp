@@ -29,6 +29,15 @@ std::string subresources_text(const image_subresources& r) {
          span("layer", "layers", r.base_layer, r.layers);
 }
 
+std::string image_usage_names(std::uint32_t usage) {
+  static constexpr std::array<const char*, 6> names{"sampled",          "storage",      "color-attachment",
+                                                    "depth-attachment", "transfer-src", "transfer-dst"};
+  std::string out;
+  for (std::size_t bit = 0; bit < names.size(); ++bit)
+    if ((usage & (1u << bit)) != 0) out += (out.empty() ? "" : ",") + std::string(names[bit]);
+  return out.empty() ? "none" : out;
+}
+
 result<void> check_image_spec(const image_spec& s) {
   if (s.width == 0 || s.height == 0 || s.width > max_image_extent || s.height > max_image_extent)
     return refused(s, "extent outside 1.." + std::to_string(max_image_extent));

@@ -103,12 +103,19 @@ result<lane_images> make_lane_images(const compiled_program& program, const comp
         }
         entry.view = out.views.emplace_back(std::move(*view)).get();
       }
-      // Only the wave's own: a persistent image keeps its contents for
-      // the lane's next wave, the engine's for the engine.
-      const bool transient = image.lifetime == allocation_lifetime::invocation && !image.imported;
-      if (is_attachment_access(use.access) && transient) {
-        if (alone(i, n, entry.range, true)) entry.load = attachment_load::clear;
-        if (alone(i, n, entry.range, false)) entry.store = attachment_store::dont_care;
+      if (!is_attachment_access(use.access)) continue;
+      // Cleared where its first use in the wave draws into it or writes
+      // its depth, so overwrites it (the engine's images too: what the
+      // wave draws on is what it cleared, not what the engine left); a
+      // persistent image keeps the lane's last wave's drawing.
+      const bool overwrites =
+          use.access == resource_access::color_attachment || use.access == resource_access::depth_attachment;
+      const bool invocation = image.lifetime == allocation_lifetime::invocation;
+      if (overwrites && invocation && alone(i, n, entry.range, true)) entry.load = attachment_load::clear;
+      // Dropped after its last use where only the wave has it: a
+      // persistent image keeps it for the lane's next wave, the engine's
+      // for the engine.
+      if (invocation && !image.imported && alone(i, n, entry.range, false)) entry.store = attachment_store::dont_care;
       }
     }
     out.use_begin.push_back(out.uses.size());

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <new>
+#include <optional>
 #include <string>
 
 namespace ferrum::detail {
@@ -57,6 +58,29 @@ result<named_entries> match_entries(const Copied& given, const Ids& ids, std::si
 std::string describe(const gpu::image_spec& s) {
   return std::string(to_string(s.format)) + " " + std::to_string(s.width) + "x" + std::to_string(s.height) + ", " +
          std::to_string(s.mips) + " mips, " + std::to_string(s.layers) + " layers";
+}
+
+// What differs between the image a wave names (`has`) and the one its
+// resource takes in `bucket` (`want`), the first difference found: format,
+// extent, mips, layers, then the usage the plan's accesses need; none
+// when it fits.
+std::optional<std::string> misfit(const gpu::image_spec& want, const gpu::image_spec& has, const bucket_id& bucket) {
+  const auto differs = [&](const char* what, const std::string& given, const std::string& expected) {
+    return std::optional<std::string>(std::string(what) + " " + given + ", and bucket " + quote_text(bucket.str()) +
+                                      " takes " + expected + " (a " + describe(has) +
+                                      " image; the resource: " + describe(want) + ")");
+  };
+  const auto extent = [](const gpu::image_spec& s) { return std::to_string(s.width) + "x" + std::to_string(s.height); };
+  if (has.format != want.format)
+    return differs("format", quote_text(to_string(has.format)), quote_text(to_string(want.format)));
+  if (has.width != want.width || has.height != want.height) return differs("extent", extent(has), extent(want));
+  if (has.mips != want.mips) return differs("mips", std::to_string(has.mips), std::to_string(want.mips));
+  if (has.layers != want.layers) return differs("layers", std::to_string(has.layers), std::to_string(want.layers));
+  if (const std::uint32_t missing = want.usage & ~has.usage; missing != 0)
+    return std::optional<std::string>("usage " + gpu::image_usage_names(has.usage) + " lacks " +
+                                      gpu::image_usage_names(missing) + ", which the plan's accesses of it need (" +
+                                      gpu::image_usage_names(want.usage) + ")");
+  return std::nullopt;
 }
 
 result<void> resolve_buffers(const copied_imports& given, const lane_recipe& recipe, const bucket_id& bucket,
@@ -133,14 +157,9 @@ result<void> resolve_images(const copied_images& given, const lane_recipe& recip
       return make_error(errc::foreign_object, where() + ": an image of device " +
                                                   quote_text(image.image->device().name()) + ", the scheduler's is " +
                                                   quote_text(device->name()));
-    const gpu::image_spec want = lane_image_spec(r);
-    const gpu::image_spec& has = image.image->spec();
-    if (has.format != want.format || has.width != want.width || has.height != want.height || has.mips != want.mips ||
-        has.layers != want.layers || (has.usage & want.usage) != want.usage)
-      return make_error(errc::invalid_image, where() + ": a " + describe(has) + " image, and bucket " +
-                                                 quote_text(bucket.str()) + " needs a " + describe(want) +
-                                                 " one with the usage its accesses take");
-    if (!gpu::usage_allows(has.usage, image.layout))
+    if (auto differs = misfit(lane_image_spec(r), image.image->spec(), bucket))
+      return make_error(errc::invalid_image, where() + ": " + *differs);
+    if (!gpu::usage_allows(image.image->spec().usage, image.layout))
       return make_error(errc::invalid_image, where() + ": layout " + quote_text(to_string(image.layout)) +
                                                  ", which an image without its usage is never in");
     for (std::size_t j = first; j < out.size(); ++j)
@@ -148,7 +167,12 @@ result<void> resolve_images(const copied_images& given, const lane_recipe& recip
         return make_error(errc::invalid_wave_request, where() + ": the image named for resource " +
                                                           quote_text(recipe.images[images[j - first]].resource.view()) +
                                                           " too");
-    out.push_back({{}, image.image, image.layout, true});
+    // The layout its last transition in the wave puts it in (its first
+    // use has one: from the layout the wave names).
+    image_layout last = image.layout;
+    for (const image_transition& t : recipe.transitions)
+      if (t.image == images[k]) last = t.to;
+    out.push_back({{}, image.image, image.layout, true, &r.resource, last});
   }
   return {};
 }

@@ -21,11 +21,15 @@ namespace ferrum::detail {
 // One imported resource of a wave: the bytes its nodes get of the engine's
 // buffer, or the engine's image and the layout the wave finds it in; and
 // whether a node writes it (every use of an image may: its transitions do).
+// For an image, its resource (the compiled program's) and the layout the
+// wave leaves it in: its last use's (wave_report::final_images).
 struct wave_import {
   gpu::arena_range range;
   const gpu::image* image = nullptr;
   image_layout layout = image_layout::undefined;
   bool written = false;
+  const resource_id* resource = nullptr;
+  image_layout last = image_layout::undefined;
 
   // What waves that use it are ordered by: the buffer's arena, or the image.
   [[nodiscard]] const void* object() const noexcept {

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <atomic>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -32,8 +33,9 @@ struct engine_images {
     ferrum::test::fill_engine_image(d, engine->at(0));
   }
   static ferrum::gpu::image_spec spec(std::uint32_t u, image_format f = image_format::rgba8_unorm,
-                                      std::uint32_t width = ferrum::test::present_width) {
-    return {f, width, ferrum::test::present_height, 1, 1, u};
+                                      std::uint32_t width = ferrum::test::present_width, std::uint32_t mips = 1,
+                                      std::uint32_t layers = 1) {
+    return {f, width, ferrum::test::present_height, mips, layers, u};
   }
   std::unique_ptr<ferrum::gpu::image_memory> engine;
   std::array<std::unique_ptr<ferrum::gpu::image_memory>, 2> present;
@@ -96,7 +98,18 @@ TEMPLATE_TEST_CASE("imported images: each wave's nodes get the images it names, 
       const sched_test::outcome o = sched_test::get(done, std::chrono::seconds(60));
       REQUIRE_FALSE(o.ec);
       CHECK(ferrum::test::present_out_differs(out, o.report.wave) == 0);
-      engine_layout = image_layout::transfer_src;
+      // The report says where the wave left each image: the next wave names
+      // the engine's image in it (the device checks it), the present image
+      // is ready to present.
+      // In the compiled program's order (its images by id): image/engine first.
+      REQUIRE(o.report.images().size() == 2);
+      CHECK(o.report.images()[0].resource == "image/engine");
+      CHECK(o.report.images()[0].image == named[1].image);
+      CHECK(o.report.images()[1].image == named[0].image);
+      CHECK(o.report.final_layout("image/present") == image_layout::present_src);
+      CHECK(o.report.final_layout("image/engine") == image_layout::transfer_src);
+      CHECK_FALSE(o.report.final_layout("resource/in").has_value());
+      engine_layout = o.report.final_layout("image/engine").value_or(image_layout::undefined);
     }
     CHECK(wrong == 0);
     // Each present image is in present-src: the device meets it there.
@@ -137,6 +150,9 @@ TEMPLATE_TEST_CASE("imported images: a bad image fails the wave before anything 
   const auto r32 = ferrum::test::engine_image(d, engine_images::spec(copies, image_format::r32_float));
   const auto narrow = ferrum::test::engine_image(d, engine_images::spec(copies, image_format::rgba8_unorm, 8));
   const auto read_only = ferrum::test::engine_image(d, engine_images::spec(usage::transfer_src));
+  const auto two_mips = ferrum::test::engine_image(d, engine_images::spec(copies, image_format::rgba8_unorm, 16, 2, 1));
+  const auto two_layers =
+      ferrum::test::engine_image(d, engine_images::spec(copies, image_format::rgba8_unorm, 16, 1, 2));
   const ferrum::gpu::image* engine = &f.images.engine->at(0);
   const ferrum::gpu::image* present = &f.images.present[0]->at(0);
   struct refusal {
@@ -150,9 +166,13 @@ TEMPLATE_TEST_CASE("imported images: a bad image fails the wave before anything 
   const std::vector<refusal> cases{
       {{}, errc::import_missing, "no image for resource 'image/engine' in wave_request::images"},
       {{{"image/engine", engine}}, errc::import_missing, "no image for resource 'image/present'"},
-      {two(&r32->at(0)), errc::invalid_image, "a r32-float 16x8, 1 mips, 1 layers image"},
-      {two(&narrow->at(0)), errc::invalid_image, "needs a rgba8-unorm 16x8, 1 mips, 1 layers one"},
-      {two(&read_only->at(0)), errc::invalid_image, "with the usage its accesses take"},
+      {two(&r32->at(0)), errc::invalid_image,
+       "images[0] (resource 'image/present'): format 'r32-float', and bucket 'frame@16x8x1' takes 'rgba8-unorm'"},
+      {two(&narrow->at(0)), errc::invalid_image, "extent 8x8, and bucket 'frame@16x8x1' takes 16x8"},
+      {two(&two_mips->at(0)), errc::invalid_image, "mips 2, and bucket 'frame@16x8x1' takes 1"},
+      {two(&two_layers->at(0)), errc::invalid_image, "layers 2, and bucket 'frame@16x8x1' takes 1"},
+      {two(&read_only->at(0)), errc::invalid_image,
+       "usage transfer-src lacks transfer-dst, which the plan's accesses of it need (transfer-src,transfer-dst)"},
       {two(present, image_layout::shader_read_only), errc::invalid_image, "layout 'shader-read-only'"},
       {two(&foreign->at(0)), errc::foreign_object, "images[0] (resource 'image/present'): an image of device"},
       {two(nullptr), errc::invalid_wave_request, "has no image"},
@@ -179,6 +199,25 @@ TEMPLATE_TEST_CASE("imported images: a bad image fails the wave before anything 
     CHECK_THAT(o.report.message, Catch::Contains(r.says));
     CHECK(encoded == 0);
     CHECK(o.report.submitted_value == 0);
+    CHECK(o.report.images().empty());  // nothing named was taken
   }
   CHECK(d.queue().last_submitted() == submitted);
+}
+
+TEST_CASE("imported images: a wave that submits nothing leaves each image in the layout it named",
+          "[scheduler][image][imported]") {
+  present_fixture<on_thread_pool> f;
+  const std::array<ferrum::imported_image, 2> named{
+      {{"image/present", &f.images.present[0]->at(0), image_layout::undefined},
+       {"image/engine", &f.images.engine->at(0), image_layout::transfer_dst}}};
+  ferrum::wave_request request{"frame", {ferrum::test::present_width, ferrum::test::present_height, 1}};
+  request.images = named;
+  const auto encode = [](const ferrum::encode_context&) { throw std::runtime_error("the engine's encoder fails"); };
+  auto done = sched_test::submit(*f.scheduler, encode, request);
+  const sched_test::outcome o = sched_test::get(done, std::chrono::seconds(60));
+  CHECK(o.ec == errc::encoder_failed);
+  CHECK(o.report.submitted_value == 0);
+  REQUIRE(o.report.images().size() == 2);
+  CHECK(o.report.final_layout("image/present") == image_layout::undefined);
+  CHECK(o.report.final_layout("image/engine") == image_layout::transfer_dst);
 }

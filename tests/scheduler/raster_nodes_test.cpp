@@ -5,6 +5,7 @@
 // wait at the color-attachment-output stage, each with its code. The
 // drawing itself is lavapipe's (tests/gpu/vulkan/vulkan_raster_test.cpp):
 // the null device records no native commands.
+#include "present_waves.hpp"
 #include "raster_plan.hpp"
 #include "scheduler_support.hpp"
 
@@ -15,14 +16,20 @@
 
 #include <array>
 #include <atomic>
+#include <map>
+#include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
-std::shared_ptr<const ferrum::compiled_program> raster_program() {
+std::shared_ptr<const ferrum::compiled_program> raster_program(std::string_view plan = ferrum::test::raster_plan) {
   return std::make_shared<const ferrum::compiled_program>(
-      ferrum::test::compile_ok(ferrum::test::require(ferrum::parse_plan(ferrum::test::raster_plan))));
+      ferrum::test::compile_ok(ferrum::test::require(ferrum::parse_plan(plan))));
 }
+
+namespace usage = ferrum::gpu::image_usage;
 
 }  // namespace
 
@@ -102,4 +109,68 @@ TEST_CASE("raster nodes: a device without graphics refuses the plan, graphics li
   CHECK(wait_at_output(*device, ferrum::queue_kind::transfer) == ferrum::errc::invalid_semaphore_op);
   CHECK(wait_at_output(*device, ferrum::queue_kind::compute) == ferrum::errc::ok);
   CHECK(ferrum::gpu::to_string(ferrum::gpu::sync_stage::color_attachment_output) == "color-attachment-output");
+}
+
+TEST_CASE("raster nodes: the engine's attachments are cleared where their first use draws, loaded where written before",
+          "[scheduler][raster][imported]") {
+  auto device = ::test::null_device();
+  const std::uint32_t side = ferrum::test::raster_side;
+  const auto image = [&](ferrum::image_format f, std::uint32_t u) {
+    return ferrum::test::engine_image(*device, {f, side, side, 1, 1, u});
+  };
+  const auto color = image(ferrum::image_format::rgba8_unorm, usage::color_attachment | usage::transfer_src);
+  const auto depth = image(ferrum::image_format::d32_float, usage::depth_attachment);
+  const auto frame = image(ferrum::image_format::rgba8_unorm, usage::color_attachment | usage::transfer_dst);
+  using seen = std::pair<ferrum::attachment_load, ferrum::attachment_store>;
+  std::mutex lock;
+  std::map<std::pair<std::size_t, std::string>, seen> ops;  // by node and image
+  const auto encode = [&](const ferrum::encode_context& c) {
+    const std::lock_guard held(lock);
+    for (const ferrum::node_image& i : c.images) ops[{c.node_index, std::string(i.id->view())}] = {i.load, i.store};
+  };
+  constexpr seen cleared{ferrum::attachment_load::clear, ferrum::attachment_store::store};
+  constexpr seen kept{ferrum::attachment_load::load, ferrum::attachment_store::store};
+  // The raster plan with the engine's targets: both drawn first, so both
+  // cleared; both stored (the engine's), the depth image too, used once.
+  // frame_loop's overlay shape: written by a copy first, so the drawing
+  // loads it.
+  struct plan_case {
+    std::string plan;
+    std::vector<ferrum::imported_image> images;
+    std::map<std::pair<std::size_t, std::string>, seen> expected;
+    std::vector<std::pair<std::string, ferrum::image_layout>> left;
+  };
+  const std::vector<plan_case> cases{
+      {ferrum::test::imported_raster_plan(),
+       {{"image/color", &color->at(0)}, {"image/depth", &depth->at(0)}},
+       {{{0, "image/color"}, cleared}, {{0, "image/depth"}, cleared}, {{1, "image/color"}, kept}},
+       {{"image/color", ferrum::image_layout::transfer_src}, {"image/depth", ferrum::image_layout::depth_attachment}}},
+      {ferrum::test::overlay_plan,
+       {{"image/frame", &frame->at(0)}},
+       {{{0, "image/frame"}, kept}, {{1, "image/frame"}, kept}, {{2, "image/frame"}, kept}},
+       {{"image/frame", ferrum::image_layout::present_src}}},
+  };
+  for (const plan_case& p : cases) {
+    ops.clear();
+    boost::asio::thread_pool pool(2);
+    auto scheduler =
+        ferrum::test::require(ferrum::scheduler::create(raster_program(p.plan), *device, pool.get_executor()));
+    ferrum::wave_request request{"frame", {side, side, side * side}};
+    request.images = p.images;
+    auto done = sched_test::submit(*scheduler, encode, request);
+    const auto [ec, report] = sched_test::get(done, std::chrono::seconds(30));
+    INFO(report.message);
+    CHECK_FALSE(ec);
+    CHECK(ops == p.expected);
+    // The report says where each image is left: its last use's layout.
+    REQUIRE(report.images().size() == p.left.size());
+    for (std::size_t i = 0; i < p.left.size(); ++i) {
+      CHECK(report.images()[i].resource == p.left[i].first);
+      CHECK(report.images()[i].image == p.images[i].image);
+      CHECK(report.final_layout(p.left[i].first) == p.left[i].second);
+    }
+    scheduler.reset();
+    pool.join();
+  }
+  CHECK(device->image_layout_errors().count == 0);
 }

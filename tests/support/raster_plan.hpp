@@ -7,6 +7,7 @@
 #include "test_namespace.hpp"
 
 #include <cstdint>
+#include <string>
 
 namespace ferrum::test {
 
@@ -55,6 +56,49 @@ inline constexpr const char* raster_plan = R"({
   ],
   "pools": {"pool/out": {"memory": "readback"}},
   "lanes": 2,
+  "budget_bytes": 16777216
+})";
+
+// raster_plan with image/color and image/depth the engine's (pool/targets
+// imported): each wave names them (wave_request::images). Both are cleared
+// by node/draw (their first use overwrites them) and both stored (the
+// engine keeps them).
+inline std::string imported_raster_plan() {
+  std::string plan = raster_plan;
+  const std::string pools = R"("pools": {"pool/out": {"memory": "readback"}})";
+  plan.replace(plan.find(pools), pools.size(),
+               R"("pools": {"pool/out": {"memory": "readback"}, "pool/targets": {"memory": "imported"}})");
+  return plan;
+}
+
+// The shape of frame_loop's --overlay: the engine's image/frame written by
+// node/copy (transfer-dst), drawn over by node/overlay (color-attachment:
+// loaded, not cleared, as its first use was a write of another kind), then
+// presented.
+inline constexpr const char* overlay_plan = R"({
+  "format": "ferrum.plan.v2",
+  "nodes": [
+    { "id": "node/copy", "resources": ["resource/copy.args", "image/frame"], "binding": "resource/copy.args",
+      "access": {"resource/copy.args": "read", "image/frame": "transfer-dst"} },
+    { "id": "node/overlay", "resources": ["image/frame"], "after": ["node/copy"],
+      "access": {"image/frame": "color-attachment"} },
+    { "id": "node/present", "resources": ["image/frame"], "after": ["node/overlay"],
+      "access": {"image/frame": "present"} }
+  ],
+  "resources": [
+    { "id": "resource/copy.args", "pool": "pool/bindings", "kind": "binding", "node": "node/copy",
+      "demand": {"fixed": 16}, "alignment": 16, "lifetime": "invocation", "usage": "binding", "element": "u8",
+      "storage": {"allocator": "linear-arena", "view": "contiguous", "contract": "5e1d9a3c7b2f0e8d4a6c1b9f3e7d2a5c8b0f4e6d1a3c9b7f2e5d8a0c4b6f1e3d"} },
+    { "id": "image/frame", "pool": "pool/engine", "kind": "workspace", "lifetime": "invocation",
+      "image": {"format": "rgba8-unorm", "extent": "bucket"} }
+  ],
+  "buckets": [
+    { "class": "frame", "capacity": [32, 32, 1024],
+      "budgets": [ {"pool": "pool/bindings", "min": 0, "max": 4096},
+                   {"pool": "pool/engine", "min": 0, "max": 1048576} ] }
+  ],
+  "pools": {"pool/engine": {"memory": "imported"}},
+  "lanes": 1,
   "budget_bytes": 16777216
 })";
 

@@ -57,8 +57,10 @@ struct vk_scope {
 }
 
 // An image of ferrum's terms over a VkImage and view it does not own (a
-// block of image memory's, or a swapchain's).
-class vulkan_image final : public image {
+// block of image memory's, a swapchain's, or an engine's: an imported one
+// owns the view it made, vulkan_image_import.cpp). Every image of the
+// Vulkan device is one: its command lists take them as such.
+class vulkan_image : public image {
  public:
   vulkan_image(const gpu::device& owner, const placed_image& placed, VkImage handle, VkImageView view) noexcept;
   [[nodiscard]] VkImage handle() const noexcept;

@@ -9,6 +9,7 @@ set(ferrum_gpu_vulkan_sources
   src/vulkan/vulkan_device.cpp
   src/vulkan/vulkan_device_fill.cpp
   src/vulkan/vulkan_image.cpp
+  src/vulkan/vulkan_image_import.cpp
   src/vulkan/vulkan_instance.cpp
   src/vulkan/vulkan_kernel.cpp
   src/vulkan/vulkan_kernel_layouts.cpp

@@ -6,6 +6,8 @@
 // each wave and the waits between waves cover it.
 #include "vulkan_test_support.hpp"
 
+#include "engine_vk_image.hpp"
+
 #include "ferrum/scheduler/scheduler.hpp"
 #include "imported_plan.hpp"
 #include "null_device_support.hpp"
@@ -35,14 +37,6 @@ struct engine_buffer {
     REQUIRE(vkCreateBuffer(device, &info, nullptr, &buffer) == VK_SUCCESS);
     VkMemoryRequirements needs{};
     vkGetBufferMemoryRequirements(device, buffer, &needs);
-    VkPhysicalDeviceMemoryProperties memory{};
-    vkGetPhysicalDeviceMemoryProperties(h.physical_device, &memory);
-    std::uint32_t type = 0;
-    while (type < memory.memoryTypeCount &&
-           ((needs.memoryTypeBits & (1u << type)) == 0 ||
-            (memory.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) == 0))
-      ++type;
-    REQUIRE(type < memory.memoryTypeCount);
     VkMemoryAllocateFlagsInfo flags{};
     flags.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO;
     flags.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
@@ -50,7 +44,8 @@ struct engine_buffer {
     allocate.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
     allocate.pNext = (usage & VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT) != 0 ? &flags : nullptr;
     allocate.allocationSize = needs.size;
-    allocate.memoryTypeIndex = type;
+    allocate.memoryTypeIndex =
+        vulkan_test::engine_memory_type(h, needs.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT);
     REQUIRE(vkAllocateMemory(device, &allocate, nullptr, &memory_) == VK_SUCCESS);
     REQUIRE(vkBindBufferMemory(device, buffer, memory_, 0) == VK_SUCCESS);
     REQUIRE(vkMapMemory(device, memory_, 0, VK_WHOLE_SIZE, 0, &mapped) == VK_SUCCESS);
@@ -198,5 +193,80 @@ TEST_CASE("vulkan: waves write an engine's buffers, ordered inside and between t
     }
   }
   CHECK(failures.load() == 0);
+  s.finish();
+}
+
+TEST_CASE("vulkan: an engine's image imports as a ferrum image, its view kept or made, or is refused with a reason",
+          "[vulkan][imported][image]") {
+  vulkan_test::session s;
+  if (!s.open()) return;
+  ferrum::gpu::device& device = *s.device;
+  const auto handles = *ferrum::gpu::native_handles(device);
+  namespace usage = ferrum::gpu::image_usage;
+  {
+    // Every Vulkan usage ferrum has maps to its bit; others to none.
+    CHECK(ferrum::gpu::image_usage_from_vk(
+              VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_STORAGE_BIT | VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT |
+              VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
+              VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_INPUT_ATTACHMENT_BIT) == usage::all);
+    for (const ferrum::image_format f : ferrum::image_formats)
+      CHECK(ferrum::gpu::image_format_from_vk(ferrum::gpu::vulkan_format(f)) == f);
+    CHECK_FALSE(ferrum::gpu::image_format_from_vk(VK_FORMAT_R8G8_UNORM).has_value());
+
+    vulkan_test::engine_vk_image engine(handles, VK_FORMAT_R8G8B8A8_UNORM,
+                                        VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT, {64, 32, 1},
+                                        false);
+    // Ferrum's view: made for the sampled usage, destroyed with the wrapper
+    // (the layers' object tracking reports a leaked one at the device's end).
+    auto sampled = require(
+        ferrum::gpu::import_vulkan_image(device, ferrum::gpu::vulkan_image_import::of(engine.image, engine.info)));
+    CHECK(sampled->spec() == ferrum::gpu::image_spec{ferrum::image_format::rgba8_unorm, 64, 32, 1, 1,
+                                                     usage::sampled | usage::transfer_dst});
+    CHECK(ferrum::gpu::vulkan_image_handle(*sampled) == engine.image);
+    CHECK(ferrum::gpu::vulkan_image_view(*sampled) != VK_NULL_HANDLE);
+    CHECK(&sampled->device() == &device);
+    sampled.reset();
+    // Only copied: no view.
+    auto copied = require(ferrum::gpu::import_vulkan_image(device, {.image = engine.image,
+                                                                    .format = VK_FORMAT_R8G8B8A8_UNORM,
+                                                                    .extent = {64, 32, 1},
+                                                                    .usage = VK_IMAGE_USAGE_TRANSFER_DST_BIT}));
+    CHECK(ferrum::gpu::vulkan_image_view(*copied) == VK_NULL_HANDLE);
+    copied.reset();
+
+    const auto refused = [&](ferrum::gpu::device& d, ferrum::gpu::vulkan_image_import info, ferrum::errc code,
+                             std::string_view says) {
+      auto r = ferrum::gpu::import_vulkan_image(d, info);
+      REQUIRE_FALSE(r.has_value());
+      CHECK(r.error().code == code);
+      CHECK_THAT(r.error().detail, Catch::Contains(std::string(says)));
+    };
+    const ferrum::gpu::vulkan_image_import good = ferrum::gpu::vulkan_image_import::of(engine.image, engine.info);
+    auto with = [&](auto change) {
+      ferrum::gpu::vulkan_image_import i = good;
+      change(i);
+      return i;
+    };
+    auto null = ::test::null_device();
+    refused(*null, good, ferrum::errc::invalid_device_option, "is not a Vulkan device");
+    refused(device, with([](auto& i) { i.image = VK_NULL_HANDLE; }), ferrum::errc::invalid_device_option,
+            "a null image");
+    refused(device, with([](auto& i) { i.format = VK_FORMAT_R8G8_UNORM; }), ferrum::errc::invalid_image,
+            "VkFormat 16 is none of ferrum's formats: rgba8-unorm (37)");
+    refused(device, with([](auto& i) { i.samples = VK_SAMPLE_COUNT_4_BIT; }), ferrum::errc::invalid_image,
+            "4 samples; ferrum's images are single-sampled");
+    refused(device, with([](auto& i) { i.type = VK_IMAGE_TYPE_3D; }), ferrum::errc::invalid_image,
+            "ferrum's images are 2D");
+    refused(device, with([](auto& i) { i.extent.depth = 4; }), ferrum::errc::invalid_image, "of depth 4");
+    refused(device, with([](auto& i) { i.usage = VK_IMAGE_USAGE_INPUT_ATTACHMENT_BIT; }), ferrum::errc::invalid_image,
+            "usage 0 (at least one image_usage bit");
+    refused(device, with([](auto& i) { i.mip_levels = 8; }), ferrum::errc::invalid_image, "mips outside 1..7");
+    refused(device, with([](auto& i) { i.array_layers = 0; }), ferrum::errc::invalid_image, "layers outside");
+    refused(device, with([](auto& i) {
+              i.format = VK_FORMAT_D32_SFLOAT;
+              i.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT;
+            }),
+            ferrum::errc::invalid_image, "a depth format is neither stored to nor a color attachment");
+  }
   s.finish();
 }

@@ -14,6 +14,7 @@
 #include "vulkan_test_support.hpp"
 
 #include "dropped_barrier.hpp"
+#include "engine_vk_image.hpp"
 #include "ferrum/binding/plan_json.hpp"
 #include "ferrum/scheduler/scheduler.hpp"
 #include "plan_builder.hpp"
@@ -303,8 +304,14 @@ std::uint32_t pixel(std::span<const std::byte> bytes, std::uint32_t x, std::uint
 // `s`'s device, node/draw drawing by dynamic rendering or by `classic`
 // render pass; each wave's drawing, read back, goes to `check`. Returns how
 // many encodings and waves failed.
+// With `images`, image/color and image/depth are the engine's, named by
+// each wave in the layout the last wave's report says it left them in.
 int run_raster_waves(vulkan_test::session& s, std::shared_ptr<const ferrum::compiled_program> program, int waves,
-                     bool classic, const std::function<void(std::span<const std::byte>)>& check) {
+                     bool classic, const std::function<void(std::span<const std::byte>)>& check,
+                     std::vector<ferrum::imported_image> images = {}) {
+  // The engine keeps its depth image: stored, not dropped after its use.
+  const ferrum::attachment_store depth_store =
+      images.empty() ? ferrum::attachment_store::dont_care : ferrum::attachment_store::store;
   const auto handles = ferrum::gpu::native_handles(*s.device);
   REQUIRE(handles.has_value());
   std::atomic<int> failures{0};
@@ -328,8 +335,7 @@ int run_raster_waves(vulkan_test::session& s, std::shared_ptr<const ferrum::comp
       // kept for node/read, the depth image used once.
       if (depth == nullptr || color->load != ferrum::attachment_load::clear ||
           color->store != ferrum::attachment_store::store || depth->load != ferrum::attachment_load::clear ||
-          depth->store != ferrum::attachment_store::dont_care ||
-          c.commands.stages() != ferrum::gpu::list_stages::graphics)
+          depth->store != depth_store || c.commands.stages() != ferrum::gpu::list_stages::graphics)
         return (void)failures.fetch_add(1);
       const auto native = c.native();
       if (!native) return (void)failures.fetch_add(1);
@@ -351,12 +357,20 @@ int run_raster_waves(vulkan_test::session& s, std::shared_ptr<const ferrum::comp
     auto done = sched_test::submit(*scheduler, encode,
                                    {.bucket_class = "frame",
                                     .extent = {raster_side, raster_side, raster_side * raster_side},
+                                    .images = images,
                                     .readback = &readback});
     const auto [ec, report] = sched_test::get(done, std::chrono::seconds(60));
     INFO(report.message);
     if (ec) {
       failures.fetch_add(1);
       continue;
+    }
+    if (!images.empty()) {
+      // Where the wave left the engine's images: the next wave names them
+      // there (the validation layers check it).
+      CHECK(report.final_layout("image/color") == ferrum::image_layout::transfer_src);
+      CHECK(report.final_layout("image/depth") == ferrum::image_layout::depth_attachment);
+      images.assign(report.images().begin(), report.images().end());
     }
     const std::span<const std::byte> bytes = readback.bytes("resource/out").value();
     REQUIRE(bytes.size() == std::size_t{raster_side} * raster_side * 4);
@@ -367,9 +381,10 @@ int run_raster_waves(vulkan_test::session& s, std::shared_ptr<const ferrum::comp
   return failures.load();
 }
 
-// The raster plan, its attachments of `formats`.
-std::shared_ptr<const ferrum::compiled_program> raster_program(attachment_formats formats = {}) {
-  ferrum::plan p = ferrum::test::require(ferrum::parse_plan(ferrum::test::raster_plan));
+// The raster plan (or `text`), its attachments of `formats`.
+std::shared_ptr<const ferrum::compiled_program> raster_program(attachment_formats formats = {},
+                                                               std::string_view text = ferrum::test::raster_plan) {
+  ferrum::plan p = ferrum::test::require(ferrum::parse_plan(text));
   for (ferrum::resource_descriptor& r : p.resources) {
     if (r.id.view() == "image/color") r.image->format = formats.color;
     if (r.id.view() == "image/depth") r.image->format = formats.depth;
@@ -438,4 +453,64 @@ TEST_CASE("vulkan: dropping the derived barrier between a raster plan's nodes is
     INFO(log);
     CHECK(vulkan_test::reports_missing_barrier(log));
   }
+}
+
+TEST_CASE("vulkan: a raster node draws into an engine's VkImages, cleared by their first use, left as reported",
+          "[vulkan][raster][scheduler][imported]") {
+  vulkan_test::session s;
+  if (!s.open()) return;
+  ferrum::gpu::device& device = *s.device;
+  const auto handles = *ferrum::gpu::native_handles(device);
+  int failures = 0;
+  {
+    // The color image with the engine's own view; the depth image without:
+    // ferrum makes one, and destroys it with the wrapper.
+    vulkan_test::engine_vk_image color(
+        handles, VK_FORMAT_R8G8B8A8_UNORM,
+        VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+        {raster_side, raster_side, 1}, true);
+    vulkan_test::engine_vk_image depth(handles, VK_FORMAT_D32_SFLOAT, VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT,
+                                       {raster_side, raster_side, 1}, false);
+    auto color_image = require(ferrum::gpu::import_vulkan_image(
+        device, ferrum::gpu::vulkan_image_import::of(color.image, color.info, color.view)));
+    auto depth_image = require(
+        ferrum::gpu::import_vulkan_image(device, ferrum::gpu::vulkan_image_import::of(depth.image, depth.info)));
+    namespace usage = ferrum::gpu::image_usage;
+    CHECK(color_image->spec() ==
+          ferrum::gpu::image_spec{ferrum::image_format::rgba8_unorm, raster_side, raster_side, 1, 1,
+                                  usage::color_attachment | usage::transfer_src | usage::transfer_dst});
+    CHECK(ferrum::gpu::vulkan_image_handle(*color_image) == color.image);
+    CHECK(ferrum::gpu::vulkan_image_view(*color_image) == color.view);
+    CHECK(ferrum::gpu::vulkan_image_view(*depth_image) != VK_NULL_HANDLE);
+    // What the engine left in its color image, in transfer-dst: yellow.
+    // The wave's drawing clears it (blue where no triangle is), not draws
+    // over it.
+    auto upload =
+        require(device.create_arena(std::size_t{raster_side} * raster_side * 4, ferrum::memory_class::upload));
+    for (std::size_t w = 0; w < std::size_t{raster_side} * raster_side; ++w)
+      vulkan_test::set_word(*upload, w, 0xff00ffffu);
+    auto list = require(device.create_command_list());
+    const std::uint64_t filled = vulkan_test::submit(device, *list, [&](ferrum::gpu::command_list& l) {
+      if (upload->staged()) require(l.stage(*upload));
+      require(l.transition(*color_image, ferrum::image_layout::undefined, ferrum::image_layout::transfer_dst));
+      require(l.copy(upload->whole(), *color_image, ferrum::image_layout::transfer_dst));
+    });
+    vulkan_test::require_reached(device.queue().timeline(), filled);
+    failures = run_raster_waves(s, raster_program({}, ferrum::test::imported_raster_plan()), 3, false,
+                                [](std::span<const std::byte> bytes) {
+                                  CHECK(pixel(bytes, 16, 9) == 0xff0000ffu);
+                                  CHECK(pixel(bytes, 25, 9) == 0xff00ff00u);
+                                  CHECK(pixel(bytes, 1, 30) == 0xffff0000u);
+                                },
+                                {{"image/color", color_image.get(), ferrum::image_layout::transfer_dst},
+                                 {"image/depth", depth_image.get(), ferrum::image_layout::undefined}});
+    list.reset();
+    upload.reset();
+    // The wrappers go first; the engine's objects after them (its view
+    // still its own).
+    color_image.reset();
+    depth_image.reset();
+  }
+  CHECK(failures == 0);
+  s.finish();
 }

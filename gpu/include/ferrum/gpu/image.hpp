@@ -55,6 +55,10 @@ inline constexpr std::uint32_t all = (1u << 6) - 1;
 inline constexpr std::uint32_t viewed = sampled | storage | color_attachment | depth_attachment;
 }  // namespace image_usage
 
+// The names of image_usage bits, comma-separated ("color-attachment,
+// transfer-src"; "none" for 0): what errors say.
+[[nodiscard]] std::string image_usage_names(std::uint32_t usage);
+
 // A 2D image (an array of `layers` layers, `mips` levels each).
 struct image_spec {
   image_format format = image_format::rgba8_unorm;

@@ -199,6 +199,60 @@ struct vulkan_native_handles {
 [[nodiscard]] result<std::unique_ptr<arena>> import_vulkan_buffer(device& d, VkBuffer handle, std::size_t bytes,
                                                                   VkBufferUsageFlags usage);
 
+// An engine's VkImage as the engine made it (the fields of its
+// VkImageCreateInfo that ferrum needs: `of` copies them), and optionally the
+// engine's VkImageView of the whole image (every level and layer, its own
+// format, the identity swizzle): what gpu::import_vulkan_image wraps.
+struct vulkan_image_import {
+  VkImage image = VK_NULL_HANDLE;
+  VkImageType type = VK_IMAGE_TYPE_2D;
+  VkFormat format = VK_FORMAT_UNDEFINED;
+  VkExtent3D extent{0, 0, 1};
+  std::uint32_t mip_levels = 1;
+  std::uint32_t array_layers = 1;
+  VkSampleCountFlagBits samples = VK_SAMPLE_COUNT_1_BIT;
+  VkImageUsageFlags usage = 0;
+  // VK_NULL_HANDLE: ferrum makes a view where the usage takes one (sampled,
+  // storage, an attachment), and destroys it with the wrapper.
+  VkImageView view = VK_NULL_HANDLE;
+
+  // The import of `image`, made by the engine with `info`.
+  [[nodiscard]] static vulkan_image_import of(VkImage image, const VkImageCreateInfo& info,
+                                              VkImageView view = VK_NULL_HANDLE) noexcept {
+    return {image,        info.imageType, info.format, info.extent, info.mipLevels, info.arrayLayers,
+            info.samples, info.usage,     view};
+  }
+};
+
+// ferrum's format of a VkFormat (the inverse of vulkan_format); none where
+// ferrum has no such format.
+[[nodiscard]] std::optional<image_format> image_format_from_vk(VkFormat f) noexcept;
+// The image_usage bits of Vulkan usage flags: those ferrum has (sampled,
+// storage, color and depth-stencil attachment, transfer-src and -dst);
+// other flags (input attachment, transient attachment, ...) have none.
+[[nodiscard]] std::uint32_t image_usage_from_vk(VkImageUsageFlags usage) noexcept;
+
+// An engine's image, made on `d`'s VkDevice, as a ferrum image (ferrum/gpu/
+// image.hpp): what a wave names for an imported image of its plan
+// (wave_request::images, docs/embedding.md, "The engine's VkImages"), and
+// what ferrum's commands (a copy, a transition) and native nodes
+// (gpu::vulkan_image_handle, vulkan_image_view) reach. Its spec is the
+// import's: ferrum's format of `format`, the extent, mips, layers, and the
+// image_usage bits of `usage`; its view the engine's `view`, or one ferrum
+// makes. The image, its memory and the engine's view stay the engine's:
+// destroying the wrapper destroys only a view ferrum made; the engine
+// destroys its objects after the wrapper, once the GPU is done with every
+// wave that named it (the wave's submitted value). On a device whose
+// transfer queue is of another family (native_handles: transfer_queue_family
+// != queue_family), an image a transfer node uses must be made
+// VK_SHARING_MODE_CONCURRENT over both, as ferrum's own images are.
+// Errors: invalid_device_option (`d` not a Vulkan device, a null image),
+// invalid_image (not a 2D image of depth 1, a VkFormat ferrum has no format
+// for, more than one sample, a spec check_image_spec refuses: no usage
+// ferrum has, a depth format with color usage, ...), and vkCreateImageView's
+// errors (device_lost, out_of_*_memory).
+[[nodiscard]] result<std::unique_ptr<image>> import_vulkan_image(device& d, const vulkan_image_import& info);
+
 // Maps a VkResult to ferrum's code: VK_ERROR_DEVICE_LOST to device_lost, the
 // out-of-memory results to out_of_device_memory / out_of_host_memory,
 // VK_ERROR_INCOMPATIBLE_DRIVER and VK_ERROR_INITIALIZATION_FAILED to

@@ -192,11 +192,15 @@ class node_resource {
 // node's rendering does with its contents (ferrum/image.hpp), derived from
 // the plan (gpu::vulkan_load_op and vulkan_store_op give Vulkan's):
 // `load` clear where this is the first use in the wave of an invocation
-// image's subresources it reaches (nothing before it in the wave wrote
-// them), else load (an earlier node's drawing, a persistent image's last
-// wave, the engine's image); `store` dont_care where no later node of the
+// image's subresources it reaches and it overwrites them (a
+// color-attachment or depth-attachment access: nothing before it in the
+// wave wrote them) — the engine's images too (an imported image drawn
+// first is cleared, not drawn over what the engine left) — else load (an
+// earlier node's write, a persistent image's last wave, an engine's image
+// read first, depth-read); `store` dont_care where no later node of the
 // wave reaches them and it is an invocation image that is not the
-// engine's, else store. For other accesses they are load and store.
+// engine's, else store (the engine keeps its images). For other accesses
+// they are load and store.
 //
 // `range`: the mip levels and layers the access reaches (the plan's
 // `mips` and `layers`; every one for a whole-image access), in that layout;
@@ -421,6 +425,34 @@ struct wave_report {
   // until the coroutine next suspends), so copy what you keep.
   std::span<const gpu_interval> gpu_nodes;
   std::optional<gpu_interval> gpu;
+  // The engine's images (wave_request::images), in the compiled program's
+  // order (its lane recipe's images, not the request's), each
+  // with the layout it is in once the wave's submitted value is reached —
+  // what the engine's next use of it transitions from, or what the next
+  // wave names (`request.images = report.images()` hands them on):
+  // * the wave submitted: the layout of its last use in the plan (a
+  //   `present` one: present-src), also when it was cancelled after submit;
+  // * the wave submitted nothing (it failed or was cancelled before
+  //   submit): the layout the wave named, the image untouched;
+  // * part of it was submitted (a submission failed): undefined — the
+  //   layout is not known, and a transition from undefined is always
+  //   allowed (the contents are lost).
+  // None when the wave's images were refused (resolve: invalid_image, ...).
+  // `resource` points into the compiled program (valid while it is); no
+  // allocation (at most max_wave_images).
+  std::array<imported_image, max_wave_images> final_images{};
+  std::size_t final_image_count = 0;
+
+  [[nodiscard]] std::span<const imported_image> images() const noexcept {
+    return std::span(final_images).first(final_image_count);
+  }
+  // The layout image `resource` is left in (images()); none when the wave
+  // names no image for it.
+  [[nodiscard]] std::optional<image_layout> final_layout(std::string_view resource) const noexcept {
+    for (const imported_image& i : images())
+      if (i.resource == resource) return i.layout;
+    return std::nullopt;
+  }
 };
 
 }  // namespace ferrum
