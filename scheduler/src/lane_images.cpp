@@ -116,7 +116,6 @@ result<lane_images> make_lane_images(const compiled_program& program, const comp
       // persistent image keeps it for the lane's next wave, the engine's
       // for the engine.
       if (invocation && !image.imported && alone(i, n, entry.range, false)) entry.store = attachment_store::dont_care;
-      }
     }
     out.use_begin.push_back(out.uses.size());
   }

@@ -293,6 +293,8 @@ TEST_CASE("vulkan: a plan's images of other formats in lanes; storage on rgba8-s
         std::string::npos);
   CHECK(refused.error().detail.find("has no storage feature for rgba8-srgb") != std::string::npos);
   s.finish();
+}
+
 TEST_CASE("vulkan: two independent image chains on one queue share image memory, validation silent, data checked",
           "[vulkan][image][validation]") {
   // image_copies.json with node/fill.b after node/fill.a only: the chains

@@ -130,7 +130,7 @@ struct null_device_options {
     image_format format = image_format::rgba8_unorm;
     std::uint32_t features = 0;
   };
-  std::vector<withheld_features> withheld;
+  std::vector<withheld_features> withheld{};
 };
 
 class null_device : public device {
