@@ -25,7 +25,8 @@ ENUMS = {
     "queue": ["compute", "transfer"],
     "access": ["read", "write", "read-write", "sampled", "storage-read", "storage-write",
                "storage-read-write", "color-attachment", "depth-attachment", "depth-read",
-               "transfer-src", "transfer-dst", "present"],
+               "transfer-src", "transfer-dst", "present", "vertex", "index", "indirect",
+               "uniform"],
     "format": ["rgba8-unorm", "bgra8-unorm", "rgba16-float", "r32-float", "d32-float", "rgba32-float"],
     "memory": ["device", "upload", "readback", "imported"],
 }

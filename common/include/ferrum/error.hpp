@@ -163,7 +163,9 @@ namespace ferrum {
   X(unordered_hazard,                                                                                                \
     "two nodes on different queues use a resource, one writing it, with no path of 'after' between them")            \
   /* reading a wave's output */                                                                                      \
-  X(unknown_resource, "a resource is asked for by an id that no node of the plan lists")
+  X(unknown_resource, "a resource is asked for by an id that no node of the plan lists")                             \
+  /* buffers' usage */                                                                                               \
+  X(buffer_usage_missing, "a buffer lacks the usage a command or its plan's accesses need")
 
 enum class errc : int {
 // 0 is reserved for success, as error_code requires.

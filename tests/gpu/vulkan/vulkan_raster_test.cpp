@@ -14,6 +14,7 @@
 #include "vulkan_test_support.hpp"
 
 #include "dropped_barrier.hpp"
+#include "engine_buffer.hpp"
 #include "ferrum/binding/plan_json.hpp"
 #include "ferrum/scheduler/scheduler.hpp"
 #include "plan_builder.hpp"
@@ -294,10 +295,13 @@ std::uint32_t pixel(std::span<const std::byte> bytes, std::uint32_t x, std::uint
 
 // Runs `waves` waves of `program` (the raster plan's, maybe changed) on
 // `s`'s device, node/draw drawing by dynamic rendering or by `classic`
-// render pass; each wave's drawing, read back, goes to `check`. Returns how
-// many encodings and waves failed.
+// render pass; each wave's drawing, read back, goes to `check`. With
+// `engine_vertices`, resource/vertices is imported: each wave names that
+// buffer of the engine's, which holds the vertices already; else node/draw
+// copies them into the lane's. Returns how many encodings and waves failed.
 int run_raster_waves(vulkan_test::session& s, std::shared_ptr<const ferrum::compiled_program> program, int waves,
-                     bool classic, const std::function<void(std::span<const std::byte>)>& check) {
+                     bool classic, const std::function<void(std::span<const std::byte>)>& check,
+                     const ferrum::gpu::arena* engine_vertices = nullptr) {
   const auto handles = ferrum::gpu::native_handles(*s.device);
   REQUIRE(handles.has_value());
   std::atomic<int> failures{0};
@@ -309,8 +313,11 @@ int run_raster_waves(vulkan_test::session& s, std::shared_ptr<const ferrum::comp
     if (c.node_index == 0) {
       // The vertices into the lane's buffer, by ferrum's copy.
       const ferrum::node_resource* target = c.resource("resource/vertices");
+      if (target == nullptr) return (void)failures.fetch_add(1);
       std::memcpy(c.binding->bytes().data(), vertices.data(), sizeof vertices);
-      if (target == nullptr || !c.commands.copy(c.slot, target->range)) return (void)failures.fetch_add(1);
+      if (engine_vertices != nullptr ? target->range.arena != engine_vertices || target->range.size != sizeof vertices
+                                     : !c.commands.copy(c.slot, target->range))
+        return (void)failures.fetch_add(1);
       const ferrum::node_image* depth = c.image("image/depth");
       // Derived from the plan: both cleared (first use); the color image
       // kept for node/read, the depth image used once.
@@ -334,11 +341,14 @@ int run_raster_waves(vulkan_test::session& s, std::shared_ptr<const ferrum::comp
                                         {.fence_timeout = std::chrono::seconds(60), .encoder_tasks = 2});
   REQUIRE(made.has_value());
   std::unique_ptr<ferrum::scheduler> scheduler = std::move(*made);
+  std::vector<ferrum::imported_buffer> imports;
+  if (engine_vertices != nullptr) imports.push_back({"resource/vertices", engine_vertices->whole()});
   for (int i = 0; i < waves; ++i) {
     ferrum::wave_readback readback;
     auto done = sched_test::submit(*scheduler, encode,
                                    {.bucket_class = "frame",
                                     .extent = {raster_side, raster_side, raster_side * raster_side},
+                                    .imports = imports,
                                     .readback = &readback});
     const auto [ec, report] = sched_test::get(done, std::chrono::seconds(60));
     INFO(report.message);
@@ -360,6 +370,15 @@ std::shared_ptr<const ferrum::compiled_program> raster_program() {
       ferrum::test::compile_ok(ferrum::test::require(ferrum::parse_plan(ferrum::test::raster_plan))));
 }
 
+// The raster plan's drawing: where both triangles cover, the near red one
+// (the far green one fails the depth test); the green one's alone: green;
+// no triangle: the clear colour, blue.
+void check_drawing(std::span<const std::byte> bytes) {
+  CHECK(pixel(bytes, 16, 9) == 0xff0000ffu);
+  CHECK(pixel(bytes, 25, 9) == 0xff00ff00u);
+  CHECK(pixel(bytes, 1, 30) == 0xffff0000u);
+}
+
 // Four waves of the raster plan, node/draw drawing by dynamic rendering or
 // by `classic` render pass; each wave's pixels checked.
 void draw_waves(bool classic) {
@@ -367,15 +386,7 @@ void draw_waves(bool classic) {
   if (!s.open()) return;
   // lavapipe: Vulkan 1.3 with dynamic rendering, graphics on its one family.
   REQUIRE(s.device->limits().graphics);
-  const int failures = run_raster_waves(s, raster_program(), 4, classic, [](std::span<const std::byte> bytes) {
-    // Where both triangles cover: the near red one (the far green one
-    // fails the depth test); the green one's alone: green; no triangle:
-    // the clear colour, blue.
-    CHECK(pixel(bytes, 16, 9) == 0xff0000ffu);
-    CHECK(pixel(bytes, 25, 9) == 0xff00ff00u);
-    CHECK(pixel(bytes, 1, 30) == 0xffff0000u);
-  });
-  CHECK(failures == 0);
+  CHECK(run_raster_waves(s, raster_program(), 4, classic, check_drawing) == 0);
   s.finish();
 }
 
@@ -407,4 +418,32 @@ TEST_CASE("vulkan: dropping the derived barrier between a raster plan's nodes is
     INFO(log);
     CHECK(vulkan_test::reports_missing_barrier(log));
   }
+}
+
+TEST_CASE("vulkan: a raster node draws from an engine's vertex buffer made with vertex usage alone",
+          "[vulkan][raster][imported][scheduler]") {
+  vulkan_test::session s;
+  if (!s.open()) return;
+  const auto handles = *ferrum::gpu::native_handles(*s.device);
+  // resource/vertices is the engine's (an imported pool), read as vertices.
+  std::string text = ferrum::test::raster_plan;
+  const auto replace = [&](std::string_view from, std::string_view to) {
+    const std::size_t at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+  };
+  replace(R"("resource/vertices": "read-write")", R"("resource/vertices": "vertex")");
+  replace(R"("pools": {"pool/out": {"memory": "readback"}})",
+          R"("pools": {"pool/out": {"memory": "readback"}, "pool/vertices": {"memory": "imported"}})");
+  const auto program = std::make_shared<const ferrum::compiled_program>(
+      ferrum::test::compile_ok(ferrum::test::require(ferrum::parse_plan(text))));
+  // 96 bytes: the resource's, the buffer's.
+  vulkan_test::engine_buffer mesh(handles, sizeof vertices, VK_BUFFER_USAGE_VERTEX_BUFFER_BIT);
+  std::memcpy(mesh.mapped, vertices.data(), sizeof vertices);
+  auto arena = require(
+      ferrum::gpu::import_vulkan_buffer(*s.device, mesh.buffer, sizeof vertices, VK_BUFFER_USAGE_VERTEX_BUFFER_BIT));
+  CHECK(arena->usage() == ferrum::gpu::buffer_usage::vertex);
+  CHECK(run_raster_waves(s, program, 2, false, check_drawing, arena.get()) == 0);
+  arena.reset();
+  s.finish();
 }
