@@ -98,6 +98,27 @@ struct import_fixture {
   std::unique_ptr<ferrum::scheduler> scheduler;
 };
 
+// imported_plan over two lanes with node/produce on the transfer queue, on
+// two null queues.
+struct two_queue_imports : import_fixture<on_thread_pool> {
+  two_queue_imports() : import_fixture(transfer_plan(), two_queues(), plan_queues()) {}
+  static ferrum::plan transfer_plan() {
+    ferrum::plan p = test::imported_plan(2);
+    p.nodes[0].queue = ferrum::queue_kind::transfer;
+    return p;
+  }
+  static ferrum::gpu::null_device_options two_queues() {
+    ferrum::gpu::null_device_options o;
+    o.queues = 2;
+    return o;
+  }
+  static ferrum::scheduler_options plan_queues() {
+    ferrum::scheduler_options o;
+    o.queues = ferrum::queue_placement::plan;
+    return o;
+  }
+};
+
 std::uint32_t imported_word_at(const ferrum::gpu::arena& a, std::size_t offset) {
   std::uint32_t v = 0;
   std::memcpy(&v, a.bytes().data() + offset, 4);
@@ -141,13 +162,7 @@ TEST_CASE("imports: a wave that writes a buffer an earlier wave uses waits for i
   // holds its queue 20 ms before copying it out. Two lanes: the second
   // wave's fill, on the other queue, would land in that pause unless the
   // wave waited for the first one.
-  ferrum::plan p = test::imported_plan(2);
-  p.nodes[0].queue = ferrum::queue_kind::transfer;
-  ferrum::gpu::null_device_options two_queues;
-  two_queues.queues = 2;
-  ferrum::scheduler_options options;
-  options.queues = ferrum::queue_placement::plan;
-  import_fixture<on_thread_pool> f(p, two_queues, options);
+  two_queue_imports f;
   auto pause = [] { std::this_thread::sleep_for(20ms); };
   std::atomic<int> wrong{0};
   const import_encoder fill_and_copy{&f.engine, &wrong};
@@ -432,13 +447,7 @@ namespace {
 // at mesh_at[w] (256 bytes of 512) and out at 128 * w. Whether the first
 // gave up waiting: the waves were ordered.
 bool second_wave_waited(std::array<std::size_t, 2> mesh_at, std::chrono::milliseconds patience) {
-  ferrum::plan p = test::imported_plan(2);
-  p.nodes[0].queue = ferrum::queue_kind::transfer;
-  ferrum::gpu::null_device_options two_queues;
-  two_queues.queues = 2;
-  ferrum::scheduler_options options;
-  options.queues = ferrum::queue_placement::plan;
-  import_fixture<on_thread_pool> f(p, two_queues, options);
+  two_queue_imports f;
   const auto mesh = f.device->create_arena(512, memory_class::upload).value();
   std::atomic<bool> started{false}, second_ran{false}, gave_up{false};
   auto hold = [&] {

@@ -437,13 +437,14 @@ TEST_CASE("vulkan: a raster node draws from an engine's vertex buffer made with 
           R"("pools": {"pool/out": {"memory": "readback"}, "pool/vertices": {"memory": "imported"}})");
   const auto program = std::make_shared<const ferrum::compiled_program>(
       ferrum::test::compile_ok(ferrum::test::require(ferrum::parse_plan(text))));
-  // 96 bytes: the resource's, the buffer's.
-  vulkan_test::engine_buffer mesh(handles, sizeof vertices, VK_BUFFER_USAGE_VERTEX_BUFFER_BIT);
-  std::memcpy(mesh.mapped, vertices.data(), sizeof vertices);
-  auto arena = require(
-      ferrum::gpu::import_vulkan_buffer(*s.device, mesh.buffer, sizeof vertices, VK_BUFFER_USAGE_VERTEX_BUFFER_BIT));
-  CHECK(arena->usage() == ferrum::gpu::buffer_usage::vertex);
-  CHECK(run_raster_waves(s, program, 2, false, check_drawing, arena.get()) == 0);
-  arena.reset();
+  {
+    // 96 bytes: the resource's, the buffer's.
+    vulkan_test::engine_buffer mesh(handles, sizeof vertices, VK_BUFFER_USAGE_VERTEX_BUFFER_BIT);
+    std::memcpy(mesh.mapped, vertices.data(), sizeof vertices);
+    auto arena = require(
+        ferrum::gpu::import_vulkan_buffer(*s.device, mesh.buffer, sizeof vertices, VK_BUFFER_USAGE_VERTEX_BUFFER_BIT));
+    CHECK(arena->usage() == ferrum::gpu::buffer_usage::vertex);
+    CHECK(run_raster_waves(s, program, 2, false, check_drawing, arena.get()) == 0);
+  }
   s.finish();
 }
