@@ -16,11 +16,6 @@ namespace ferrum {
   return a >= resource_access::sampled && a <= resource_access::present;
 }
 
-// A buffer's reads through the graphics pipeline's fixed functions and
-// uniform bindings: vertex and index buffers, indirect arguments (draws',
-// dispatches'), uniform buffers. Reads only; never on a transfer node.
-[[nodiscard]] constexpr bool is_pipeline_read(resource_access a) noexcept { return a >= resource_access::vertex; }
-
 // Whether the access is a draw's alone (vertex and index buffers): a node
 // that takes one draws, as a raster node does, on the compute queue's
 // graphics pipeline.
