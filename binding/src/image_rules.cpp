@@ -152,11 +152,17 @@ result<void> check_image_uses(const plan& p, std::span<const std::size_t> all_us
         if (is_image_access(a))
           return access_path_error(errc::invalid_access, p, n, k,
                                    "resource " + resource_id::quote(r.id.view()) + " is a buffer; " + access +
-                                       " is an image's access (a buffer's: 'read', 'write', 'read-write')");
+                                       " is an image's access (a buffer's: 'read', 'write', 'read-write', "
+                                       "'vertex', 'index', 'indirect', 'uniform')");
         if (!node.range_of(k).whole())
           return access_path_error(errc::invalid_access, p, n, k,
                                    "resource " + resource_id::quote(r.id.view()) +
                                        " is a buffer; only an image's access names mip levels and layers");
+        if (node.queue == queue_kind::transfer && !transfer_queue_takes(a))
+          return access_path_error(errc::invalid_access, p, n, k,
+                                   "a transfer-queue node reaches buffer " + resource_id::quote(r.id.view()) +
+                                       " by 'read', 'write' or 'read-write' only, not " + access +
+                                       " (a transfer queue runs no draws and no shaders)");
         continue;
       }
       if (!is_image_access(a))

@@ -50,6 +50,12 @@ subresource_range resolved_range(const plan& p, const plan_node& node, std::size
   return range == resolve({}, image->mips, image->layers) ? subresource_range{} : range;
 }
 
+// A buffer's bytes in a bucket of `dims` before its alignment rounds them
+// up (resolve_demand, which compile ran first: no overflow).
+std::uint64_t unaligned_bytes(const resource_descriptor& r, const bucket_capacity& dims) noexcept {
+  return r.demand.base + (r.demand.dimension ? r.demand.per_unit * dims[*r.demand.dimension] : 0);
+}
+
 }  // namespace
 
 result<void> make_lane_recipes(compiled_program& program, const plan& p, const plan_index& index) {
@@ -93,15 +99,21 @@ result<void> make_lane_recipes(compiled_program& program, const plan& p, const p
       if (program.domains[d].memory != memory_class::imported || program.domains[d].images) continue;
       const std::vector<projection>& projections = bucket.capacity_layouts[d].projections;
       for (std::size_t m = 0; m < projections.size(); ++m)
-        recipe.imports.push_back({projections[m].resource, d, m, projections[m].capacity, false});
+        recipe.imports.push_back({projections[m].resource, d, m,
+                                  unaligned_bytes(p.resources[program.domains[d].members[m]], bucket.spec.dims)});
     }
-    for (const lane_use& use : recipe.uses) {
-      if (!access_writes(use.access) || program.domains[use.domain].memory != memory_class::imported ||
-          program.domains[use.domain].images)
-        continue;
-      for (lane_import& i : recipe.imports)
-        if (i.domain == use.domain && i.member == use.member) i.written = true;
-    }
+    for (std::size_t n = 0; n < p.nodes.size(); ++n)
+      for (std::size_t u = use_begin[n]; u < use_begin[n + 1]; ++u) {
+        const lane_use& use = recipe.uses[u];
+        if (program.domains[use.domain].memory != memory_class::imported || program.domains[use.domain].images)
+          continue;
+        for (lane_import& i : recipe.imports) {
+          if (i.domain != use.domain || i.member != use.member) continue;
+          i.written = i.written || access_writes(use.access);
+          (p.nodes[n].queue == queue_kind::transfer ? i.transfer_accesses : i.accesses) |=
+              1u << static_cast<unsigned>(use.access);
+        }
+      }
     recipe.barrier_before = derive_barriers(recipe, program.dependencies);
     recipe.one_queue_barrier_before = program.dependencies.uses_transfer()
                                           ? derive_barriers(recipe, program.dependencies, barrier_queues::one)

@@ -42,7 +42,7 @@ constexpr name_table<storage_view, 2> view_names{
     {{storage_view::contiguous, "contiguous"}, {storage_view::strided, "strided"}}};
 constexpr name_table<liveness_mode, 2> liveness_names{
     {{liveness_mode::conservative, "conservative"}, {liveness_mode::interval, "interval"}}};
-constexpr name_table<resource_access, 13> access_names{{{resource_access::read, "read"},
+constexpr name_table<resource_access, 17> access_names{{{resource_access::read, "read"},
                                                         {resource_access::write, "write"},
                                                         {resource_access::read_write, "read-write"},
                                                         {resource_access::sampled, "sampled"},
@@ -54,7 +54,11 @@ constexpr name_table<resource_access, 13> access_names{{{resource_access::read, 
                                                         {resource_access::depth_read, "depth-read"},
                                                         {resource_access::transfer_src, "transfer-src"},
                                                         {resource_access::transfer_dst, "transfer-dst"},
-                                                        {resource_access::present, "present"}}};
+                                                        {resource_access::present, "present"},
+                                                        {resource_access::vertex, "vertex"},
+                                                        {resource_access::index, "index"},
+                                                        {resource_access::indirect, "indirect"},
+                                                        {resource_access::uniform, "uniform"}}};
 
 template <class Enum, std::size_t N>
 std::string_view name_of(const name_table<Enum, N>& table, Enum v) noexcept {

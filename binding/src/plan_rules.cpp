@@ -159,7 +159,7 @@ error access_error(const plan_node& node, std::size_t n, plan_format format) {
                           " for its " + count(node.resources.size(), "resource"),
                       path);
   std::size_t k = 0;
-  while (k + 1 < node.access.size() && node.access[k] <= resource_access::present) ++k;
+  while (k + 1 < node.access.size() && node.access[k] <= last_resource_access) ++k;
   return make_error(errc::invalid_access,
                     "node " + node_id::quote(node.id.view()) + " declares access " +
                         std::to_string(static_cast<unsigned>(node.access[k])) + " to resource " +

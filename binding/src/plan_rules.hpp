@@ -132,7 +132,7 @@ namespace ferrum::detail {
   if (node.access.empty()) return {};
   if (format != plan_format::v2 || node.access.size() != node.resources.size()) return access_error(node, n, format);
   for (const resource_access a : node.access)
-    if (a > resource_access::present) return access_error(node, n, format);
+    if (a > last_resource_access) return access_error(node, n, format);
   return {};
 }
 

@@ -51,9 +51,14 @@ result<void> command_list::check_recording(const char* command) const {
   return {};
 }
 
-result<void> command_list::check_range(const char* command, const char* role, arena_range range, access mode) const {
+result<void> command_list::check_range(const char* command, const char* role, arena_range range, access mode,
+                                       std::uint32_t usage) const {
   if (&range.arena->device() != device_)
     return make_error(errc::foreign_object, std::string(command) + " " + role + " arena belongs to another device");
+  if (const std::uint32_t lacking = usage & ~range.arena->usage(); lacking != 0)
+    return make_error(errc::buffer_usage_missing, describe(command, role, range) + ": the buffer was made without " +
+                                                      buffer_usage_names(lacking) + " usage (it has " +
+                                                      buffer_usage_names(range.arena->usage()) + ")");
   if (range.offset > range.arena->size() || range.size > range.arena->size() - range.offset)
     return make_error(errc::range_out_of_bounds, describe(command, role, range));
   if (range.offset % 4 != 0 || range.size % 4 != 0)
@@ -141,7 +146,7 @@ result<void> command_list::check_operand(const kernel& k, bool secondary, const 
       return {};
     }
     // A kernel may write any range it is given.
-    return check_range("dispatch", role, *range, access::write);
+    return check_range("dispatch", role, *range, access::write, buffer_usage::storage);
   }
   const auto* op = std::get_if<image_operand>(&operand);
   if (op == nullptr || op->image == nullptr)
@@ -177,7 +182,7 @@ result<void> command_list::check_operand(const kernel& k, bool secondary, const 
 result<void> command_list::fill(arena_range target, std::uint32_t value) {
   if (auto r = check_recording("fill"); !r) return r;
   if (target.arena == nullptr) return make_error(errc::range_out_of_bounds, "fill without a range");
-  if (auto r = check_range("fill", "target", target, access::write); !r) return r;
+  if (auto r = check_range("fill", "target", target, access::write, buffer_usage::transfer_dst); !r) return r;
   if (target.size == 0) return {};
   order({target});
   return recorded(do_fill(target, value));
@@ -187,8 +192,8 @@ result<void> command_list::copy(arena_range source, arena_range destination) {
   if (auto r = check_recording("copy"); !r) return r;
   if (source.arena == nullptr || destination.arena == nullptr)
     return make_error(errc::range_out_of_bounds, "copy without a source or destination range");
-  if (auto r = check_range("copy", "source", source, access::read); !r) return r;
-  if (auto r = check_range("copy", "destination", destination, access::write); !r) return r;
+  if (auto r = check_range("copy", "source", source, access::read, buffer_usage::transfer_src); !r) return r;
+  if (auto r = check_range("copy", "destination", destination, access::write, buffer_usage::transfer_dst); !r) return r;
   if (source.size != destination.size)
     return make_error(errc::copy_size_mismatch,
                       "copy of " + std::to_string(source.size) + " bytes into " + std::to_string(destination.size));
@@ -254,7 +259,9 @@ result<void> command_list::image_copy_checks(const image& img, image_layout layo
   if (auto r = check_recording(command); !r) return r;
   if (&img.device() != device_) return make_error(errc::foreign_object, std::string(command) + " of another device");
   if (bytes.arena == nullptr) return make_error(errc::range_out_of_bounds, std::string(command) + " without a range");
-  if (auto r = check_range(command, into ? "source" : "destination", bytes, into ? access::read : access::write); !r)
+  if (auto r = check_range(command, into ? "source" : "destination", bytes, into ? access::read : access::write,
+                           into ? buffer_usage::transfer_src : buffer_usage::transfer_dst);
+      !r)
     return r;
   const image_spec& spec = img.spec();
   // A copy between a buffer and a depth-stencil image moves one aspect,

@@ -3,6 +3,7 @@
 // dispatcher's (lane_dispatcher.cpp).
 #include "ferrum/scheduler/lane_pool.hpp"
 
+#include "ferrum/binding/image_access.hpp"
 #include "ferrum/scheduler/lane_image_placement.hpp"
 
 #include "lane.hpp"
@@ -27,12 +28,22 @@ using detail::lane;
 
 namespace {
 
+// What makes a bucket draw: an attachment among its images, or a buffer
+// a node reads as vertices or indices (is_draw_access); nullptr where it
+// does not.
+const resource_id* drawn_resource(const compiled_bucket& bucket) noexcept {
+  if (const auto i = std::ranges::find_if(bucket.lane.images, &lane_image::attachment); i != bucket.lane.images.end())
+    return &i->resource;
+  for (const lane_use& use : bucket.lane.uses)
+    if (is_draw_access(use.access)) return &bucket.capacity_layouts[use.domain].projections[use.member].resource;
+  return nullptr;
+}
+
 // The stages of a lane's lists on the compute queue: graphics where the
-// bucket draws (an attachment among its images), so that every barrier of
-// the wave covers the raster nodes' draws.
+// bucket draws, so that every barrier of the wave covers the raster nodes'
+// draws.
 gpu::list_stages stages_of(const compiled_bucket& bucket) noexcept {
-  return std::ranges::any_of(bucket.lane.images, &lane_image::attachment) ? gpu::list_stages::graphics
-                                                                          : gpu::list_stages::compute;
+  return drawn_resource(bucket) != nullptr ? gpu::list_stages::graphics : gpu::list_stages::compute;
 }
 
 }  // namespace
@@ -254,11 +265,11 @@ result<std::unique_ptr<lane_pool>> lane_pool::make(const compiled_program& progr
                       "device " + quote_text(device.name()) + ": " + std::string(clock.calibration));
   // A plan that draws needs graphics on the compute queue: refused now, not
   // when its first lane is made.
-  if (const auto drawn = std::ranges::find_if(bucket.lane.images, &lane_image::attachment);
-      drawn != bucket.lane.images.end() && !device.limits().graphics)
+  if (const resource_id* drawn = drawn_resource(bucket); drawn != nullptr && !device.limits().graphics)
     return make_error(errc::raster_unsupported, "bucket " + quote_text(bucket.id.str()) + ": " +
-                                                    quote_text(drawn->resource.view()) +
-                                                    " is an attachment, and the compute queue of device " +
+                                                    quote_text(drawn->view()) +
+                                                    " is drawn (an attachment, vertices or indices), and the "
+                                                    "compute queue of device " +
                                                     quote_text(device.name()) + " has no graphics");
   // Formats the device cannot use as the plan does: refused now, naming
   // the image, its access and the feature missing.

@@ -1,6 +1,8 @@
 // wave_imports.cpp — a wave's imported buffers and images (wave_imports.hpp).
 #include "wave_imports.hpp"
 
+#include "ferrum/binding/image_access.hpp"
+#include "ferrum/scheduler/buffer_usage.hpp"
 #include "ferrum/scheduler/lane_image_placement.hpp"
 
 #include <algorithm>
@@ -83,6 +85,28 @@ std::optional<std::string> misfit(const gpu::image_spec& want, const gpu::image_
   return std::nullopt;
 }
 
+// The usage the plan's accesses of `r` need, against the buffer's `has`:
+// buffer_usage_missing naming the usage lacking and an access needing it.
+template <class Where>
+result<void> check_usage(const lane_import& r, std::uint32_t has, const Where& where) {
+  const std::uint32_t lacking = buffer_usage_of(r) & ~has;
+  if (lacking == 0) return {};
+  for (unsigned a = 0; a <= static_cast<unsigned>(last_resource_access); ++a) {
+    const auto access = static_cast<resource_access>(a);
+    const bool compute = (r.accesses & (1u << a)) != 0;
+    const bool transfer = (r.transfer_accesses & (1u << a)) != 0;
+    const std::uint32_t needed = (compute ? buffer_usage_of(access, queue_kind::compute) : 0) |
+                                 (transfer ? buffer_usage_of(access, queue_kind::transfer) : 0);
+    if ((needed & lacking) == 0) continue;
+    return make_error(errc::buffer_usage_missing,
+                      where() + ": the buffer lacks " + gpu::buffer_usage_names(needed & lacking) +
+                          " usage, which the plan's access " + quote_text(to_string(access)) +
+                          (transfer && !compute ? " on the transfer queue" : "") + " needs (it has " +
+                          gpu::buffer_usage_names(has) + ")");
+  }
+  return {};
+}
+
 result<void> resolve_buffers(const copied_imports& given, const lane_recipe& recipe, const bucket_id& bucket,
                              const gpu::device* device, wave_imports& out) {
   boost::container::static_vector<std::string_view, max_wave_imports> ids;
@@ -110,8 +134,11 @@ result<void> resolve_buffers(const copied_imports& given, const lane_recipe& rec
                                                        std::to_string(range.size) + ") of an arena of " +
                                                        std::to_string(range.arena->size()));
     if (range.size < r.size)
-      return make_error(errc::import_too_small, where() + ": " + std::to_string(range.size) + " bytes, and bucket " +
-                                                    quote_text(bucket.str()) + " needs " + std::to_string(r.size));
+      return make_error(errc::import_too_small, where() + ": " + std::to_string(range.size) +
+                                                    " bytes given, and bucket " + quote_text(bucket.str()) + " wants " +
+                                                    std::to_string(r.size) +
+                                                    " (the resource's bytes, not rounded up to its alignment)");
+    if (auto ok = check_usage(r, range.arena->usage(), where); !ok) return ok.error();
     out.push_back({{range.arena, range.offset, static_cast<std::size_t>(r.size)}, nullptr, {}, r.written});
   }
   // Two resources in the same bytes: the plan's barriers would not see
@@ -129,6 +156,22 @@ result<void> resolve_buffers(const copied_imports& given, const lane_recipe& rec
                               ") overlap in one arena, and a node writes one of them");
     }
   return {};
+}
+
+// Whether a wave that finds recipe image `i` (an imported one) in `layout`
+// writes it: a node's access writes it or presents it, or the wave changes
+// its layout (a transition to other than `layout`, or more than one: the
+// transitions the compiler derived, the first from the layout the wave
+// names). Read in the layout it was handed in, it is not written.
+bool writes(const lane_recipe& recipe, std::size_t i, image_layout layout) {
+  for (unsigned a = 0; a <= static_cast<unsigned>(last_resource_access); ++a) {
+    const auto access = static_cast<resource_access>(a);
+    if (recipe.images[i].takes(access) && (access_writes(access) || access == resource_access::present)) return true;
+  }
+  std::size_t transitions = 0;
+  for (const image_transition& t : recipe.transitions)
+    if (t.image == i && (++transitions > 1 || t.to != layout)) return true;
+  return false;
 }
 
 result<void> resolve_images(const copied_images& given, const lane_recipe& recipe, const bucket_id& bucket,
@@ -172,7 +215,7 @@ result<void> resolve_images(const copied_images& given, const lane_recipe& recip
     image_layout last = image.layout;
     for (const image_transition& t : recipe.transitions)
       if (t.image == images[k]) last = t.to;
-    out.push_back({{}, image.image, image.layout, true, &r.resource, last});
+    out.push_back({{}, image.image, image.layout, writes(recipe, images[k], image.layout), &r.resource, last});
   }
   return {};
 }
@@ -191,7 +234,8 @@ std::uint64_t import_order::after(std::span<const wave_import> imports, const gp
   std::uint64_t wait = 0;
   for (const wave_import& i : imports)
     for (const entry& e : entries_)
-      if (e.object == i.object()) wait = std::max({wait, e.written, i.written ? e.read : 0});
+      if (e.object == i.object() && e.first < i.last() && i.first() < e.last)
+        wait = std::max({wait, e.written, i.written ? e.read : 0});
   wait = std::max(wait, floor_);
   return timeline.reached(wait) ? 0 : wait;
 }
@@ -200,12 +244,16 @@ void import_order::record(std::span<const wave_import> imports, std::uint64_t va
                           const gpu::timeline& timeline) noexcept {
   std::erase_if(entries_, [&](const entry& e) { return timeline.reached(std::max(e.written, e.read)); });
   for (const wave_import& i : imports) {
-    auto it = std::find_if(entries_.begin(), entries_.end(), [&](const entry& e) { return e.object == i.object(); });
+    // One entry per range: a range that overlaps another is ordered by
+    // both (after), each keeping its own last writer and reader.
+    auto it = std::find_if(entries_.begin(), entries_.end(), [&](const entry& e) {
+      return e.object == i.object() && e.first == i.first() && e.last == i.last();
+    });
     if (it == entries_.end()) {
       try {
-        it = entries_.insert(entries_.end(), {i.object(), 0, 0});
+        it = entries_.insert(entries_.end(), {i.object(), i.first(), i.last(), 0, 0});
       } catch (const std::bad_alloc&) {
-        // No room to remember the buffer: every later wave waits for this one.
+        // No room to remember the range: every later wave waits for this one.
         floor_ = value;
         continue;
       }

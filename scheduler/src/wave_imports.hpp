@@ -20,7 +20,9 @@ namespace ferrum::detail {
 
 // One imported resource of a wave: the bytes its nodes get of the engine's
 // buffer, or the engine's image and the layout the wave finds it in; and
-// whether a node writes it (every use of an image may: its transitions do).
+// whether the wave writes it: a node writes the buffer, or the image — a
+// node writes it, presents it, or the wave changes its layout (an image
+// only read, handed in the layout its reads need, is not written).
 // For an image, its resource (the compiled program's) and the layout the
 // wave leaves it in: its last use's (wave_report::final_images).
 struct wave_import {
@@ -29,11 +31,16 @@ struct wave_import {
   image_layout layout = image_layout::undefined;
   bool written = false;
   const resource_id* resource = nullptr;
-  image_layout last = image_layout::undefined;
+  image_layout left = image_layout::undefined;  // the layout the wave leaves it in
 
   // What waves that use it are ordered by: the buffer's arena, or the image.
   [[nodiscard]] const void* object() const noexcept {
     return image != nullptr ? static_cast<const void*>(image) : static_cast<const void*>(range.arena);
+  }
+  // Its bytes in the object: the buffer's range, an image whole.
+  [[nodiscard]] std::size_t first() const noexcept { return image != nullptr ? 0 : range.offset; }
+  [[nodiscard]] std::size_t last() const noexcept {
+    return image != nullptr ? static_cast<std::size_t>(-1) : range.offset + range.size;
   }
 };
 using wave_imports = boost::container::static_vector<wave_import, max_wave_imports + max_wave_images>;
@@ -41,23 +48,28 @@ using wave_imports = boost::container::static_vector<wave_import, max_wave_impor
 // The request's buffers for `recipe`'s imported buffers (its order), each
 // cut to its resource's size, then its images for the recipe's imported
 // images (its order). Errors (naming the entry and the resource):
-// invalid_wave_request, import_missing, import_too_small, invalid_image,
-// foreign_object, range_out_of_bounds (wave.hpp, wave_request). `device`:
-// the scheduler's one device, or null when it has several.
+// invalid_wave_request, import_missing, import_too_small (naming the bytes
+// given and the bytes wanted), buffer_usage_missing (a buffer without the
+// usage an access of the plan needs: buffer_usage_of, naming the usage and
+// the access), invalid_image, foreign_object, range_out_of_bounds
+// (wave.hpp, wave_request). `device`: the scheduler's one device, or null
+// when it has several.
 [[nodiscard]] result<wave_imports> resolve_imports(const copied_imports& buffers, const copied_images& images,
                                                    const lane_recipe& recipe, const bucket_id& bucket,
                                                    const gpu::device* device);
 
-// Orders the waves of a scheduler that use one buffer (by arena) or image:
-// a wave waits on the GPU for the last earlier wave that wrote one of its
-// buffers, and a wave that writes one also for the earlier waves that read
-// it.
+// Orders the waves of a scheduler that use one buffer or image: a wave
+// waits on the GPU for the last earlier wave that wrote bytes of a buffer
+// its own range overlaps (or the image), and a wave that writes them also
+// for the earlier waves that read them. Waves over disjoint ranges of one
+// buffer, and waves that only read the same bytes or image, do not wait for
+// each other.
 // Values are the compute queue's timeline (a scheduler with imports has one
 // device). A wave takes the lock from `after` to `record`, around its
 // submission, so that two waves' submissions cannot both miss each other.
 class import_order {
  public:
-  import_order() { entries_.reserve(4 * max_wave_imports); }
+  import_order() { entries_.reserve(4 * (max_wave_imports + max_wave_images)); }
 
   [[nodiscard]] std::unique_lock<std::mutex> lock() { return std::unique_lock(mutex_); }
   // The value the wave's first submission on each queue waits for (0: none
@@ -68,8 +80,11 @@ class import_order {
   void record(std::span<const wave_import> imports, std::uint64_t value, const gpu::timeline& timeline) noexcept;
 
  private:
+  // One range of one buffer (an image whole), as waves used it.
   struct entry {
-    const void* object;     // wave_import::object
+    const void* object;  // wave_import::object
+    std::size_t first;   // wave_import::first, last
+    std::size_t last;
     std::uint64_t written;  // the last wave that wrote it
     std::uint64_t read;     // the last wave that read it
   };

@@ -28,7 +28,7 @@ wave_report wave::report_now() const {
   gpu_time_.report(r);
   for (const wave_import& i : imports_) {
     if (i.image == nullptr) continue;
-    const image_layout left = submitted_value_ != 0 ? i.last : (partly_submitted_ ? image_layout::undefined : i.layout);
+    const image_layout left = submitted_value_ != 0 ? i.left : (partly_submitted_ ? image_layout::undefined : i.layout);
     r.final_images[r.final_image_count++] = {i.resource->view(), i.image, left};
   }
   return r;

@@ -341,7 +341,7 @@ TEST_CASE("images: a plan built in code is checked as a file is", "[binding][ima
   }
   SECTION("an access past the last one ferrum knows") {
     plan p = good;
-    p.nodes[1].access[1] = static_cast<resource_access>(13);
+    p.nodes[1].access[1] = static_cast<resource_access>(static_cast<unsigned>(last_resource_access) + 1);
     CHECK(code_of(validate_plan(p)) == errc::invalid_access);
     CHECK(code_of(hash_plan(p)) == errc::invalid_access);
   }

@@ -160,3 +160,59 @@ TEST_CASE("imported pools: examples/plans/imported.json hashes as pinned, which 
   const plan p = parse_plan(text).value();
   CHECK(hash_plan(p).value().str() == pinned::imported_hash.digest);
 }
+
+TEST_CASE("imported pools: draws' reads of a buffer are reads, listed per queue, and hash by their number",
+          "[binding][imported]") {
+  plan p = test::imported_plan();
+  // consume reads the mesh as vertices; produce reads the lut as uniforms.
+  p.nodes[1].access[1] = resource_access::vertex;
+  p.nodes[0].access[1] = resource_access::uniform;
+  const compiled_program program = compile(p).value();
+  const lane_import& mesh = import_named(program.buckets[0], "resource/mesh");
+  CHECK(mesh.takes(resource_access::vertex));
+  CHECK(mesh.takes(resource_access::write));
+  CHECK(mesh.transfer_accesses == 0);
+  CHECK_FALSE(import_named(program.buckets[0], "resource/lut").written);
+  CHECK(import_named(program.buckets[0], "resource/lut").takes(resource_access::uniform));
+  // A draw's read after produce's write still gets its barrier; reads only
+  // need none.
+  CHECK(program.buckets[0].lane.barrier_before == std::vector<bool>{false, true});
+  CHECK(to_string(resource_access::vertex) == "vertex");
+  CHECK(enum_from_string<resource_access>("indirect") == resource_access::indirect);
+  CHECK(hash_plan(p).value() != hash_plan(test::imported_plan()).value());
+  // A transfer node's accesses are listed apart.
+  plan transfer = test::imported_plan();
+  transfer.nodes[0].queue = queue_kind::transfer;
+  const compiled_program moved = compile(transfer).value();
+  CHECK(import_named(moved.buckets[0], "resource/mesh").transfer_accesses ==
+        1u << static_cast<unsigned>(resource_access::write));
+}
+
+TEST_CASE("imported pools: a transfer node takes no draw's or shader's read, at the access's pointer",
+          "[binding][imported]") {
+  for (const resource_access a :
+       {resource_access::vertex, resource_access::index, resource_access::indirect, resource_access::uniform}) {
+    INFO(to_string(a));
+    plan p = test::imported_plan();
+    p.nodes[0].queue = queue_kind::transfer;
+    p.nodes[0].access[1] = a;
+    const auto refused = validate_plan(p);
+    CHECK(code_of(refused) == errc::invalid_access);
+    CHECK(refused.error().path == "/nodes/0/access/resource~1lut");
+    CHECK_THAT(refused.error().detail, Catch::Contains("not '" + std::string(to_string(a)) + "'"));
+    p.nodes[0].queue = queue_kind::compute;
+    CHECK(validate_plan(p).has_value());
+  }
+}
+
+TEST_CASE("imported pools: an imported buffer's size is its bytes, not rounded up to its alignment",
+          "[binding][imported]") {
+  plan p = test::imported_plan();
+  for (resource_descriptor& r : p.resources)
+    if (r.id.view() == "resource/lut") {
+      r.demand = resource_demand::fixed(96);
+      r.alignment = 64;
+    }
+  const compiled_program program = compile(p).value();
+  CHECK(import_named(program.buckets[0], "resource/lut").size == 96);
+}

@@ -265,7 +265,7 @@ TEST_CASE("plan: declared accesses are v2 only, one per resource", "[binding][pl
   }
   SECTION("an access that is not a resource_access") {
     plan p = with_accesses();
-    p.nodes[0].access[1] = static_cast<resource_access>(13);
+    p.nodes[0].access[1] = static_cast<resource_access>(static_cast<unsigned>(last_resource_access) + 1);
     check_rejected(p, errc::invalid_access, "/nodes/0/access/resource~1w");
     CHECK(code_of(hash_plan(p)) == errc::invalid_access);
   }

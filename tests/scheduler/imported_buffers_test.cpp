@@ -98,6 +98,27 @@ struct import_fixture {
   std::unique_ptr<ferrum::scheduler> scheduler;
 };
 
+// imported_plan over two lanes with node/produce on the transfer queue, on
+// two null queues.
+struct two_queue_imports : import_fixture<on_thread_pool> {
+  two_queue_imports() : import_fixture(transfer_plan(), two_queues(), plan_queues()) {}
+  static ferrum::plan transfer_plan() {
+    ferrum::plan p = test::imported_plan(2);
+    p.nodes[0].queue = ferrum::queue_kind::transfer;
+    return p;
+  }
+  static ferrum::gpu::null_device_options two_queues() {
+    ferrum::gpu::null_device_options o;
+    o.queues = 2;
+    return o;
+  }
+  static ferrum::scheduler_options plan_queues() {
+    ferrum::scheduler_options o;
+    o.queues = ferrum::queue_placement::plan;
+    return o;
+  }
+};
+
 std::uint32_t imported_word_at(const ferrum::gpu::arena& a, std::size_t offset) {
   std::uint32_t v = 0;
   std::memcpy(&v, a.bytes().data() + offset, 4);
@@ -141,13 +162,7 @@ TEST_CASE("imports: a wave that writes a buffer an earlier wave uses waits for i
   // holds its queue 20 ms before copying it out. Two lanes: the second
   // wave's fill, on the other queue, would land in that pause unless the
   // wave waited for the first one.
-  ferrum::plan p = test::imported_plan(2);
-  p.nodes[0].queue = ferrum::queue_kind::transfer;
-  ferrum::gpu::null_device_options two_queues;
-  two_queues.queues = 2;
-  ferrum::scheduler_options options;
-  options.queues = ferrum::queue_placement::plan;
-  import_fixture<on_thread_pool> f(p, two_queues, options);
+  two_queue_imports f;
   auto pause = [] { std::this_thread::sleep_for(20ms); };
   std::atomic<int> wrong{0};
   const import_encoder fill_and_copy{&f.engine, &wrong};
@@ -190,10 +205,10 @@ TEMPLATE_TEST_CASE("imports: a bad import fails the wave before anything runs, w
       {{}, errc::import_missing, "no buffer for resource 'resource/lut'"},
       {{{"resource/lut", lut}, {"resource/mesh", small->whole()}, {"resource/out", out}},
        errc::import_too_small,
-       "32 bytes, and bucket 'step@1x1x1' needs 256"},
+       "32 bytes given, and bucket 'step@1x1x1' wants 256"},
       {{{"resource/lut", lut}, {"resource/mesh", mesh}, {"resource/out", f.engine.out->range(0, 40)}},
        errc::import_too_small,
-       "needs 80"},
+       "wants 80"},
       {{{"resource/lut", lut}, {"resource/mesh", foreign->whole()}, {"resource/out", out}},
        errc::foreign_object,
        "imports[1] (resource 'resource/mesh')"},
@@ -311,4 +326,169 @@ TEST_CASE("imports: a replaying lane records afresh when its wave names other bu
   }
   CHECK(recorded_for_new_buffers >= 2);  // each change of buffers, on some lane
   CHECK(wrong == 0);
+}
+
+namespace {
+
+// An engine's buffer made with only `usage` (gpu::buffer_usage bits), as
+// gpu::import_vulkan_buffer records it, on the null device: for the checks
+// a wave makes of it (it never reaches a command here).
+struct usage_arena final : ferrum::gpu::arena {
+  usage_arena(const ferrum::gpu::device& d, std::span<std::byte> bytes, std::uint32_t usage)
+      : ferrum::gpu::arena(d, bytes, 0) {
+    set_usage(usage);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("imports: a buffer must have the usage its plan's accesses need, named when it lacks it",
+          "[scheduler][imported]") {
+  namespace usage = ferrum::gpu::buffer_usage;
+  // consume reads the mesh as uniforms; produce on the transfer queue
+  // fills it (transfer-dst) and reads the lut (transfer-src).
+  ferrum::plan p = test::imported_plan();
+  p.nodes[0].queue = ferrum::queue_kind::transfer;
+  p.nodes[1].access[1] = ferrum::resource_access::uniform;
+  import_fixture<on_thread_pool> f(p);
+  std::vector<std::byte> lut_bytes(64), mesh_bytes(256);
+  const usage_arena lut_storage(*f.device, lut_bytes, usage::storage);
+  const usage_arena lut_copied(*f.device, lut_bytes, usage::transfer_src);
+  const usage_arena mesh_storage(*f.device, mesh_bytes, usage::storage | usage::transfer_dst);
+  const usage_arena mesh_uniform(*f.device, mesh_bytes, usage::uniform | usage::transfer_dst);
+  const ferrum::gpu::arena_range out = f.engine.out->range(0, 128);
+  struct refusal {
+    std::vector<ferrum::imported_buffer> imports;
+    const char* says;
+  };
+  const std::vector<refusal> cases{
+      {{{"resource/lut", lut_storage.whole()}, {"resource/mesh", mesh_uniform.whole()}, {"resource/out", out}},
+       "imports[0] (resource 'resource/lut'): the buffer lacks transfer-src usage, which the plan's access 'read' on "
+       "the transfer queue needs (it has storage)"},
+      {{{"resource/lut", lut_copied.whole()}, {"resource/mesh", mesh_storage.whole()}, {"resource/out", out}},
+       "imports[1] (resource 'resource/mesh'): the buffer lacks uniform usage, which the plan's access 'uniform' "
+       "needs (it has storage, transfer-dst)"},
+  };
+  for (const refusal& r : cases) {
+    ferrum::wave_request request{"step", {1, 1, 1}};
+    request.imports = r.imports;
+    auto encode = import_nothing;
+    auto done = sched_test::submit(*f.scheduler, encode, request);
+    const sched_test::outcome o = sched_test::get(done);
+    CHECK(o.ec == errc::buffer_usage_missing);
+    CHECK_THAT(o.report.message, Catch::Contains(r.says));
+  }
+  // The usage the accesses need, and no more: accepted.
+  const std::array<ferrum::imported_buffer, 3> fits{
+      {{"resource/lut", lut_copied.whole()}, {"resource/mesh", mesh_uniform.whole()}, {"resource/out", out}}};
+  ferrum::wave_request request{"step", {1, 1, 1}};
+  request.imports = fits;
+  auto encode = import_nothing;
+  auto done = sched_test::submit(*f.scheduler, encode, request);
+  CHECK_FALSE(sched_test::get(done).ec);
+}
+
+TEST_CASE("imports: a command refuses a buffer without the usage it needs", "[gpu][imported]") {
+  namespace usage = ferrum::gpu::buffer_usage;
+  auto device = ::test::null_device();
+  std::vector<std::byte> bytes(64);
+  const usage_arena vertices(*device, bytes, usage::vertex);
+  const usage_arena copied(*device, bytes, usage::transfer_src | usage::transfer_dst);
+  auto list = device->create_command_list().value();
+  test::require(list->begin());
+  const auto fill = list->fill(vertices.whole(), 0u);
+  CHECK(ferrum::test::code_of(fill) == errc::buffer_usage_missing);
+  CHECK_THAT(fill.error().detail, Catch::Contains("made without transfer-dst usage (it has vertex)"));
+  const auto copy = list->copy(vertices.range(0, 32), copied.range(32, 32));
+  CHECK(ferrum::test::code_of(copy) == errc::buffer_usage_missing);
+  CHECK_THAT(copy.error().detail, Catch::Contains("copy source range [0, +32)"));
+  CHECK(list->fill(copied.whole(), 0u).has_value());
+}
+
+TEST_CASE("imports: a buffer must have its resource's bytes, not rounded up to its alignment",
+          "[scheduler][imported]") {
+  // resource/lut: 96 bytes, aligned to 64 (128 in a lane).
+  ferrum::plan p = test::imported_plan();
+  for (ferrum::resource_descriptor& r : p.resources)
+    if (r.id.view() == "resource/lut") {
+      r.demand = ferrum::resource_demand::fixed(96);
+      r.alignment = 64;
+    }
+  import_fixture<on_thread_pool> f(p);
+  const auto lut = f.device->create_arena(96, memory_class::upload).value();
+  const ferrum::gpu::arena_range mesh = f.engine.mesh->whole();
+  const ferrum::gpu::arena_range out = f.engine.out->range(0, 128);
+  std::size_t lut_size = 0;
+  auto encode = [&](const ferrum::encode_context& c) {
+    if (c.node_index == 0) lut_size = c.resource("resource/lut")->range.size;
+  };
+  const std::array<ferrum::imported_buffer, 3> exact{
+      {{"resource/lut", lut->whole()}, {"resource/mesh", mesh}, {"resource/out", out}}};
+  ferrum::wave_request request{"step", {1, 1, 1}};
+  request.imports = exact;
+  auto done = sched_test::submit(*f.scheduler, encode, request);
+  CHECK_FALSE(sched_test::get(done).ec);
+  CHECK(lut_size == 96);
+  const std::array<ferrum::imported_buffer, 3> short_one{
+      {{"resource/lut", lut->range(0, 92)}, {"resource/mesh", mesh}, {"resource/out", out}}};
+  request.imports = short_one;
+  auto refused = sched_test::submit(*f.scheduler, encode, request);
+  const sched_test::outcome o = sched_test::get(refused);
+  CHECK(o.ec == errc::import_too_small);
+  CHECK_THAT(o.report.message, Catch::Contains("92 bytes given, and bucket 'step@1x1x1' wants 96"));
+}
+
+namespace {
+
+// Two waves over two queues, the second submitted once the first's compute
+// node runs: the first's compute node waits (up to `patience`) for the
+// second's transfer node, which runs at once unless the second wave waits
+// for the first on the GPU. Both read the one lut; wave w writes the mesh
+// at mesh_at[w] (256 bytes of 512) and out at 128 * w. Whether the first
+// gave up waiting: the waves were ordered.
+bool second_wave_waited(std::array<std::size_t, 2> mesh_at, std::chrono::milliseconds patience) {
+  two_queue_imports f;
+  const auto mesh = f.device->create_arena(512, memory_class::upload).value();
+  std::atomic<bool> started{false}, second_ran{false}, gave_up{false};
+  auto hold = [&] {
+    started = true;
+    const auto until = std::chrono::steady_clock::now() + patience;
+    while (!second_ran && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(1ms);
+    gave_up = !second_ran;
+  };
+  auto mark = [&] { second_ran = true; };
+  std::atomic<std::uint64_t> first_wave{0};
+  auto encode = [&](const ferrum::encode_context& c) {
+    if (first_wave == 0) first_wave = c.wave;
+    if (c.node_index == 1 && c.wave == first_wave) test::require(c.commands.host(ferrum::gpu::host_call(hold)));
+    if (c.node_index == 0 && c.wave != first_wave) test::require(c.commands.host(ferrum::gpu::host_call(mark)));
+  };
+  std::array<std::array<ferrum::imported_buffer, 3>, 2> named;
+  for (std::size_t w = 0; w < 2; ++w)
+    named[w] = {{{"resource/lut", f.engine.lut->whole()},
+                 {"resource/mesh", mesh->range(mesh_at[w], 256)},
+                 {"resource/out", f.engine.out->range(128 * w, 128)}}};
+  ferrum::wave_request request{"step", {1, 1, 1}};
+  request.imports = named[0];
+  auto one = sched_test::submit(*f.scheduler, encode, request);
+  REQUIRE(sched_test::eventually([&] { return started.load(); }));
+  request.imports = named[1];
+  auto two = sched_test::submit(*f.scheduler, encode, request);
+  CHECK_FALSE(sched_test::get(one).ec);
+  CHECK_FALSE(sched_test::get(two).ec);
+  CHECK(second_ran);
+  return gave_up;
+}
+
+}  // namespace
+
+TEST_CASE("imports: waves over disjoint ranges of one buffer, both reading another, do not wait for each other",
+          "[scheduler][imported]") {
+  CHECK_FALSE(second_wave_waited({0, 256}, 5s));
+}
+
+TEST_CASE("imports: waves whose written ranges of one buffer overlap still wait for each other",
+          "[scheduler][imported]") {
+  CHECK(second_wave_waited({0, 128}, 150ms));
+  CHECK(second_wave_waited({0, 0}, 150ms));
 }

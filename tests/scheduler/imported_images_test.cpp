@@ -7,10 +7,16 @@
 #include "present_waves.hpp"
 #include "scheduler_support.hpp"
 
+#include "ferrum/binding/plan_json.hpp"
+
+#include <boost/asio/thread_pool.hpp>
+
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 using ferrum::errc;
@@ -220,4 +226,103 @@ TEST_CASE("imported images: a wave that submits nothing leaves each image in the
   REQUIRE(o.report.images().size() == 2);
   CHECK(o.report.final_layout("image/present") == image_layout::undefined);
   CHECK(o.report.final_layout("image/engine") == image_layout::transfer_dst);
+}
+
+namespace {
+
+// An engine's texture (image/tex, imported) that node/read, on the
+// transfer queue, reads as transfer-src; node/hold, on compute, after it.
+constexpr const char* texture_plan = R"({
+  "format": "ferrum.plan.v2",
+  "nodes": [
+    { "id": "node/read", "queue": "transfer", "resources": ["resource/read.args", "image/tex", "resource/a"],
+      "binding": "resource/read.args",
+      "access": {"resource/read.args": "read", "image/tex": "transfer-src", "resource/a": "write"} },
+    { "id": "node/hold", "resources": ["resource/a"], "after": ["node/read"], "access": {"resource/a": "read"} }
+  ],
+  "resources": [
+    { "id": "resource/read.args", "pool": "pool/bindings", "kind": "binding", "node": "node/read",
+      "demand": {"fixed": 16}, "alignment": 16, "lifetime": "invocation", "usage": "binding", "element": "u8",
+      "storage": {"allocator": "linear-arena", "view": "contiguous", "contract": "5e1d9a3c7b2f0e8d4a6c1b9f3e7d2a5c8b0f4e6d1a3c9b7f2e5d8a0c4b6f1e3d"} },
+    { "id": "resource/a", "pool": "pool/work", "kind": "workspace",
+      "demand": {"fixed": 64}, "alignment": 16, "lifetime": "invocation", "usage": "storage", "element": "u8",
+      "storage": {"allocator": "linear-arena", "view": "contiguous", "contract": "c2a8e4f06b1d9c3a7e5f2b8d0c6a4e1f9b3d7c5a2e8f0b6d4c1a9e3f7b5d2c8a"} },
+    { "id": "image/tex", "pool": "pool/engine", "kind": "workspace", "lifetime": "invocation",
+      "image": {"format": "rgba8-unorm", "extent": [16, 8]} }
+  ],
+  "buckets": [
+    { "class": "frame", "capacity": [1, 1, 1],
+      "budgets": [ {"pool": "pool/bindings", "min": 0, "max": 4096}, {"pool": "pool/work", "min": 0, "max": 4096},
+                   {"pool": "pool/engine", "min": 0, "max": 1048576} ] }
+  ],
+  "pools": {"pool/engine": {"memory": "imported"}},
+  "lanes": 2,
+  "budget_bytes": 16777216
+})";
+
+// Two waves of texture_plan on two null queues, naming the engine's
+// texture (in transfer-src, where the engine left it) in `named`; the
+// second is submitted once the first's node/hold runs, which waits (up to
+// `patience`) for the second's node/read. Whether it gave up: the waves
+// were ordered.
+bool second_texture_wave_waited(image_layout named, std::chrono::milliseconds patience) {
+  const auto program = std::make_shared<const ferrum::compiled_program>(
+      ferrum::test::compile_ok(ferrum::test::require(ferrum::parse_plan(texture_plan))));
+  ferrum::gpu::null_device_options two_queues;
+  two_queues.queues = 2;
+  auto device = ::test::null_device(two_queues);
+  const auto texture = ferrum::test::engine_image(*device, engine_images::spec(copies));
+  auto list = ferrum::test::require(device->create_command_list());
+  ::test::require_reached(
+      device->queue().timeline(), ::test::submit(*device, *list, [&](ferrum::gpu::command_list& l) {
+        ferrum::test::require(l.transition(texture->at(0), image_layout::undefined, image_layout::transfer_src));
+      }));
+  boost::asio::thread_pool pool(2);
+  ferrum::scheduler_options options;
+  options.queues = ferrum::queue_placement::plan;
+  auto scheduler = ferrum::scheduler::create(program, *device, pool.get_executor(), options).value();
+  std::atomic<bool> started{false}, second_ran{false}, gave_up{false};
+  auto hold = [&] {
+    started = true;
+    const auto until = std::chrono::steady_clock::now() + patience;
+    while (!second_ran && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    gave_up = !second_ran;
+  };
+  auto mark = [&] { second_ran = true; };
+  std::atomic<std::uint64_t> first_wave{0};
+  auto encode = [&](const ferrum::encode_context& c) {
+    std::uint64_t none = 0;
+    first_wave.compare_exchange_strong(none, c.wave);
+    if (c.node_index == 1 && c.wave == first_wave) ferrum::test::require(c.commands.host(ferrum::gpu::host_call(hold)));
+    if (c.node_index == 0 && c.wave != first_wave) ferrum::test::require(c.commands.host(ferrum::gpu::host_call(mark)));
+  };
+  const std::array<ferrum::imported_image, 1> images{{{"image/tex", &texture->at(0), named}}};
+  ferrum::wave_request request{"frame", {1, 1, 1}};
+  request.images = images;
+  auto one = sched_test::submit(*scheduler, encode, request);
+  REQUIRE(sched_test::eventually([&] { return started.load(); }));
+  auto two = sched_test::submit(*scheduler, encode, request);
+  CHECK_FALSE(sched_test::get(one).ec);
+  CHECK_FALSE(sched_test::get(two).ec);
+  CHECK(second_ran);
+  CHECK(device->image_layout_errors().count == 0);
+  scheduler.reset();
+  pool.join();
+  return gave_up;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "imported images: waves that only read an engine's texture, in the layout their reads need, do not wait "
+    "for each other",
+    "[scheduler][image][imported]") {
+  CHECK_FALSE(second_texture_wave_waited(image_layout::transfer_src, std::chrono::seconds(5)));
+}
+
+TEST_CASE("imported images: waves that change an engine's image's layout still wait for each other",
+          "[scheduler][image][imported]") {
+  // Named undefined: each wave transitions it to transfer-src (a write).
+  CHECK(second_texture_wave_waited(image_layout::undefined, std::chrono::milliseconds(150)));
 }

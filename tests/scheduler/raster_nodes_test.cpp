@@ -5,6 +5,7 @@
 // wait at the color-attachment-output stage, each with its code. The
 // drawing itself is lavapipe's (tests/gpu/vulkan/vulkan_raster_test.cpp):
 // the null device records no native commands.
+#include "imported_plan.hpp"
 #include "present_waves.hpp"
 #include "raster_plan.hpp"
 #include "scheduler_support.hpp"
@@ -79,7 +80,16 @@ TEST_CASE("raster nodes: a device without graphics refuses the plan, graphics li
   auto refused = ferrum::scheduler::create(raster_program(), *compute_only, pool.get_executor());
   REQUIRE_FALSE(refused.has_value());
   CHECK(refused.error() == ferrum::errc::raster_unsupported);
-  CHECK(refused.error().detail.find("'image/color' is an attachment") != std::string::npos);
+  CHECK(refused.error().detail.find("'image/color' is drawn") != std::string::npos);
+  // A buffer read as vertices, or indices, draws too: refused as well.
+  ferrum::plan vertices = ferrum::test::imported_plan();
+  vertices.nodes[1].access[1] = ferrum::resource_access::vertex;
+  auto drawn =
+      ferrum::scheduler::create(std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(vertices)),
+                                *compute_only, pool.get_executor());
+  REQUIRE_FALSE(drawn.has_value());
+  CHECK(drawn.error() == ferrum::errc::raster_unsupported);
+  CHECK(drawn.error().detail.find("'resource/mesh' is drawn") != std::string::npos);
   CHECK(compute_only->create_command_list(ferrum::queue_kind::compute, ferrum::gpu::list_stages::graphics).error() ==
         ferrum::errc::unsupported_command);
   CHECK(ferrum::test::require(compute_only->create_command_list())->stages() == ferrum::gpu::list_stages::compute);

@@ -199,18 +199,25 @@ result<std::unique_ptr<arena>> vulkan_arena::create(const gpu::device& owner, co
 }
 
 result<std::unique_ptr<arena>> vulkan_arena::adopt(const gpu::device& owner, const context& c, VkBuffer buffer,
-                                                   std::size_t bytes, bool addressable) {
+                                                   std::size_t bytes, std::uint32_t usage, bool addressable) {
   const std::string what = "imported buffer of " + std::to_string(bytes) + " bytes: ";
   VkMemoryRequirements requirements{};
   vkGetBufferMemoryRequirements(c.device, buffer, &requirements);
   if (requirements.size < bytes)
     return make_error(errc::invalid_arena_size,
                       what + "the buffer holds at most " + std::to_string(requirements.size) + " bytes");
-  auto set = bind_set(c, buffer, what);
-  if (!set) return set.error();
+  // A buffer without storage usage has no storage descriptor: no kernel
+  // binds it (command_list::dispatch refuses it).
+  vulkan_descriptor_pool::allocation set{};
+  if ((usage & buffer_usage::storage) != 0) {
+    auto bound = bind_set(c, buffer, what);
+    if (!bound) return bound.error();
+    set = *bound;
+  }
   std::unique_ptr<vulkan_arena> made(
-      new vulkan_arena(owner, c, bytes, memory_class::imported, allocation{buffer}, allocation{}, *set));
+      new vulkan_arena(owner, c, bytes, memory_class::imported, allocation{buffer}, allocation{}, set));
   made->owned_ = false;
+  made->set_usage(usage);
   if (c.buffer_device_address && addressable) made->set_device_address(address_of(c, buffer));
   return std::unique_ptr<arena>(std::move(made));
 }
@@ -237,7 +244,7 @@ vulkan_arena::vulkan_arena(const gpu::device& owner, const context& c, std::size
       set_(set) {}
 
 vulkan_arena::~vulkan_arena() {
-  context_.descriptors->free(set_);
+  if (set_.set != VK_NULL_HANDLE) context_.descriptors->free(set_);
   if (owned_) destroy(context_.device, main_);
   destroy(context_.device, staging_);
 }

@@ -15,27 +15,72 @@
 namespace ferrum::gpu {
 namespace {
 
-constexpr VkPipelineStageFlags compute_stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+// What a buffer's use (a buffer_usage bit) reaches: the pipeline stages
+// that read or write it and their accesses. Barriers are global ones over
+// every stage a list's commands may run (below), which these all fall in:
+// a compute list's dispatches read uniforms and indirect arguments too
+// (vkCmdDispatchIndirect), a graphics list's draws vertices and indices.
+struct stage_access {
+  VkPipelineStageFlags stages;
+  VkAccessFlags access;
+};
+constexpr stage_access buffer_use(std::uint32_t use) noexcept {
+  switch (use) {
+    case buffer_usage::storage:
+      return {VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
+    case buffer_usage::uniform:
+      return {VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_UNIFORM_READ_BIT};
+    case buffer_usage::vertex:
+      return {VK_PIPELINE_STAGE_VERTEX_INPUT_BIT, VK_ACCESS_VERTEX_ATTRIBUTE_READ_BIT};
+    case buffer_usage::index:
+      return {VK_PIPELINE_STAGE_VERTEX_INPUT_BIT, VK_ACCESS_INDEX_READ_BIT};
+    case buffer_usage::indirect:
+      return {VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT, VK_ACCESS_INDIRECT_COMMAND_READ_BIT};
+    case buffer_usage::transfer_src:
+      return {VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT};
+    case buffer_usage::transfer_dst:
+      return {VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT};
+    default:
+      return {0, 0};
+  }
+}
+constexpr stage_access buffer_uses(std::uint32_t uses) noexcept {
+  stage_access out{0, 0};
+  for (std::uint32_t bit = 1; bit <= uses; bit <<= 1)
+    if ((uses & bit) != 0) out = {out.stages | buffer_use(bit).stages, out.access | buffer_use(bit).access};
+  return out;
+}
+// A compute-queue list's commands: dispatches (storage and uniform
+// buffers, indirect arguments) and transfers.
+constexpr stage_access compute_uses =
+    buffer_uses(buffer_usage::storage | buffer_usage::uniform | buffer_usage::indirect | buffer_usage::transfer_src |
+                buffer_usage::transfer_dst);
+constexpr VkPipelineStageFlags compute_stages = compute_uses.stages;
 constexpr VkAccessFlags compute_writes = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-constexpr VkAccessFlags compute_accesses =
-    VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+constexpr VkAccessFlags compute_accesses = compute_uses.access;
 // A barrier's stage masks may only name stages the queue family supports
 // (vkCmdPipelineBarrier valid usage): a transfer-only family has no compute
 // shader stage, and its commands make transfer accesses only.
-constexpr VkPipelineStageFlags transfer_stages = VK_PIPELINE_STAGE_TRANSFER_BIT;
+constexpr stage_access transfer_uses = buffer_uses(buffer_usage::transfer_src | buffer_usage::transfer_dst);
+constexpr VkPipelineStageFlags transfer_stages = transfer_uses.stages;
 constexpr VkAccessFlags transfer_writes = VK_ACCESS_TRANSFER_WRITE_BIT;
-constexpr VkAccessFlags transfer_accesses = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+constexpr VkAccessFlags transfer_accesses = transfer_uses.access;
 // A graphics list's draws (list_stages::graphics): every stage of the
 // graphics pipeline, what it reads and writes (attachments, vertices,
 // indices, indirect arguments, uniforms, shaders').
-constexpr VkPipelineStageFlags graphics_stages = VK_PIPELINE_STAGE_ALL_GRAPHICS_BIT;
+// ALL_GRAPHICS covers the draws' own stages; they are named besides, so
+// that the table's stages are each in a mask as such.
+constexpr VkPipelineStageFlags graphics_stages =
+    VK_PIPELINE_STAGE_ALL_GRAPHICS_BIT |
+    buffer_uses(buffer_usage::vertex | buffer_usage::index | buffer_usage::indirect).stages;
 constexpr VkAccessFlags graphics_writes =
     VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT | VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT;
-constexpr VkAccessFlags graphics_accesses = graphics_writes | VK_ACCESS_INDIRECT_COMMAND_READ_BIT |
-                                            VK_ACCESS_INDEX_READ_BIT | VK_ACCESS_VERTEX_ATTRIBUTE_READ_BIT |
-                                            VK_ACCESS_UNIFORM_READ_BIT | VK_ACCESS_SHADER_READ_BIT |
+constexpr VkAccessFlags graphics_accesses = graphics_writes | buffer_uses(buffer_usage::all).access |
                                             VK_ACCESS_INPUT_ATTACHMENT_READ_BIT | VK_ACCESS_COLOR_ATTACHMENT_READ_BIT |
                                             VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_READ_BIT;
+// Every buffer use a list may make is in its barriers' scopes.
+static_assert((buffer_uses(buffer_usage::all).stages & ~(compute_stages | graphics_stages)) == 0);
+static_assert((buffer_uses(buffer_usage::all).access & ~(compute_accesses | graphics_accesses)) == 0);
 
 // A global memory barrier: arenas are whole buffers shared by many commands,
 // and a global barrier costs drivers no more than a buffer barrier.

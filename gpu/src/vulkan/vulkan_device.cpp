@@ -345,17 +345,19 @@ result<std::unique_ptr<arena>> import_vulkan_buffer(device& d, VkBuffer handle, 
   if (bytes == 0 || bytes > d.limits().max_arena_bytes)
     return make_error(errc::invalid_arena_size, what + std::to_string(bytes) + " bytes; the device allows 1 to " +
                                                     std::to_string(d.limits().max_arena_bytes));
-  // What ferrum's own commands need of a buffer: a kernel binds it as a
-  // storage buffer, fill and copy use it in transfers.
-  constexpr VkBufferUsageFlags needed =
-      VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-  if ((usage & needed) != needed)
-    return make_error(errc::invalid_device_option,
-                      what +
-                          "the buffer's usage lacks storage-buffer, transfer-src or transfer-dst, which ferrum's "
-                          "commands need (usage " +
-                          std::to_string(usage) + ")");
-  return vulkan_arena::adopt(d, v->arena_context(), handle, bytes,
+  // What the buffer may be used for, as ferrum's bits: each command checks
+  // what it needs (a kernel binds it as a storage buffer, fill and copy use
+  // it in transfers), a scheduler what its plan's accesses need.
+  std::uint32_t bits = 0;
+  for (const auto& [flag, bit] : {std::pair{VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, buffer_usage::storage},
+                                  {VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT, buffer_usage::uniform},
+                                  {VK_BUFFER_USAGE_VERTEX_BUFFER_BIT, buffer_usage::vertex},
+                                  {VK_BUFFER_USAGE_INDEX_BUFFER_BIT, buffer_usage::index},
+                                  {VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT, buffer_usage::indirect},
+                                  {VK_BUFFER_USAGE_TRANSFER_SRC_BIT, buffer_usage::transfer_src},
+                                  {VK_BUFFER_USAGE_TRANSFER_DST_BIT, buffer_usage::transfer_dst}})
+    if ((usage & flag) != 0) bits |= bit;
+  return vulkan_arena::adopt(d, v->arena_context(), handle, bytes, bits,
                              (usage & VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT) != 0);
 }
 

@@ -7,6 +7,7 @@
 #include "vulkan_test_support.hpp"
 
 #include "engine_vk_image.hpp"
+#include "engine_buffer.hpp"
 
 #include "ferrum/scheduler/scheduler.hpp"
 #include "imported_plan.hpp"
@@ -22,54 +23,8 @@
 
 namespace {
 
+using vulkan_test::engine_buffer;
 using vulkan_test::require;
-
-// A buffer as an engine makes one: its own VkBuffer and memory (the first
-// host-visible type, mapped), destroyed after the device's work with it.
-struct engine_buffer {
-  engine_buffer(const ferrum::gpu::vulkan_native_handles& h, VkDeviceSize bytes, VkBufferUsageFlags usage)
-      : device(h.device), size(bytes) {
-    VkBufferCreateInfo info{};
-    info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
-    info.size = bytes;
-    info.usage = usage;
-    info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-    REQUIRE(vkCreateBuffer(device, &info, nullptr, &buffer) == VK_SUCCESS);
-    VkMemoryRequirements needs{};
-    vkGetBufferMemoryRequirements(device, buffer, &needs);
-    VkMemoryAllocateFlagsInfo flags{};
-    flags.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO;
-    flags.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
-    VkMemoryAllocateInfo allocate{};
-    allocate.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
-    allocate.pNext = (usage & VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT) != 0 ? &flags : nullptr;
-    allocate.allocationSize = needs.size;
-    allocate.memoryTypeIndex =
-        vulkan_test::engine_memory_type(h, needs.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT);
-    REQUIRE(vkAllocateMemory(device, &allocate, nullptr, &memory_) == VK_SUCCESS);
-    REQUIRE(vkBindBufferMemory(device, buffer, memory_, 0) == VK_SUCCESS);
-    REQUIRE(vkMapMemory(device, memory_, 0, VK_WHOLE_SIZE, 0, &mapped) == VK_SUCCESS);
-    std::memset(mapped, 0, static_cast<std::size_t>(bytes));
-  }
-  engine_buffer(const engine_buffer&) = delete;
-  engine_buffer& operator=(const engine_buffer&) = delete;
-  ~engine_buffer() {
-    vkUnmapMemory(device, memory_);
-    vkDestroyBuffer(device, buffer, nullptr);
-    vkFreeMemory(device, memory_, nullptr);
-  }
-  [[nodiscard]] std::uint32_t word(std::size_t offset) const {
-    std::uint32_t w = 0;
-    std::memcpy(&w, static_cast<const std::byte*>(mapped) + offset, 4);
-    return w;
-  }
-
-  VkDevice device;
-  VkDeviceSize size;
-  VkBuffer buffer = VK_NULL_HANDLE;
-  VkDeviceMemory memory_ = VK_NULL_HANDLE;
-  void* mapped = nullptr;
-};
 
 constexpr VkBufferUsageFlags ferrum_usage =
     VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
@@ -113,8 +68,18 @@ TEST_CASE("vulkan: an engine's buffer imports as an arena of class imported, or 
     };
     refused(ferrum::gpu::import_vulkan_buffer(device, VK_NULL_HANDLE, 256, ferrum_usage),
             ferrum::errc::invalid_device_option, "a null handle");
-    refused(ferrum::gpu::import_vulkan_buffer(device, plain.buffer, 256, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT),
-            ferrum::errc::invalid_device_option, "lacks storage-buffer, transfer-src or transfer-dst");
+    // The usage it was made with is recorded, not refused: each command
+    // checks what it needs of it.
+    auto storage_only =
+        require(ferrum::gpu::import_vulkan_buffer(device, plain.buffer, 256, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT));
+    CHECK(storage_only->usage() == ferrum::gpu::buffer_usage::storage);
+    CHECK(unaddressed->usage() == (ferrum::gpu::buffer_usage::storage | ferrum::gpu::buffer_usage::transfer_src |
+                                   ferrum::gpu::buffer_usage::transfer_dst));
+    require(list->begin());
+    const auto fill = list->fill(storage_only->whole(), 0u);
+    CHECK(fill.error() == ferrum::errc::buffer_usage_missing);
+    CHECK_THAT(fill.error().detail, Catch::Contains("without transfer-dst usage (it has storage)"));
+    require(list->end());
     refused(ferrum::gpu::import_vulkan_buffer(device, plain.buffer, 0, ferrum_usage), ferrum::errc::invalid_arena_size,
             "0 bytes");
     refused(ferrum::gpu::import_vulkan_buffer(device, plain.buffer, 4096, ferrum_usage),

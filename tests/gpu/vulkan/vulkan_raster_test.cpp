@@ -15,6 +15,7 @@
 
 #include "dropped_barrier.hpp"
 #include "engine_vk_image.hpp"
+#include "engine_buffer.hpp"
 #include "ferrum/binding/plan_json.hpp"
 #include "ferrum/scheduler/scheduler.hpp"
 #include "plan_builder.hpp"
@@ -302,13 +303,16 @@ std::uint32_t pixel(std::span<const std::byte> bytes, std::uint32_t x, std::uint
 
 // Runs `waves` waves of `program` (the raster plan's, maybe changed) on
 // `s`'s device, node/draw drawing by dynamic rendering or by `classic`
-// render pass; each wave's drawing, read back, goes to `check`. Returns how
-// many encodings and waves failed.
-// With `images`, image/color and image/depth are the engine's, named by
-// each wave in the layout the last wave's report says it left them in.
+// render pass; each wave's drawing, read back, goes to `check`. With
+// `images`, image/color and image/depth are the engine's, named by each
+// wave in the layout the last wave's report says it left them in. With
+// `engine_vertices`, resource/vertices is imported: each wave names that
+// buffer of the engine's, which holds the vertices already; else node/draw
+// copies them into the lane's. Returns how many encodings and waves failed.
 int run_raster_waves(vulkan_test::session& s, std::shared_ptr<const ferrum::compiled_program> program, int waves,
                      bool classic, const std::function<void(std::span<const std::byte>)>& check,
-                     std::vector<ferrum::imported_image> images = {}) {
+                     std::vector<ferrum::imported_image> images = {},
+                     const ferrum::gpu::arena* engine_vertices = nullptr) {
   // The engine keeps its depth image: stored, not dropped after its use.
   const ferrum::attachment_store depth_store =
       images.empty() ? ferrum::attachment_store::dont_care : ferrum::attachment_store::store;
@@ -328,8 +332,11 @@ int run_raster_waves(vulkan_test::session& s, std::shared_ptr<const ferrum::comp
     if (c.node_index == 0) {
       // The vertices into the lane's buffer, by ferrum's copy.
       const ferrum::node_resource* target = c.resource("resource/vertices");
+      if (target == nullptr) return (void)failures.fetch_add(1);
       std::memcpy(c.binding->bytes().data(), vertices.data(), sizeof vertices);
-      if (target == nullptr || !c.commands.copy(c.slot, target->range)) return (void)failures.fetch_add(1);
+      if (engine_vertices != nullptr ? target->range.arena != engine_vertices || target->range.size != sizeof vertices
+                                     : !c.commands.copy(c.slot, target->range))
+        return (void)failures.fetch_add(1);
       const ferrum::node_image* depth = c.image("image/depth");
       // Derived from the plan: both cleared (first use); the color image
       // kept for node/read, the depth image used once.
@@ -352,11 +359,14 @@ int run_raster_waves(vulkan_test::session& s, std::shared_ptr<const ferrum::comp
                                         {.fence_timeout = std::chrono::seconds(60), .encoder_tasks = 2});
   REQUIRE(made.has_value());
   std::unique_ptr<ferrum::scheduler> scheduler = std::move(*made);
+  std::vector<ferrum::imported_buffer> imports;
+  if (engine_vertices != nullptr) imports.push_back({"resource/vertices", engine_vertices->whole()});
   for (int i = 0; i < waves; ++i) {
     ferrum::wave_readback readback;
     auto done = sched_test::submit(*scheduler, encode,
                                    {.bucket_class = "frame",
                                     .extent = {raster_side, raster_side, raster_side * raster_side},
+                                    .imports = imports,
                                     .images = images,
                                     .readback = &readback});
     const auto [ec, report] = sched_test::get(done, std::chrono::seconds(60));
@@ -390,6 +400,15 @@ std::shared_ptr<const ferrum::compiled_program> raster_program(attachment_format
     if (r.id.view() == "image/depth") r.image->format = formats.depth;
   }
   return std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(p));
+}
+
+// The raster plan's drawing: where both triangles cover, the near red one
+// (the far green one fails the depth test); the green one's alone: green;
+// no triangle: the clear colour, blue.
+void check_drawing(std::span<const std::byte> bytes) {
+  CHECK(pixel(bytes, 16, 9) == 0xff0000ffu);
+  CHECK(pixel(bytes, 25, 9) == 0xff00ff00u);
+  CHECK(pixel(bytes, 1, 30) == 0xffff0000u);
 }
 
 // Four waves of the raster plan, node/draw drawing by dynamic rendering or
@@ -512,5 +531,33 @@ TEST_CASE("vulkan: a raster node draws into an engine's VkImages, cleared by the
     depth_image.reset();
   }
   CHECK(failures == 0);
+}
+
+TEST_CASE("vulkan: a raster node draws from an engine's vertex buffer made with vertex usage alone",
+          "[vulkan][raster][imported][scheduler]") {
+  vulkan_test::session s;
+  if (!s.open()) return;
+  const auto handles = *ferrum::gpu::native_handles(*s.device);
+  // resource/vertices is the engine's (an imported pool), read as vertices.
+  std::string text = ferrum::test::raster_plan;
+  const auto replace = [&](std::string_view from, std::string_view to) {
+    const std::size_t at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+  };
+  replace(R"("resource/vertices": "read-write")", R"("resource/vertices": "vertex")");
+  replace(R"("pools": {"pool/out": {"memory": "readback"}})",
+          R"("pools": {"pool/out": {"memory": "readback"}, "pool/vertices": {"memory": "imported"}})");
+  const auto program = std::make_shared<const ferrum::compiled_program>(
+      ferrum::test::compile_ok(ferrum::test::require(ferrum::parse_plan(text))));
+  {
+    // 96 bytes: the resource's, the buffer's.
+    vulkan_test::engine_buffer mesh(handles, sizeof vertices, VK_BUFFER_USAGE_VERTEX_BUFFER_BIT);
+    std::memcpy(mesh.mapped, vertices.data(), sizeof vertices);
+    auto arena = require(
+        ferrum::gpu::import_vulkan_buffer(*s.device, mesh.buffer, sizeof vertices, VK_BUFFER_USAGE_VERTEX_BUFFER_BIT));
+    CHECK(arena->usage() == ferrum::gpu::buffer_usage::vertex);
+    CHECK(run_raster_waves(s, program, 2, false, check_drawing, {}, arena.get()) == 0);
+  }
   s.finish();
 }

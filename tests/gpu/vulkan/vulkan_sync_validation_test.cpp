@@ -8,6 +8,7 @@
 #include "vulkan_test_support.hpp"
 
 #include "ferrum/gpu/builtin_kernels.hpp"
+#include "ferrum/gpu/vulkan_device.hpp"
 
 #include <array>
 #include <span>
@@ -18,6 +19,45 @@ namespace {
 using ferrum::gpu::command_list;
 using ferrum::gpu::list_opening;
 using vulkan_test::require;
+
+constexpr std::uint32_t indirect_dispatch_spirv[] = {
+#include "indirect_dispatch.spv.inc"
+};
+
+// An engine's compute pipeline of indirect_dispatch.comp (no bindings).
+struct indirect_pipeline {
+  VkDevice device = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+
+  explicit indirect_pipeline(VkDevice d) : device(d) {
+    VkPipelineLayoutCreateInfo layout_info{};
+    layout_info.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
+    REQUIRE(vkCreatePipelineLayout(device, &layout_info, nullptr, &layout) == VK_SUCCESS);
+    VkShaderModuleCreateInfo module_info{};
+    module_info.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
+    module_info.codeSize = sizeof indirect_dispatch_spirv;
+    module_info.pCode = indirect_dispatch_spirv;
+    VkShaderModule module = VK_NULL_HANDLE;
+    REQUIRE(vkCreateShaderModule(device, &module_info, nullptr, &module) == VK_SUCCESS);
+    VkComputePipelineCreateInfo info{};
+    info.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
+    info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    info.stage.module = module;
+    info.stage.pName = "main";
+    info.layout = layout;
+    const VkResult made = vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &info, nullptr, &pipeline);
+    vkDestroyShaderModule(device, module, nullptr);
+    REQUIRE(made == VK_SUCCESS);
+  }
+  indirect_pipeline(const indirect_pipeline&) = delete;
+  indirect_pipeline& operator=(const indirect_pipeline&) = delete;
+  ~indirect_pipeline() {
+    vkDestroyPipeline(device, pipeline, nullptr);
+    vkDestroyPipelineLayout(device, layout, nullptr);
+  }
+};
 
 // Records a fill of `target` into `fill` and a copy of it into `copy`,
 // the copy's list opened as `opening` (by_hazards: no barrier before it).
@@ -137,4 +177,30 @@ TEST_CASE(
     }
     check_report(s, "WRITE-AFTER-WRITE", overlap);
   }
+}
+
+TEST_CASE("vulkan validation: a compute list's barrier covers an indirect dispatch's read of arguments a fill wrote",
+          "[vulkan][validation]") {
+  // A ferrum fill writes the arguments (1, 1, 1); the engine's native
+  // dispatch reads them indirectly, after the barrier the native recording
+  // opens with: its scopes name the draw-indirect stage and the indirect
+  // command reads, or validation reports the read after the fill's write.
+  vulkan_test::session s;
+  if (!s.open()) return;
+  {
+    const auto handles = ferrum::gpu::native_handles(*s.device);
+    REQUIRE(handles.has_value());
+    const indirect_pipeline pipeline(handles->device);
+    auto arguments = require(s.device->create_arena(256));
+    auto list = require(s.device->create_command_list());
+    require(list->begin());
+    require(list->fill(arguments->range(0, 12), 1u));
+    const VkCommandBuffer commands = ferrum::gpu::vulkan_command_buffer(require(list->record_native()));
+    vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline);
+    vkCmdDispatchIndirect(commands, ferrum::gpu::vulkan_buffer(arguments->native_handle()), 0);
+    require(list->end());
+    command_list* const lists[] = {list.get()};
+    vulkan_test::require_reached(s.device->queue().timeline(), require(s.device->queue().submit_next(lists)));
+  }
+  check_report(s, "READ-AFTER-WRITE", false);
 }

@@ -10,8 +10,18 @@
 
 namespace ferrum {
 
-// sampled .. present: an image's accesses; read, write, read_write: a buffer's.
-[[nodiscard]] constexpr bool is_image_access(resource_access a) noexcept { return a >= resource_access::sampled; }
+// sampled .. present: an image's accesses; read, write, read_write and
+// vertex .. uniform: a buffer's.
+[[nodiscard]] constexpr bool is_image_access(resource_access a) noexcept {
+  return a >= resource_access::sampled && a <= resource_access::present;
+}
+
+// Whether the access is a draw's alone (vertex and index buffers): a node
+// that takes one draws, as a raster node does, on the compute queue's
+// graphics pipeline.
+[[nodiscard]] constexpr bool is_draw_access(resource_access a) noexcept {
+  return a == resource_access::vertex || a == resource_access::index;
+}
 
 // Whether the access is a raster node's: an image it draws into or tests
 // depth against (color-attachment, depth-attachment, depth-read).
@@ -41,6 +51,10 @@ namespace ferrum {
     case resource_access::depth_read:
     case resource_access::transfer_src:
     case resource_access::present:
+    case resource_access::vertex:
+    case resource_access::index:
+    case resource_access::indirect:
+    case resource_access::uniform:
       return false;
     default:
       return true;
@@ -125,10 +139,12 @@ namespace ferrum {
          b.base_layer < a.base_layer + a.layers;
 }
 
-// Whether a node on a transfer queue can take the access: a buffer's, or an
-// image's transfers (a transfer queue runs no shaders and no rendering).
+// Whether a node on a transfer queue can take the access: a buffer's read,
+// write or read-write, or an image's transfers (a transfer queue runs no
+// shaders, no draws and no rendering).
 [[nodiscard]] constexpr bool transfer_queue_takes(resource_access a) noexcept {
-  return !is_image_access(a) || a == resource_access::transfer_src || a == resource_access::transfer_dst;
+  return a == resource_access::read || a == resource_access::write || a == resource_access::read_write ||
+         a == resource_access::transfer_src || a == resource_access::transfer_dst;
 }
 
 }  // namespace ferrum

@@ -42,12 +42,24 @@ struct lane_use {
 // One buffer of an imported pool (memory class `imported`): a buffer of
 // the engine's that each wave names (wave_request::imports), never
 // allocated by a lane.
+// `size`: the resource's bytes in this bucket (base + per_unit * capacity),
+// not rounded up to its alignment as its place in a lane would be: the
+// bytes the buffer must have, and what its nodes get of it. `accesses`: the
+// accesses nodes on the compute queue make of it, `transfer_accesses` those
+// of nodes on the transfer queue (a bit per resource_access each): what the
+// buffer's usage must allow (ferrum/scheduler/buffer_usage.hpp).
 struct lane_import {
   resource_id resource;
   std::size_t domain = 0;  // as lane_use's
   std::size_t member = 0;
   std::uint64_t size = 0;  // the bytes the buffer must have in this bucket
   bool written = false;    // whether a node writes it (any access but read)
+  std::uint32_t accesses = 0;
+  std::uint32_t transfer_accesses = 0;
+
+  [[nodiscard]] bool takes(resource_access a) const noexcept {
+    return ((accesses | transfer_accesses) & (1u << static_cast<unsigned>(a))) != 0;
+  }
 };
 
 // One image of the plan in a lane of this bucket (docs/design.md, "Images"):

@@ -49,9 +49,12 @@ enum class liveness_mode : std::uint8_t { conservative, interval };
 // How a node uses one of its resources; the compiler orders the hazards
 // between nodes (a write and any other access of the same lane bytes) with
 // barriers (docs/design.md, "Barriers"). Declared in ferrum.plan.v2 only;
-// a resource without a declaration is read_write. A buffer takes the first
-// three, an image the others, each of which puts it in a layout
-// (ferrum/binding/image_access.hpp).
+// a resource without a declaration is read_write. A buffer takes read,
+// write, read_write and the reads at the end (vertex .. uniform: what draws
+// and shaders read through the graphics pipeline's fixed functions and
+// uniform bindings), an image sampled .. present, each of which puts it in
+// a layout (ferrum/binding/image_access.hpp). New values go at the end: the
+// plan hash encodes them as numbers.
 enum class resource_access : std::uint8_t {
   read,
   write,
@@ -65,8 +68,14 @@ enum class resource_access : std::uint8_t {
   depth_read,
   transfer_src,
   transfer_dst,
-  present
+  present,
+  vertex,
+  index,
+  indirect,
+  uniform
 };
+// The last value: a declared access above it is none ferrum knows.
+inline constexpr resource_access last_resource_access = resource_access::uniform;
 
 // A plan's format version: how its nodes are ordered (see above).
 enum class plan_format : std::uint8_t { v1, v2 };
@@ -79,7 +88,8 @@ enum class plan_format : std::uint8_t { v1, v2 };
 [[nodiscard]] std::string_view to_string(storage_allocator v) noexcept;
 [[nodiscard]] std::string_view to_string(storage_view v) noexcept;
 [[nodiscard]] std::string_view to_string(liveness_mode v) noexcept;
-// "read", "write", "read-write", "sampled", "storage-read", ...
+// "read", "write", "read-write", "sampled", "storage-read", ..., "vertex",
+// "index", "indirect", "uniform"
 [[nodiscard]] std::string_view to_string(resource_access v) noexcept;
 // "ferrum.plan.v1" or "ferrum.plan.v2".
 [[nodiscard]] std::string_view to_string(plan_format v) noexcept;

@@ -30,14 +30,43 @@
 #include "ferrum/error.hpp"
 #include "ferrum/memory_class.hpp"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
+#include <string_view>
 
 namespace ferrum::gpu {
 
 class device;
 class arena;
+
+// What a buffer may be used for (a bit each): its Vulkan usage flags. An
+// arena a device makes has every one; an engine's buffer
+// (import_vulkan_buffer) the ones it was made with. Commands check what they
+// need (command_list: fill and copy transfers, a dispatch's buffer storage);
+// a scheduler checks an imported buffer against its plan's accesses.
+namespace buffer_usage {
+inline constexpr std::uint32_t storage = 1u << 0;
+inline constexpr std::uint32_t uniform = 1u << 1;
+inline constexpr std::uint32_t vertex = 1u << 2;
+inline constexpr std::uint32_t index = 1u << 3;
+inline constexpr std::uint32_t indirect = 1u << 4;
+inline constexpr std::uint32_t transfer_src = 1u << 5;
+inline constexpr std::uint32_t transfer_dst = 1u << 6;
+inline constexpr std::uint32_t all = (1u << 7) - 1;
+}  // namespace buffer_usage
+
+// The bits' names, comma-separated ("storage, transfer-dst"; "none").
+[[nodiscard]] inline std::string buffer_usage_names(std::uint32_t usage) {
+  constexpr std::array<std::string_view, 7> names{"storage",  "uniform",      "vertex",      "index",
+                                                  "indirect", "transfer-src", "transfer-dst"};
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if ((usage & (1u << i)) != 0) out += (out.empty() ? "" : ", ") + std::string(names[i]);
+  return out.empty() ? "none" : out;
+}
 
 // A byte range of one arena: what commands read and write.
 struct arena_range {
@@ -68,6 +97,9 @@ class arena {
   [[nodiscard]] memory_class cls() const noexcept { return class_; }
   // Whether the host bytes are a buffer of their own (command_list::stage).
   [[nodiscard]] bool staged() const noexcept { return staged_; }
+  // What the buffer may be used for (buffer_usage bits): all of it, but
+  // for an engine's buffer.
+  [[nodiscard]] std::uint32_t usage() const noexcept { return usage_; }
 
   // Makes what the GPU wrote, up to a reached timeline value, visible in
   // bytes() where the memory is not coherent; nothing where it is. Errors:
@@ -104,6 +136,8 @@ class arena {
   virtual result<void> do_invalidate() { return {}; }
   // Set by the device once the buffer is bound (before the arena is handed out).
   void set_device_address(std::uint64_t address) noexcept { device_address_ = address; }
+  // Set by the device for an engine's buffer made with less than all.
+  void set_usage(std::uint32_t usage) noexcept { usage_ = usage; }
 
  private:
   const gpu::device* device_;
@@ -111,6 +145,7 @@ class arena {
   std::size_t size_;
   std::uint64_t native_handle_;
   std::uint64_t device_address_ = 0;
+  std::uint32_t usage_ = buffer_usage::all;
   memory_class class_;
   bool staged_;
   bool guarded_ = false;

@@ -146,7 +146,9 @@ class command_list {
   // kernel's), invalid_image (an image operand without a view of more than
   // one level or layer, a view of another image or of more than one level
   // or layer, an image without the usage its kind needs — storage or
-  // sampled — or named in another layout than its kind's).
+  // sampled — or named in another layout than its kind's),
+  // buffer_usage_missing (a buffer operand's arena without storage usage:
+  // an engine's buffer).
   [[nodiscard]] result<void> dispatch(const kernel& k, const kernel_operand& primary, const kernel_operand& secondary,
                                       std::span<const std::uint32_t> push);
   // A buffer kernel's dispatch, its ranges given as such (`{arena, offset,
@@ -156,11 +158,13 @@ class command_list {
     return dispatch(k, kernel_operand{primary}, kernel_operand{secondary}, push);
   }
 
-  // Writes `value` into every 32-bit word of `target`. Errors: as dispatch.
+  // Writes `value` into every 32-bit word of `target`. Errors: as dispatch
+  // (buffer_usage_missing: an arena without transfer-dst usage).
   [[nodiscard]] result<void> fill(arena_range target, std::uint32_t value);
 
   // Copies `source` into `destination` (same size, not overlapping). Errors: as
-  // dispatch, copy_size_mismatch, overlapping_copy.
+  // dispatch (buffer_usage_missing: a source without transfer-src usage, a
+  // destination without transfer-dst), copy_size_mismatch, overlapping_copy.
   [[nodiscard]] result<void> copy(arena_range source, arena_range destination);
 
   // Changes the layout of `range` of `img` (every level and layer for the
@@ -191,7 +195,8 @@ class command_list {
   // at a multiple of 4 and of the format's block_bytes), range_not_granted,
   // copy_size_mismatch, invalid_image (a layout or usage the copy cannot
   // take, or a depth-stencil format: a copy moves one aspect, which ferrum
-  // does not do).
+  // does not do), buffer_usage_missing (the range's arena without
+  // transfer-src, or transfer-dst, usage).
   [[nodiscard]] result<void> copy(arena_range source, const image& destination, image_layout layout);
   [[nodiscard]] result<void> copy(const image& source, image_layout layout, arena_range destination);
   // What copy(source, destination, layout) would refuse, recording nothing:
@@ -310,7 +315,9 @@ class command_list {
 
   [[nodiscard]] result<void> check_recording(const char* command) const;
   enum class access : std::uint8_t { read, write };
-  [[nodiscard]] result<void> check_range(const char* command, const char* role, arena_range range, access mode) const;
+  // `usage`: the buffer_usage bits the command needs of the range's arena.
+  [[nodiscard]] result<void> check_range(const char* command, const char* role, arena_range range, access mode,
+                                         std::uint32_t usage) const;
   // Whether `range` of a guarded arena may be reached: written only inside a
   // granted range; read anywhere in an arena the list has a grant in (its
   // own lane, whose earlier nodes' output a later node may read).

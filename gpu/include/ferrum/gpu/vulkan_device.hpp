@@ -187,15 +187,19 @@ struct vulkan_native_handles {
 // resource of its plan (wave_request::imports), and what ferrum's own
 // commands (fill, copy, a kernel's binding) may reach. `bytes` are what
 // ferrum may touch, from the buffer's start; `usage` is what the buffer was
-// made with: it must include storage-buffer, transfer-src and transfer-dst,
-// and with shader-device-address (on a device with bufferDeviceAddress) the
+// made with, recorded as the arena's usage (arena::usage, buffer_usage
+// bits): each command checks what it needs of it (fill and copy transfers,
+// a kernel's binding storage: buffer_usage_missing), and a scheduler what
+// the plan's accesses of the resource need (a vertex buffer made with
+// VERTEX_BUFFER usage alone serves a resource the plan reads as `vertex`);
+// with shader-device-address (on a device with bufferDeviceAddress) the
 // arena has its device address. The buffer and its memory stay the
 // engine's: it destroys them after this object, once the GPU is done with
 // every wave that named it. The arena has no host bytes (the engine maps its
 // memory as it likes). Errors: invalid_device_option (`d` not a Vulkan
-// device, a null handle, usage lacking one of the three),
-// invalid_arena_size (0 bytes, more than the device's max_arena_bytes or
-// the buffer's memory requirements), device_lost.
+// device, a null handle), invalid_arena_size (0 bytes, more than the
+// device's max_arena_bytes or the buffer's memory requirements),
+// device_lost.
 [[nodiscard]] result<std::unique_ptr<arena>> import_vulkan_buffer(device& d, VkBuffer handle, std::size_t bytes,
                                                                   VkBufferUsageFlags usage);
 
