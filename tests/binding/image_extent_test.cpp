@@ -160,7 +160,7 @@ TEST_CASE("image extents: a plan built in code is checked as a file is", "[bindi
   CHECK(validate_plan(fixed).has_value());
 }
 
-TEST_CASE("image extents: a fraction hashes apart from the bucket and from each other; old plans as pinned",
+TEST_CASE("image extents: a fraction hashes apart from the bucket and from each other, old plans as pinned",
           "[binding][image][extent][hash]") {
   const plan p = both_parsers::parsed(chains_text());
   CHECK(hash_plan(p).value().str() == pinned::frame_chains_hash.digest);

@@ -600,7 +600,7 @@ TEST_CASE("ferrum compile: an imported image is listed as the engine's, starting
   REQUIRE(table.status == 0);
   CHECK(table.out.find("    image/present  rgba8-unorm    16x8     1       1  invocation  the wave's (imported)\n") !=
         std::string::npos);
-  CHECK(table.out.find("    node/present  image/present  transfer-src  present-src   transfer-src\n") !=
+  CHECK(table.out.find("    node/present  image/present  whole  transfer-src  present-src   transfer-src\n") !=
         std::string::npos);
 }
 

@@ -200,7 +200,7 @@ float srgb_to_linear(float c) { return c <= 0.04045f ? c / 12.92f : std::pow((c 
 
 }  // namespace
 
-TEST_CASE("vulkan: format features are lavapipe's, asked of the device; formats of every kind round-trip by copies",
+TEST_CASE("vulkan: format features are lavapipe's, asked of the device, and formats of every kind round-trip by copies",
           "[vulkan][image]") {
   session s;
   if (!s.open()) return;
@@ -265,7 +265,7 @@ TEST_CASE("vulkan: BC1, b10g11r11-float and rgba8-srgb images filled by copies a
   s.finish();
 }
 
-TEST_CASE("vulkan: a plan's images of other formats in lanes; storage on rgba8-srgb refused by lavapipe's features",
+TEST_CASE("vulkan: a plan's images of other formats in lanes, and storage on rgba8-srgb refused by lavapipe's features",
           "[vulkan][image][scheduler]") {
   session s;
   if (!s.open()) return;
