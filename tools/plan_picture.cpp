@@ -59,7 +59,8 @@ bucket_picture make_bucket_picture(const compiled_program& program, const compil
   picture.transitions.resize(p.nodes.size());
   for (std::size_t n = 0; n < p.nodes.size(); ++n)
     for (const image_transition& t : bucket.lane.node_transitions(n))
-      picture.transitions[n].push_back({domain_begin[images[t.image].domain] + images[t.image].member, t.from, t.to, t.range});
+      picture.transitions[n].push_back(
+          {domain_begin[images[t.image].domain] + images[t.image].member, t.from, t.to, t.range});
   picture.aliases = overlapping(picture.resources);
   return picture;
 }

@@ -193,8 +193,9 @@ result<void> check_image_uses(const plan& p, std::span<const std::size_t> all_us
       const bool imported = is_imported(p, r);
       if (imported && !node.range_of(k).whole())
         return access_path_error(errc::invalid_image_access, p, n, k,
-                                 who(r) + " is imported; an access to an imported image takes the whole image "
-                                          "(ferrum makes views of ranges of the lane's own images only)");
+                                 who(r) +
+                                     " is imported; an access to an imported image takes the whole image "
+                                     "(ferrum makes views of ranges of the lane's own images only)");
       if (state.written.empty()) {
         state.written.assign(std::size_t{r.image->mips} * r.image->layers, false);
         state.left.assign(state.written.size(), image_layout::undefined);
@@ -217,16 +218,15 @@ result<void> check_image_uses(const plan& p, std::span<const std::size_t> all_us
     const image_state& state = images[i];
     if (p.resources[i].lifetime != allocation_lifetime::persistent || state.left.empty()) continue;
     const image_layout last = layout_of(p.nodes[state.last_node].access_of(state.last_use));
-    const auto other = std::find_if(state.left.begin(), state.left.end(), [&](image_layout l) {
-      return l != image_layout::undefined && l != last;
-    });
+    const auto other = std::find_if(state.left.begin(), state.left.end(),
+                                    [&](image_layout l) { return l != image_layout::undefined && l != last; });
     if (other == state.left.end()) continue;
     const auto cell = static_cast<std::uint32_t>(other - state.left.begin());
     const std::uint32_t layers = p.resources[i].image->layers;
     return access_path_error(errc::invalid_image_access, p, state.last_node, state.last_use,
-                             "persistent " + who(p.resources[i]) + " ends the wave in " +
-                                 quote_text(to_string(last)) + " here but in " + quote_text(to_string(*other)) +
-                                 " at " + to_string({cell / layers, 1, cell % layers, 1}) +
+                             "persistent " + who(p.resources[i]) + " ends the wave in " + quote_text(to_string(last)) +
+                                 " here but in " + quote_text(to_string(*other)) + " at " +
+                                 to_string({cell / layers, 1, cell % layers, 1}) +
                                  "; a persistent image's wave leaves every subresource it reaches in one layout");
   }
   return {};

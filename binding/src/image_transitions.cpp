@@ -16,7 +16,9 @@ namespace {
 class image_cells {
  public:
   image_cells(std::uint32_t mips, std::uint32_t layers)
-      : mips_(mips), layers_(layers), layout_(std::size_t{mips} * layers, image_layout::undefined),
+      : mips_(mips),
+        layers_(layers),
+        layout_(std::size_t{mips} * layers, image_layout::undefined),
         last_(layout_.size()) {}
 
   [[nodiscard]] subresource_range resolve(subresource_range r) const noexcept {
@@ -85,7 +87,9 @@ class image_cells {
   }
 
  private:
-  [[nodiscard]] std::size_t cell(std::uint32_t m, std::uint32_t l) const noexcept { return std::size_t{m} * layers_ + l; }
+  [[nodiscard]] std::size_t cell(std::uint32_t m, std::uint32_t l) const noexcept {
+    return std::size_t{m} * layers_ + l;
+  }
   [[nodiscard]] bool alike(std::size_t a, std::size_t b) const noexcept {
     return layout_[a] == layout_[b] && last_[a] == last_[b];
   }
@@ -157,10 +161,10 @@ image_plan derive_image_transitions(const plan& p, const plan_index& index, cons
       if (i == none) continue;
       const resource_access a = p.nodes[n].access_of(k);
       const subresource_range range = cells[i].resolve(p.nodes[n].range_of(k));
-      cells[i].transitions(range, layout_of(a), [&](subresource_range part, image_layout from,
-                                                    std::optional<resource_access> after) {
-        out.transitions.push_back({i, from, layout_of(a), after, a, cells[i].normal(part)});
-      });
+      cells[i].transitions(range, layout_of(a),
+                           [&](subresource_range part, image_layout from, std::optional<resource_access> after) {
+                             out.transitions.push_back({i, from, layout_of(a), after, a, cells[i].normal(part)});
+                           });
       cells[i].leave(range, layout_of(a), a);
     }
     std::stable_sort(out.transitions.begin() + static_cast<std::ptrdiff_t>(first), out.transitions.end(),

@@ -11,9 +11,9 @@
 #include <boost/unordered/unordered_flat_set.hpp>
 
 #include <algorithm>
-#include <tuple>
 #include <array>
 #include <iterator>
+#include <tuple>
 #include <utility>
 
 namespace ferrum {

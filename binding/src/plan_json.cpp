@@ -252,8 +252,7 @@ class known_members {
 template <class View>
 void read_span(const cursor<View>& c, std::uint32_t& base, std::uint32_t& count) {
   if (const std::size_t length = c.size(); length != 2)
-    reject(errc::wrong_type, "expected [first, count], an array of 2 numbers, not " + std::to_string(length),
-           c.path());
+    reject(errc::wrong_type, "expected [first, count], an array of 2 numbers, not " + std::to_string(length), c.path());
   constexpr std::uint64_t most = std::numeric_limits<std::uint32_t>::max();
   bool first = true;
   c.for_each_element([&](const cursor<View>& n) {
@@ -310,8 +309,7 @@ void read_access(const cursor<View>& c, plan_node& node) {
       std::tie(node.access[k], ranges[k]) = read_one_access(value);
       return;
     }
-    if (value.size() == 0)
-      reject(errc::invalid_access, "an array of accesses names at least one", value.path());
+    if (value.size() == 0) reject(errc::invalid_access, "an array of accesses names at least one", value.path());
     bool first = true;
     value.for_each_element([&](const cursor<View>& e) {
       auto [access, range] = read_one_access(e);
@@ -321,8 +319,8 @@ void read_access(const cursor<View>& c, plan_node& node) {
         more.push_back({k, access, range});
     });
   });
-  const bool ranged = !more.empty() || std::any_of(ranges.begin(), ranges.end(),
-                                                    [](const subresource_range& r) { return !r.whole(); });
+  const bool ranged =
+      !more.empty() || std::any_of(ranges.begin(), ranges.end(), [](const subresource_range& r) { return !r.whole(); });
   if (!ranged) return;
   if (more.empty()) {
     node.ranges = std::move(ranges);

@@ -127,9 +127,8 @@ result<void> check_repeated_uses(const plan& p, std::size_t n, std::span<const s
   }
   std::vector<std::size_t> order(uses.size());
   for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return uses[a] != uses[b] ? uses[a] < uses[b] : a < b;
-  });
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return uses[a] != uses[b] ? uses[a] < uses[b] : a < b; });
   for (std::size_t i = 1; i < order.size(); ++i)
     for (std::size_t j = i; j-- > 0 && uses[order[j]] == uses[order[i]];)
       if (uses[order[i]] < p.resources.size() && !disjoint(order[j], order[i]))

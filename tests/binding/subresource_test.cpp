@@ -29,11 +29,12 @@ namespace {
 nlohmann::json chain_plan() {
   const auto image = [](std::string_view id, std::string_view format, std::uint32_t side, std::uint32_t mips,
                         std::uint32_t layers) {
-    return nlohmann::json{{"id", id},
-                          {"pool", "pool/targets"},
-                          {"kind", "workspace"},
-                          {"lifetime", "invocation"},
-                          {"image", {{"format", format}, {"extent", {side, side}}, {"mips", mips}, {"layers", layers}}}};
+    return nlohmann::json{
+        {"id", id},
+        {"pool", "pool/targets"},
+        {"kind", "workspace"},
+        {"lifetime", "invocation"},
+        {"image", {{"format", format}, {"extent", {side, side}}, {"mips", mips}, {"layers", layers}}}};
   };
   const auto cascade = [](int layer) {
     return nlohmann::json{{"id", "node/cascade" + std::to_string(layer)},
@@ -69,7 +70,10 @@ nlohmann::json chain_plan() {
           {"resources",
            {image("image/shadow", "d32-float", 32, 1, 3), image("image/bloom", "rgba16-float", 64, 4, 1),
             image("image/out", "rgba8-unorm", 64, 1, 1)}},
-          {"buckets", {{{"class", "frame"}, {"capacity", {64, 64, 1}}, {"budgets", {{{"pool", "pool/targets"}, {"min", 0}, {"max", 8388608}}}}}}},
+          {"buckets",
+           {{{"class", "frame"},
+             {"capacity", {64, 64, 1}},
+             {"budgets", {{{"pool", "pool/targets"}, {"min", 0}, {"max", 8388608}}}}}}},
           {"lanes", 1},
           {"budget_bytes", 16777216}};
 }
@@ -82,10 +86,10 @@ std::vector<std::string> described_ranges(const lane_recipe& lane, const plan& p
     for (const image_transition& t : lane.node_transitions(n)) {
       std::string line = p.nodes[n].id.str() + " " + lane.images[t.image].resource.str() + " " +
                          std::string(to_string(t.from)) + "->" + std::string(to_string(t.to));
-      line += t.range.whole() ? std::string(" whole")
-                              : " mips " + std::to_string(t.range.base_mip) + "+" + std::to_string(t.range.mips) +
-                                    " layers " + std::to_string(t.range.base_layer) + "+" +
-                                    std::to_string(t.range.layers);
+      line += t.range.whole()
+                  ? std::string(" whole")
+                  : " mips " + std::to_string(t.range.base_mip) + "+" + std::to_string(t.range.mips) + " layers " +
+                        std::to_string(t.range.base_layer) + "+" + std::to_string(t.range.layers);
       out.push_back(line);
     }
   return out;
@@ -143,21 +147,21 @@ TEST_CASE("subresources: transitions per mip level and layer, runs left alike in
   const compiled_program program = compile(p).value();
   const lane_recipe& lane = program.buckets.front().lane;
   CHECK(described_ranges(lane, p) == std::vector<std::string>{
-                                  "node/cascade0 image/shadow undefined->depth-attachment mips 0+1 layers 0+1",
-                                  "node/cascade1 image/shadow undefined->depth-attachment mips 0+1 layers 1+1",
-                                  "node/cascade2 image/shadow undefined->depth-attachment mips 0+1 layers 2+1",
-                                  "node/down0 image/bloom undefined->general mips 0+1 layers 0+1",
-                                  "node/down1 image/bloom general->shader-read-only mips 0+1 layers 0+1",
-                                  "node/down1 image/bloom undefined->general mips 1+1 layers 0+1",
-                                  "node/down2 image/bloom general->shader-read-only mips 1+1 layers 0+1",
-                                  "node/down2 image/bloom undefined->general mips 2+1 layers 0+1",
-                                  // (A node's transitions in image order: bloom, out, shadow.)
-                                  // Mips 0 and 1 are already read-only; only mip 2 changes.
-                                  "node/light image/bloom general->shader-read-only mips 2+1 layers 0+1",
-                                  "node/light image/out undefined->general whole",
-                                  // The three layers, each left by its cascade's drawing: one transition.
-                                  "node/light image/shadow depth-attachment->shader-read-only whole",
-                              });
+                                         "node/cascade0 image/shadow undefined->depth-attachment mips 0+1 layers 0+1",
+                                         "node/cascade1 image/shadow undefined->depth-attachment mips 0+1 layers 1+1",
+                                         "node/cascade2 image/shadow undefined->depth-attachment mips 0+1 layers 2+1",
+                                         "node/down0 image/bloom undefined->general mips 0+1 layers 0+1",
+                                         "node/down1 image/bloom general->shader-read-only mips 0+1 layers 0+1",
+                                         "node/down1 image/bloom undefined->general mips 1+1 layers 0+1",
+                                         "node/down2 image/bloom general->shader-read-only mips 1+1 layers 0+1",
+                                         "node/down2 image/bloom undefined->general mips 2+1 layers 0+1",
+                                         // (A node's transitions in image order: bloom, out, shadow.)
+                                         // Mips 0 and 1 are already read-only; only mip 2 changes.
+                                         "node/light image/bloom general->shader-read-only mips 2+1 layers 0+1",
+                                         "node/light image/out undefined->general whole",
+                                         // The three layers, each left by its cascade's drawing: one transition.
+                                         "node/light image/shadow depth-attachment->shader-read-only whole",
+                                     });
   // What each waits for: the access that left those subresources.
   const auto down1 = lane.node_transitions(4);
   REQUIRE(down1.size() == 2);
@@ -177,18 +181,17 @@ TEST_CASE("subresources: transitions per mip level and layer, runs left alike in
 TEST_CASE("subresources: layers left in different layouts get a transition each", "[binding][image]") {
   nlohmann::json doc = chain_plan();
   // cascade1 samples layer 0 (written by cascade0) while drawing layer 1.
-  chain_node(doc, "node/cascade1")["access"]["image/shadow"] = {
-      {{"access", "depth-attachment"}, {"layers", {1, 1}}}, {{"access", "sampled"}, {"layers", {0, 1}}}};
+  chain_node(doc, "node/cascade1")["access"]["image/shadow"] = {{{"access", "depth-attachment"}, {"layers", {1, 1}}},
+                                                                {{"access", "sampled"}, {"layers", {0, 1}}}};
   const plan p = both_parsers::parsed(doc.dump());
   const compiled_program program = compile(p).value();
   const auto lines = described_ranges(program.buckets.front().lane, p);
-  CHECK(std::find(lines.begin(), lines.end(),
-                  "node/light image/shadow shader-read-only->shader-read-only whole") == lines.end());
+  CHECK(std::find(lines.begin(), lines.end(), "node/light image/shadow shader-read-only->shader-read-only whole") ==
+        lines.end());
   CHECK(std::find(lines.begin(), lines.end(),
                   "node/light image/shadow depth-attachment->shader-read-only mips 0+1 layers 1+2") != lines.end());
-  CHECK(std::count_if(lines.begin(), lines.end(), [](const std::string& l) {
-          return l.rfind("node/light image/shadow", 0) == 0;
-        }) == 1);
+  CHECK(std::count_if(lines.begin(), lines.end(),
+                      [](const std::string& l) { return l.rfind("node/light image/shadow", 0) == 0; }) == 1);
 }
 
 TEST_CASE("subresources: a saved program loads with its ranges", "[binding][image]") {
@@ -207,13 +210,19 @@ TEST_CASE("subresources: every range that does not fit is refused where it is na
        },
        errc::duplicate_id, "/nodes/4/access/image~1bloom"},
       {"two whole accesses to one image",
-       [](auto& doc) { chain_node(doc, "node/light")["access"]["image/out"] = {"storage-write", "storage-read"}; },
+       [](auto& doc) {
+         chain_node(doc, "node/light")["access"]["image/out"] = {"storage-write", "storage-read"};
+       },
        errc::duplicate_id, "/nodes/6/access/image~1out"},
       {"mip levels past the image's",
-       [](auto& doc) { chain_node(doc, "node/light")["access"]["image/bloom"]["mips"] = {3, 2}; },
+       [](auto& doc) {
+         chain_node(doc, "node/light")["access"]["image/bloom"]["mips"] = {3, 2};
+       },
        errc::invalid_image_access, "/nodes/6/access/image~1bloom"},
       {"a layer past the image's",
-       [](auto& doc) { chain_node(doc, "node/cascade2")["access"]["image/shadow"]["layers"] = {3, 1}; },
+       [](auto& doc) {
+         chain_node(doc, "node/cascade2")["access"]["image/shadow"]["layers"] = {3, 1};
+       },
        errc::invalid_image_access, "/nodes/2/access/image~1shadow"},
       {"an attachment of two mip levels",
        [](auto& doc) {
@@ -221,7 +230,9 @@ TEST_CASE("subresources: every range that does not fit is refused where it is na
        },
        errc::invalid_image_access, "/nodes/3/access/image~1bloom"},
       {"a mip level read before any node writes it",
-       [](auto& doc) { chain_node(doc, "node/light")["access"]["image/bloom"]["mips"] = {0, 4}; },
+       [](auto& doc) {
+         chain_node(doc, "node/light")["access"]["image/bloom"]["mips"] = {0, 4};
+       },
        errc::image_read_before_write, "/nodes/6/access/image~1bloom"},
       {"a range of an imported image",
        [](auto& doc) {
@@ -239,33 +250,36 @@ TEST_CASE("subresources: every range that does not fit is refused where it is na
        errc::invalid_image_access, "/nodes/6/access/image~1bloom"},
       {"a range of a buffer",
        [](auto& doc) {
-         doc["resources"].push_back({{"id", "buffer/x"},
-                                     {"pool", "pool/buffers"},
-                                     {"kind", "workspace"},
-                                     {"demand", {{"fixed", 64}}},
-                                     {"alignment", 16},
-                                     {"lifetime", "invocation"},
-                                     {"usage", "storage"},
-                                     {"element", "u8"},
-                                     {"storage",
-                                      {{"allocator", "linear-arena"},
-                                       {"view", "contiguous"},
-                                       {"contract", std::string(64, 'a')}}}});
+         doc["resources"].push_back(
+             {{"id", "buffer/x"},
+              {"pool", "pool/buffers"},
+              {"kind", "workspace"},
+              {"demand", {{"fixed", 64}}},
+              {"alignment", 16},
+              {"lifetime", "invocation"},
+              {"usage", "storage"},
+              {"element", "u8"},
+              {"storage",
+               {{"allocator", "linear-arena"}, {"view", "contiguous"}, {"contract", std::string(64, 'a')}}}});
          doc["buckets"][0]["budgets"].push_back({{"pool", "pool/buffers"}, {"min", 0}, {"max", 64}});
          chain_node(doc, "node/light")["resources"].push_back("buffer/x");
          chain_node(doc, "node/light")["access"]["buffer/x"] = {{"access", "read"}, {"mips", {0, 1}}};
        },
        errc::invalid_access, "/nodes/6/access/buffer~1x"},
-      {"an empty access array", [](auto& doc) { chain_node(doc, "node/light")["access"]["image/out"] = nlohmann::json::array(); },
+      {"an empty access array",
+       [](auto& doc) { chain_node(doc, "node/light")["access"]["image/out"] = nlohmann::json::array(); },
        errc::invalid_access, "/nodes/6/access/image~1out"},
-      {"a range of one number",
-       [](auto& doc) { chain_node(doc, "node/light")["access"]["image/bloom"]["mips"] = {0}; }, errc::wrong_type,
-       "/nodes/6/access/image~1bloom/mips"},
+      {"a range of one number", [](auto& doc) { chain_node(doc, "node/light")["access"]["image/bloom"]["mips"] = {0}; },
+       errc::wrong_type, "/nodes/6/access/image~1bloom/mips"},
       {"a range of no levels",
-       [](auto& doc) { chain_node(doc, "node/light")["access"]["image/bloom"]["mips"] = {0, 0}; },
+       [](auto& doc) {
+         chain_node(doc, "node/light")["access"]["image/bloom"]["mips"] = {0, 0};
+       },
        errc::number_out_of_range, "/nodes/6/access/image~1bloom/mips/1"},
       {"an unknown field of an access",
-       [](auto& doc) { chain_node(doc, "node/light")["access"]["image/bloom"]["levels"] = {0, 1}; },
+       [](auto& doc) {
+         chain_node(doc, "node/light")["access"]["image/bloom"]["levels"] = {0, 1};
+       },
        errc::unknown_field, "/nodes/6/access/image~1bloom/levels"},
       {"an access object without its access",
        [](auto& doc) { chain_node(doc, "node/light")["access"]["image/bloom"].erase("access"); }, errc::missing_field,

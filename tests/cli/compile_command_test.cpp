@@ -576,7 +576,8 @@ TEST_CASE("ferrum compile: --json gives each bucket its images and the transitio
     for (std::size_t n = 0; n < c.plan.nodes.size(); ++n)
       for (const ferrum::image_transition& t : lane.node_transitions(n))
         expected.push_back(std::to_string(n) + " " + lane.images[t.image].resource.str() + " " +
-                           ferrum::to_string(t.range) + " " + std::string(ferrum::to_string(t.from)) + " " + std::string(ferrum::to_string(t.to)) + " " +
+                           ferrum::to_string(t.range) + " " + std::string(ferrum::to_string(t.from)) + " " +
+                           std::string(ferrum::to_string(t.to)) + " " +
                            (t.after ? std::string(ferrum::to_string(*t.after)) : "-"));
     CHECK(listed == expected);
     CHECK_FALSE(expected.empty());

@@ -55,7 +55,8 @@ TEST_CASE("image waves: dropping any one of the compiler's transitions is caught
   }
 }
 
-TEST_CASE("image waves: a mip chain written level by level through views gives the host's texels", "[scheduler][image]") {
+TEST_CASE("image waves: a mip chain written level by level through views gives the host's texels",
+          "[scheduler][image]") {
   for (const bool reorder : {false, true}) {
     INFO("reorder_unordered " << reorder);
     ferrum::gpu::null_device_options options;

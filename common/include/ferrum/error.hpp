@@ -165,7 +165,7 @@ namespace ferrum {
   /* reading a wave's output */                                                                                      \
   X(unknown_resource, "a resource is asked for by an id that no node of the plan lists")                             \
   /* image formats a device lacks */                                                                                 \
-  X(format_unsupported, "an image's format lacks, on this device, the feature an access or usage of it needs")        \
+  X(format_unsupported, "an image's format lacks, on this device, the feature an access or usage of it needs")       \
   /* buffers' usage */                                                                                               \
   X(buffer_usage_missing, "a buffer lacks the usage a command or its plan's accesses need")
 

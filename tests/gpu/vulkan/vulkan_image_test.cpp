@@ -9,9 +9,9 @@
 #include "dropped_barrier.hpp"
 #include "image_checks.hpp"
 #include "image_copy_waves.hpp"
-#include "mip_chain_waves.hpp"
 #include "image_kernel_checks.hpp"
 #include "image_range_checks.hpp"
+#include "mip_chain_waves.hpp"
 #include "vulkan_test_support.hpp"
 
 #include <boost/asio/io_context.hpp>

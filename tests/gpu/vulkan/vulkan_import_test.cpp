@@ -6,8 +6,8 @@
 // each wave and the waits between waves cover it.
 #include "vulkan_test_support.hpp"
 
-#include "engine_vk_image.hpp"
 #include "engine_buffer.hpp"
+#include "engine_vk_image.hpp"
 
 #include "ferrum/scheduler/scheduler.hpp"
 #include "imported_plan.hpp"

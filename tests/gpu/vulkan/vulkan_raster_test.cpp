@@ -14,8 +14,8 @@
 #include "vulkan_test_support.hpp"
 
 #include "dropped_barrier.hpp"
-#include "engine_vk_image.hpp"
 #include "engine_buffer.hpp"
+#include "engine_vk_image.hpp"
 #include "ferrum/binding/plan_json.hpp"
 #include "ferrum/scheduler/scheduler.hpp"
 #include "plan_builder.hpp"

@@ -135,8 +135,8 @@ namespace ferrum {
 
 // Whether two resolved ranges share a subresource.
 [[nodiscard]] constexpr bool overlaps(const subresource_range& a, const subresource_range& b) noexcept {
-  return a.base_mip < b.base_mip + b.mips && b.base_mip < a.base_mip + a.mips && a.base_layer < b.base_layer + b.layers &&
-         b.base_layer < a.base_layer + a.layers;
+  return a.base_mip < b.base_mip + b.mips && b.base_mip < a.base_mip + a.mips &&
+         a.base_layer < b.base_layer + b.layers && b.base_layer < a.base_layer + a.layers;
 }
 
 // Whether a node on a transfer queue can take the access: a buffer's read,

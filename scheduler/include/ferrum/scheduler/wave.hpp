@@ -355,7 +355,8 @@ struct encode_context {
   }
   // The node's part of image `id` that holds level `mip` of layer `layer`;
   // nullptr when it reaches none such.
-  [[nodiscard]] const node_image* image(std::string_view id, std::uint32_t mip, std::uint32_t layer = 0) const noexcept {
+  [[nodiscard]] const node_image* image(std::string_view id, std::uint32_t mip,
+                                        std::uint32_t layer = 0) const noexcept {
     for (const node_image& i : images)
       if (i.id->view() == id && gpu::overlaps(i.range, {mip, 1, layer, 1})) return &i;
     return nullptr;
