@@ -3,8 +3,10 @@
 //
 //   const ferrum::plan p = both_parsers::parsed(text);
 //   const ferrum::error e = both_parsers::rejection(bad_text);
+//   const ferrum::error f = both_parsers::refusal(text_compile_refuses);
 #pragma once
 
+#include "ferrum/binding/compiled_program.hpp"
 #include "ferrum/binding/plan_json.hpp"
 
 #include <catch2/catch.hpp>
@@ -38,6 +40,15 @@ inline ferrum::error rejection(const std::string& text) {
   CHECK(reference.error().code == p.error().code);
   CHECK(reference.error().path == p.error().path);
   return p.error();
+}
+
+// The error `text` is refused with: by the parsers (both alike) where they
+// see it, else by compile (the rules of pools, buckets and images).
+inline ferrum::error refusal(const std::string& text) {
+  if (!ferrum::parse_plan(text)) return rejection(text);
+  auto program = ferrum::compile(ferrum::parse_plan(text).value());
+  REQUIRE_FALSE(program.has_value());
+  return program.error();
 }
 
 }  // namespace both_parsers

@@ -73,15 +73,6 @@ struct refusal {
   const char* path;
 };
 
-// The error `text` is refused with: by the parsers (both alike) where they
-// see it, else by compile (the rules of pools and buckets).
-error refusal_of(const std::string& text) {
-  if (!parse_plan(text)) return both_parsers::rejection(text);
-  auto program = compile(parse_plan(text).value());
-  REQUIRE_FALSE(program.has_value());
-  return program.error();
-}
-
 }  // namespace
 
 TEST_CASE("images: images.json parses with both parsers, images and accesses as written", "[binding][image]") {
@@ -196,7 +187,7 @@ TEST_CASE("images: every bad image declaration is refused with its code and path
   };
   for (const refusal& r : refusals) {
     INFO(r.what);
-    const error e = refusal_of(images_edited(r.edit));
+    const error e = both_parsers::refusal(images_edited(r.edit));
     CHECK(e == r.code);
     CHECK(e.path == r.path);
     CHECK_FALSE(e.detail.empty());
@@ -284,7 +275,7 @@ TEST_CASE("images: every access that does not fit its image, queue or place is r
   };
   for (const refusal& r : refusals) {
     INFO(r.what);
-    const error e = refusal_of(images_edited(r.edit));
+    const error e = both_parsers::refusal(images_edited(r.edit));
     CHECK(e == r.code);
     CHECK(e.path == r.path);
     CHECK_FALSE(e.detail.empty());
@@ -435,7 +426,7 @@ TEST_CASE("image formats: every name parses, and what no device does is refused 
   CHECK(format_takes(image_format::rgba8_srgb, resource_access::present));
   CHECK_FALSE(format_takes(image_format::r8_unorm, resource_access::present));
   // An unknown name lists the formats.
-  const error unknown = refusal_of(
+  const error unknown = both_parsers::refusal(
       images_edited([](nlohmann::json& doc) { resource(doc, "image/history")["image"]["format"] = "bc2-unorm"; }));
   CHECK(unknown == errc::unknown_value);
   CHECK(unknown.detail.find("'bc7-srgb'") != std::string::npos);

@@ -102,15 +102,6 @@ struct range_refusal {
   const char* path;
 };
 
-error range_refusal_of(const nlohmann::json& doc) {
-  const std::string text = doc.dump();
-  if (!parse_plan(text)) return both_parsers::rejection(text);
-  const plan p = parse_plan(text).value();
-  auto program = compile(p);
-  REQUIRE_FALSE(program.has_value());
-  return program.error();
-}
-
 nlohmann::json& chain_node(nlohmann::json& doc, std::string_view id) {
   for (auto& n : doc["nodes"])
     if (n["id"] == id) return n;
@@ -289,7 +280,7 @@ TEST_CASE("subresources: every range that does not fit is refused where it is na
     INFO(r.what);
     nlohmann::json doc = chain_plan();
     r.edit(doc);
-    const error e = range_refusal_of(doc);
+    const error e = both_parsers::refusal(doc.dump());
     CHECK(e == r.code);
     CHECK(e.path == r.path);
     CHECK_FALSE(e.detail.empty());

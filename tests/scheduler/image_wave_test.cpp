@@ -19,65 +19,29 @@ namespace {
 using test::image_copy_plan;
 using test::run_image_waves;
 
-}  // namespace
+using wave_runner = std::size_t (*)(const std::shared_ptr<const ferrum::compiled_program>&, ferrum::gpu::device&,
+                                    std::size_t);
 
-TEST_CASE("image waves: texels go through images sharing memory and back exactly, with no layout error",
-          "[scheduler][image]") {
+// `run` over `compiled` gives every texel right with no layout error, the
+// device running what no barrier orders in order and last to first.
+void check_clean(const ferrum::compiled_program& compiled, wave_runner run, std::size_t waves) {
   for (const bool reorder : {false, true}) {
     INFO("reorder_unordered " << reorder);
     ferrum::gpu::null_device_options options;
     options.reorder_unordered = reorder;
     auto device = ::test::null_device(options);
-    const auto program = std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(image_copy_plan(2)));
-    CHECK(run_image_waves(program, *device, 6) == 0);
+    CHECK(run(std::make_shared<const ferrum::compiled_program>(compiled), *device, waves) == 0);
     const ferrum::gpu::image_layout_report report = device->image_layout_errors();
     INFO((report.first.empty() ? std::string() : report.first.front()));
     CHECK(report.count == 0);
   }
 }
 
-TEST_CASE("image waves: dropping any one of the compiler's transitions is caught by the device", "[scheduler][image]") {
-  const ferrum::compiled_program compiled = ferrum::test::compile_ok(image_copy_plan(1));
+// Without any one of `compiled`'s `transitions` transitions, `run` meets an
+// image in another layout than its command names, which the device counts.
+void check_each_transition_needed(const ferrum::compiled_program& compiled, std::size_t transitions, wave_runner run) {
   const ferrum::lane_recipe& recipe = compiled.buckets[0].lane;
-  REQUIRE(recipe.transitions.size() == 6);
-  for (std::size_t k = 0; k < recipe.transitions.size(); ++k) {
-    INFO("without transition " << k << " (image " << recipe.images[recipe.transitions[k].image].resource.str() << " "
-                               << to_string(recipe.transitions[k].from) << " -> " << to_string(recipe.transitions[k].to)
-                               << ")");
-    ferrum::compiled_program dropped = compiled;
-    ferrum::lane_recipe& lane = dropped.buckets[0].lane;
-    lane.transitions.erase(lane.transitions.begin() + static_cast<std::ptrdiff_t>(k));
-    for (std::size_t& begin : lane.transition_begin)
-      if (begin > k) --begin;
-    auto device = ::test::null_device();
-    (void)run_image_waves(std::make_shared<const ferrum::compiled_program>(std::move(dropped)), *device, 3);
-    CHECK(device->image_layout_errors().count > 0);
-  }
-}
-
-TEST_CASE("image waves: a mip chain written level by level through views gives the host's texels",
-          "[scheduler][image]") {
-  for (const bool reorder : {false, true}) {
-    INFO("reorder_unordered " << reorder);
-    ferrum::gpu::null_device_options options;
-    options.reorder_unordered = reorder;
-    auto device = ::test::null_device(options);
-    const auto program =
-        std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(ferrum::test::mip_chain_plan()));
-    CHECK(ferrum::test::run_mip_chain_waves(program, *device, 4) == 0);
-    const ferrum::gpu::image_layout_report report = device->image_layout_errors();
-    INFO((report.first.empty() ? std::string() : report.first.front()));
-    CHECK(report.count == 0);
-  }
-}
-
-TEST_CASE("image waves: dropping any one transition of a mip level is caught by the device", "[scheduler][image]") {
-  const ferrum::compiled_program compiled = ferrum::test::compile_ok(ferrum::test::mip_chain_plan());
-  const ferrum::lane_recipe& recipe = compiled.buckets[0].lane;
-  // fill: mip 0 to transfer-dst; down1: mip 0 to read-only, mip 1 to general;
-  // down2: mip 1 to read-only, mip 2 to general; flat: mip 2 to read-only,
-  // out to general; read: out to transfer-src.
-  REQUIRE(recipe.transitions.size() == 8);
+  REQUIRE(recipe.transitions.size() == transitions);
   for (std::size_t k = 0; k < recipe.transitions.size(); ++k) {
     const ferrum::image_transition& t = recipe.transitions[k];
     INFO("without transition " << k << " (image " << recipe.images[t.image].resource.str() << " "
@@ -89,10 +53,33 @@ TEST_CASE("image waves: dropping any one transition of a mip level is caught by 
     for (std::size_t& begin : lane.transition_begin)
       if (begin > k) --begin;
     auto device = ::test::null_device();
-    (void)ferrum::test::run_mip_chain_waves(std::make_shared<const ferrum::compiled_program>(std::move(dropped)),
-                                            *device, 2);
+    (void)run(std::make_shared<const ferrum::compiled_program>(std::move(dropped)), *device, 2);
     CHECK(device->image_layout_errors().count > 0);
   }
+}
+
+}  // namespace
+
+TEST_CASE("image waves: texels go through images sharing memory and back exactly, with no layout error",
+          "[scheduler][image]") {
+  check_clean(ferrum::test::compile_ok(image_copy_plan(2)), run_image_waves, 6);
+}
+
+TEST_CASE("image waves: dropping any one of the compiler's transitions is caught by the device", "[scheduler][image]") {
+  check_each_transition_needed(ferrum::test::compile_ok(image_copy_plan(1)), 6, run_image_waves);
+}
+
+TEST_CASE("image waves: a mip chain written level by level through views gives the host's texels",
+          "[scheduler][image]") {
+  check_clean(ferrum::test::compile_ok(ferrum::test::mip_chain_plan()), ferrum::test::run_mip_chain_waves, 4);
+}
+
+TEST_CASE("image waves: dropping any one transition of a mip level is caught by the device", "[scheduler][image]") {
+  // fill: mip 0 to transfer-dst; down1: mip 0 to read-only, mip 1 to general;
+  // down2: mip 1 to read-only, mip 2 to general; flat: mip 2 to read-only,
+  // out to general; read: out to transfer-src.
+  check_each_transition_needed(ferrum::test::compile_ok(ferrum::test::mip_chain_plan()), 8,
+                               ferrum::test::run_mip_chain_waves);
 }
 
 TEST_CASE("image waves: a transition from undefined where contents were needed loses them on the device",

@@ -100,33 +100,45 @@ struct image_copier {
   }
 };
 
+// Runs `waves` waves of `extent` one after another on a scheduler over
+// `device`, each encoded by `encode`; after each, `check(wave)` with the
+// wave's id, which the encoder left in `wave`.
+template <class Encoder, class Check>
+void run_waves_in_turn(const std::shared_ptr<const ferrum::compiled_program>& program, ferrum::gpu::device& device,
+                       std::size_t waves, ferrum::bucket_capacity extent, Encoder& encode,
+                       const std::atomic<std::uint64_t>& wave, Check&& check) {
+  boost::asio::io_context context;
+  auto scheduler =
+      ferrum::scheduler::create(program, device, context.get_executor(), {.fence_timeout = std::chrono::seconds(60)})
+          .value();
+  for (std::size_t w = 0; w < waves; ++w) {
+    auto done = sched_test::submit(*scheduler, encode, {"frame", extent});
+    context.restart();
+    context.run();
+    const sched_test::outcome o = sched_test::get(done, std::chrono::seconds(60));
+    REQUIRE_FALSE(o.ec);
+    check(wave.load());
+  }
+}
+
 // Runs `waves` waves one after another on `program`; how many texels each
 // wave read back differ from what it wrote (the history's: what the same
 // wave wrote, as fill.a writes it before read.b reads it).
 inline std::size_t run_image_waves(const std::shared_ptr<const ferrum::compiled_program>& program,
                                    ferrum::gpu::device& device, std::size_t waves) {
-  boost::asio::io_context context;
-  auto scheduler =
-      ferrum::scheduler::create(program, device, context.get_executor(), {.fence_timeout = std::chrono::seconds(60)})
-          .value();
   std::atomic<int> wrong{0};
   std::span<std::byte> out;
   std::atomic<std::uint64_t> wave{0};
   image_copier encode{&wrong, &out, &wave};
   std::size_t differ = 0;
-  for (std::size_t w = 0; w < waves; ++w) {
-    auto done = sched_test::submit(*scheduler, encode, {"frame", {image_width, image_height, 1}});
-    context.restart();
-    context.run();
-    const sched_test::outcome o = sched_test::get(done, std::chrono::seconds(60));
-    REQUIRE_FALSE(o.ec);
+  run_waves_in_turn(program, device, waves, {image_width, image_height, 1}, encode, wave, [&](std::uint64_t id) {
     for (std::size_t section = 0; section < 3; ++section)
       for (std::size_t word = 0; word < image_bytes / 4; ++word) {
         std::uint32_t v = 0;
         std::memcpy(&v, out.data() + section * image_bytes + 4 * word, 4);
-        if (v != texel_word(wave, section, word)) ++differ;
+        if (v != texel_word(id, section, word)) ++differ;
       }
-  }
+  });
   CHECK(wrong == 0);
   return differ;
 }

@@ -15,7 +15,7 @@
 // (in(x, y) x 3 + 0.5) x 2 + 1 in every channel, exactly (small integers).
 #pragma once
 
-#include "gpu_test_support.hpp"
+#include "image_copy_waves.hpp"
 #include "test_namespace.hpp"
 #include "wave_outcome.hpp"
 
@@ -143,32 +143,23 @@ struct mip_chain_encoder {
 // differ from the host's computation.
 inline std::size_t run_mip_chain_waves(const std::shared_ptr<const ferrum::compiled_program>& program,
                                        ferrum::gpu::device& device, std::size_t waves) {
-  boost::asio::io_context context;
-  auto scheduler =
-      ferrum::scheduler::create(program, device, context.get_executor(), {.fence_timeout = std::chrono::seconds(60)})
-          .value();
   auto affine = require(device.create_kernel(gpu::builtin::image_affine()));
   std::atomic<int> wrong{0};
   std::span<std::byte> out;
   std::atomic<std::uint64_t> wave{0};
   mip_chain_encoder encode{affine.get(), &wrong, &out, &wave};
   std::size_t differ = 0;
-  for (std::size_t w = 0; w < waves; ++w) {
-    auto done = sched_test::submit(*scheduler, encode, {"frame", {chain_width, chain_height, 1}});
-    context.restart();
-    context.run();
-    const sched_test::outcome o = sched_test::get(done, std::chrono::seconds(60));
-    REQUIRE_FALSE(o.ec);
+  run_waves_in_turn(program, device, waves, {chain_width, chain_height, 1}, encode, wave, [&](std::uint64_t id) {
     REQUIRE(out.size() >= chain_out_bytes);
     for (std::size_t word = 0; word < chain_out_bytes / 4; ++word) {
       // Texel (x, y) of out, channel ch, from texel (x, y) of mip 0.
       const std::size_t x = word / 4 % 4, y = word / 16, ch = word % 4;
-      const float expected = (chain_word(wave, (y * chain_width + x) * 4 + ch) * 3.0f + 0.5f) * 2.0f + 1.0f;
+      const float expected = (chain_word(id, (y * chain_width + x) * 4 + ch) * 3.0f + 0.5f) * 2.0f + 1.0f;
       float v = 0;
       std::memcpy(&v, out.data() + 4 * word, 4);
       if (v != expected) ++differ;
     }
-  }
+  });
   CHECK(wrong == 0);
   return differ;
 }
