@@ -62,7 +62,10 @@ class image_cells {
         if (layout_[c] != to) level.push_back({{m, 1, l, end - l}, c});
         l = end;
       }
-      for (auto& [part, c] : level) {
+      for (const auto& run : level) {
+        // (Named, not a structured binding: clang 14 cannot capture one.)
+        const subresource_range& part = run.first;
+        const std::size_t c = run.second;
         auto grows = std::find_if(open.begin(), open.end(), [&](const auto& o) {
           return o.first.base_mip + o.first.mips == m && o.first.base_layer == part.base_layer &&
                  o.first.layers == part.layers && alike(o.second, c);
