@@ -158,20 +158,31 @@ result<void> resolve_buffers(const copied_imports& given, const lane_recipe& rec
   return {};
 }
 
-// Whether a wave that finds recipe image `i` (an imported one) in `layout`
-// writes it: a node's access writes it or presents it, or the wave changes
-// its layout (a transition to other than `layout`, or more than one: the
-// transitions the compiler derived, the first from the layout the wave
-// names). Read in the layout it was handed in, it is not written.
-bool writes(const lane_recipe& recipe, std::size_t i, image_layout layout) {
+// What a wave that finds recipe image `i` (an imported one) in `layout`
+// does to it, from one walk of the transitions the compiler derived (the
+// first from the layout the wave names): whether it writes it — a node's
+// access writes or presents it, or the wave changes its layout (a
+// transition to other than `layout`, or more than one); read in the layout
+// it was handed in, it is not written — and the layout its last transition
+// leaves it in.
+struct image_effect {
+  bool written = false;
+  image_layout left = image_layout::undefined;
+};
+image_effect effect_on(const lane_recipe& recipe, std::size_t i, image_layout layout) {
+  image_effect out{false, layout};
   for (unsigned a = 0; a <= static_cast<unsigned>(last_resource_access); ++a) {
     const auto access = static_cast<resource_access>(a);
-    if (recipe.images[i].takes(access) && (access_writes(access) || access == resource_access::present)) return true;
+    if (recipe.images[i].takes(access) && (access_writes(access) || access == resource_access::present))
+      out.written = true;
   }
   std::size_t transitions = 0;
-  for (const image_transition& t : recipe.transitions)
-    if (t.image == i && (++transitions > 1 || t.to != layout)) return true;
-  return false;
+  for (const image_transition& t : recipe.transitions) {
+    if (t.image != i) continue;
+    if (++transitions > 1 || t.to != layout) out.written = true;
+    out.left = t.to;
+  }
+  return out;
 }
 
 result<void> resolve_images(const copied_images& given, const lane_recipe& recipe, const bucket_id& bucket,
@@ -210,12 +221,8 @@ result<void> resolve_images(const copied_images& given, const lane_recipe& recip
         return make_error(errc::invalid_wave_request, where() + ": the image named for resource " +
                                                           quote_text(recipe.images[images[j - first]].resource.view()) +
                                                           " too");
-    // The layout its last transition in the wave puts it in (its first
-    // use has one: from the layout the wave names).
-    image_layout last = image.layout;
-    for (const image_transition& t : recipe.transitions)
-      if (t.image == images[k]) last = t.to;
-    out.push_back({{}, image.image, image.layout, writes(recipe, images[k], image.layout), &r.resource, last});
+    const image_effect effect = effect_on(recipe, images[k], image.layout);
+    out.push_back({{}, image.image, image.layout, effect.written, &r.resource, effect.left});
   }
   return {};
 }
