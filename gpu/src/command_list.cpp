@@ -302,6 +302,22 @@ result<void> command_list::copy(const image& source, image_layout layout, arena_
   return recorded(do_image_copy(source, layout, destination, image_copy::out_of_image));
 }
 
+result<void> command_list::clear(const image& img, image_layout layout) {
+  if (auto r = check_recording("clear"); !r) return r;
+  if (&img.device() != device_) return make_error(errc::foreign_object, "clear of an image of another device");
+  const image_spec& spec = img.spec();
+  if (layout != image_layout::transfer_dst && layout != image_layout::general)
+    return make_error(errc::invalid_image,
+                      "clear of an image in layout " + std::string(to_string(layout)) + " (transfer-dst or general)");
+  if ((spec.usage & image_usage::transfer_dst) == 0)
+    return make_error(errc::invalid_image, "clear of an image made without transfer-dst usage");
+  if (is_block_compressed(spec.format))
+    return make_error(errc::invalid_image, "clear of an image of format " + quote_text(to_string(spec.format)) +
+                                               ": a block-compressed image is not cleared");
+  order({});
+  return recorded(do_clear(img, layout));
+}
+
 result<void> command_list::host(host_function function) {
   if (auto r = check_recording("host"); !r) return r;
   if (function.call == nullptr) return make_error(errc::unsupported_command, "host function without a function");

@@ -162,6 +162,63 @@ inline void check_image_errors(gpu::device& device, gpu::device& other) {
   CHECK(list->barriers() == 0);  // nothing was recorded, no transition either
 }
 
+// A clear zeroes every texel of a color image's layers and of a depth
+// image: words copied in, cleared, copied out as zeros. And its refusals.
+inline void check_image_clear(gpu::device& device, gpu::device& other) {
+  const std::array<gpu::placed_image, 2> placed{
+      gpu::placed_image{{image_format::rgba32_float, 8, 4, 1, 2, image_copies}, 0},
+      gpu::placed_image{{image_format::d32_float, 8, 4, 1, 1, image_copies}, 0}};
+  std::array<std::unique_ptr<gpu::image_memory>, 2> memory;
+  for (std::size_t i = 0; i < 2; ++i)
+    memory[i] = require(device.create_image_memory(std::span(placed).subspan(i, 1),
+                                                   require(device.image_requirements(placed[i].spec)).bytes));
+  const std::size_t bytes = copy_bytes(placed[0].spec) + copy_bytes(placed[1].spec);
+  auto upload = require(device.create_arena(bytes, memory_class::upload));
+  auto readback = require(device.create_arena(bytes, memory_class::readback));
+  for (std::size_t w = 0; w < bytes / 4; ++w) set_word(*upload, w, 0x3f800000u);  // 1.0f
+  auto list = require(device.create_command_list());
+  const std::uint64_t value = submit(device, *list, [&](gpu::command_list& l) {
+    if (upload->staged()) require(l.stage(*upload));
+    std::size_t at = 0;
+    for (const auto& m : memory) {
+      const gpu::image& img = m->at(0);
+      const std::size_t size = copy_bytes(img.spec());
+      require(l.transition(img, image_layout::undefined, image_layout::transfer_dst));
+      require(l.copy(upload->range(at, size), img, image_layout::transfer_dst));
+      require(l.clear(img, image_layout::transfer_dst));
+      require(l.transition(img, image_layout::transfer_dst, image_layout::transfer_src));
+      require(l.copy(img, image_layout::transfer_src, readback->range(at, size)));
+      at += size;
+    }
+    if (readback->staged()) require(l.stage(*readback));
+  });
+  require_reached(device.queue().timeline(), value);
+  require(readback->invalidate());
+  std::size_t zero = 0;
+  for (std::size_t w = 0; w < bytes / 4; ++w)
+    if (word_at(*readback, w) == 0) ++zero;
+  CHECK(zero == bytes / 4);
+
+  const gpu::image& img = memory[0]->at(0);
+  const gpu::image_spec plain{image_format::rgba8_unorm, 8, 8, 1, 1, gpu::image_usage::sampled};
+  const gpu::image_spec bc{image_format::bc1_rgba_unorm, 8, 8, 1, 1, image_copies};
+  const std::array<gpu::placed_image, 1> no_dst{gpu::placed_image{plain, 0}};
+  const std::array<gpu::placed_image, 1> compressed{gpu::placed_image{bc, 0}};
+  auto without = require(device.create_image_memory(no_dst, require(device.image_requirements(plain)).bytes));
+  auto blocks = require(device.create_image_memory(compressed, require(device.image_requirements(bc)).bytes));
+  auto foreign = require(other.create_image_memory(std::span(placed).first(1),
+                                                   require(other.image_requirements(placed[0].spec)).bytes));
+  auto refusing = require(device.create_command_list());
+  CHECK(refusing->clear(img, image_layout::transfer_dst).error() == errc::command_list_state);
+  require(refusing->begin());
+  CHECK(refusing->clear(img, image_layout::shader_read_only).error() == errc::invalid_image);
+  CHECK(refusing->clear(without->at(0), image_layout::general).error() == errc::invalid_image);
+  CHECK(refusing->clear(blocks->at(0), image_layout::transfer_dst).error() == errc::invalid_image);
+  CHECK(refusing->clear(foreign->at(0), image_layout::transfer_dst).error() == errc::foreign_object);
+  CHECK(refusing->size() == 0);
+  require(refusing->end());
+}
+
 // Images made in a layout: a copy out of one made in transfer-src needs no
 // transition.
 inline void check_image_made_in_layout(gpu::device& device) {

@@ -20,6 +20,14 @@ TEST_CASE("images: texels round-trip through images sharing memory on the null d
   }
 }
 
+TEST_CASE("images: a clear zeroes every texel of a color and a depth image on the null device, and its refusals",
+          "[gpu][image]") {
+  auto device = test::null_device();
+  auto other = test::null_device();
+  test::check_image_clear(*device, *other);
+  CHECK(device->image_layout_errors().count == 0);
+}
+
 TEST_CASE("images: refused specs, memory and commands on the null device", "[gpu][image]") {
   auto device = test::null_device();
   auto other = test::null_device();

@@ -35,7 +35,7 @@ struct command {
   // barrier, so that it orders the next lists' commands after the list's.
   // `transition`: a layout change in a barrier (it stands alone: run
   // after the commands before the barrier, before those after it).
-  enum class op { dispatch, fill, copy, stage, host, timestamp, barrier, transition, image_copy } kind = op::host;
+  enum class op { dispatch, fill, copy, stage, host, timestamp, barrier, transition, image_copy, clear } kind = op::host;
   const null_kernel* kernel = nullptr;
   // A transition's image, an image copy's, a dispatch's image primary;
   // `second_image`, a dispatch's image secondary.
@@ -96,6 +96,14 @@ struct command {
               const std::span<std::byte> level = image->texels(m, l);
               std::memset(level.data(), 0xff, level.size());
             }
+        break;
+      case op::clear:
+        image->check(from, range, "a clear");
+        for (std::uint32_t m = 0; m < range.mips; ++m)
+          for (std::uint32_t l = 0; l < range.layers; ++l) {
+            const std::span<std::byte> level = image->texels(m, l);
+            std::memset(level.data(), 0, level.size());
+          }
         break;
       case op::image_copy:
         if (direction == image_copy::into_image) {
@@ -197,6 +205,13 @@ class null_command_list final : public command_list {
     c.range = {0, 1, 0, img.spec().layers};
     c.first = bytes;
     c.direction = direction;
+    return {};
+  }
+  result<void> do_clear(const gpu::image& img, image_layout layout) override {
+    command& c = add(command::op::clear);
+    c.image = static_cast<const null_image*>(&img);
+    c.from = layout;
+    c.range = image_subresources::whole(img.spec());
     return {};
   }
   result<void> do_host(host_function function) override {

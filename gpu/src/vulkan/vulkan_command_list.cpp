@@ -224,6 +224,20 @@ result<void> vulkan_command_list::do_image_copy(const image& img, image_layout l
   return {};
 }
 
+result<void> vulkan_command_list::do_clear(const image& img, image_layout layout) {
+  const image_spec& spec = img.spec();
+  const VkImageSubresourceRange range{aspects_of(spec.format), 0, spec.mips, 0, spec.layers};
+  const VkImage handle = static_cast<const vulkan_image&>(img).handle();
+  if (is_depth(spec.format)) {
+    const VkClearDepthStencilValue zero{0.0f, 0};
+    vkCmdClearDepthStencilImage(buffer_, handle, vulkan_layout(layout), &zero, 1, &range);
+  } else {
+    const VkClearColorValue zero{};
+    vkCmdClearColorImage(buffer_, handle, vulkan_layout(layout), &zero, 1, &range);
+  }
+  return {};
+}
+
 result<VkDescriptorSet> vulkan_command_list::operand_set(const kernel_operand& op, kernel_operand_kind kind,
                                                          std::span<std::uint32_t, 2> words) {
   if (const auto* img = std::get_if<image_operand>(&op)) {

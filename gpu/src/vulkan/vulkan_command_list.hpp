@@ -91,6 +91,7 @@ class vulkan_command_list final : public command_list {
   result<void> do_end() override;
   result<native_commands> do_native() override;
   result<void> do_image_copy(const image& img, image_layout layout, arena_range bytes, image_copy direction) override;
+  result<void> do_clear(const image& img, image_layout layout) override;
   void do_barrier(std::span<const layout_change> changes) noexcept override;
 
  private:

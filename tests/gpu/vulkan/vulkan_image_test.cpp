@@ -42,6 +42,7 @@ TEST_CASE("vulkan: refused image specs, memory and commands", "[vulkan][image]")
   if (!other.open()) return;
   ferrum::test::check_image_errors(*s.device, *other.device);
   ferrum::test::check_image_made_in_layout(*s.device);
+  ferrum::test::check_image_clear(*s.device, *other.device);
   other.finish();
   s.finish();
 }

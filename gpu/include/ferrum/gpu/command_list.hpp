@@ -185,6 +185,13 @@ class command_list {
   [[nodiscard]] result<void> transition(const image& img, image_layout from, image_layout to,
                                         const image_subresources& range);
 
+  // Sets every texel of every level and layer of `img` to zero (depth 0 and
+  // stencil 0 for a depth format), the image in `layout` (transfer-dst or
+  // general). Ordered as any command. Errors: command_list_state,
+  // foreign_object, invalid_image (another layout, an image without
+  // transfer-dst usage, a block-compressed format, which no device clears).
+  [[nodiscard]] result<void> clear(const image& img, image_layout layout);
+
   // Copies `source` into `destination`, or `source` (an image) into
   // `destination` (a range): level 0 of every layer, rows tightly packed
   // (rows of 4x4 blocks for a block-compressed format), copy_bytes(spec)
@@ -298,6 +305,7 @@ class command_list {
   // which is in `layout`, the way `direction` says.
   virtual result<void> do_image_copy(const image& img, image_layout layout, arena_range bytes,
                                      image_copy direction) = 0;
+  virtual result<void> do_clear(const image& img, image_layout layout) = 0;
   virtual result<void> do_host(host_function function) = 0;
   virtual result<void> do_timestamp(const timestamp_pool& pool, std::uint32_t slot) = 0;
   virtual result<void> do_end() = 0;
