@@ -314,6 +314,11 @@ result<void> command_list::clear(const image& img, image_layout layout) {
   if (is_block_compressed(spec.format))
     return make_error(errc::invalid_image, "clear of an image of format " + quote_text(to_string(spec.format)) +
                                                ": a block-compressed image is not cleared");
+  // Vulkan clears depth and stencil on a queue with graphics only.
+  if (is_depth(spec.format) && stages_ != list_stages::graphics)
+    return make_error(errc::unsupported_command, "clear of a depth image of format " +
+                                                     quote_text(to_string(spec.format)) +
+                                                     " on a list without graphics stages (list_stages::graphics)");
   order({});
   return recorded(do_clear(img, layout));
 }

@@ -10,7 +10,7 @@ namespace ferrum::detail {
 
 program_lanes::program_lanes(std::shared_ptr<const compiled_program> program, std::uint64_t serial,
                              void* owner) noexcept
-    : program_(std::move(program)), serial_(serial), owner_(owner) {}
+    : program_(std::move(program)), serial_(serial), owner_(owner), history_(program_->buckets.size()) {}
 
 result<std::unique_ptr<program_lanes>> program_lanes::make(std::shared_ptr<const compiled_program> program,
                                                            std::uint64_t serial, std::span<gpu::device* const> devices,

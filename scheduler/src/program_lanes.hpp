@@ -11,6 +11,7 @@
 #include "ferrum/scheduler/detail/completion_waiter.hpp"
 #include "ferrum/scheduler/lane_pool.hpp"
 #include "ferrum/scheduler/scheduler_options.hpp"
+#include "history_store.hpp"
 #include "lane_dispatcher.hpp"
 #include "submission_plan.hpp"
 
@@ -49,6 +50,8 @@ class program_lanes {
   [[nodiscard]] lane_dispatcher& dispatcher(std::size_t bucket) const noexcept { return *dispatchers_[bucket]; }
   // How a wave on device `device` (the scheduler's index) submits its nodes.
   [[nodiscard]] const submission_plan& submissions(std::size_t device) const noexcept { return submissions_[device]; }
+  // Its history resources' copies and turn (history_store.hpp).
+  [[nodiscard]] history_store& history() const noexcept { return history_; }
   // Room for any device's segment values and waits (a wave runs on any).
   [[nodiscard]] submission_plan::values make_submission_values() const;
 
@@ -75,6 +78,9 @@ class program_lanes {
   std::uint64_t serial_;
   void* owner_;
   std::vector<submission_plan> submissions_;  // per device
+  // Before the pools: its copies go after every lane (whose recordings
+  // name them).
+  mutable history_store history_;
   std::vector<std::shared_ptr<lane_dispatcher>> dispatchers_;
   // Last: they go first, before the program they were made from.
   std::vector<std::unique_ptr<lane_pool>> pools_;

@@ -48,7 +48,7 @@ void wave::bind_nodes() noexcept {
     const std::optional<node_binding>& binding = l.node(node);
     contexts_[node].emplace(encode_context{node, binding ? &*binding : nullptr, l.slot(node), l.list(node), id_,
                                            bucket_->id, held_.index(), replay_, &cancel_started_, l.resources(node),
-                                           previous_wave, l.state(), l.node_images(node), &l});
+                                           previous_wave, l.state(), l.node_images(node), &l, history_wave_});
   }
 }
 

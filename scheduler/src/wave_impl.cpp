@@ -75,6 +75,34 @@ struct wave::task {
 
 // --- what the coroutine awaits ------------------------------------------------------
 
+// The turn of the program's history store (a bucket with history
+// resources): at once when nobody holds it, else queued (first come, first
+// served) until the holder before it settles.
+struct wave::awaiting_turn {
+  wave& w;
+
+  bool await_ready() const noexcept { return false; }
+  bool await_suspend(std::coroutine_handle<> h) noexcept {
+    w.continuation_ = h;
+    w.handed_ec_ = {};
+    w.step_.store(wave_step::taking_turn);
+    switch (w.program_->history().take_turn(w.turn_waiter_, w.cancel_queued_)) {
+      case history_store::turn::granted:
+        w.turn_held_ = true;
+        return false;
+      case history_store::turn::refused:
+        w.handed_ec_ = asio::error::operation_aborted;
+        return false;
+      case history_store::turn::queued:
+        break;
+    }
+    // Queued: from here another thread may grant the turn (or a
+    // cancellation find it queued) and resume the wave.
+    return true;
+  }
+  error_code await_resume() const noexcept { return w.handed_ec_; }
+};
+
 // A lane of the wave's bucket, on any device: at once when one is free, else
 // queued (first come, first served) until a release hands one over.
 struct wave::awaiting_lane {
@@ -154,12 +182,14 @@ wave::task wave::run(wave& w) {
   wave_host& host = w.host_;
   error_code ec = w.early_error_;
   if (!ec && host.every_device_lost()) ec = make_error_code(errc::device_lost);
+  if (!ec && w.has_history()) ec = co_await awaiting_turn{w};
   if (!ec) {
     ec = co_await awaiting_lane{w};
     // No lane left because every device was lost: say why.
     if (ec == errc::all_lanes_quarantined && host.every_device_lost()) ec = make_error_code(errc::device_lost);
   }
   if (ec) {
+    w.settle_history(history_outcome::unsubmitted);
     w.pass_on();
     w.conclude(ec);
     co_return;
@@ -167,6 +197,14 @@ wave::task wave::run(wave& w) {
   w.device_ = &host.device_of(w.held_);
   w.lane_index_ = w.held_.index();
   host.counters().lane_taken();
+  if (w.turn_held_) ec = w.take_history();
+  if (ec) {
+    w.settle_history(history_outcome::unsubmitted);
+    w.give_back(lane_return::unsubmitted);
+    w.pass_on();
+    w.conclude(ec);
+    co_return;
+  }
   w.end_phase(wave_phase::acquire);
   w.bind_nodes();
   w.end_phase(wave_phase::bind);
@@ -175,6 +213,9 @@ wave::task wave::run(wave& w) {
     w.end_phase(wave_phase::encode);
     ec = w.submit();
   }
+  w.settle_history(!ec                   ? history_outcome::submitted
+                   : w.partly_submitted_ ? history_outcome::partly_submitted
+                                         : history_outcome::unsubmitted);
   if (ec) {
     // Nothing of this wave reached the GPU: the lane goes back at once. Part
     // of it did when a later segment failed: quarantined until it is done.
@@ -232,6 +273,18 @@ error_code wave::submit() noexcept {
     ordered = host_.imports().lock();
     after = host_.imports().after(imports_, timeline);
   }
+  if (history_.reset != nullptr) {
+    // The previous copies' zeros, after the waves before that used them.
+    gpu::queue& queue = device_->device->queue();
+    const std::array<gpu::queue_wait, 1> wait{gpu::queue_wait{&queue, after}};
+    std::array<gpu::command_list*, 1> reset{history_.reset};
+    auto value = queue.submit_next(reset, std::span(wait).first(after != 0 ? 1 : 0));
+    if (!value) {
+      message_ = "the history's reset: " + value.error().what();
+      return value.error().code;
+    }
+    after = *value;
+  }
   const submission_plan::outcome submitted =
       program_->submissions(device_->index)
           .submit(l.lists(), submissions_, {waits_.ops, signals_.ops}, {l.stage_in(), l.stage_out()}, after);
@@ -255,6 +308,31 @@ error_code wave::submit() noexcept {
   (void)held_.record_submission({value, id_, host_.options().replay});
   submitted_value_ = value;
   return {};
+}
+
+error_code wave::take_history() noexcept {
+  const std::size_t b = static_cast<std::size_t>(bucket_ - program_->program().buckets.data());
+  if (host_.devices().size() != 1) {
+    message_ = "bucket " + quote_text(bucket_->id.str()) +
+               " has history resources, which a scheduler over several devices cannot keep (each wave may "
+               "run on another device)";
+    return make_error_code(errc::invalid_wave_request);
+  }
+  auto grant = program_->history().assign(b, bucket_->lane, *device_->device, imports_);
+  if (!grant) {
+    message_ = "the history's copies: " + grant.error().what();
+    return grant.error().code;
+  }
+  history_ = *grant;
+  history_wave_ = grant->previous_wave;
+  return {};
+}
+
+void wave::settle_history(history_outcome how) noexcept {
+  if (!std::exchange(turn_held_, false)) return;
+  const std::size_t b = static_cast<std::size_t>(bucket_ - program_->program().buckets.data());
+  history_ = {};
+  program_->history().settle(b, id_, how);
 }
 
 void wave::give_back(lane_return how) noexcept {
@@ -355,6 +433,9 @@ void wave::prepare(std::uint64_t id, const program_lanes& program, const compile
   held_ = {};
   lane_index_ = 0;
   handed_ec_ = {};
+  turn_held_ = false;
+  history_ = {};
+  history_wave_ = 0;
   replay_ = false;
   encode_failed_.store(false, std::memory_order_relaxed);
   encode_ec_ = {};
@@ -387,6 +468,14 @@ void wave::cancel(asio::cancellation_type_t type) noexcept {
   const bool with_effects = async::allows_side_effects(type);
   if (with_effects) cancel_started_.store(true);
   switch (step_.load()) {
+    case wave_step::taking_turn:
+      // Still queued for the history's turn: leave the queue and resume
+      // with operation_aborted.
+      if (program_->history().cancel(turn_waiter_)) {
+        handed_ec_ = asio::error::operation_aborted;
+        resume_later();
+      }
+      break;
     case wave_step::acquiring:
       // Still queued: leave the queue and resume with operation_aborted.
       if (dispatcher_->cancel(waiter_)) {
@@ -414,6 +503,14 @@ void wave::lane_handed(detail::lane_waiter* waiter_of, error_code ec, held_lane 
   w->handed_ec_ = ec;
   // Resumed through the executor: a give-back must not run the next wave's
   // code on the giving wave's stack.
+  w->resume_later();
+}
+
+void wave::turn_granted(history_waiter* waiter_of) noexcept {
+  wave* w = static_cast<turn_waiter*>(waiter_of)->self;
+  w->turn_held_ = true;
+  w->handed_ec_ = {};
+  // Through the executor: the settling wave's stack goes on.
   w->resume_later();
 }
 

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "fence_watchdog.hpp"
+#include "history_store.hpp"
 #include "ferrum/gpu/timeline.hpp"
 #include "ferrum/scheduler/detail/wave_submission.hpp"
 #include "ferrum/scheduler/lane_pool.hpp"
@@ -42,7 +43,7 @@ class lane_dispatcher;
 class program_lanes;
 
 // Where a wave is, as far as a cancellation needs to know.
-enum class wave_step : std::uint8_t { prepared, acquiring, encoding, submitted };
+enum class wave_step : std::uint8_t { prepared, taking_turn, acquiring, encoding, submitted };
 
 class wave {
  public:
@@ -84,6 +85,7 @@ class wave {
 
  private:
   struct task;
+  struct awaiting_turn;
   struct awaiting_lane;
   struct encoding_nodes;
   struct awaiting_fence;
@@ -108,6 +110,14 @@ class wave {
   void encoder_threw(std::size_t node, std::exception_ptr thrown) noexcept;
   void resume_later() noexcept;
   static void lane_handed(detail::lane_waiter* w, boost::system::error_code ec, held_lane l) noexcept;
+  static void turn_granted(history_waiter* w) noexcept;
+  // History (docs/design.md, "History"): whether the wave's bucket has
+  // history resources; its copies from the program's history store, once
+  // the wave has the turn; the turn handed on with how the wave ended
+  // (nothing when it holds none).
+  [[nodiscard]] bool has_history() const noexcept { return bucket_ != nullptr && !bucket_->lane.histories.empty(); }
+  [[nodiscard]] boost::system::error_code take_history() noexcept;
+  void settle_history(history_outcome how) noexcept;
   static void fence_reached(gpu::timeline_wait* wait, boost::system::error_code ec) noexcept;
   static void fence_expired(fence_watchdog::entry& e) noexcept;
 
@@ -187,6 +197,16 @@ class wave {
   };
   lane_waiter waiter_{this};
   held_lane held_;
+  // History: the program's store hands the turn to the waiter; while the
+  // wave holds it, what its turn gave it.
+  struct turn_waiter : history_waiter {
+    explicit turn_waiter(wave* w) noexcept : history_waiter(&wave::turn_granted), self(w) {}
+    wave* self;
+  };
+  turn_waiter turn_waiter_{this};
+  bool turn_held_ = false;
+  history_grant history_{};
+  std::uint64_t history_wave_ = 0;  // history_.previous_wave, for the report
   // Its number, kept for the report once the lane is given back.
   std::uint32_t lane_index_ = 0;
   boost::system::error_code handed_ec_;

@@ -109,15 +109,25 @@ result<void> check_usage(const lane_import& r, std::uint32_t has, const Where& w
 
 result<void> resolve_buffers(const copied_imports& given, const lane_recipe& recipe, const bucket_id& bucket,
                              const gpu::device* device, wave_imports& out) {
+  // The engine's buffers: the recipe's imported ones but history buffers.
   boost::container::static_vector<std::string_view, max_wave_imports> ids;
-  for (std::size_t k = 0; k < std::min(recipe.imports.size(), ids.capacity()); ++k)
-    ids.push_back(recipe.imports[k].resource.view());
-  auto named = match_entries(given, ids, recipe.imports.size(), "imports", "buffer", max_wave_imports, device);
+  std::size_t engine = 0;
+  for (const lane_import& r : recipe.imports)
+    if (r.history == history_role::none && ++engine <= ids.capacity()) ids.push_back(r.resource.view());
+  if (recipe.imports.size() > max_wave_imports)
+    return make_error(errc::invalid_wave_request, "the plan imports " + std::to_string(recipe.imports.size()) +
+                                                      " buffers (history ones included); a wave holds at most " +
+                                                      std::to_string(max_wave_imports));
+  auto named = match_entries(given, ids, engine, "imports", "buffer", max_wave_imports, device);
   if (!named) return named.error();
   const std::size_t first = out.size();
-  for (std::size_t k = 0; k < recipe.imports.size(); ++k) {
-    const lane_import& r = recipe.imports[k];
-    const std::size_t e = (*named)[k];
+  std::size_t k = 0;  // into named: the engine's buffers
+  for (const lane_import& r : recipe.imports) {
+    if (r.history != history_role::none) {
+      out.push_back({{}, nullptr, {}, r.written, &r.resource, {}, r.history});
+      continue;
+    }
+    const std::size_t e = (*named)[k++];
     if (e == given.entries.size())
       return make_error(errc::import_missing, "bucket " + quote_text(bucket.str()) + ": no buffer for resource " +
                                                   quote_text(r.resource.view()) + " in wave_request::imports");
@@ -142,16 +152,21 @@ result<void> resolve_buffers(const copied_imports& given, const lane_recipe& rec
     out.push_back({{range.arena, range.offset, static_cast<std::size_t>(r.size)}, nullptr, {}, r.written});
   }
   // Two resources in the same bytes: the plan's barriers would not see
-  // their hazards.
+  // their hazards. (A history buffer's copies are the scheduler's own.)
+  const auto entry = [&](std::size_t at) {
+    std::size_t engine_before = 0;
+    for (std::size_t i = first; i < at; ++i) engine_before += out[i].history == history_role::none ? 1 : 0;
+    return (*named)[engine_before];
+  };
   for (std::size_t a = first; a < out.size(); ++a)
     for (std::size_t b = a + 1; b < out.size(); ++b) {
       const gpu::arena_range& x = out[a].range;
       const gpu::arena_range& y = out[b].range;
-      if (x.arena == y.arena && (out[a].written || out[b].written) && x.offset < y.offset + y.size &&
-          y.offset < x.offset + x.size)
+      if (x.arena != nullptr && x.arena == y.arena && (out[a].written || out[b].written) &&
+          x.offset < y.offset + y.size && y.offset < x.offset + x.size)
         return make_error(errc::invalid_wave_request,
-                          entry_name("imports", (*named)[a - first]) + " and [" + std::to_string((*named)[b - first]) +
-                              "] (resources " + quote_text(recipe.imports[a - first].resource.view()) + " and " +
+                          entry_name("imports", entry(a)) + " and [" + std::to_string(entry(b)) + "] (resources " +
+                              quote_text(recipe.imports[a - first].resource.view()) + " and " +
                               quote_text(recipe.imports[b - first].resource.view()) +
                               ") overlap in one arena, and a node writes one of them");
     }
@@ -185,22 +200,47 @@ image_effect effect_on(const lane_recipe& recipe, std::size_t i, image_layout la
   return out;
 }
 
+// The entry of history image `i`, its object given at the wave's turn: the
+// current found undefined (a node writes it first), the previous in the
+// layout the current's last use leaves (history_store::assign puts a copy
+// reset in it too).
+wave_import history_image(const lane_recipe& recipe, std::size_t i) {
+  image_layout found = image_layout::undefined;
+  if (recipe.images[i].history == history_role::previous)
+    for (const history_pair& h : recipe.histories)
+      if (h.image && h.previous == i) found = effect_on(recipe, h.current, image_layout::undefined).left;
+  const image_effect effect = effect_on(recipe, i, found);
+  return {{}, nullptr, found, effect.written, &recipe.images[i].resource, effect.left, recipe.images[i].history};
+}
+
 result<void> resolve_images(const copied_images& given, const lane_recipe& recipe, const bucket_id& bucket,
                             const gpu::device* device, wave_imports& out) {
   boost::container::static_vector<std::size_t, max_wave_images> images;  // into recipe.images
   boost::container::static_vector<std::string_view, max_wave_images> ids;
   std::size_t imported = 0;
+  std::size_t all = 0;  // history images too
   for (std::size_t i = 0; i < recipe.images.size(); ++i) {
-    if (!recipe.images[i].imported || ++imported > max_wave_images) continue;
+    if (!recipe.images[i].imported) continue;
+    if (++all > max_wave_images)
+      return make_error(errc::invalid_wave_request, "the plan imports more than " + std::to_string(max_wave_images) +
+                                                        " images (history ones included), which a wave holds");
+    if (recipe.images[i].history != history_role::none) continue;
+    ++imported;
     images.push_back(i);
     ids.push_back(recipe.images[i].resource.view());
   }
   auto named = match_entries(given, ids, imported, "images", "image", max_wave_images, device);
   if (!named) return named.error();
   const std::size_t first = out.size();
-  for (std::size_t k = 0; k < images.size(); ++k) {
+  std::size_t k = 0;  // into images and named: the engine's
+  for (std::size_t i = 0; i < recipe.images.size(); ++i) {
+    if (!recipe.images[i].imported) continue;
+    if (recipe.images[i].history != history_role::none) {
+      out.push_back(history_image(recipe, i));
+      continue;
+    }
     const lane_image& r = recipe.images[images[k]];
-    const std::size_t e = (*named)[k];
+    const std::size_t e = (*named)[k++];
     if (e == given.entries.size())
       return make_error(errc::import_missing, "bucket " + quote_text(bucket.str()) + ": no image for resource " +
                                                   quote_text(r.resource.view()) + " in wave_request::images");
@@ -219,9 +259,8 @@ result<void> resolve_images(const copied_images& given, const lane_recipe& recip
     for (std::size_t j = first; j < out.size(); ++j)
       if (out[j].image == image.image)
         return make_error(errc::invalid_wave_request, where() + ": the image named for resource " +
-                                                          quote_text(recipe.images[images[j - first]].resource.view()) +
-                                                          " too");
-    const image_effect effect = effect_on(recipe, images[k], image.layout);
+                                                          quote_text(out[j].resource->view()) + " too");
+    const image_effect effect = effect_on(recipe, images[k - 1], image.layout);
     out.push_back({{}, image.image, image.layout, effect.written, &r.resource, effect.left});
   }
   return {};
@@ -241,7 +280,7 @@ std::uint64_t import_order::after(std::span<const wave_import> imports, const gp
   std::uint64_t wait = 0;
   for (const wave_import& i : imports)
     for (const entry& e : entries_)
-      if (e.object == i.object() && e.first < i.last() && i.first() < e.last)
+      if (i.object() != nullptr && e.object == i.object() && e.first < i.last() && i.first() < e.last)
         wait = std::max({wait, e.written, i.written ? e.read : 0});
   wait = std::max(wait, floor_);
   return timeline.reached(wait) ? 0 : wait;
@@ -251,6 +290,7 @@ void import_order::record(std::span<const wave_import> imports, std::uint64_t va
                           const gpu::timeline& timeline) noexcept {
   std::erase_if(entries_, [&](const entry& e) { return timeline.reached(std::max(e.written, e.read)); });
   for (const wave_import& i : imports) {
+    if (i.object() == nullptr) continue;
     // One entry per range: a range that overlaps another is ordered by
     // both (after), each keeping its own last writer and reader.
     auto it = std::find_if(entries_.begin(), entries_.end(), [&](const entry& e) {

@@ -32,6 +32,10 @@ struct wave_import {
   bool written = false;
   const resource_id* resource = nullptr;
   image_layout left = image_layout::undefined;  // the layout the wave leaves it in
+  // A history resource's (the scheduler's, not the request's): its object
+  // is one of its pair's two copies, set when the wave takes its turn
+  // (history_store::assign); none until then.
+  history_role history = history_role::none;
 
   // What waves that use it are ordered by: the buffer's arena, or the image.
   [[nodiscard]] const void* object() const noexcept {
@@ -47,7 +51,11 @@ using wave_imports = boost::container::static_vector<wave_import, max_wave_impor
 
 // The request's buffers for `recipe`'s imported buffers (its order), each
 // cut to its resource's size, then its images for the recipe's imported
-// images (its order). Errors (naming the entry and the resource):
+// images (its order); a history resource's entry (the recipe lists them
+// among its imported ones) holds no buffer or image yet, which the wave's
+// turn gives it (history_store), and the layouts of an image's: the
+// current's named undefined (a node writes it first), the previous's the
+// layout the current's last use leaves. Errors (naming the entry and the resource):
 // invalid_wave_request, import_missing, import_too_small (naming the bytes
 // given and the bytes wanted), buffer_usage_missing (a buffer without the
 // usage an access of the plan needs: buffer_usage_of, naming the usage and

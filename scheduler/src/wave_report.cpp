@@ -25,9 +25,10 @@ wave_report wave::report_now() const {
   }
   r.failed_node = failed_node_;
   r.message = message_;
+  r.history_wave = history_wave_;
   gpu_time_.report(r);
   for (const wave_import& i : imports_) {
-    if (i.image == nullptr) continue;
+    if (i.image == nullptr || i.history != history_role::none) continue;
     const image_layout left = submitted_value_ != 0 ? i.left : (partly_submitted_ ? image_layout::undefined : i.layout);
     r.final_images[r.final_image_count++] = {i.resource->view(), i.image, left};
   }

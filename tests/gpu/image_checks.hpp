@@ -176,7 +176,8 @@ inline void check_image_clear(gpu::device& device, gpu::device& other) {
   auto upload = require(device.create_arena(bytes, memory_class::upload));
   auto readback = require(device.create_arena(bytes, memory_class::readback));
   for (std::size_t w = 0; w < bytes / 4; ++w) set_word(*upload, w, 0x3f800000u);  // 1.0f
-  auto list = require(device.create_command_list());
+  // Depth is cleared on a list with graphics stages only.
+  auto list = require(device.create_command_list(queue_kind::compute, gpu::list_stages::graphics));
   const std::uint64_t value = submit(device, *list, [&](gpu::command_list& l) {
     if (upload->staged()) require(l.stage(*upload));
     std::size_t at = 0;
@@ -215,6 +216,7 @@ inline void check_image_clear(gpu::device& device, gpu::device& other) {
   CHECK(refusing->clear(without->at(0), image_layout::general).error() == errc::invalid_image);
   CHECK(refusing->clear(blocks->at(0), image_layout::transfer_dst).error() == errc::invalid_image);
   CHECK(refusing->clear(foreign->at(0), image_layout::transfer_dst).error() == errc::foreign_object);
+  CHECK(refusing->clear(memory[1]->at(0), image_layout::transfer_dst).error() == errc::unsupported_command);
   CHECK(refusing->size() == 0);
   require(refusing->end());
 }

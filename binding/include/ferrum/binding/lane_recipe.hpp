@@ -24,6 +24,9 @@
 
 namespace ferrum {
 
+// A history resource's part in its pair (docs/design.md, "History").
+enum class history_role : std::uint8_t { none, current, previous };
+
 // One resource a node lists, placed in a lane of its bucket.
 struct lane_use {
   std::size_t domain = 0;  // its pool's domain (program order)
@@ -56,6 +59,7 @@ struct lane_import {
   bool written = false;    // whether a node writes it (any access but read)
   std::uint32_t accesses = 0;
   std::uint32_t transfer_accesses = 0;
+  history_role history = history_role::none;
 
   [[nodiscard]] bool takes(resource_access a) const noexcept {
     return ((accesses | transfer_accesses) & (1u << static_cast<unsigned>(a))) != 0;
@@ -89,6 +93,7 @@ struct lane_image {
   // The extent as the plan declares it: 0 for a fixed one, else the divisor
   // of the bucket's (1: the bucket's own; image_desc::extent_divisor).
   std::uint32_t bucket_divisor = 0;
+  history_role history = history_role::none;
 
   [[nodiscard]] bool takes(resource_access a) const noexcept {
     return (accesses & (1u << static_cast<unsigned>(a))) != 0;
@@ -134,6 +139,15 @@ struct image_transition {
   friend bool operator==(const image_transition&, const image_transition&) = default;
 };
 
+// One history pair: indices of its current and its previous into
+// lane_recipe::images (image) or lane_recipe::imports (buffer).
+struct history_pair {
+  bool image = false;
+  std::size_t current = 0;
+  std::size_t previous = 0;
+  friend bool operator==(const history_pair&, const history_pair&) = default;
+};
+
 struct lane_recipe {
   static constexpr std::size_t no_domain = std::numeric_limits<std::size_t>::max();
 
@@ -160,6 +174,8 @@ struct lane_recipe {
   std::vector<lane_image> images;
   std::vector<image_transition> transitions;
   std::vector<std::size_t> transition_begin;
+  // The history pairs, in the current's program order.
+  std::vector<history_pair> histories;
 
   [[nodiscard]] std::size_t barriers_per_wave() const noexcept {
     return static_cast<std::size_t>(std::count(barrier_before.begin(), barrier_before.end(), true));

@@ -189,7 +189,9 @@ class command_list {
   // stencil 0 for a depth format), the image in `layout` (transfer-dst or
   // general). Ordered as any command. Errors: command_list_state,
   // foreign_object, invalid_image (another layout, an image without
-  // transfer-dst usage, a block-compressed format, which no device clears).
+  // transfer-dst usage, a block-compressed format, which no device clears),
+  // unsupported_command (a depth format on a list without graphics stages:
+  // Vulkan clears depth on a graphics queue only).
   [[nodiscard]] result<void> clear(const image& img, image_layout layout);
 
   // Copies `source` into `destination`, or `source` (an image) into

@@ -309,6 +309,14 @@ struct encode_context {
   // node's resources and slot, and lane offsets as ranges
   // (lane_contents::range). What other nodes of the wave write is theirs.
   const lane_contents* contents = nullptr;
+  // For a plan with history resources (docs/design.md, "History"): the
+  // wave whose output their previous copies hold — the last wave before
+  // this one, on this bucket, that submitted whole — or 0 where ferrum
+  // reset them to zeros instead (the bucket's first wave, the first after a
+  // wave of another bucket or after one submitted in part), when a node
+  // that blends with history (TAA) uses the current frame alone. 0 without
+  // history too.
+  std::uint64_t history_wave = 0;
 
   // The lane's state as the engine's type T (derived from lane_state):
   // nullptr when the lane has none or it is of another type.
@@ -416,6 +424,10 @@ struct wave_report {
   // semaphores of a failed wave could not be passed on.
   std::optional<std::size_t> failed_node;
   std::string message;
+  // The wave whose output its history resources' previous copies held
+  // (encode_context::history_wave); 0: reset to zeros, none, or the wave
+  // never had the history's turn.
+  std::uint64_t history_wave = 0;
   // With scheduler_options::gpu_timestamps, once the wave's fence was
   // reached: per node (node n at [n]), when its commands began on the GPU
   // (the work before them had ended) and when they ended; `gpu`, from the
