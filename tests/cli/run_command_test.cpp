@@ -5,6 +5,7 @@
 #include "compiled_plan.hpp"
 #include "ferrum_process.hpp"
 #include "run_report_checks.hpp"
+#include "sanitized.hpp"
 
 #include "ferrum/gpu/null_device.hpp"
 
@@ -32,6 +33,10 @@ using cli_test::u64;
 using cli_test::vulkan_run_json;
 
 namespace {
+
+// Waves per example plan in the runs over every example plan: fewer under
+// the sanitizers, where each costs ten times as much (tests/support/sanitized.hpp).
+constexpr std::uint64_t example_waves = test_support::sanitized ? 12 : 30;
 
 // A usage error: exit 1, one stderr line naming usage_error, nothing on stdout.
 void check_usage_error(const std::vector<std::string>& args, std::string_view fragment) {
@@ -498,7 +503,7 @@ TEST_CASE("ferrum run: --reorder runs the example plans with only their derived 
   for (const char* plan : {"two_nodes.json", "history.json", "interval_liveness.json", "multi_bucket.json",
                            "two_queues.json", "two_queues_access.json", "imported.json"}) {
     INFO(plan);
-    check_healthy(run_json(example_plan(plan), {"--waves", "40", "--reorder"}), 40);
+    check_healthy(run_json(example_plan(plan), {"--waves", std::to_string(example_waves), "--reorder"}), example_waves);
   }
 }
 
@@ -510,10 +515,10 @@ TEST_CASE("ferrum run: --discrete-layout runs the example plans with staged memo
                            "readback.json", "two_queues.json", "two_queues_access.json", "imported.json"}) {
     INFO(plan);
     for (bool reorder : {false, true}) {
-      std::vector<std::string> extra{"--waves", "30", "--discrete-layout"};
+      std::vector<std::string> extra{"--waves", std::to_string(example_waves), "--discrete-layout"};
       if (reorder) extra.emplace_back("--reorder");
       const json_run run = run_json(example_plan(plan), extra);
-      check_healthy(run, 30);
+      check_healthy(run, example_waves);
       CHECK(run.report["discrete_layout"] == true);
     }
   }
