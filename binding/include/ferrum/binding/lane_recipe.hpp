@@ -39,6 +39,9 @@ struct lane_use {
   subresource_range range{};
 };
 
+// A history resource's part in its pair (docs/design.md, "History").
+enum class history_role : std::uint8_t { none, current, previous };
+
 // One buffer of an imported pool (memory class `imported`): a buffer of
 // the engine's that each wave names (wave_request::imports), never
 // allocated by a lane.
@@ -48,6 +51,10 @@ struct lane_use {
 // accesses nodes on the compute queue make of it, `transfer_accesses` those
 // of nodes on the transfer queue (a bit per resource_access each): what the
 // buffer's usage must allow (ferrum/scheduler/buffer_usage.hpp).
+// A history buffer (`history` not none) is listed here too, as an imported
+// one, but it is the scheduler's, not the engine's: each wave points its
+// current and its previous at the two buffers the scheduler keeps for the
+// pair (lane_recipe::histories).
 struct lane_import {
   resource_id resource;
   std::size_t domain = 0;  // as lane_use's
@@ -56,6 +63,7 @@ struct lane_import {
   bool written = false;    // whether a node writes it (any access but read)
   std::uint32_t accesses = 0;
   std::uint32_t transfer_accesses = 0;
+  history_role history = history_role::none;
 
   [[nodiscard]] bool takes(resource_access a) const noexcept {
     return ((accesses | transfer_accesses) & (1u << static_cast<unsigned>(a))) != 0;
@@ -75,6 +83,11 @@ struct lane_import {
 // `imported`: an image of an imported pool, the engine's, which each wave
 // names (wave_request::images) and no lane makes; its first transition in
 // a wave starts from the layout the wave names (`from` here: undefined).
+// A history image (`history` not none) is `imported` too, but the
+// scheduler's: each wave points it at one of the two images the scheduler
+// keeps for its pair (lane_recipe::histories), and hands in its layout as
+// for the engine's; its `accesses` also hold transfer-dst, which the
+// scheduler clears it by (on the first wave and after a resize).
 struct lane_image {
   resource_id resource;
   std::size_t domain = 0;  // as lane_use's
@@ -89,6 +102,7 @@ struct lane_image {
   // The extent as the plan declares it: 0 for a fixed one, else the divisor
   // of the bucket's (1: the bucket's own; image_desc::extent_divisor).
   std::uint32_t bucket_divisor = 0;
+  history_role history = history_role::none;
 
   [[nodiscard]] bool takes(resource_access a) const noexcept {
     return (accesses & (1u << static_cast<unsigned>(a))) != 0;
@@ -134,6 +148,15 @@ struct image_transition {
   friend bool operator==(const image_transition&, const image_transition&) = default;
 };
 
+// One history pair: indices of its current and its previous into
+// lane_recipe::images (image) or lane_recipe::imports (buffer).
+struct history_pair {
+  bool image = false;
+  std::size_t current = 0;
+  std::size_t previous = 0;
+  friend bool operator==(const history_pair&, const history_pair&) = default;
+};
+
 struct lane_recipe {
   static constexpr std::size_t no_domain = std::numeric_limits<std::size_t>::max();
 
@@ -160,6 +183,9 @@ struct lane_recipe {
   std::vector<lane_image> images;
   std::vector<image_transition> transitions;
   std::vector<std::size_t> transition_begin;
+  // The history pairs, in their currents' program order (docs/design.md,
+  // "History"); the same in every bucket.
+  std::vector<history_pair> histories;
 
   [[nodiscard]] std::size_t barriers_per_wave() const noexcept {
     return static_cast<std::size_t>(std::count(barrier_before.begin(), barrier_before.end(), true));
