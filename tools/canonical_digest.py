@@ -16,7 +16,7 @@ import sys
 
 ENUMS = {
     "kind": ["binding", "workspace"],
-    "lifetime": ["invocation", "persistent"],
+    "lifetime": ["invocation", "persistent", "history"],
     "usage": ["binding", "storage", "uniform", "staging"],
     "element": ["u8", "u16", "u32", "u64", "i32", "f16", "f32"],
     "allocator": ["linear-arena"],
@@ -172,18 +172,22 @@ def plan_hash(plan):
                    if "memory" in options
                    and options["memory"] != ("upload" if pool in binding_pools else "device")]
         images = [r for r in resources if "image" in r]
-        if declared or classes or images or ranged:
+        # History pairs: each previous and its current, previous in id order;
+        # with one, every part before is written, even when empty.
+        histories = [(r["id"], r["history_of"]) for r in resources if "history_of" in r]
+        ranged_part = bool(ranged) or bool(histories)
+        if declared or classes or images or ranged_part:
             w.u64(len(declared))
             for i, r, access in declared:
                 w.u64(i)
                 w.str(r)
                 w.enum("access", access)
-        if classes or images or ranged:
+        if classes or images or ranged_part:
             w.u64(len(classes))
             for pool, memory in classes:
                 w.str(pool)
                 w.enum("memory", memory)
-        if images or ranged:
+        if images or ranged_part:
             # Image resources in id order, after the classes' part.
             w.u64(len(images))
             for r in images:
@@ -206,7 +210,7 @@ def plan_hash(plan):
                     w.u64(extent[1])
                 w.u64(image.get("mips", 1))
                 w.u64(image.get("layers", 1))
-        if ranged:
+        if ranged_part:
             # Accesses to part of an image, after the images' part.
             w.u64(len(ranged))
             for i, r, access, rng in ranged:
@@ -215,6 +219,12 @@ def plan_hash(plan):
                 w.enum("access", access)
                 for n in rng:
                     w.u64(n)
+        if histories:
+            # History pairs, after the ranged accesses' part.
+            w.u64(len(histories))
+            for previous, current in histories:
+                w.str(previous)
+                w.str(current)
     return w.digest()
 
 

@@ -2,6 +2,7 @@
 
 #include "ferrum/binding/image_access.hpp"
 
+#include "history_rules.hpp"
 #include "json_pointer.hpp"
 #include "plan_rules.hpp"
 
@@ -202,13 +203,14 @@ result<void> check_image_uses(const plan& p, std::span<const std::size_t> all_us
       }
       state.last_node = n;
       state.last_use = k;
-      const bool kept = r.lifetime != allocation_lifetime::invocation || imported;
+      const bool kept = holds_earlier_contents(r) || imported;
       if (!state.use(range, r.image->layers, layout_of(a)) && !kept && !writes_whole(a))
         return access_path_error(errc::image_read_before_write, p, n, k,
                                  who(r) + " is read (" + access + ") at " + to_string(range) +
                                      " before any node writes it there; a subresource's first use in a wave "
                                      "writes it whole ('storage-write', 'color-attachment', 'depth-attachment', "
-                                     "'transfer-dst') unless the image is persistent or imported");
+                                     "'transfer-dst') unless the image is persistent, imported or a history's "
+                                     "previous");
       state.presented = a == resource_access::present;
     }
   }

@@ -119,6 +119,11 @@ image_plan derive_image_transitions(const plan& p, const plan_index& index, cons
       image_of[r] = out.images.size();
       lane_image& image = out.images.emplace_back(lane_image{res.id, d, m, *res.image, res.lifetime});
       image.imported = domains[d].memory == memory_class::imported;
+      if (domains[d].history) {
+        // The scheduler's; it clears the image (transfer-dst) to reset it.
+        image.history = res.history_of ? history_role::previous : history_role::current;
+        image.accesses |= 1u << static_cast<unsigned>(resource_access::transfer_dst);
+      }
       // An interval pool holds invocation resources only, each with its interval.
       if (domains[d].liveness == liveness_mode::interval) {
         image.aliasable = true;

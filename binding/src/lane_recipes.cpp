@@ -56,6 +56,42 @@ std::uint64_t unaligned_bytes(const resource_descriptor& r, const bucket_capacit
   return r.demand.base + (r.demand.dimension ? r.demand.per_unit * dims[*r.demand.dimension] : 0);
 }
 
+// The history pairs (lane_recipe::histories) of a recipe whose images and
+// imports are made: each previous's current by its id, the pairs in their
+// currents' program order.
+std::vector<history_pair> history_pairs(const plan& p, const plan_index& index, const compiled_program& program,
+                                        const lane_recipe& recipe) {
+  struct found {
+    std::size_t image = lane_recipe::no_domain;
+    std::size_t import = lane_recipe::no_domain;
+  };
+  std::vector<found> of(p.resources.size());
+  for (std::size_t i = 0; i < recipe.images.size(); ++i)
+    if (recipe.images[i].history != history_role::none)
+      of[program.domains[recipe.images[i].domain].members[recipe.images[i].member]].image = i;
+  for (std::size_t i = 0; i < recipe.imports.size(); ++i)
+    if (recipe.imports[i].history != history_role::none)
+      of[program.domains[recipe.imports[i].domain].members[recipe.imports[i].member]].import = i;
+  std::vector<std::pair<std::pair<std::size_t, std::size_t>, history_pair>> pairs;  // by the current's place
+  for (std::size_t r = 0; r < p.resources.size(); ++r) {
+    if (!p.resources[r].history_of) continue;
+    const std::optional<std::size_t> c = index.resource(p.resources[r].history_of->view());
+    if (!c) continue;  // check_history refused it
+    const bool image = p.resources[r].image.has_value();
+    const std::size_t current = image ? of[*c].image : of[*c].import;
+    const std::size_t previous = image ? of[r].image : of[r].import;
+    if (current == lane_recipe::no_domain || previous == lane_recipe::no_domain) continue;
+    const auto place = image ? std::pair(recipe.images[current].domain, recipe.images[current].member)
+                             : std::pair(recipe.imports[current].domain, recipe.imports[current].member);
+    pairs.push_back({place, {image, current, previous}});
+  }
+  std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<history_pair> out;
+  out.reserve(pairs.size());
+  for (const auto& pair : pairs) out.push_back(pair.second);
+  return out;
+}
+
 }  // namespace
 
 result<void> make_lane_recipes(compiled_program& program, const plan& p, const plan_index& index) {
@@ -98,9 +134,12 @@ result<void> make_lane_recipes(compiled_program& program, const plan& p, const p
     for (std::size_t d = 0; d < program.domains.size(); ++d) {
       if (program.domains[d].memory != memory_class::imported || program.domains[d].images) continue;
       const std::vector<projection>& projections = bucket.capacity_layouts[d].projections;
-      for (std::size_t m = 0; m < projections.size(); ++m)
-        recipe.imports.push_back({projections[m].resource, d, m,
-                                  unaligned_bytes(p.resources[program.domains[d].members[m]], bucket.spec.dims)});
+      for (std::size_t m = 0; m < projections.size(); ++m) {
+        const resource_descriptor& r = p.resources[program.domains[d].members[m]];
+        lane_import& i = recipe.imports.emplace_back(
+            lane_import{projections[m].resource, d, m, unaligned_bytes(r, bucket.spec.dims)});
+        if (program.domains[d].history) i.history = r.history_of ? history_role::previous : history_role::current;
+      }
     }
     for (std::size_t n = 0; n < p.nodes.size(); ++n)
       for (std::size_t u = use_begin[n]; u < use_begin[n + 1]; ++u) {
@@ -114,6 +153,7 @@ result<void> make_lane_recipes(compiled_program& program, const plan& p, const p
               1u << static_cast<unsigned>(use.access);
         }
       }
+    recipe.histories = history_pairs(p, index, program, recipe);
     recipe.barrier_before = derive_barriers(recipe, program.dependencies);
     recipe.one_queue_barrier_before = program.dependencies.uses_transfer()
                                           ? derive_barriers(recipe, program.dependencies, barrier_queues::one)

@@ -218,6 +218,9 @@ result<memory_class> pool_memory_class(const plan& p, const pool_domain& domain,
                           " holds images, which live in 'device' memory or are the engine's ('imported'), not " +
                           quote_text(to_string(*declared)),
                       pool_path(domain.pool) + "/memory");
+  // History resources are the scheduler's, outside the lanes: placed as
+  // the engine's are (check_history refuses another declared class).
+  if (domain.history) return memory_class::imported;
   return declared.value_or(derived_memory_class(binds));
 }
 
@@ -231,7 +234,7 @@ error incompatible_member(const resource_descriptor& r, const resource_descripto
 error invalid_liveness(const resource_descriptor& r, std::size_t index) {
   return make_error(errc::invalid_liveness,
                     "pool " + pool_id::quote(r.pool.view()) + " is interval but resource " +
-                        resource_id::quote(r.id.view()) + " is persistent",
+                        resource_id::quote(r.id.view()) + " is " + std::string(to_string(r.lifetime)),
                     resource_path(index) + "/lifetime");
 }
 

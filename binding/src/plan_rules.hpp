@@ -177,6 +177,8 @@ namespace ferrum::detail {
 // resources (the host writes every slot) and device for any other.
 // invalid_memory_class: a binding pool declared another class, or a v1 plan
 // declaring a class; invalid_liveness: an imported pool declared interval.
+// A pool of history resources (pool_domain::history) is `imported`: the
+// scheduler's two copies of each pair, outside the lanes.
 [[nodiscard]] result<memory_class> pool_memory_class(const plan& p, const pool_domain& domain,
                                                      std::optional<memory_class> declared);
 // The errors of pool_memory_class, for `pool`, which holds binding

@@ -53,6 +53,7 @@ result<std::vector<pool_domain>> detail::derive_pool_domains(const plan& p, cons
     if (auto ok = detail::check_pool_member(p, domain, r); !ok) return ok.error();
     domain.members.push_back(r);
     domain.images = p.resources[r].image.has_value();
+    domain.history = p.resources[r].lifetime == allocation_lifetime::history;
   }
   for (std::size_t d = 0; d < domains.size(); ++d) {
     auto memory = detail::pool_memory_class(p, domains[d], declared[d]);

@@ -1,6 +1,8 @@
 // rebuild_program and the plan's stages of it (program_file_check.hpp).
 #include "program_file_check.hpp"
 
+#include "history_rules.hpp"
+
 #include "conservative_packing.hpp"
 #include "dependency_graph_build.hpp"
 #include "ferrum/binding/admission.hpp"
@@ -125,10 +127,13 @@ result<void> check_resources(file_plan& f) {
     if (auto ok = check_dimension(res, r); !ok) return ok.error();
     if (f.intervals[r].first == no_index) return unused_resource(res, r);
   }
-  // The file's uses are 32-bit; a plan without images needs no copy.
-  if (std::none_of(p.resources.begin(), p.resources.end(), [](const resource_descriptor& r) { return r.image; }))
+  // The file's uses are 32-bit; a plan without images or history needs no copy.
+  if (std::none_of(p.resources.begin(), p.resources.end(), [](const resource_descriptor& r) {
+        return r.image || r.history_of || r.lifetime == allocation_lifetime::history;
+      }))
     return {};
   const std::vector<std::size_t> uses(f.t.use_resource.begin(), f.t.use_resource.end());
+  if (auto ok = check_history(p, uses); !ok) return ok.error();
   return check_image_uses(p, uses);
 }
 
@@ -165,6 +170,7 @@ result<void> check_domain(file_plan& f, std::size_t d, const std::vector<const p
   const resource_descriptor& first = f.p.resources[domain.members.front()];
   domain.pool = first.pool;
   domain.images = first.image.has_value();
+  domain.history = first.lifetime == allocation_lifetime::history;
   if (d > 0 && !(f.domains[d - 1].pool < domain.pool))
     return inconsistent("domains " + std::to_string(d - 1) + " and " + std::to_string(d) +
                         " are not in strictly increasing pool id order");

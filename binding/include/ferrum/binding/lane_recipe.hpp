@@ -42,6 +42,9 @@ struct lane_use {
   subresource_range range{};
 };
 
+// A history resource's part in its pair (docs/design.md, "History").
+enum class history_role : std::uint8_t { none, current, previous };
+
 // One buffer of an imported pool (memory class `imported`): a buffer of
 // the engine's that each wave names (wave_request::imports), never
 // allocated by a lane.
@@ -51,6 +54,10 @@ struct lane_use {
 // accesses nodes on the compute queue make of it, `transfer_accesses` those
 // of nodes on the transfer queue (a bit per resource_access each): what the
 // buffer's usage must allow (ferrum/scheduler/buffer_usage.hpp).
+// A history buffer (`history` not none) is listed here too, as an imported
+// one, but it is the scheduler's, not the engine's: each wave points its
+// current and its previous at the two buffers the scheduler keeps for the
+// pair (lane_recipe::histories).
 struct lane_import {
   resource_id resource;
   std::size_t domain = 0;  // as lane_use's
@@ -79,6 +86,11 @@ struct lane_import {
 // `imported`: an image of an imported pool, the engine's, which each wave
 // names (wave_request::images) and no lane makes; its first transition in
 // a wave starts from the layout the wave names (`from` here: undefined).
+// A history image (`history` not none) is `imported` too, but the
+// scheduler's: each wave points it at one of the two images the scheduler
+// keeps for its pair (lane_recipe::histories), and hands in its layout as
+// for the engine's; its `accesses` also hold transfer-dst, which the
+// scheduler clears it by (on the first wave and after a resize).
 struct lane_image {
   resource_id resource;
   std::size_t domain = 0;  // as lane_use's
@@ -174,7 +186,8 @@ struct lane_recipe {
   std::vector<lane_image> images;
   std::vector<image_transition> transitions;
   std::vector<std::size_t> transition_begin;
-  // The history pairs, in the current's program order.
+  // The history pairs, in their currents' program order (docs/design.md,
+  // "History"); the same in every bucket.
   std::vector<history_pair> histories;
 
   [[nodiscard]] std::size_t barriers_per_wave() const noexcept {

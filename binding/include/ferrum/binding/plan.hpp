@@ -35,8 +35,12 @@ namespace ferrum {
 
 // Whether a resource is a node's binding arena slot or shared workspace.
 enum class allocation_kind : std::uint8_t { binding, workspace };
-// How long a resource lives: one invocation (a wave) or across waves.
-enum class allocation_lifetime : std::uint8_t { invocation, persistent };
+// How long a resource lives: one invocation (a wave), across the waves of
+// its lane (persistent), or one wave in a history pair (v2: a current, which
+// a wave writes, and its previous, `resource_descriptor::history_of`, which
+// holds what the wave before it wrote, whatever lane that ran on;
+// docs/plan-format.md, "History").
+enum class allocation_lifetime : std::uint8_t { invocation, persistent, history };
 enum class buffer_usage : std::uint8_t { binding, storage, uniform, staging };
 enum class element_type : std::uint8_t { u8, u16, u32, u64, i32, f16, f32 };
 enum class storage_allocator : std::uint8_t { linear_arena };
@@ -164,6 +168,9 @@ struct resource_descriptor {
   element_type element = element_type::u8;
   storage_contract storage;
   std::optional<image_desc> image{};
+  // v2, lifetime history only: the current whose previous wave's contents
+  // this resource is (read only; its description the current's).
+  std::optional<resource_id> history_of{};
 };
 
 // The part of an image a node's access reaches (v2, docs/plan-format.md,

@@ -27,12 +27,17 @@ struct pool_domain {
   bool images = false;
   // Indices into plan::resources, in resource id order.
   std::vector<std::size_t> members;
+  // Whether its members are history resources (a pool holds them or none):
+  // the scheduler keeps two copies of each pair per bucket, outside the
+  // lanes, so the pool is placed as an imported one (`memory` imported: no
+  // lane bytes, no images a lane makes, nothing admission counts).
+  bool history = false;
 };
 
 // Groups the plan's resources by pool, pools in id order. Errors:
 // incompatible_pool_member (naming both resources), invalid_liveness (an
-// interval pool holding a persistent resource, or an imported pool declared
-// interval), invalid_memory_class
+// interval pool holding a persistent or history resource, or an imported
+// pool declared interval), invalid_memory_class
 // (pool_option::memory that does not fit the pool). Expects a validated plan.
 [[nodiscard]] result<std::vector<pool_domain>> derive_pool_domains(const plan& p);
 
