@@ -24,9 +24,6 @@
 
 namespace ferrum {
 
-// A history resource's part in its pair (docs/design.md, "History").
-enum class history_role : std::uint8_t { none, current, previous };
-
 // One resource a node lists, placed in a lane of its bucket.
 struct lane_use {
   std::size_t domain = 0;  // its pool's domain (program order)
