@@ -18,6 +18,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 using namespace std::chrono_literals;
@@ -88,6 +89,7 @@ struct history_encoder {
   const ferrum::gpu::kernel* image_affine;
   std::atomic<int>* wrong;
   std::atomic<int>* throw_at;  // a wave id whose encoder throws (0: none)
+  std::atomic<bool>* dawdle;   // node/step's encoder takes a millisecond, so that waves overlap
   std::mutex* mutex;
   readout* last;  // what the last wave read out, once it is done
 
@@ -95,6 +97,7 @@ struct history_encoder {
     if (throw_at->load() == static_cast<int>(c.wave)) throw std::runtime_error("this wave fails");
     const ferrum::node_image* taa = c.image("image/taa");
     if (c.node_index == 0) {
+      if (dawdle->load()) std::this_thread::sleep_for(1ms);
       const ferrum::node_resource* previous = c.resource("resource/acc.previous");
       const ferrum::node_resource* acc = c.resource("resource/acc");
       const ferrum::node_image* taa_previous = c.image("image/taa.previous");
@@ -121,15 +124,21 @@ struct history_encoder {
   }
 };
 
+ferrum::gpu::null_device_options reordering() {
+  ferrum::gpu::null_device_options o;
+  o.reorder_unordered = true;
+  return o;
+}
+
 struct history_run {
   explicit history_run(std::uint32_t threads = 2)
       : program(std::make_shared<const ferrum::compiled_program>(
             test::compile_ok(test::require(ferrum::parse_plan(history_plan))))),
-        device(::test::null_device({.reorder_unordered = true})),
+        device(::test::null_device(reordering())),
         affine(test::require(device->create_kernel(ferrum::gpu::builtin::affine()))),
         image_affine(test::require(device->create_kernel(ferrum::gpu::builtin::image_affine()))),
         pool(threads),
-        encode{affine.get(), image_affine.get(), &wrong, &throw_at, &mutex, &last} {
+        encode{affine.get(), image_affine.get(), &wrong, &throw_at, &dawdle, &mutex, &last} {
     scheduler = test::require(ferrum::scheduler::create(program, *device, pool.get_executor(), {}));
   }
   ~history_run() {
@@ -138,7 +147,8 @@ struct history_run {
   }
 
   sched_test::outcome run(ferrum::bucket_capacity at) {
-    return sched_test::get(sched_test::submit(*scheduler, encode, {"frame", at}), 20s);
+    auto done = sched_test::submit(*scheduler, encode, {"frame", at});
+    return sched_test::get(done, 20s);
   }
   // The counter the last wave read out: its four words, then each channel
   // of each texel of the image, as the counter it holds (a float).
@@ -160,6 +170,7 @@ struct history_run {
   boost::asio::thread_pool pool;
   std::atomic<int> wrong{0};
   std::atomic<int> throw_at{0};
+  std::atomic<bool> dawdle{false};
   std::mutex mutex;
   readout last;
   history_encoder encode;
@@ -175,7 +186,8 @@ std::vector<std::uint32_t> all(std::uint32_t v, ferrum::bucket_capacity at) {
 
 TEST_CASE("history: each wave reads what the wave before it wrote, whatever its lane, with waves in flight at once",
           "[scheduler][history]") {
-  history_run r;
+  history_run r(3);
+  r.dawdle = true;
   constexpr std::size_t waves = 24;
   std::vector<std::future<sched_test::outcome>> done;
   for (std::size_t w = 0; w < waves; ++w) done.push_back(sched_test::submit(*r.scheduler, r.encode, {"frame", small}));
@@ -279,7 +291,8 @@ TEST_CASE("history: a scheduler over several devices refuses a wave of a plan wi
   std::array<ferrum::gpu::device*, 2> devices{r.device.get(), other.get()};
   boost::asio::thread_pool pool(1);
   auto two = test::require(ferrum::scheduler::create(r.program, devices, pool.get_executor(), {}));
-  const sched_test::outcome o = sched_test::get(sched_test::submit(*two, r.encode, {"frame", small}), 20s);
+  auto done = sched_test::submit(*two, r.encode, {"frame", small});
+  const sched_test::outcome o = sched_test::get(done, 20s);
   CHECK(o.ec == errc::invalid_wave_request);
   CHECK(o.report.message.find("several devices") != std::string::npos);
   two.reset();
