@@ -26,28 +26,13 @@ wave_import& entry_of(wave_imports& imports, const lane_recipe& recipe, bool ima
 
 }  // namespace
 
-history_store::turn history_store::take_turn(history_waiter& w, const std::atomic<bool>& cancelled) noexcept {
+bool history_store::take_turn(history_waiter& w) noexcept {
   const std::lock_guard lock(mutex_);
-  if (cancelled.load()) return turn::refused;
-  if (!held_) {
-    held_ = true;
-    return turn::granted;
-  }
-  w.next = nullptr;
-  (tail_ != nullptr ? tail_->next : head_) = &w;
-  tail_ = &w;
-  return turn::queued;
-}
-
-bool history_store::cancel(history_waiter& w) noexcept {
-  const std::lock_guard lock(mutex_);
-  history_waiter* previous = nullptr;
-  for (history_waiter* at = head_; at != nullptr; previous = at, at = at->next) {
-    if (at != &w) continue;
-    (previous != nullptr ? previous->next : head_) = at->next;
-    if (tail_ == at) tail_ = previous;
-    return true;
-  }
+  if (w.ticket == serving_) return true;
+  history_waiter** at = &head_;
+  while (*at != nullptr && (*at)->ticket < w.ticket) at = &(*at)->next;
+  w.next = *at;
+  *at = &w;
   return false;
 }
 
@@ -170,12 +155,10 @@ void history_store::settle(std::size_t b, std::uint64_t wave, history_outcome ho
   history_waiter* next = nullptr;
   {
     const std::lock_guard lock(mutex_);
-    next = head_;
-    if (next == nullptr) {
-      held_ = false;
-    } else {
+    ++serving_;
+    if (head_ != nullptr && head_->ticket == serving_) {
+      next = head_;
       head_ = next->next;
-      if (head_ == nullptr) tail_ = nullptr;
     }
   }
   if (next != nullptr) next->granted(next);

@@ -20,11 +20,12 @@
 
 namespace ferrum::detail {
 
-// A wave waiting for the turn. Intrusive: it lives in its wave.
+// A wave waiting for the turn: its ticket. Intrusive: it lives in its wave.
 struct history_waiter {
   using granted_fn = void (*)(history_waiter* w) noexcept;
   explicit history_waiter(granted_fn on_granted) noexcept : granted(on_granted) {}
   granted_fn granted;
+  std::uint64_t ticket = 0;
   history_waiter* next = nullptr;
 };
 
@@ -46,14 +47,15 @@ class history_store {
   history_store(const history_store&) = delete;
   history_store& operator=(const history_store&) = delete;
 
-  // granted: `w` has the turn now. queued: first come, first served;
+  // A ticket for the turn, in the order waves are launched (their
+  // acceptance): turns go by ticket. A wave that takes one takes its turn
+  // whatever happens to it (failed or cancelled, it settles at once), so
+  // that the waves after it get theirs.
+  [[nodiscard]] std::uint64_t ticket() noexcept { return next_ticket_.fetch_add(1, std::memory_order_relaxed); }
+  // True: `w` (its ticket set) has the turn now. False: it is queued, and
   // `w.granted` is called once it has it, on the thread that settles the
-  // turn before it. refused: `cancelled` was set (read under the queue's
-  // lock, which cancel takes too, so that a cancellation is never missed).
-  enum class turn { granted, queued, refused };
-  [[nodiscard]] turn take_turn(history_waiter& w, const std::atomic<bool>& cancelled) noexcept;
-  // Takes a queued `w` off the queue; false when it is not queued.
-  [[nodiscard]] bool cancel(history_waiter& w) noexcept;
+  // turn before it.
+  [[nodiscard]] bool take_turn(history_waiter& w) noexcept;
 
   // For the turn's holder, a wave of bucket `b` (`recipe`, its lane
   // recipe) on `device`: points the history entries of `imports`
@@ -81,10 +83,10 @@ class history_store {
   [[nodiscard]] static result<copies> make_copies(const lane_recipe& recipe, gpu::device& device);
   [[nodiscard]] result<gpu::command_list*> free_list(gpu::device& device);
 
-  std::mutex mutex_;  // the turn and its queue
-  bool held_ = false;
-  history_waiter* head_ = nullptr;
-  history_waiter* tail_ = nullptr;
+  std::atomic<std::uint64_t> next_ticket_{0};
+  std::mutex mutex_;            // the turn and its queue
+  std::uint64_t serving_ = 0;   // the ticket whose turn it is
+  history_waiter* head_ = nullptr;  // by ticket
 
   // The holder's alone (handed on under mutex_).
   std::vector<std::optional<copies>> buckets_;

@@ -76,31 +76,21 @@ struct wave::task {
 // --- what the coroutine awaits ------------------------------------------------------
 
 // The turn of the program's history store (a bucket with history
-// resources): at once when nobody holds it, else queued (first come, first
-// served) until the holder before it settles.
+// resources), by the ticket the wave took at launch: at once when it is the
+// ticket's, else queued until the wave before it settles. Taken whatever
+// happened to the wave before (so that the waves after it get theirs); a
+// cancellation while queued completes the wave at once (wave::cancel).
 struct wave::awaiting_turn {
   wave& w;
 
   bool await_ready() const noexcept { return false; }
   bool await_suspend(std::coroutine_handle<> h) noexcept {
     w.continuation_ = h;
-    w.handed_ec_ = {};
     w.step_.store(wave_step::taking_turn);
-    switch (w.program_->history().take_turn(w.turn_waiter_, w.cancel_queued_)) {
-      case history_store::turn::granted:
-        w.turn_held_ = true;
-        return false;
-      case history_store::turn::refused:
-        w.handed_ec_ = asio::error::operation_aborted;
-        return false;
-      case history_store::turn::queued:
-        break;
-    }
-    // Queued: from here another thread may grant the turn (or a
-    // cancellation find it queued) and resume the wave.
-    return true;
+    // Queued: from here the wave before it may grant the turn and resume it.
+    return !w.program_->history().take_turn(w.turn_waiter_);
   }
-  error_code await_resume() const noexcept { return w.handed_ec_; }
+  void await_resume() const noexcept { w.turn_held_ = true; }
 };
 
 // A lane of the wave's bucket, on any device: at once when one is free, else
@@ -182,7 +172,10 @@ wave::task wave::run(wave& w) {
   wave_host& host = w.host_;
   error_code ec = w.early_error_;
   if (!ec && host.every_device_lost()) ec = make_error_code(errc::device_lost);
-  if (!ec && w.has_history()) ec = co_await awaiting_turn{w};
+  if (w.has_history()) {
+    co_await awaiting_turn{w};
+    if (!ec && w.cancel_queued_.load()) ec = asio::error::operation_aborted;
+  }
   if (!ec) {
     ec = co_await awaiting_lane{w};
     // No lane left because every device was lost: say why.
@@ -443,6 +436,8 @@ void wave::prepare(std::uint64_t id, const program_lanes& program, const compile
 }
 
 void wave::launch() noexcept {
+  // In the order waves are accepted: their turns' (history_store).
+  if (has_history()) turn_waiter_.ticket = program_->history().ticket();
   const task t = run(*this);
   std::coroutine_handle<> h = t.handle;
   // Waves start on the scheduler's executor, never on the caller's stack.
@@ -469,12 +464,9 @@ void wave::cancel(asio::cancellation_type_t type) noexcept {
   if (with_effects) cancel_started_.store(true);
   switch (step_.load()) {
     case wave_step::taking_turn:
-      // Still queued for the history's turn: leave the queue and resume
-      // with operation_aborted.
-      if (program_->history().cancel(turn_waiter_)) {
-        handed_ec_ = asio::error::operation_aborted;
-        resume_later();
-      }
+      // Waiting for the history's turn (nothing has happened yet): the
+      // wave completes now, and takes its turn only to hand it on.
+      finish(asio::error::operation_aborted);
       break;
     case wave_step::acquiring:
       // Still queued: leave the queue and resume with operation_aborted.
@@ -507,11 +499,8 @@ void wave::lane_handed(detail::lane_waiter* waiter_of, error_code ec, held_lane 
 }
 
 void wave::turn_granted(history_waiter* waiter_of) noexcept {
-  wave* w = static_cast<turn_waiter*>(waiter_of)->self;
-  w->turn_held_ = true;
-  w->handed_ec_ = {};
   // Through the executor: the settling wave's stack goes on.
-  w->resume_later();
+  static_cast<turn_waiter*>(waiter_of)->self->resume_later();
 }
 
 void wave::fence_reached(gpu::timeline_wait* wait, error_code ec) noexcept {

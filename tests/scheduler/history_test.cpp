@@ -269,8 +269,11 @@ TEST_CASE("history: a wave that fails or is cancelled before it submits leaves t
   REQUIRE(sched_test::eventually([&] { return holding.load(); }));
   boost::asio::cancellation_signal signal;
   auto queued = sched_test::submit_cancellable(*r.scheduler, r.encode, signal, {"frame", small});
-  std::this_thread::sleep_for(20ms);
-  signal.emit(boost::asio::cancellation_type::total);
+  // Completed while the holder still stalls (emitted until it is queued).
+  REQUIRE(sched_test::eventually([&] {
+    signal.emit(boost::asio::cancellation_type::total);
+    return queued.wait_for(1ms) == std::future_status::ready;
+  }));
   const sched_test::outcome cancelled = sched_test::get(queued, 20s);
   CHECK(cancelled.ec == boost::asio::error::operation_aborted);
   CHECK(cancelled.report.history_wave == 0);
