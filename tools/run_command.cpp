@@ -160,15 +160,14 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
   for (const compiled_bucket& bucket : program->buckets) {
     // History pairs are the scheduler's, kept across waves whatever lane
     // runs them; this command's checks of what waves leave know none yet.
-    if (!bucket.lane.histories.empty())
-      return fail(command_error::usage("the plan has history resources (" +
-                                       resource_id::quote(bucket.lane.histories.front().image
-                                                              ? bucket.lane.images[bucket.lane.histories.front().current]
-                                                                    .resource.view()
-                                                              : bucket.lane.imports[bucket.lane.histories.front().current]
-                                                                    .resource.view()) +
+    if (!bucket.lane.histories.empty()) {
+      const history_pair& h = bucket.lane.histories.front();
+      const resource_id& current =
+          h.image ? bucket.lane.images[h.current].resource : bucket.lane.imports[h.current].resource;
+      return fail(command_error::usage("the plan has history resources (" + resource_id::quote(current.view()) +
                                        "), which ferrum run does not run yet"),
                   exit_code::usage_or_io);
+    }
     for (const lane_image& image : bucket.lane.images)
       if (image.imported)
         return fail(command_error::usage("image " + resource_id::quote(image.resource.view()) +
