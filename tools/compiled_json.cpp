@@ -115,7 +115,8 @@ void write_binding(document_writer& w, const program_binding_layout& binding) {
 void write_images(document_writer& w, const lane_recipe& lane) {
   w.key("images");
   w.begin_array();
-  for (const lane_image& i : lane.images) {
+  for (std::size_t k = 0; k < lane.images.size(); ++k) {
+    const lane_image& i = lane.images[k];
     w.begin_object();
     w.member("resource", i.resource.str());
     w.member("format", to_string(i.image.format));
@@ -126,6 +127,7 @@ void write_images(document_writer& w, const lane_recipe& lane) {
     w.member("layers", std::uint64_t{i.image.layers});
     w.member("lifetime", to_string(i.lifetime));
     w.member("imported", i.imported);
+    if (const lane_image* of = lane.current_of(k)) w.member("history_of", of->resource.str());
     w.member("initial_layout", to_string(i.initial));
     w.end_object();
   }

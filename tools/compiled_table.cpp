@@ -22,10 +22,13 @@ void write_pools(std::ostream& out, const compiled_program& program, const compi
                     {"capacity", align::right}});
   for (std::size_t d = 0; d < bucket.capacity_layouts.size(); ++d) {
     const capacity_layout& domain = bucket.capacity_layouts[d];
+    // A history pool is placed as an imported one, but it is the scheduler's.
+    const std::string_view memory =
+        program.domains[d].history ? std::string_view("history") : ferrum::to_string(program.domains[d].memory);
     // The pool's own cells on its first row only, so its projections read as
     // a group under it. `at`: where its arena lies in the lane.
     const std::vector<std::string> pool_cells{domain.pool.str(),
-                                              std::string(ferrum::to_string(program.domains[d].memory)),
+                                              std::string(memory),
                                               std::string(ferrum::to_string(domain.liveness)),
                                               to_string(bucket.pool_offsets[d]),
                                               to_string(domain.physical_size_bytes),
@@ -103,10 +106,16 @@ void write_images(std::ostream& out, const compiled_bucket& bucket, const plan& 
                      {"layers", align::right},
                      {"lifetime", align::left},
                      {"starts in", align::left}});
-  for (const lane_image& i : lane.images)
+  for (std::size_t k = 0; k < lane.images.size(); ++k) {
+    const lane_image& i = lane.images[k];
+    const lane_image* of = lane.current_of(k);
     images.add_row({i.resource.str(), std::string(ferrum::to_string(i.image.format)), i.extent_in_bucket(),
-                    to_string(i.image.mips), to_string(i.image.layers), std::string(ferrum::to_string(i.lifetime)),
-                    i.imported ? std::string("the wave's (imported)") : std::string(ferrum::to_string(i.initial))});
+                    to_string(i.image.mips), to_string(i.image.layers),
+                    of != nullptr ? "history of " + of->resource.str() : std::string(ferrum::to_string(i.lifetime)),
+                    i.history != history_role::none ? std::string("the wave's (history)")
+                    : i.imported                    ? std::string("the wave's (imported)")
+                                                    : std::string(ferrum::to_string(i.initial))});
+  }
   images.write(out, 4);
   out << "  transitions: " << lane.transitions.size() << " per wave, each in the barrier its node opens with\n";
   text_table transitions({{"node", align::left},

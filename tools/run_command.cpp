@@ -157,7 +157,17 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
   const auto program = std::make_shared<const compiled_program>(std::move(*compiled));
   // The engine's images (swapchain images, its textures) are an engine's to
   // name; a run has none of its own to stand in for them.
-  for (const compiled_bucket& bucket : program->buckets)
+  for (const compiled_bucket& bucket : program->buckets) {
+    // History pairs are the scheduler's, kept across waves whatever lane
+    // runs them; this command's checks of what waves leave know none yet.
+    if (!bucket.lane.histories.empty()) {
+      const history_pair& h = bucket.lane.histories.front();
+      const resource_id& current =
+          h.image ? bucket.lane.images[h.current].resource : bucket.lane.imports[h.current].resource;
+      return fail(command_error::usage("the plan has history resources (" + resource_id::quote(current.view()) +
+                                       "), which ferrum run does not run yet"),
+                  exit_code::usage_or_io);
+    }
     for (const lane_image& image : bucket.lane.images)
       if (image.imported)
         return fail(command_error::usage("image " + resource_id::quote(image.resource.view()) +
@@ -165,6 +175,7 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
                                          "ferrum run does not make; run the plan in an engine "
                                          "(docs/embedding.md, \"Imported images\")"),
                     exit_code::usage_or_io);
+  }
 
   // Two waves per lane of every bucket of every device: each lane has one
   // running and one ready behind it.

@@ -99,8 +99,9 @@ result<void> check_declarations(const plan& p) {
 // current has one previous. `roles` gets each resource's part.
 result<void> check_pairs(const plan& p, const std::vector<std::size_t>& history, std::vector<role>& roles) {
   const auto find = [&](std::string_view id) -> std::optional<std::size_t> {
-    const auto at = std::lower_bound(history.begin(), history.end(), id,
-                                     [&](std::size_t r, std::string_view key) { return p.resources[r].id.view() < key; });
+    const auto at = std::lower_bound(history.begin(), history.end(), id, [&](std::size_t r, std::string_view key) {
+      return p.resources[r].id.view() < key;
+    });
     if (at == history.end() || p.resources[*at].id.view() != id) return std::nullopt;
     return *at;
   };
@@ -119,17 +120,16 @@ result<void> check_pairs(const plan& p, const std::vector<std::size_t>& history,
         return make_error(errc::dangling_reference,
                           "resource " + quote(r) + " is the history of resource " + named + ", which the plan lacks",
                           path);
-      return make_error(errc::invalid_history,
-                        "resource " + quote(r) + " is the history of resource " + named +
-                            ", whose lifetime is not 'history'",
-                        path);
+      return make_error(
+          errc::invalid_history,
+          "resource " + quote(r) + " is the history of resource " + named + ", whose lifetime is not 'history'", path);
     }
     const resource_descriptor& c = p.resources[*current];
     if (c.history_of)
       return make_error(errc::invalid_history,
                         "resource " + quote(r) + " is the history of resource " + named +
-                            ", which is itself a previous (the history of " +
-                            resource_id::quote(c.history_of->view()) + "): a pair is one current and one previous",
+                            ", which is itself a previous (the history of " + resource_id::quote(c.history_of->view()) +
+                            "): a pair is one current and one previous",
                         path);
     if (previous_of[*current] != p.resources.size())
       return make_error(errc::invalid_history,

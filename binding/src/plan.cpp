@@ -27,8 +27,8 @@ using name_table = std::array<std::pair<Enum, std::string_view>, N>;
 constexpr name_table<allocation_kind, 2> kind_names{
     {{allocation_kind::binding, "binding"}, {allocation_kind::workspace, "workspace"}}};
 constexpr name_table<allocation_lifetime, 3> lifetime_names{{{allocation_lifetime::invocation, "invocation"},
-                                                              {allocation_lifetime::persistent, "persistent"},
-                                                              {allocation_lifetime::history, "history"}}};
+                                                             {allocation_lifetime::persistent, "persistent"},
+                                                             {allocation_lifetime::history, "history"}}};
 constexpr name_table<buffer_usage, 4> usage_names{{{buffer_usage::binding, "binding"},
                                                    {buffer_usage::storage, "storage"},
                                                    {buffer_usage::uniform, "uniform"},

@@ -123,7 +123,6 @@ void hash_images(sha256_writer& w, const plan& p, std::span<const std::size_t> r
   }
 }
 
-
 // The tail after the ranged accesses' (docs/canonical-encoding.md): each
 // previous of a history pair and the current it is the history of, in the
 // previous's id order.
@@ -162,8 +161,7 @@ result<void> hash_v2_tails(sha256_writer& w, const plan& p, std::span<const std:
       p.resources.begin(), p.resources.end(), [](const resource_descriptor& r) { return r.history_of.has_value(); }));
   const bool history = histories != 0;
   const bool ranged = !declared->ranged.empty() || history;
-  if (!declared->whole.empty() || !classes.empty() || images != 0 || ranged)
-    hash_declared_accesses(w, declared->whole);
+  if (!declared->whole.empty() || !classes.empty() || images != 0 || ranged) hash_declared_accesses(w, declared->whole);
   if (!classes.empty() || images != 0 || ranged) hash_declared_classes(w, classes);
   if (images != 0 || ranged) hash_images(w, p, resources_by_id, images);
   if (ranged) hash_ranged_accesses(w, declared->ranged);

@@ -479,13 +479,12 @@ template <class View>
 resource_descriptor read_resource(const cursor<View>& c, plan_format format) {
   if (format == plan_format::v2 && c.require_object().has("image")) return read_image_resource(c);
   // `history_of` (v2): the current whose previous this is (History).
-  const known_members<View> m =
-      format == plan_format::v1
-          ? c.require_object({"id", "pool", "kind", "node", "demand", "alignment", "lifetime", "usage", "element",
-                              "storage"},
-                             {"image", "history_of"})
-          : c.require_object({"id", "pool", "kind", "node", "demand", "alignment", "lifetime", "usage", "element",
-                              "storage", "history_of"});
+  const known_members<View> m = format == plan_format::v1
+                                    ? c.require_object({"id", "pool", "kind", "node", "demand", "alignment", "lifetime",
+                                                        "usage", "element", "storage"},
+                                                       {"image", "history_of"})
+                                    : c.require_object({"id", "pool", "kind", "node", "demand", "alignment", "lifetime",
+                                                        "usage", "element", "storage", "history_of"});
   resource_descriptor r;
   r.id = m["id"].template id<resource_id>();
   r.pool = m["pool"].template id<pool_id>();

@@ -28,18 +28,16 @@ nlohmann::json taa_plan() { return nlohmann::json::parse(test::source_text(pinne
 // (what the wave before wrote), node/read reads resource/sum.
 nlohmann::json buffer_plan() {
   const auto buffer = [](std::string_view id, std::string_view pool, std::string_view lifetime) {
-    return nlohmann::json{{"id", id},
-                          {"pool", pool},
-                          {"kind", "workspace"},
-                          {"demand", {{"base", 0}, {"per_unit", 16}, {"dimension", 0}}},
-                          {"alignment", 16},
-                          {"lifetime", lifetime},
-                          {"usage", "storage"},
-                          {"element", "f32"},
-                          {"storage",
-                           {{"allocator", "linear-arena"},
-                            {"view", "contiguous"},
-                            {"contract", std::string(64, 'c')}}}};
+    return nlohmann::json{
+        {"id", id},
+        {"pool", pool},
+        {"kind", "workspace"},
+        {"demand", {{"base", 0}, {"per_unit", 16}, {"dimension", 0}}},
+        {"alignment", 16},
+        {"lifetime", lifetime},
+        {"usage", "storage"},
+        {"element", "f32"},
+        {"storage", {{"allocator", "linear-arena"}, {"view", "contiguous"}, {"contract", std::string(64, 'c')}}}};
   };
   nlohmann::json previous = buffer("resource/sum.previous", "pool/history", "history");
   previous["history_of"] = "resource/sum";
@@ -204,17 +202,17 @@ TEST_CASE("history: every rule of a pair is refused where it is broken", "[bindi
          return doc;
        },
        errc::unknown_field, "/resources/1/history_of", "ferrum.plan.v2"},
-      {"history_of not an id", taa_edited([](auto& doc) { named_resource(doc, "image/taa.previous")["history_of"] = 3; }),
-       errc::wrong_type, "/resources/3/history_of", "a string"},
+      {"history_of not an id",
+       taa_edited([](auto& doc) { named_resource(doc, "image/taa.previous")["history_of"] = 3; }), errc::wrong_type,
+       "/resources/3/history_of", "a string"},
       {"history_of naming no resource",
        taa_edited([](auto& doc) { named_resource(doc, "image/taa.previous")["history_of"] = "image/missing"; }),
        errc::dangling_reference, "/resources/3/history_of", "'image/missing'"},
       {"history_of naming a resource that is not history",
        taa_edited([](auto& doc) { named_resource(doc, "image/taa.previous")["history_of"] = "image/color"; }),
        errc::invalid_history, "/resources/3/history_of", "not 'history'"},
-      {"history_of on a resource that is not history", taa_edited([](auto& doc) {
-         named_resource(doc, "image/color")["history_of"] = "image/taa";
-       }),
+      {"history_of on a resource that is not history",
+       taa_edited([](auto& doc) { named_resource(doc, "image/color")["history_of"] = "image/taa"; }),
        errc::invalid_history, "/resources/0/history_of", "'invocation'"},
       {"history_of naming a previous", taa_edited([](auto& doc) {
          nlohmann::json third = named_resource(doc, "image/taa.previous");
@@ -242,20 +240,20 @@ TEST_CASE("history: every rule of a pair is refused where it is broken", "[bindi
       {"an extent that differs",
        taa_edited([](auto& doc) { named_resource(doc, "image/taa.previous")["image"]["extent"] = "bucket/2"; }),
        errc::invalid_history, "/resources/3", "image/extent (bucket/2, the current's bucket)"},
-      {"mips that differ", taa_edited([](auto& doc) { named_resource(doc, "image/taa.previous")["image"]["mips"] = 2; }),
+      {"mips that differ",
+       taa_edited([](auto& doc) { named_resource(doc, "image/taa.previous")["image"]["mips"] = 2; }),
        errc::invalid_history, "/resources/3", "image/mips"},
       {"an image paired with a buffer", buffers_edited([](auto& doc) {
-         named_resource(doc, "resource/sum.previous") = {{"id", "resource/sum.previous"},
-                                                      {"pool", "pool/history"},
-                                                      {"kind", "workspace"},
-                                                      {"lifetime", "history"},
-                                                      {"history_of", "resource/sum"},
-                                                      {"image", {{"format", "r32-float"}, {"extent", {8, 8}}}}};
+         named_resource(doc, "resource/sum.previous") = {
+             {"id", "resource/sum.previous"}, {"pool", "pool/history"},
+             {"kind", "workspace"},           {"lifetime", "history"},
+             {"history_of", "resource/sum"},  {"image", {{"format", "r32-float"}, {"extent", {8, 8}}}}};
          named_node(doc, "node/accumulate")["access"]["resource/sum.previous"] = "sampled";
        }),
        errc::invalid_history, "/resources/1", "kind of resource (an image, the current's a buffer)"},
-      {"a demand that differs",
-       buffers_edited([](auto& doc) { named_resource(doc, "resource/sum.previous")["demand"] = {{"fixed", 1024}}; }),
+      {"a demand that differs", buffers_edited([](auto& doc) {
+         named_resource(doc, "resource/sum.previous")["demand"] = {{"fixed", 1024}};
+       }),
        errc::invalid_history, "/resources/1", "demand (1024 fixed"},
       {"an alignment that differs",
        buffers_edited([](auto& doc) { named_resource(doc, "resource/sum.previous")["alignment"] = 64; }),
@@ -280,13 +278,15 @@ TEST_CASE("history: every rule of a pair is refused where it is broken", "[bindi
        }),
        errc::invalid_history, "/resources/0/kind", "binding resource"},
       {"a pool of history and other resources",
-       taa_edited([](auto& doc) { named_resource(doc, "image/out")["pool"] = "pool/history"; }), errc::incompatible_pool_member,
-       "/resources/1/pool", "holds nothing else"},
-      {"an interval history pool",
-       taa_edited([](auto& doc) { doc["pools"]["pool/history"] = {{"liveness", "interval"}}; }), errc::invalid_liveness,
-       "/pools/pool~1history/liveness", "never shares memory"},
-      {"a history pool of memory other than device",
-       buffers_edited([](auto& doc) { doc["pools"] = {{"pool/history", {{"memory", "readback"}}}}; }),
+       taa_edited([](auto& doc) { named_resource(doc, "image/out")["pool"] = "pool/history"; }),
+       errc::incompatible_pool_member, "/resources/1/pool", "holds nothing else"},
+      {"an interval history pool", taa_edited([](auto& doc) {
+         doc["pools"]["pool/history"] = {{"liveness", "interval"}};
+       }),
+       errc::invalid_liveness, "/pools/pool~1history/liveness", "never shares memory"},
+      {"a history pool of memory other than device", buffers_edited([](auto& doc) {
+         doc["pools"] = {{"pool/history", {{"memory", "readback"}}}};
+       }),
        errc::invalid_memory_class, "/pools/pool~1history/memory", "'readback'"},
       {"a history image of a block-compressed format", taa_edited([](auto& doc) {
          for (const char* id : {"image/taa", "image/taa.previous"})
@@ -298,11 +298,13 @@ TEST_CASE("history: every rule of a pair is refused where it is broken", "[bindi
          named_node(doc, "node/taa")["access"]["image/taa.previous"] = {{"access", "sampled"}, {"mips", {0, 1}}};
        }),
        errc::invalid_image_access, "/nodes/1/access/image~1taa.previous", "reached whole"},
-      {"a previous image written",
-       taa_edited([](auto& doc) { named_node(doc, "node/taa")["access"]["image/taa.previous"] = "storage-read-write"; }),
+      {"a previous image written", taa_edited([](auto& doc) {
+         named_node(doc, "node/taa")["access"]["image/taa.previous"] = "storage-read-write";
+       }),
        errc::invalid_access, "/nodes/1/access/image~1taa.previous", "read only"},
-      {"a previous buffer written",
-       buffers_edited([](auto& doc) { named_node(doc, "node/accumulate")["access"]["resource/sum.previous"] = "write"; }),
+      {"a previous buffer written", buffers_edited([](auto& doc) {
+         named_node(doc, "node/accumulate")["access"]["resource/sum.previous"] = "write";
+       }),
        errc::invalid_access, "/nodes/0/access/resource~1sum.previous", "read only"},
       {"a current buffer read first",
        buffers_edited([](auto& doc) { named_node(doc, "node/accumulate")["access"]["resource/sum"] = "read-write"; }),

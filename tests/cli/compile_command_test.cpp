@@ -672,3 +672,21 @@ TEST_CASE("ferrum compile: images a fraction of the bucket's show it, and image 
         std::string::npos);
   CHECK(table.out.find("    image/scene.color    rgba16-float            320x180     1") != std::string::npos);
 }
+
+TEST_CASE("ferrum compile: taa_history.json shows its history pool, each lifetime and the previous's current",
+          "[cli][history]") {
+  const command_result table = run_ferrum({"compile", example_plan("taa_history.json")});
+  REQUIRE(table.status == 0);
+  CHECK(table.out.find("  pool/history  history  conservative") != std::string::npos);
+  CHECK(table.out.find("    image/taa           rgba16-float  320x180     1       1  history               the "
+                       "wave's (history)") != std::string::npos);
+  CHECK(table.out.find("    image/taa.previous  rgba16-float  320x180     1       1  history of image/taa  the "
+                       "wave's (history)") != std::string::npos);
+  const command_result json = run_ferrum({"compile", example_plan("taa_history.json"), "--json"});
+  REQUIRE(json.status == 0);
+  const nlohmann::json doc = nlohmann::json::parse(json.out);
+  const nlohmann::json& images = doc.at("buckets")[0].at("images");
+  CHECK(images[0].at("lifetime") == "history");
+  CHECK_FALSE(images[0].contains("history_of"));
+  CHECK(images[1].at("history_of") == "image/taa");
+}

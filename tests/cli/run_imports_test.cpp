@@ -58,6 +58,13 @@ TEST_CASE("ferrum run: a plan with imported images is refused, naming the image"
   CHECK(r.err.find("image 'image/engine' is imported") != std::string::npos);
 }
 
+TEST_CASE("ferrum run: a plan with history resources is refused, naming a current", "[cli][history]") {
+  const cli_test::command_result r = run_ferrum({"run", example_plan("taa_history.json"), "--waves", "2"});
+  CHECK(r.status == 1);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("history resources ('image/taa')") != std::string::npos);
+}
+
 TEST_CASE("ferrum run: an image plan's lanes make image memory, and every transition finds its image's layout",
           "[cli][image]") {
   const json_run run = run_json(example_plan("image_copies.json"), {"--waves", "40", "--fault", "cancel:0.1"});

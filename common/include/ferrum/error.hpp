@@ -167,7 +167,7 @@ namespace ferrum {
   /* image formats a device lacks */                                                                                 \
   X(format_unsupported, "an image's format lacks, on this device, the feature an access or usage of it needs")       \
   /* buffers' usage */                                                                                               \
-  X(buffer_usage_missing, "a buffer lacks the usage a command or its plan's accesses need")                         \
+  X(buffer_usage_missing, "a buffer lacks the usage a command or its plan's accesses need")                          \
   /* history resources (ferrum.plan.v2) */                                                                           \
   X(invalid_history, "a history resource does not form a pair with its current or previous, or does not fit one")
 

@@ -187,6 +187,14 @@ struct lane_recipe {
   // "History"); the same in every bucket.
   std::vector<history_pair> histories;
 
+  // The current whose history image `image` (into `images`) is, or nullptr
+  // where it is no previous.
+  [[nodiscard]] const lane_image* current_of(std::size_t image) const noexcept {
+    for (const history_pair& h : histories)
+      if (h.image && h.previous == image) return &images[h.current];
+    return nullptr;
+  }
+
   [[nodiscard]] std::size_t barriers_per_wave() const noexcept {
     return static_cast<std::size_t>(std::count(barrier_before.begin(), barrier_before.end(), true));
   }
