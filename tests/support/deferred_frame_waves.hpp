@@ -150,7 +150,8 @@ inline frame_texels host_frame(std::uint64_t wave, bool drawn, const std::vector
     for (std::size_t y = 0; y < height(level); ++y)
       for (std::size_t x = 0; x < width(level); ++x)
         for (std::size_t c = 0; c < 4; ++c) {
-          const float above = level == 0 ? hdr[(y * w + x) * 4 + c] : bloom[level - 1][(y * width(level - 1) + x) * 4 + c];
+          const float above =
+              level == 0 ? hdr[(y * w + x) * 4 + c] : bloom[level - 1][(y * width(level - 1) + x) * 4 + c];
           bloom[level][(y * width(level) + x) * 4 + c] = above * 0.5f;
         }
   }
@@ -221,8 +222,7 @@ struct deferred_frame_encoder {
     // The TAA term.
     const std::optional<std::uint64_t> previous = taa_previous_wave(c);
     *taa_previous = previous.value_or(0);
-    if (previous)
-      step(c, *blend, taa, c.image("image/taa.previous"), taa_current_weight, taa_previous_weight, true);
+    if (previous) step(c, *blend, taa, c.image("image/taa.previous"), taa_current_weight, taa_previous_weight, true);
   }
 
   void operator()(const ferrum::encode_context& c) const {

@@ -39,7 +39,8 @@ void clear_attachments(const ferrum::encode_context& c, std::atomic<int>& wrong)
     if (i.load != ferrum::attachment_load::clear || i.store != ferrum::attachment_store::store) ++wrong;
     VkRenderingAttachmentInfo a{};
     a.sType = VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO;
-    a.imageView = i.view != nullptr ? ferrum::gpu::vulkan_image_view(*i.view) : ferrum::gpu::vulkan_image_view(*i.image);
+    a.imageView =
+        i.view != nullptr ? ferrum::gpu::vulkan_image_view(*i.view) : ferrum::gpu::vulkan_image_view(*i.image);
     a.imageLayout = ferrum::gpu::vulkan_layout(i.layout);
     a.loadOp = ferrum::gpu::vulkan_load_op(i.load);
     a.storeOp = ferrum::gpu::vulkan_store_op(i.store);
@@ -53,8 +54,8 @@ void clear_attachments(const ferrum::encode_context& c, std::atomic<int>& wrong)
       const bool albedo = i.id->view() == "image/gbuffer.albedo";
       const auto& n = ferrum::test::normal_clear;
       const auto& al = ferrum::test::albedo_clear;
-      a.clearValue.color = albedo ? VkClearColorValue{{al[0], al[1], al[2], al[3]}}
-                                  : VkClearColorValue{{n[0], n[1], 0.0f, 1.0f}};
+      a.clearValue.color =
+          albedo ? VkClearColorValue{{al[0], al[1], al[2], al[3]}} : VkClearColorValue{{n[0], n[1], 0.0f, 1.0f}};
       colors.push_back(a);
     }
   }
@@ -80,8 +81,8 @@ TEST_CASE("vulkan: the engine's deferred frame, drawn and computed, gives the ho
                                              {ferrum::test::frame_width, ferrum::test::frame_height, 1}, false);
     const auto engine_image = vulkan_test::require(
         ferrum::gpu::import_vulkan_image(*s.device, ferrum::gpu::vulkan_image_import::of(frame.image, frame.info)));
-    const auto program = std::make_shared<const ferrum::compiled_program>(
-        ferrum::test::compile_ok(ferrum::test::deferred_frame_plan()));
+    const auto program =
+        std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(ferrum::test::deferred_frame_plan()));
     std::atomic<int> wrong{0};
     const ferrum::test::deferred_raster raster = [&](const ferrum::encode_context& c) { clear_attachments(c, wrong); };
     CHECK(ferrum::test::run_deferred_frame_waves(program, *s.device, 4, *engine_image, &raster) == 0);
