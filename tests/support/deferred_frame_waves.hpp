@@ -25,8 +25,8 @@
 // nothing, so there lighting takes light.in alone and the check covers the
 // compute and transfer path. A device that draws (Vulkan) takes
 // `deferred_raster`: the engine's rendering in the raster nodes, which
-// clears each attachment to the values below; lighting then samples every
-// one, so the check covers what they drew. Every value is a small dyadic
+// clears each attachment and draws over half of it, to the values below;
+// lighting then samples every one, so the check covers what they drew. Every value is a small dyadic
 // fraction, so each device's arithmetic is exact.
 #pragma once
 
@@ -60,11 +60,18 @@ inline ferrum::plan deferred_frame_plan() { return load_source_plan("examples/pl
 
 // What the raster nodes clear their attachments to (a device that draws):
 // cascade I's depth, the G-buffer's albedo (0 and 1: exact through sRGB),
-// normals (exact in half floats) and depth.
+// normals (exact in half floats) and depth; then what they draw over the
+// left half of each (the texels x < drawn_columns; depth-tested, less, so
+// nearer than the clear).
 inline constexpr std::array<float, 3> cascade_depth{0.25f, 0.5f, 0.75f};
 inline constexpr std::array<float, 4> albedo_clear{1.0f, 0.0f, 1.0f, 1.0f};
 inline constexpr std::array<float, 2> normal_clear{0.5f, -0.25f};
 inline constexpr float gbuffer_depth_clear = 1.0f;
+inline constexpr std::array<float, 3> cascade_drawn{0.125f, 0.375f, 0.625f};
+inline constexpr std::array<float, 4> albedo_drawn{0.0f, 1.0f, 1.0f, 0.0f};
+inline constexpr std::array<float, 2> normal_drawn{-0.5f, 0.25f};
+inline constexpr float gbuffer_depth_drawn = 0.5f;
+inline constexpr std::uint32_t drawn_columns = 8;
 
 // The engine's rendering in a raster node (a device that draws): called for
 // node/shadow.cascade0..2 and node/gbuffer.
@@ -130,14 +137,17 @@ inline frame_texels host_frame(std::uint64_t wave, bool drawn, const std::vector
     for (std::size_t c = 0; c < 4; ++c) {
       float v = light_word(wave, t, c) * 2.0f + 1.0f;
       if (drawn) {
-        // What sampling gives: (r, g, b, a); absent channels 0, alpha 1;
-        // a depth image's depth in red.
-        const std::array<float, 4> normal{normal_clear[0], normal_clear[1], 0.0f, 1.0f};
-        v = v + albedo_clear[c] * 4.0f;
+        // What sampling gives: (r, g, b, a), absent channels 0 and alpha
+        // 1, a depth image's depth in red; drawn over the left half.
+        const bool left = t % w < drawn_columns;
+        const auto depth = [&](float d) { return c == 0 ? d : c == 3 ? 1.0f : 0.0f; };
+        const std::array<float, 2>& n = left ? normal_drawn : normal_clear;
+        const std::array<float, 4> normal{n[0], n[1], 0.0f, 1.0f};
+        v = v + (left ? albedo_drawn : albedo_clear)[c] * 4.0f;
         v = v + normal[c] * 2.0f;
-        v = v + (c == 0 ? gbuffer_depth_clear : c == 3 ? 1.0f : 0.0f) * 8.0f;
+        v = v + depth(left ? gbuffer_depth_drawn : gbuffer_depth_clear) * 8.0f;
         for (std::size_t layer = 0; layer < 3; ++layer)
-          v = v + (c == 0 ? cascade_depth[layer] : c == 3 ? 1.0f : 0.0f) * static_cast<float>(1u << layer);
+          v = v + depth(left ? cascade_drawn[layer] : cascade_depth[layer]) * static_cast<float>(1u << layer);
       }
       hdr[t * 4 + c] = v;
     }
