@@ -8,7 +8,9 @@
 // range), then the kernel's own USER_WORDS words (may be 0).
 //
 // Define PRIMARY_FORMAT (the image's format qualifier: rgba32f, rgba8, ...)
-// before including it.
+// before including it, and PRIMARY_READ where the kernel reads its primary
+// too (imageLoad: the format is then required, as lavapipe has no
+// shaderStorageImageReadWithoutFormat).
 #ifndef PRIMARY_FORMAT
 #error "define PRIMARY_FORMAT before including image_kernel_abi.glsl"
 #endif
@@ -16,7 +18,11 @@
 
 layout(local_size_x = 8, local_size_y = 8) in;
 
+#ifdef PRIMARY_READ
+layout(set = 0, binding = 0, PRIMARY_FORMAT) uniform image2D primary;
+#else
 layout(set = 0, binding = 0, PRIMARY_FORMAT) uniform writeonly image2D primary;
+#endif
 #ifdef SECONDARY_SAMPLED
 layout(set = 1, binding = 0) uniform texture2D secondary;
 #else

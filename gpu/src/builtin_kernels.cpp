@@ -21,6 +21,9 @@ constexpr std::uint32_t affine_spirv[] = {
 constexpr std::uint32_t image_affine_spirv[] = {
 #include "image_affine.spv.inc"
 };
+constexpr std::uint32_t image_blend_spirv[] = {
+#include "image_blend.spv.inc"
+};
 
 // The CPU forms move an operand's words through a local block, one memcpy
 // each way (arena bytes carry no uint32_t objects). A sanitizer checks a copy
@@ -101,6 +104,27 @@ void image_affine_cpu(const kernel_args& args) noexcept {
   }
 }
 
+void image_blend_cpu(const kernel_args& args) noexcept {
+  // Four f32 channels a texel, row-major, as image_affine's; texel (x, y)
+  // from the secondary's (x * its width / the primary's, likewise y), as
+  // the shader's integer division.
+  const float a = std::bit_cast<float>(args.push[0]);
+  const float b = std::bit_cast<float>(args.push[1]);
+  const image_extent to = args.primary_extent;
+  const image_extent from = args.secondary_extent;
+  for (std::size_t y = 0; y < to.height; ++y) {
+    const std::size_t sy = y * from.height / to.height;
+    for (std::size_t x = 0; x < to.width; ++x) {
+      const std::size_t sx = x * from.width / to.width;
+      std::array<float, 4> texel{}, source{};
+      std::memcpy(texel.data(), args.primary.data() + (y * to.width + x) * 16, 16);
+      std::memcpy(source.data(), args.secondary.data() + (sy * from.width + sx) * 16, 16);
+      for (std::size_t c = 0; c < 4; ++c) texel[c] = texel[c] * a + source[c] * b;
+      std::memcpy(args.primary.data() + (y * to.width + x) * 16, texel.data(), 16);
+    }
+  }
+}
+
 }  // namespace
 
 kernel_source write_pattern() noexcept {
@@ -119,6 +143,17 @@ kernel_source image_affine() noexcept {
   return {.name = "image_affine",
           .spirv = image_affine_spirv,
           .cpu = &image_affine_cpu,
+          .push_words = 2,
+          .local_size_x = 8,
+          .local_size_y = 8,
+          .primary = kernel_operand_kind::storage_image,
+          .secondary = kernel_operand_kind::sampled_image};
+}
+
+kernel_source image_blend() noexcept {
+  return {.name = "image_blend",
+          .spirv = image_blend_spirv,
+          .cpu = &image_blend_cpu,
           .push_words = 2,
           .local_size_x = 8,
           .local_size_y = 8,

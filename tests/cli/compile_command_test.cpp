@@ -589,6 +589,26 @@ TEST_CASE("ferrum compile: --json gives each bucket its images and the transitio
   CHECK(plain.at("buckets")[0].at("transitions").empty());
 }
 
+TEST_CASE("ferrum compile: deferred_frame.json, an engine's deferred frame, compiles with every image and transition",
+          "[cli]") {
+  const cli_test::compiled_plan c = compile_in_process(example_plan("deferred_frame.json"));
+  const command_result result = run_ferrum({"compile", example_plan("deferred_frame.json"), "--json"});
+  REQUIRE(result.status == 0);
+  const nlohmann::json doc = nlohmann::json::parse(result.out);
+  const nlohmann::json& bucket = doc.at("buckets").at(0);
+  const ferrum::lane_recipe& lane = c.program.buckets[0].lane;
+  REQUIRE(bucket.at("images").size() == lane.images.size());
+  CHECK(bucket.at("transitions").size() == lane.transitions.size());
+  // The engine's image alone is imported; the persistent TAA input starts
+  // where its last use leaves it; the bloom image is half the frame.
+  for (const nlohmann::json& image : bucket.at("images")) {
+    const std::string id = image.at("resource");
+    CHECK(image.at("imported") == (id == "image/frame"));
+    if (id == "image/taa.previous") CHECK(image.at("initial_layout") == "general");
+    if (id == "image/bloom") CHECK((image.at("width") == 8 && image.at("height") == 4));
+  }
+}
+
 TEST_CASE("ferrum compile: an imported image is listed as the engine's, starting in the layout the wave names",
           "[cli]") {
   const nlohmann::json doc = nlohmann::json::parse(run_ferrum({"compile", example_plan("present.json"), "--json"}).out);

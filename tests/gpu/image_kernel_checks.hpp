@@ -77,6 +77,57 @@ inline void check_image_kernel(gpu::device& device) {
   }
 }
 
+// builtin::image_blend: a 13 x 7 primary holding texels 0, 1, 2, ... blended
+// (x 0.5, + secondary x 2) with a 5 x 3 secondary of texels 1000, 1001,
+// ..., each texel of the secondary scaled up to the primary's nearest:
+// every channel exact.
+inline void check_image_blend(gpu::device& device) {
+  const gpu::image_spec big{image_format::rgba32_float, 13, 7, 1, 1, kernel_image_usage};
+  const gpu::image_spec small{image_format::rgba32_float, 5, 3, 1, 1, kernel_image_usage};
+  const gpu::image_requirements needs = require(device.image_requirements(big));
+  const std::uint64_t stride = (needs.bytes + needs.alignment - 1) / needs.alignment * needs.alignment;
+  const std::array<gpu::placed_image, 2> placed{gpu::placed_image{big, 0}, gpu::placed_image{small, stride}};
+  auto memory = require(device.create_image_memory(placed, stride + require(device.image_requirements(small)).bytes));
+  const gpu::image& target = memory->at(0);
+  const gpu::image& source = memory->at(1);
+  const std::size_t bytes = copy_bytes(big), small_bytes = copy_bytes(small);
+  auto upload = require(device.create_arena(bytes + small_bytes, memory_class::upload));
+  auto readback = require(device.create_arena(bytes, memory_class::readback));
+  const auto secondary_word = [](std::size_t w) { return static_cast<float>(1000 + w); };
+  for (std::size_t w = 0; w < bytes / 4; ++w) set_word(*upload, w, std::bit_cast<std::uint32_t>(static_cast<float>(w)));
+  for (std::size_t w = 0; w < small_bytes / 4; ++w)
+    set_word(*upload, bytes / 4 + w, std::bit_cast<std::uint32_t>(secondary_word(w)));
+  auto kernel = require(device.create_kernel(gpu::builtin::image_blend()));
+  CHECK(kernel->primary() == gpu::kernel_operand_kind::storage_image);
+  CHECK(kernel->secondary() == gpu::kernel_operand_kind::sampled_image);
+  auto list = require(device.create_command_list());
+  const std::array<std::uint32_t, 2> push{std::bit_cast<std::uint32_t>(0.5f), std::bit_cast<std::uint32_t>(2.0f)};
+  const std::uint64_t value = submit(device, *list, [&](gpu::command_list& l) {
+    if (upload->staged()) require(l.stage(*upload));
+    require(l.transition(target, image_layout::undefined, image_layout::transfer_dst));
+    require(l.transition(source, image_layout::undefined, image_layout::transfer_dst));
+    require(l.copy({upload.get(), 0, bytes}, target, image_layout::transfer_dst));
+    require(l.copy({upload.get(), bytes, small_bytes}, source, image_layout::transfer_dst));
+    require(l.transition(target, image_layout::transfer_dst, image_layout::general));
+    require(l.transition(source, image_layout::transfer_dst, image_layout::shader_read_only));
+    require(l.dispatch(*kernel, gpu::image_operand{&target, image_layout::general},
+                       gpu::image_operand{&source, image_layout::shader_read_only}, push));
+    require(l.transition(target, image_layout::general, image_layout::transfer_src));
+    require(l.copy(target, image_layout::transfer_src, readback->whole()));
+    if (readback->staged()) require(l.stage(*readback));
+  });
+  require_reached(device.queue().timeline(), value);
+  require(readback->invalidate());
+  std::size_t exact = 0;
+  for (std::size_t w = 0; w < bytes / 4; ++w) {
+    const std::size_t texel = w / 4, x = texel % 13, y = texel / 13;
+    const std::size_t from = ((y * 3 / 7) * 5 + x * 5 / 13) * 4 + w % 4;
+    if (std::bit_cast<float>(word_at(*readback, w)) == static_cast<float>(w) * 0.5f + secondary_word(from) * 2.0f)
+      ++exact;
+  }
+  CHECK(exact == bytes / 4);
+}
+
 // Every refusal of an image kernel at creation and of an image operand at
 // dispatch; nothing recorded.
 inline void check_image_kernel_errors(gpu::device& device, gpu::device& other) {

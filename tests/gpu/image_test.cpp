@@ -129,6 +129,13 @@ TEST_CASE("images: a kernel writes a storage image from a sampled one, exactly, 
   }
 }
 
+TEST_CASE("images: a kernel blends a smaller sampled image into a storage image it reads, exactly, on the null device",
+          "[gpu][image][kernel]") {
+  auto device = test::null_device();
+  test::check_image_blend(*device);
+  CHECK(device->image_layout_errors().count == 0);
+}
+
 TEST_CASE("images: refused image kernels and image operands on the null device", "[gpu][image][kernel]") {
   auto device = test::null_device();
   auto other = test::null_device();

@@ -28,6 +28,7 @@
 #include <cstring>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace ferrum::test {
 
@@ -102,21 +103,28 @@ struct image_copier {
 
 // Runs `waves` waves of `extent` one after another on a scheduler over
 // `device`, each encoded by `encode`; after each, `check(wave)` with the
-// wave's id, which the encoder left in `wave`.
+// wave's id, which the encoder left in `wave`. With `images`, each wave
+// names the engine's images (wave_request::images), each in the layout
+// the wave before left it (the report's).
 template <class Encoder, class Check>
 void run_waves_in_turn(const std::shared_ptr<const ferrum::compiled_program>& program, ferrum::gpu::device& device,
                        std::size_t waves, ferrum::bucket_capacity extent, Encoder& encode,
-                       const std::atomic<std::uint64_t>& wave, Check&& check) {
+                       const std::atomic<std::uint64_t>& wave, Check&& check,
+                       std::vector<ferrum::imported_image>* images = nullptr) {
   boost::asio::io_context context;
   auto scheduler =
       ferrum::scheduler::create(program, device, context.get_executor(), {.fence_timeout = std::chrono::seconds(60)})
           .value();
   for (std::size_t w = 0; w < waves; ++w) {
-    auto done = sched_test::submit(*scheduler, encode, {"frame", extent});
+    ferrum::wave_request request{"frame", extent};
+    if (images != nullptr) request.images = *images;
+    auto done = sched_test::submit(*scheduler, encode, request);
     context.restart();
     context.run();
     const sched_test::outcome o = sched_test::get(done, std::chrono::seconds(60));
+    INFO(o.report.message);
     REQUIRE_FALSE(o.ec);
+    if (images != nullptr) images->assign(o.report.images().begin(), o.report.images().end());
     check(wave.load());
   }
 }

@@ -58,6 +58,14 @@ TEST_CASE("vulkan: a kernel writes a storage image from a sampled one, exactly, 
   }
 }
 
+TEST_CASE("vulkan: a kernel blends a smaller sampled image into a storage image it reads, exactly",
+          "[vulkan][image][kernel]") {
+  session s;
+  if (!s.open()) return;
+  ferrum::test::check_image_blend(*s.device);
+  s.finish();
+}
+
 TEST_CASE("vulkan: refused image kernels and image operands", "[vulkan][image][kernel]") {
   session s;
   if (!s.open()) return;

@@ -43,4 +43,14 @@ namespace ferrum::gpu::builtin {
 // as wide and tall (a level of a mip chain from the level above it).
 [[nodiscard]] kernel_source image_affine() noexcept;
 
+// image_blend: an image kernel that reads its primary too: primary texel =
+// primary texel * a + secondary texel * b in every channel (a, b as
+// image_affine's), both rgba32-float. Texel (x, y) takes the secondary's
+// nearest, (x * secondary width / primary width, y * secondary height /
+// primary height) in integers: texel for texel at the same size, each
+// texel of a smaller secondary scaled up (a bloom chain's way up, a
+// composite of images of several sizes). The primary's access is
+// storage-read-write (general), and it holds what it blends into.
+[[nodiscard]] kernel_source image_blend() noexcept;
+
 }  // namespace ferrum::gpu::builtin
