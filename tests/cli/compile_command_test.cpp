@@ -599,12 +599,13 @@ TEST_CASE("ferrum compile: deferred_frame.json, an engine's deferred frame, comp
   const ferrum::lane_recipe& lane = c.program.buckets[0].lane;
   REQUIRE(bucket.at("images").size() == lane.images.size());
   CHECK(bucket.at("transitions").size() == lane.transitions.size());
-  // The engine's image alone is imported; the persistent TAA input starts
-  // where its last use leaves it; the bloom image is half the frame.
+  // No lane makes the engine's image or the TAA history pair (the
+  // scheduler's copies), and the previous names its current; the bloom
+  // image is half the frame.
   for (const nlohmann::json& image : bucket.at("images")) {
     const std::string id = image.at("resource");
-    CHECK(image.at("imported") == (id == "image/frame"));
-    if (id == "image/taa.previous") CHECK(image.at("initial_layout") == "general");
+    CHECK(image.at("imported") == (id == "image/frame" || id == "image/taa" || id == "image/taa.previous"));
+    if (id == "image/taa.previous") CHECK(image.at("history_of") == "image/taa");
     if (id == "image/bloom") CHECK((image.at("width") == 8 && image.at("height") == 4));
   }
 }

@@ -16,8 +16,8 @@
 //                        = hdr x 0.5, mip i+1 = mip i x 0.5 down; up, mip i
 //                        += mip i+1 (scaled up: image_blend)
 //   node/taa             taa = hdr + bloom mip 0 x 0.25, then the TAA term
-//                        (taa_blend below) with image/taa.previous
-//   node/taa.keep        image/taa.previous (persistent) = taa
+//                        (taa_blend below) with image/taa.previous, the
+//                        history of image/taa: what the wave before wrote
 //   node/tonemap         the engine's image/frame (imported) = taa x 0.5 + 1
 //   node/readback        image/frame into resource/out (readback)
 //
@@ -96,23 +96,22 @@ enum class frame_node : std::uint8_t {
   up1,
   up0,
   taa,
-  taa_keep,
   tonemap,
   readback
 };
 
 // ---- The TAA term (the one place that knows where the previous frame's
-// TAA output comes from). For now image/taa.previous is a persistent image
-// that node/taa.keep writes: it holds what the lane's last wave left
-// (encode_context::lane_previous_wave; with two lanes, usually two waves
-// back), and nothing on a lane's first wave, which skips the term. ----
+// TAA output comes from): image/taa.previous is image/taa's history, what
+// the wave before wrote (encode_context::history_wave), whichever lane it
+// ran on; on the first wave ferrum reset it to zeros (history_wave 0), and
+// the term is skipped, as an engine's TAA does after a reset. ----
 inline constexpr float taa_current_weight = 0.5f;
 inline constexpr float taa_previous_weight = 0.5f;
 
 // Whether wave's TAA reads a previous frame, and which wave's.
 inline std::optional<std::uint64_t> taa_previous_wave(const ferrum::encode_context& c) noexcept {
-  if (c.lane_previous_wave == 0) return std::nullopt;
-  return c.lane_previous_wave;
+  if (c.history_wave == 0) return std::nullopt;
+  return c.history_wave;
 }
 
 // The TAA term, on the host: taa = taa x 0.5 + previous x 0.5.
@@ -270,8 +269,6 @@ struct deferred_frame_encoder {
         return step(c, *blend, bloom(0), bloom(1), 1.0f, 1.0f);
       case frame_node::taa:
         return taa(c);
-      case frame_node::taa_keep:
-        return step(c, *affine, c.image("image/taa.previous"), c.image("image/taa"), 1.0f, 0.0f);
       case frame_node::tonemap:
         return step(c, *affine, c.image("image/frame"), c.image("image/taa"), 0.5f, 1.0f);
       case frame_node::readback: {
@@ -308,6 +305,8 @@ inline std::size_t run_deferred_frame_waves(const std::shared_ptr<const ferrum::
   const auto check = [&](std::uint64_t id) {
     REQUIRE(out.size() >= frame_bytes);
     const std::vector<float>* before = nullptr;
+    // Waves in turn: each after the first reads the one before it.
+    CHECK(previous == id - 1);
     if (previous != 0) {
       REQUIRE(taa_of.count(previous.load()) == 1);
       before = &taa_of[previous.load()];
@@ -323,8 +322,7 @@ inline std::size_t run_deferred_frame_waves(const std::shared_ptr<const ferrum::
   };
   run_waves_in_turn(program, device, waves, {frame_width, frame_height, 1}, encode, wave, check, &images);
   CHECK(wrong == 0);
-  // Lanes took turns: some wave read an earlier one's TAA output.
-  CHECK(taa_terms > 0);
+  CHECK(taa_terms == waves - 1);
   return differ;
 }
 

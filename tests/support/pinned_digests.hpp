@@ -31,7 +31,7 @@ inline constexpr pinned_digest imported_hash{"examples/plans/imported.json", "pl
 inline constexpr pinned_digest mip_chain_hash{"examples/plans/mip_chain.json", "plan_hash", "sha256/e25a29ea6a5eeabd71807b113fedda343b9b97b6fbb4c8038799db5e7896eaff"};
 inline constexpr pinned_digest frame_chains_hash{"examples/plans/frame_chains.json", "plan_hash", "sha256/5ef85d255c9ad4541a682c5f0c2bd9f7add87d82bd3bc9061efb96213ae94173"};
 inline constexpr pinned_digest taa_history_hash{"examples/plans/taa_history.json", "plan_hash", "sha256/ba4d763ea60dc27787071112b3a8bb8451c0c7b4a985ebfa8507b27b4671dae7"};
-inline constexpr pinned_digest deferred_frame_hash{"examples/plans/deferred_frame.json", "plan_hash", "sha256/269cc32dd30e5e87bba4a47b102f15aa25204650dcd6271b14b64003546d032b"};
+inline constexpr pinned_digest deferred_frame_hash{"examples/plans/deferred_frame.json", "plan_hash", "sha256/4fdb4d30924e541a93603811c6bfa3b974db61763690a3904678b327d40c9368"};
 // clang-format on
 
 }  // namespace pinned
