@@ -84,17 +84,17 @@ class history_store {
   [[nodiscard]] result<gpu::command_list*> free_list(gpu::device& device);
 
   std::atomic<std::uint64_t> next_ticket_{0};
-  std::mutex mutex_;            // the turn and its queue
-  std::uint64_t serving_ = 0;   // the ticket whose turn it is
+  std::mutex mutex_;                // the turn and its queue
+  std::uint64_t serving_ = 0;       // the ticket whose turn it is
   history_waiter* head_ = nullptr;  // by ticket
 
   // The holder's alone (handed on under mutex_).
   std::vector<std::optional<copies>> buckets_;
   std::vector<std::unique_ptr<gpu::command_list>> resets_;
-  std::size_t written_ = 0;          // the copy the last wave that submitted whole wrote
-  std::uint64_t written_wave_ = 0;   // that wave; 0: no copy holds output
-  std::size_t written_bucket_ = 0;   // its bucket
-  std::size_t writing_ = 0;          // the copy the holder writes
+  std::size_t written_ = 0;         // the copy the last wave that submitted whole wrote
+  std::uint64_t written_wave_ = 0;  // that wave; 0: no copy holds output
+  std::size_t written_bucket_ = 0;  // its bucket
+  std::size_t writing_ = 0;         // the copy the holder writes
 };
 
 }  // namespace ferrum::detail

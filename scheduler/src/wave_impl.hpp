@@ -12,12 +12,12 @@
 #pragma once
 
 #include "fence_watchdog.hpp"
-#include "history_store.hpp"
 #include "ferrum/gpu/timeline.hpp"
 #include "ferrum/scheduler/detail/wave_submission.hpp"
 #include "ferrum/scheduler/lane_pool.hpp"
 #include "ferrum/scheduler/trace.hpp"
 #include "ferrum/scheduler/wave_readback.hpp"
+#include "history_store.hpp"
 #include "submission_plan.hpp"
 #include "wave_gpu_time.hpp"
 #include "wave_host.hpp"

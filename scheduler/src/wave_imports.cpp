@@ -258,8 +258,8 @@ result<void> resolve_images(const copied_images& given, const lane_recipe& recip
                                                  ", which an image without its usage is never in");
     for (std::size_t j = first; j < out.size(); ++j)
       if (out[j].image == image.image)
-        return make_error(errc::invalid_wave_request, where() + ": the image named for resource " +
-                                                          quote_text(out[j].resource->view()) + " too");
+        return make_error(errc::invalid_wave_request,
+                          where() + ": the image named for resource " + quote_text(out[j].resource->view()) + " too");
     const image_effect effect = effect_on(recipe, images[k - 1], image.layout);
     out.push_back({{}, image.image, image.layout, effect.written, &r.resource, effect.left});
   }

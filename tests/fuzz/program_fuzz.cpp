@@ -102,8 +102,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   const char* seeds = std::getenv("FERRUM_PROGRAM_FUZZ_SEEDS");
   for (const char* name :
        {"two_nodes", "multi_bucket", "interval_liveness", "history", "two_queues", "two_queues_access", "readback",
-        "imported", "images", "image_copies", "present", "frame_chains", "taa_history",
-         "deferred_frame"}) {
+        "imported", "images", "image_copies", "present", "frame_chains", "taa_history", "deferred_frame"}) {
     std::ifstream file(std::string(FERRUM_SOURCE_DIR) + "/examples/plans/" + name + ".json", std::ios::binary);
     std::stringstream text;
     text << file.rdbuf();

@@ -207,8 +207,8 @@ inline void check_image_clear(gpu::device& device, gpu::device& other) {
   const std::array<gpu::placed_image, 1> compressed{gpu::placed_image{bc, 0}};
   auto without = require(device.create_image_memory(no_dst, require(device.image_requirements(plain)).bytes));
   auto blocks = require(device.create_image_memory(compressed, require(device.image_requirements(bc)).bytes));
-  auto foreign = require(other.create_image_memory(std::span(placed).first(1),
-                                                   require(other.image_requirements(placed[0].spec)).bytes));
+  auto foreign = require(
+      other.create_image_memory(std::span(placed).first(1), require(other.image_requirements(placed[0].spec)).bytes));
   auto refusing = require(device.create_command_list());
   CHECK(refusing->clear(img, image_layout::transfer_dst).error() == errc::command_list_state);
   require(refusing->begin());

@@ -109,7 +109,8 @@ struct history_encoder {
       test::require(c.commands.copy(previous->range, acc->range));
       const std::array<std::uint32_t, 2> plus_one{1, 1};
       test::require(c.commands.dispatch(*affine, acc->range, {}, plus_one));
-      const std::array<std::uint32_t, 2> plus_one_f{std::bit_cast<std::uint32_t>(1.0f), std::bit_cast<std::uint32_t>(1.0f)};
+      const std::array<std::uint32_t, 2> plus_one_f{std::bit_cast<std::uint32_t>(1.0f),
+                                                    std::bit_cast<std::uint32_t>(1.0f)};
       test::require(c.commands.dispatch(*image_affine, taa->operand(), taa_previous->operand(), plus_one_f));
       return;
     }

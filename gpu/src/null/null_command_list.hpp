@@ -35,7 +35,18 @@ struct command {
   // barrier, so that it orders the next lists' commands after the list's.
   // `transition`: a layout change in a barrier (it stands alone: run
   // after the commands before the barrier, before those after it).
-  enum class op { dispatch, fill, copy, stage, host, timestamp, barrier, transition, image_copy, clear } kind = op::host;
+  enum class op {
+    dispatch,
+    fill,
+    copy,
+    stage,
+    host,
+    timestamp,
+    barrier,
+    transition,
+    image_copy,
+    clear
+  } kind = op::host;
   const null_kernel* kernel = nullptr;
   // A transition's image, an image copy's, a dispatch's image primary;
   // `second_image`, a dispatch's image secondary.
