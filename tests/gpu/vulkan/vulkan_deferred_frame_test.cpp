@@ -10,6 +10,8 @@
 // where each was drawn and every barrier held.
 #include "vulkan_test_support.hpp"
 
+#include "raster_states.hpp"
+
 #include "deferred_frame_waves.hpp"
 #include "engine_vk_image.hpp"
 
@@ -73,26 +75,7 @@ struct deferred_pipeline {
     }
     VkPipelineVertexInputStateCreateInfo vertex_input{};
     vertex_input.sType = VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO;
-    VkPipelineInputAssemblyStateCreateInfo assembly{};
-    assembly.sType = VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO;
-    assembly.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST;
-    VkPipelineViewportStateCreateInfo viewport{};
-    viewport.sType = VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO;
-    viewport.viewportCount = 1;
-    viewport.scissorCount = 1;
-    VkPipelineRasterizationStateCreateInfo rasterization{};
-    rasterization.sType = VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO;
-    rasterization.polygonMode = VK_POLYGON_MODE_FILL;
-    rasterization.cullMode = VK_CULL_MODE_NONE;
-    rasterization.lineWidth = 1.0f;
-    VkPipelineMultisampleStateCreateInfo multisample{};
-    multisample.sType = VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO;
-    multisample.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
-    VkPipelineDepthStencilStateCreateInfo depth{};
-    depth.sType = VK_STRUCTURE_TYPE_PIPELINE_DEPTH_STENCIL_STATE_CREATE_INFO;
-    depth.depthTestEnable = VK_TRUE;
-    depth.depthWriteEnable = VK_TRUE;
-    depth.depthCompareOp = VK_COMPARE_OP_LESS;
+    const ferrum::test::raster_states states;
     std::vector<VkPipelineColorBlendAttachmentState> blend_attachments(colors.size());
     for (VkPipelineColorBlendAttachmentState& a : blend_attachments)
       a.colorWriteMask =
@@ -118,11 +101,11 @@ struct deferred_pipeline {
     info.stageCount = stage_count;
     info.pStages = stages.data();
     info.pVertexInputState = &vertex_input;
-    info.pInputAssemblyState = &assembly;
-    info.pViewportState = &viewport;
-    info.pRasterizationState = &rasterization;
-    info.pMultisampleState = &multisample;
-    info.pDepthStencilState = &depth;
+    info.pInputAssemblyState = &states.assembly;
+    info.pViewportState = &states.viewport;
+    info.pRasterizationState = &states.rasterization;
+    info.pMultisampleState = &states.multisample;
+    info.pDepthStencilState = &states.depth;
     info.pColorBlendState = &blend;
     info.pDynamicState = &dynamic;
     info.layout = layout;
