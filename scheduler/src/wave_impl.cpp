@@ -303,31 +303,6 @@ error_code wave::submit() noexcept {
   return {};
 }
 
-error_code wave::take_history() noexcept {
-  const std::size_t b = static_cast<std::size_t>(bucket_ - program_->program().buckets.data());
-  if (host_.devices().size() != 1) {
-    message_ = "bucket " + quote_text(bucket_->id.str()) +
-               " has history resources, which a scheduler over several devices cannot keep (each wave may "
-               "run on another device)";
-    return make_error_code(errc::invalid_wave_request);
-  }
-  auto grant = program_->history().assign(b, bucket_->lane, *device_->device, imports_);
-  if (!grant) {
-    message_ = "the history's copies: " + grant.error().what();
-    return grant.error().code;
-  }
-  history_ = *grant;
-  history_wave_ = grant->previous_wave;
-  return {};
-}
-
-void wave::settle_history(history_outcome how) noexcept {
-  if (!std::exchange(turn_held_, false)) return;
-  const std::size_t b = static_cast<std::size_t>(bucket_ - program_->program().buckets.data());
-  history_ = {};
-  program_->history().settle(b, id_, how);
-}
-
 void wave::give_back(lane_return how) noexcept {
   // Counted as given back before the lane can be handed on, so that
   // max_in_flight never counts a lane twice.
@@ -496,11 +471,6 @@ void wave::lane_handed(detail::lane_waiter* waiter_of, error_code ec, held_lane 
   // Resumed through the executor: a give-back must not run the next wave's
   // code on the giving wave's stack.
   w->resume_later();
-}
-
-void wave::turn_granted(history_waiter* waiter_of) noexcept {
-  // Through the executor: the settling wave's stack goes on.
-  static_cast<turn_waiter*>(waiter_of)->self->resume_later();
 }
 
 void wave::fence_reached(gpu::timeline_wait* wait, error_code ec) noexcept {

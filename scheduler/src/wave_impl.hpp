@@ -3,7 +3,8 @@
 // its submit and give-back and the engine's semaphores it keeps and passes on
 // are in wave_impl.cpp; its bind and encode steps (and the barriers its lists
 // open with) in wave_encoding.cpp; its report, phase ends, trace spans and
-// completion in wave_report.cpp; its GPU time in wave_gpu_time.hpp. What it
+// completion in wave_report.cpp; its GPU time in wave_gpu_time.hpp; its part
+// in the program's history in wave_history.cpp. What it
 // needs of its scheduler is its wave_host (wave_host.hpp), and the lanes of
 // its bucket come from the bucket's lane_dispatcher.
 //

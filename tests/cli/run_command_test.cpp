@@ -34,9 +34,12 @@ using cli_test::vulkan_run_json;
 
 namespace {
 
-// Waves per example plan in the runs over every example plan: fewer under
-// the sanitizers, where each costs ten times as much (tests/support/sanitized.hpp).
+// Waves per plan in the runs over every example plan and the Vulkan run with
+// faults: fewer under the sanitizers, where each costs ten times as much
+// (tests/support/sanitized.hpp).
 constexpr std::uint64_t example_waves = test_support::sanitized ? 12 : 30;
+// Waves per plan of the Vulkan runs whose every wave completes.
+constexpr std::uint64_t vulkan_waves = test_support::sanitized ? 6 : 12;
 
 // A usage error: exit 1, one stderr line naming usage_error, nothing on stdout.
 void check_usage_error(const std::vector<std::string>& args, std::string_view fragment) {
@@ -452,12 +455,12 @@ TEST_CASE("ferrum run: help run describes the options and the fault kinds", "[cl
 TEST_CASE("ferrum run: --device vulkan runs the checking encoders on the GPU", "[cli][vulkan]") {
   // lavapipe shares the CPU with the other tests: a long fence timeout, so
   // that only injected faults fail waves.
-  const auto run = vulkan_run_json(
-      example_plan("multi_bucket.json"),
-      {"--waves", "30", "--fault", "encoder:0.1,cancel:0.1", "--fence-timeout", cli_test::vulkan_fence_timeout_ms});
+  const auto run = vulkan_run_json(example_plan("multi_bucket.json"),
+                                   {"--waves", std::to_string(example_waves), "--fault", "encoder:0.1,cancel:0.1",
+                                    "--fence-timeout", cli_test::vulkan_fence_timeout_ms});
   if (!run) return;
   const nlohmann::ordered_json& report = *run;
-  check_report(report, 30, "vulkan");
+  check_report(report, example_waves, "vulkan");
   CHECK(u64(report["violations"]) == 0);
   CHECK(u64(report["faults"]["surfaced"]) == u64(report["faults"]["injected"]));
   CHECK(u64(report["waves"]["completed"]) > 0);
@@ -468,13 +471,13 @@ TEST_CASE("ferrum run: --device vulkan runs the checking encoders on the GPU", "
 TEST_CASE("ferrum run: on Vulkan, workspace and persistent resources hold what the layout says", "[cli][vulkan]") {
   for (const char* name : {"interval_liveness.json", "history.json", "two_queues.json"}) {
     INFO(name);
-    const auto run =
-        vulkan_run_json(example_plan(name), {"--waves", "12", "--fence-timeout", cli_test::vulkan_fence_timeout_ms});
+    const auto run = vulkan_run_json(example_plan(name), {"--waves", std::to_string(vulkan_waves), "--fence-timeout",
+                                                          cli_test::vulkan_fence_timeout_ms});
     if (!run) return;
     const nlohmann::ordered_json& report = *run;
-    check_report(report, 12, "vulkan");
+    check_report(report, vulkan_waves, "vulkan");
     CHECK(u64(report["violations"]) == 0);
-    CHECK(u64(report["waves"]["completed"]) == 12);
+    CHECK(u64(report["waves"]["completed"]) == vulkan_waves);
   }
 }
 
