@@ -115,8 +115,8 @@ result<void> resolve_buffers(const copied_imports& given, const lane_recipe& rec
   for (const lane_import& r : recipe.imports)
     if (r.history == history_role::none && ++engine <= ids.capacity()) ids.push_back(r.resource.view());
   if (recipe.imports.size() > max_wave_imports)
-    return make_error(errc::invalid_wave_request, "the plan imports " + std::to_string(recipe.imports.size()) +
-                                                      " buffers (history ones included); a wave holds at most " +
+    return make_error(errc::invalid_wave_request, "the plan has " + std::to_string(recipe.imports.size()) +
+                                                      " imported and history buffers; a wave holds at most " +
                                                       std::to_string(max_wave_imports));
   auto named = match_entries(given, ids, engine, "imports", "buffer", max_wave_imports, device);
   if (!named) return named.error();
@@ -222,8 +222,9 @@ result<void> resolve_images(const copied_images& given, const lane_recipe& recip
   for (std::size_t i = 0; i < recipe.images.size(); ++i) {
     if (!recipe.images[i].imported) continue;
     if (++all > max_wave_images)
-      return make_error(errc::invalid_wave_request, "the plan imports more than " + std::to_string(max_wave_images) +
-                                                        " images (history ones included), which a wave holds");
+      return make_error(errc::invalid_wave_request, "the plan has more than " + std::to_string(max_wave_images) +
+                                                        " imported and history images; a wave holds at most " +
+                                                        std::to_string(max_wave_images));
     if (recipe.images[i].history != history_role::none) continue;
     ++imported;
     images.push_back(i);

@@ -302,3 +302,60 @@ TEST_CASE("history: a scheduler over several devices refuses a wave of a plan wi
   two.reset();
   pool.join();
 }
+
+namespace {
+
+// A plan of `pairs` history pairs of images (or buffers) that one node
+// reads and writes.
+std::string many_pairs(std::size_t pairs, bool images) {
+  std::string resources;
+  std::string ids = R"("resource/args")";
+  std::string access = R"("resource/args": "read")";
+  const std::string buffer =
+      R"("demand": {"fixed": 16}, "alignment": 16, "usage": "storage", "element": "u32", "storage": {"allocator": "linear-arena", "view": "contiguous", "contract": "c2a8e4f06b1d9c3a7e5f2b8d0c6a4e1f9b3d7c5a2e8f0b6d4c1a9e3f7b5d2c8a"})";
+  const std::string desc = images ? R"("image": {"format": "rgba32-float", "extent": [4, 4]})" : buffer;
+  for (std::size_t k = 0; k < pairs; ++k) {
+    const std::string id = "resource/h" + std::to_string(k);
+    resources += R"(, { "id": ")" + id + R"(", "pool": "pool/history", "kind": "workspace", "lifetime": "history", )" +
+                 desc + " }";
+    resources += R"(, { "id": ")" + id + R"(.previous", "pool": "pool/history", "kind": "workspace", )" +
+                 R"("lifetime": "history", "history_of": ")" + id + R"(", )" + desc + " }";
+    ids += R"(, ")" + id + R"(", ")" + id + R"(.previous")";
+    access += R"(, ")" + id + R"(": ")" + (images ? "storage-write" : "write") + R"(", ")" + id + R"(.previous": ")" +
+              (images ? "sampled" : "read") + R"(")";
+  }
+  return R"({ "format": "ferrum.plan.v2",
+    "nodes": [ { "id": "node/step", "binding": "resource/args", "resources": [)" +
+         ids + R"(], "access": {)" + access + R"(} } ],
+    "resources": [ { "id": "resource/args", "pool": "pool/bindings", "kind": "binding", "node": "node/step",
+      "demand": {"fixed": 16}, "alignment": 16, "lifetime": "invocation", "usage": "binding", "element": "u8",
+      "storage": {"allocator": "linear-arena", "view": "contiguous", "contract": "5e1d9a3c7b2f0e8d4a6c1b9f3e7d2a5c8b0f4e6d1a3c9b7f2e5d8a0c4b6f1e3d"} })" +
+         resources + R"( ],
+    "buckets": [ { "class": "frame", "capacity": [4, 4, 1],
+      "budgets": [ {"pool": "pool/bindings", "min": 0, "max": 4096}, {"pool": "pool/history", "min": 0, "max": 1048576} ] } ],
+    "lanes": 1, "budget_bytes": 16777216 })";
+}
+
+}  // namespace
+
+TEST_CASE("history: a plan with more history images or buffers than a wave holds is refused, counting them",
+          "[scheduler][history]") {
+  for (const bool images : {true, false}) {
+    INFO((images ? "images" : "buffers"));
+    auto program = std::make_shared<const ferrum::compiled_program>(
+        test::compile_ok(test::require(ferrum::parse_plan(many_pairs(5, images)))));
+    auto device = ::test::null_device();
+    boost::asio::thread_pool pool(1);
+    auto s = test::require(ferrum::scheduler::create(program, *device, pool.get_executor(), {}));
+    std::atomic<int> encoded{0};
+    auto encode = [&](const ferrum::encode_context&) { ++encoded; };
+    auto done = sched_test::submit(*s, encode, {"frame", small});
+    const sched_test::outcome o = sched_test::get(done, 20s);
+    CHECK(o.ec == errc::invalid_wave_request);
+    CHECK(o.report.message.find(images ? "more than 8 imported and history images"
+                                       : "10 imported and history buffers") != std::string::npos);
+    CHECK(encoded == 0);
+    s.reset();
+    pool.join();
+  }
+}
