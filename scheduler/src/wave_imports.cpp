@@ -215,9 +215,7 @@ wave_import history_image(const lane_recipe& recipe, std::size_t i) {
 
 result<void> resolve_images(const copied_images& given, const lane_recipe& recipe, const bucket_id& bucket,
                             const gpu::device* device, wave_imports& out) {
-  boost::container::static_vector<std::size_t, max_wave_images> images;  // into recipe.images
   boost::container::static_vector<std::string_view, max_wave_images> ids;
-  std::size_t imported = 0;
   std::size_t all = 0;  // history images too
   for (std::size_t i = 0; i < recipe.images.size(); ++i) {
     if (!recipe.images[i].imported) continue;
@@ -226,21 +224,19 @@ result<void> resolve_images(const copied_images& given, const lane_recipe& recip
                                                         " imported and history images; a wave holds at most " +
                                                         std::to_string(max_wave_images));
     if (recipe.images[i].history != history_role::none) continue;
-    ++imported;
-    images.push_back(i);
     ids.push_back(recipe.images[i].resource.view());
   }
-  auto named = match_entries(given, ids, imported, "images", "image", max_wave_images, device);
+  auto named = match_entries(given, ids, ids.size(), "images", "image", max_wave_images, device);
   if (!named) return named.error();
   const std::size_t first = out.size();
-  std::size_t k = 0;  // into images and named: the engine's
+  std::size_t k = 0;  // into named: the engine's images
   for (std::size_t i = 0; i < recipe.images.size(); ++i) {
     if (!recipe.images[i].imported) continue;
     if (recipe.images[i].history != history_role::none) {
       out.push_back(history_image(recipe, i));
       continue;
     }
-    const lane_image& r = recipe.images[images[k]];
+    const lane_image& r = recipe.images[i];
     const std::size_t e = (*named)[k++];
     if (e == given.entries.size())
       return make_error(errc::import_missing, "bucket " + quote_text(bucket.str()) + ": no image for resource " +
@@ -261,7 +257,7 @@ result<void> resolve_images(const copied_images& given, const lane_recipe& recip
       if (out[j].image == image.image)
         return make_error(errc::invalid_wave_request,
                           where() + ": the image named for resource " + quote_text(out[j].resource->view()) + " too");
-    const image_effect effect = effect_on(recipe, images[k - 1], image.layout);
+    const image_effect effect = effect_on(recipe, i, image.layout);
     out.push_back({{}, image.image, image.layout, effect.written, &r.resource, effect.left});
   }
   return {};
