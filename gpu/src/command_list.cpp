@@ -45,6 +45,11 @@ result<void> command_list::begin(list_opening opening) {
   return {};
 }
 
+result<void> command_list::begin(const barrier_scope& opening) {
+  // TODO(precise barriers): a barrier of the scope alone.
+  return begin(opening.empty() ? list_opening::by_hazards : list_opening::barrier);
+}
+
 result<void> command_list::check_recording(const char* command) const {
   if (state_ != state::recording)
     return make_error(errc::command_list_state, std::string(command) + " outside begin() ... end()");

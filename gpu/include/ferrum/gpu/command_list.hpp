@@ -37,6 +37,7 @@
 #include "ferrum/gpu/kernel.hpp"
 #include "ferrum/gpu/timestamp_pool.hpp"
 #include "ferrum/queue_kind.hpp"
+#include "ferrum/sync_scope.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -135,6 +136,13 @@ class command_list {
   // command_list_in_flight (its last submission's value is not reached yet),
   // device_lost.
   [[nodiscard]] result<void> begin(list_opening opening = list_opening::barrier);
+  // Starts a new recording whose first command is ordered by a barrier of
+  // `opening`'s scope alone (ferrum/sync_scope.hpp): the earlier commands of
+  // its stages in `opening.before` complete, their writes made visible to
+  // the accesses of `opening.after`, before this list's commands of those
+  // stages run; it carries the layout changes recorded before the first
+  // command. An empty scope: as list_opening::by_hazards. Errors: as begin.
+  [[nodiscard]] result<void> begin(const barrier_scope& opening);
 
   // Runs `k` over `primary` (and `secondary`, when not an empty range) with
   // `push` as the kernel's own push-constant words: each operand of the
