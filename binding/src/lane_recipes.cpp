@@ -158,6 +158,11 @@ result<void> make_lane_recipes(compiled_program& program, const plan& p, const p
     recipe.one_queue_barrier_before = program.dependencies.uses_transfer()
                                           ? derive_barriers(recipe, program.dependencies, barrier_queues::one)
                                           : recipe.barrier_before;
+    recipe.barrier_scopes = derive_barrier_scopes(recipe, program.dependencies, recipe.barrier_before);
+    recipe.one_queue_barrier_scopes =
+        program.dependencies.uses_transfer()
+            ? derive_barrier_scopes(recipe, program.dependencies, recipe.one_queue_barrier_before, barrier_queues::one)
+            : recipe.barrier_scopes;
     if (!bucket.binding) continue;
     // The binding domain is the pool whose claim the layout covers.
     const auto domain = std::find_if(program.wave_layouts.begin(), program.wave_layouts.end(),

@@ -1,6 +1,6 @@
 // node_barriers.hpp (private) — which of a wave's node lists open with a
-// barrier: the ones the compiler derived for its bucket (docs/design.md,
-// "Barriers"), or every one. The encoding step opens the lists so; the trace
+// barrier, and its scope: the ones the compiler derived for its bucket
+// (docs/design.md, "Barriers"), or every one over every stage. The encoding step opens the lists so; the trace
 // marks the GPU spans so.
 #pragma once
 
@@ -13,9 +13,12 @@
 namespace ferrum::detail {
 
 struct node_barriers {
-  // Per node, whether its list opens with one (null: none derived).
+  // Per node, whether its list opens with one (null: none derived), and its
+  // scope.
   const std::vector<bool>* before = nullptr;
+  const std::vector<barrier_scope>* scopes = nullptr;
   bool every_node = false;
+  bool all_stages = false;
 
   // The barriers of a wave in `bucket` (null: it never had one): the
   // bucket's, for one queue where the device runs the whole wave on one.
@@ -23,8 +26,20 @@ struct node_barriers {
                                         barrier_placement placement) noexcept {
     node_barriers b;
     b.every_node = placement == barrier_placement::every_node;
-    if (bucket != nullptr) b.before = one_queue ? &bucket->lane.one_queue_barrier_before : &bucket->lane.barrier_before;
+    b.all_stages = placement != barrier_placement::derived;
+    if (bucket != nullptr) {
+      b.before = one_queue ? &bucket->lane.one_queue_barrier_before : &bucket->lane.barrier_before;
+      b.scopes = one_queue ? &bucket->lane.one_queue_barrier_scopes : &bucket->lane.barrier_scopes;
+    }
     return b;
+  }
+
+  // The scope of the barrier node `n`'s list opens with (where opens(n)):
+  // the derived one, or one over every stage.
+  [[nodiscard]] barrier_scope scope(std::size_t n) const noexcept {
+    if (all_stages || scopes == nullptr || n >= scopes->size() || (before != nullptr && n >= before->size()))
+      return barrier_scope::full();
+    return (*scopes)[n];
   }
 
   // Whether node `n`'s list opens with a barrier; a node the compiler

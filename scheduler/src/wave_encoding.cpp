@@ -65,7 +65,8 @@ void wave::encode_chunk(std::size_t chunk) noexcept {
     const encode_context& context = *contexts_[node];
     gpu::command_list& list = context.commands;
     if (!replay_) {
-      if (auto r = list.begin(barriers.opens(node) ? gpu::list_opening::barrier : gpu::list_opening::by_hazards); !r)
+      if (auto r = barriers.opens(node) ? list.begin(barriers.scope(node)) : list.begin(gpu::list_opening::by_hazards);
+          !r)
         return fail_encoding(r.error().code, node, r.error().what());
       // The node's layout changes go into the barrier it opens with.
       for (const gpu::layout_change& t : l.transitions(node))

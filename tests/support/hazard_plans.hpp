@@ -17,7 +17,9 @@
 
 #include "plan_builder.hpp"
 
+#include "ferrum/binding/access_scope.hpp"
 #include "ferrum/binding/compiled_program.hpp"
+#include "ferrum/binding/image_access.hpp"
 
 #include <algorithm>
 #include <array>
@@ -126,6 +128,59 @@ inline std::vector<std::array<std::size_t, 2>> unseparated_hazards(const ferrum:
       bool separated = false;
       for (std::size_t k = i + 1; k <= j; ++k) separated = separated || r.barrier_before[k];
       if (hazard && !separated) out.push_back({i, j});
+    }
+  return out;
+}
+
+// Pairs of nodes (earlier, later) of `bucket`, a program of compute nodes,
+// whose uses conflict and whose stages no chain of its barriers' scopes
+// (lane_recipe::barrier_scopes) orders: the brute-force form of what
+// derive_barrier_scopes promises. Barrier b orders the earlier use's stage
+// s when s, or the `after` of a barrier before b that orders it, meets
+// b.before (Vulkan's execution dependency chain); the later use's every
+// stage must be in the `after` of one that does. A write's accesses must
+// be in the `before` of a barrier in between, and the later use's in the
+// `after` of one.
+inline std::vector<std::array<std::size_t, 2>> unscoped_hazards(const ferrum::compiled_bucket& bucket) {
+  const ferrum::lane_recipe& r = bucket.lane;
+  const std::size_t nodes = r.use_begin.size() - 1;
+  const auto scope_of = [&](std::size_t n, const ferrum::lane_use& u) {
+    return ferrum::access_scope(u.access, ferrum::stages_of(r.node_uses(n), ferrum::queue_kind::compute));
+  };
+  const auto conflict = [](const ferrum::lane_use& a, const ferrum::lane_use& b) {
+    const bool overlap = a.offset < b.offset + b.size && b.offset < a.offset + a.size;
+    return overlap && (ferrum::access_writes(a.access) || ferrum::access_writes(b.access));
+  };
+  const auto ordered = [&](std::size_t i, const ferrum::sync_scope& first, std::size_t j,
+                           const ferrum::sync_scope& second) {
+    const ferrum::access_mask written = first.accesses & ferrum::accesses::writes;
+    bool flushed = written == 0;
+    bool seen = false;
+    for (std::uint32_t bit = 0; bit < ferrum::stages::count; ++bit) {
+      const ferrum::stage_mask s = 1U << bit;
+      if ((first.stages & s) == 0) continue;
+      ferrum::stage_mask after = 0;
+      for (std::size_t k = i + 1; k <= j; ++k) {
+        if (!r.barrier_before[k]) continue;
+        const ferrum::barrier_scope& b = r.barrier_scopes[k];
+        if ((b.before.stages & (s | after)) == 0) continue;
+        after |= b.after.stages;
+        flushed = flushed || (b.before.accesses & written) == written;
+        seen = seen || (b.after.accesses & second.accesses) == second.accesses;
+      }
+      if ((second.stages & ~after) != 0) return false;
+    }
+    return flushed && (seen || second.accesses == 0);
+  };
+  std::vector<std::array<std::size_t, 2>> out;
+  for (std::size_t j = 0; j < nodes; ++j)
+    for (std::size_t i = 0; i < j; ++i) {
+      bool fine = true;
+      for (const ferrum::lane_use& a : r.node_uses(i))
+        for (const ferrum::lane_use& b : r.node_uses(j))
+          if (a.size != 0 && b.size != 0 && conflict(a, b) && !ordered(i, scope_of(i, a), j, scope_of(j, b)))
+            fine = false;
+      if (!fine) out.push_back({i, j});
     }
   return out;
 }

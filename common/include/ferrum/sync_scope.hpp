@@ -8,7 +8,7 @@
 //   ferrum::barrier_scope b;
 //   b.before = {ferrum::stages::compute_shader, ferrum::accesses::storage_write};
 //   b.after = {ferrum::stages::fragment_shader, ferrum::accesses::sampled_read};
-//   std::string text = ferrum::to_string(b);  // "compute-shader storage-write -> fragment-shader sampled-read"
+//   std::string text = ferrum::scope_text(b);  // "compute-shader storage-write -> fragment-shader sampled-read"
 #pragma once
 
 #include <cstdint>
@@ -107,12 +107,12 @@ struct barrier_scope {
 
 // "compute-shader|transfer" ("none" for 0): the names of a mask's bits, in
 // bit order; "all" for every bit.
-[[nodiscard]] std::string stage_names(stage_mask mask);
+[[nodiscard]] std::string stage_mask_names(stage_mask mask);
 // "storage-write|transfer-write" ("none" for 0, "all" for every bit).
-[[nodiscard]] std::string access_names(access_mask mask);
+[[nodiscard]] std::string access_mask_names(access_mask mask);
 // "<stages> <accesses>" of one side.
-[[nodiscard]] std::string to_string(const sync_scope& s);
+[[nodiscard]] std::string scope_text(const sync_scope& s);
 // "<before> -> <after>".
-[[nodiscard]] std::string to_string(const barrier_scope& b);
+[[nodiscard]] std::string scope_text(const barrier_scope& b);
 
 }  // namespace ferrum

@@ -30,6 +30,7 @@
 
 #include "ferrum/binding/dependency_graph.hpp"
 #include "ferrum/binding/lane_recipe.hpp"
+#include "ferrum/sync_scope.hpp"
 
 #include <cstdint>
 #include <vector>
@@ -50,5 +51,20 @@ enum class barrier_queues : std::uint8_t { any, one };
 // uses.
 [[nodiscard]] std::vector<bool> derive_barriers(const lane_recipe& recipe, const dependency_graph& graph,
                                                 barrier_queues queues = barrier_queues::any);
+
+// Per node (plan order): the scope of the barrier its list opens with where
+// `before` (derive_barriers with the same `queues`) says it opens with one,
+// empty elsewhere: the stages and accesses of the earlier uses it stands
+// between later ones and (access_scope), and of those later uses, every
+// node's up to the next barrier that takes over. A hazard is credited to
+// the last barrier on the later node's queue after the earlier node (on a
+// device with both queues, one between nodes of different queues is also
+// ordered by the dependency graph's semaphores). Read after write and
+// write after write wait for the write's stages and make its accesses
+// visible; write after read waits for the reads' stages alone. O(u log u).
+[[nodiscard]] std::vector<barrier_scope> derive_barrier_scopes(const lane_recipe& recipe,
+                                                               const dependency_graph& graph,
+                                                               const std::vector<bool>& before,
+                                                               barrier_queues queues = barrier_queues::any);
 
 }  // namespace ferrum

@@ -12,6 +12,7 @@
 #include "ferrum/binding/execution_binding.hpp"
 #include "ferrum/binding/plan.hpp"
 #include "ferrum/binding/wave_layout.hpp"
+#include "ferrum/sync_scope.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -174,6 +175,10 @@ struct lane_recipe {
   // (barrier_queues::one), which the scheduler uses there.
   std::vector<bool> barrier_before;
   std::vector<bool> one_queue_barrier_before;
+  // Per node: the scope of the barrier it opens with, empty where none
+  // (derive_barrier_scopes); the same for one queue.
+  std::vector<barrier_scope> barrier_scopes;
+  std::vector<barrier_scope> one_queue_barrier_scopes;
   // The imported resources, in program order (domain, then member).
   std::vector<lane_import> imports;
   // The images, in program order (domain, then member), and per node the

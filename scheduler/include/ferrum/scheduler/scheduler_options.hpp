@@ -43,7 +43,10 @@ enum class queue_placement : std::uint8_t { plan, compute_only };
 // its node's resources — or before every node's first command, as ferrum did
 // before it derived them (the benchmarks' baseline, and for encoders whose
 // nodes share memory the plan does not declare).
-enum class barrier_placement : std::uint8_t { derived, every_node };
+// derived_all_stages: where derived puts them, each over every stage, as
+// ferrum recorded them before it derived their scopes (the benchmarks'
+// baseline for the stages a barrier drains).
+enum class barrier_placement : std::uint8_t { derived, every_node, derived_all_stages };
 
 // When a lane pool makes its lanes' memory: every lane when the pool is made
 // (the cold path pays it all, and create fails on what the device refuses), or
