@@ -197,6 +197,23 @@ void write_bucket(document_writer& w, const compiled_program& program, const com
   for (std::size_t n = 0; n < bucket.lane.barrier_before.size(); ++n)
     if (bucket.lane.barrier_before[n]) w.number(n);
   w.end_array();
+  // Each one's scope (ferrum/sync_scope.hpp): the stages it waits for and
+  // the writes it makes available, the stages it blocks and the accesses
+  // it makes them visible to.
+  w.key("scopes");
+  w.begin_array();
+  for (std::size_t n = 0; n < bucket.lane.barrier_before.size() && n < bucket.lane.barrier_scopes.size(); ++n) {
+    if (!bucket.lane.barrier_before[n]) continue;
+    const barrier_scope& b = bucket.lane.barrier_scopes[n];
+    w.begin_object();
+    w.member("node", std::uint64_t{n});
+    w.member("waits_for", stage_mask_names(b.before.stages));
+    w.member("flushes", access_mask_names(b.before.accesses));
+    w.member("blocks", stage_mask_names(b.after.stages));
+    w.member("makes_visible", access_mask_names(b.after.accesses));
+    w.end_object();
+  }
+  w.end_array();
   w.end_object();
   write_images(w, bucket.lane);
   w.end_object();

@@ -91,6 +91,15 @@ void write_barriers(std::ostream& out, const compiled_bucket& bucket, const plan
   }
   if (bucket.lane.barriers_per_wave() > listed) out << " and " << bucket.lane.barriers_per_wave() - listed << " more";
   out << '\n';
+  // What each of those waits for and what it blocks.
+  listed = 0;
+  for (std::size_t n = 0; n < before.size() && n < p.nodes.size() && listed < shown; ++n) {
+    if (!before[n] || n >= bucket.lane.barrier_scopes.size()) continue;
+    const barrier_scope& b = bucket.lane.barrier_scopes[n];
+    out << "    " << p.nodes[n].id.str() << ": waits for " << scope_text(b.before) << "; blocks "
+        << scope_text(b.after) << '\n';
+    ++listed;
+  }
 }
 
 // The lane's images and the layout transitions each node's barrier makes.

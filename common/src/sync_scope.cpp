@@ -32,7 +32,10 @@ std::string names(std::uint32_t mask, std::uint32_t all, const std::array<std::s
 
 std::string stage_mask_names(stage_mask mask) { return names(mask, stages::all, stage_bit_names); }
 std::string access_mask_names(access_mask mask) { return names(mask, accesses::all, access_bit_names); }
-std::string scope_text(const sync_scope& s) { return stage_mask_names(s.stages) + ' ' + access_mask_names(s.accesses); }
+std::string scope_text(const sync_scope& s) {
+  if (s.stages == 0 && s.accesses == 0) return "nothing";
+  return stage_mask_names(s.stages) + ' ' + access_mask_names(s.accesses);
+}
 std::string scope_text(const barrier_scope& b) { return scope_text(b.before) + " -> " + scope_text(b.after); }
 
 }  // namespace ferrum

@@ -5,6 +5,8 @@
 #include "compiled_plan.hpp"
 #include "ferrum_process.hpp"
 
+#include "ferrum/sync_scope.hpp"
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -247,10 +249,22 @@ TEST_CASE("ferrum compile: --json gives each bucket the barriers that compile() 
       const nlohmann::ordered_json& barriers = buckets[b].at("barriers");
       std::vector<std::string> keys;
       for (const auto& item : barriers.items()) keys.push_back(item.key());
-      CHECK(keys == std::vector<std::string>{"per_wave", "before_nodes"});
+      CHECK(keys == std::vector<std::string>{"per_wave", "before_nodes", "scopes"});
       CHECK(barriers.at("per_wave").get<std::size_t>() == bucket.lane.barriers_per_wave());
       CHECK(barriers.at("before_nodes").get<std::vector<std::size_t>>() == barrier_nodes(bucket));
       CHECK(barriers.at("before_nodes").size() == bucket.lane.barriers_per_wave());
+      // Each barrier's scope, as compile() derives it.
+      const nlohmann::ordered_json& scopes = barriers.at("scopes");
+      REQUIRE(scopes.size() == bucket.lane.barriers_per_wave());
+      for (std::size_t i = 0; i < scopes.size(); ++i) {
+        const std::size_t node = barrier_nodes(bucket)[i];
+        const ferrum::barrier_scope& scope = bucket.lane.barrier_scopes[node];
+        CHECK(scopes[i].at("node") == node);
+        CHECK(scopes[i].at("waits_for") == ferrum::stage_mask_names(scope.before.stages));
+        CHECK(scopes[i].at("flushes") == ferrum::access_mask_names(scope.before.accesses));
+        CHECK(scopes[i].at("blocks") == ferrum::stage_mask_names(scope.after.stages));
+        CHECK(scopes[i].at("makes_visible") == ferrum::access_mask_names(scope.after.accesses));
+      }
     }
   }
   // Not all of them vacuous: history.json's nodes share resources.
@@ -274,6 +288,14 @@ TEST_CASE("ferrum compile: the table has a barriers line per bucket naming the n
       const std::string line = expected_barriers_line(c, bucket);
       INFO(line);
       CHECK(result.out.find("\n" + line, header) != std::string::npos);
+      // A line per barrier under it: what it waits for and what it blocks.
+      for (std::size_t node : barrier_nodes(bucket)) {
+        const ferrum::barrier_scope& scope = bucket.lane.barrier_scopes[node];
+        CHECK(result.out.find("\n    " + c.plan.nodes[node].id.str() + ": waits for " +
+                                  ferrum::scope_text(scope.before) + "; blocks " + ferrum::scope_text(scope.after) +
+                                  "\n",
+                              header) != std::string::npos);
+      }
     }
   }
 }

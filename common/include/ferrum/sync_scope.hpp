@@ -110,7 +110,7 @@ struct barrier_scope {
 [[nodiscard]] std::string stage_mask_names(stage_mask mask);
 // "storage-write|transfer-write" ("none" for 0, "all" for every bit).
 [[nodiscard]] std::string access_mask_names(access_mask mask);
-// "<stages> <accesses>" of one side.
+// "<stages> <accesses>" of one side ("nothing" where it has neither).
 [[nodiscard]] std::string scope_text(const sync_scope& s);
 // "<before> -> <after>".
 [[nodiscard]] std::string scope_text(const barrier_scope& b);
