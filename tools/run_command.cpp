@@ -323,7 +323,7 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
   const wave_checks& checks = *r.checks.front();
   for (std::size_t b = 0; b < r.waves->pools(0).size(); ++b) {
     bucket_memory& m = summary.memory.emplace_back(bucket_memory_of(
-        *program, r.waves->pools(0)[b]->bucket(), checks.checked_per_wave(b), checks.unchecked_per_wave(b)));
+        *parsed, *program, r.waves->pools(0)[b]->bucket(), checks.checked_per_wave(b), checks.unchecked_per_wave(b)));
     // Every lane of the bucket was made with this placement, so it cannot
     // fail now: a bucket whose images a device refuses made no lane.
     if (auto images = lane_image_placement(r.waves->pools(0)[b]->bucket(), first_device); images) {

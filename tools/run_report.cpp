@@ -17,19 +17,33 @@ std::string fault_line(const char* kind, const fault_tally& t) {
   return std::string(kind) + " " + std::to_string(t.surfaced) + "/" + std::to_string(t.injected);
 }
 
+// The first eight barriers of a bucket's wave, each with what it waits for
+// and what it blocks; then how many more.
+void write_barrier_lines(std::ostream& out, const bucket_memory& m) {
+  constexpr std::size_t shown = 8;
+  for (std::size_t i = 0; i < m.barriers.size() && i < shown; ++i)
+    out << "    barrier before " << m.barriers[i].node << ": waits for " << scope_text(m.barriers[i].scope.before)
+        << "; blocks " << scope_text(m.barriers[i].scope.after) << '\n';
+  if (m.barriers.size() > shown) out << "    and " << m.barriers.size() - shown << " more barriers\n";
+}
+
 }  // namespace
 
-bucket_memory bucket_memory_of(const compiled_program& program, const compiled_bucket& bucket,
+bucket_memory bucket_memory_of(const plan& p, const compiled_program& program, const compiled_bucket& bucket,
                                std::size_t resources_checked_per_wave, std::size_t resources_unchecked_per_wave) {
   bucket_memory m{
       bucket.id.str(), bucket.lane_bytes(),        bucket.unaliased_lane_size_bytes, {},
-      bucket.windows,  resources_checked_per_wave, resources_unchecked_per_wave,     bucket.lane.barriers_per_wave()};
+      bucket.windows,  resources_checked_per_wave, resources_unchecked_per_wave,     bucket.lane.barriers_per_wave(),
+      {}};
   for (std::size_t d = 0; d < bucket.capacity_layouts.size(); ++d) {
     const capacity_layout& layout = bucket.capacity_layouts[d];
     m.pools.push_back({program.domains[d].pool.str(), std::string(to_string(program.domains[d].memory)),
                        std::string(to_string(layout.liveness)), bucket.pool_offsets[d], layout.physical_size_bytes,
                        layout.unaliased_size_bytes, program.domains[d].images});
   }
+  const lane_recipe& lane = bucket.lane;
+  for (std::size_t n = 0; n < lane.barrier_before.size() && n < lane.barrier_scopes.size() && n < p.nodes.size(); ++n)
+    if (lane.barrier_before[n]) m.barriers.push_back({p.nodes[n].id.str(), lane.barrier_scopes[n]});
   return m;
 }
 
@@ -101,6 +115,14 @@ nlohmann::ordered_json run_json(const run_summary& s) {
     bucket["resources_checked_per_wave"] = m.resources_checked_per_wave;
     if (s.v2) bucket["resources_unchecked_per_wave"] = m.resources_unchecked_per_wave;
     bucket["barriers_per_wave"] = m.barriers_per_wave;
+    nlohmann::ordered_json barriers = nlohmann::ordered_json::array();
+    for (const bucket_memory::barrier_line& b : m.barriers)
+      barriers.push_back({{"node", b.node},
+                          {"waits_for", stage_mask_names(b.scope.before.stages)},
+                          {"flushes", access_mask_names(b.scope.before.accesses)},
+                          {"blocks", stage_mask_names(b.scope.after.stages)},
+                          {"makes_visible", access_mask_names(b.scope.after.accesses)}});
+    bucket["barriers"] = std::move(barriers);
     bucket["lanes_made"] = m.lanes_made;
     bucket["made_bytes"] = m.made_bytes;
     memory.push_back(std::move(bucket));
@@ -183,6 +205,7 @@ void write_run_summary(std::ostream& out, const run_summary& s) {
         separator = ", ";
       }
     out << '\n';
+    write_barrier_lines(out, m);
   }
   if (s.v2) {
     out << "  queues      ";

@@ -68,6 +68,13 @@ struct bucket_memory {
   // The nodes whose list opens with a barrier in a wave, as compiled
   // (compiled_bucket::lane.barriers_per_wave()).
   std::size_t barriers_per_wave = 0;
+  // Those barriers, in plan order: the node each opens, and its scope
+  // (compiled_bucket::lane.barrier_scopes).
+  struct barrier_line {
+    std::string node;
+    barrier_scope scope;
+  };
+  std::vector<barrier_line> barriers;
   // Its lanes that exist at the end, on every device, and their memory
   // (buffers and images).
   std::uint32_t lanes_made = 0;
@@ -79,7 +86,7 @@ struct bucket_memory {
 };
 
 // What `bucket` of `program` takes per lane, by pool.
-[[nodiscard]] bucket_memory bucket_memory_of(const compiled_program& program, const compiled_bucket& bucket,
+[[nodiscard]] bucket_memory bucket_memory_of(const plan& p, const compiled_program& program, const compiled_bucket& bucket,
                                              std::size_t resources_checked_per_wave,
                                              std::size_t resources_unchecked_per_wave = 0);
 

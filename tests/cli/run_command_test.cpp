@@ -9,6 +9,8 @@
 
 #include "ferrum/gpu/null_device.hpp"
 
+#include "ferrum/sync_scope.hpp"
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -229,7 +231,8 @@ TEST_CASE("ferrum run: workspace resources are checked, and memory is reported a
   CHECK(u64(run.report["memory"][0]["resources_checked_per_wave"]) == 14);
 }
 
-TEST_CASE("ferrum run: each bucket's barriers_per_wave is the one compile() derives, in the report and the summary",
+TEST_CASE("ferrum run: each bucket's barriers and their scopes are the ones compile() derives, in the report and the "
+          "summary",
           "[cli]") {
   for (const char* name : {"history.json", "two_queues_access.json"}) {
     INFO(name);
@@ -251,6 +254,24 @@ TEST_CASE("ferrum run: each bucket's barriers_per_wave is the one compile() deri
       const std::size_t end = summary.out.find('\n', line + 1);
       const std::string expected = ", " + std::to_string(bucket.lane.barriers_per_wave()) + " barriers per wave; ";
       CHECK(summary.out.substr(line, end - line).find(expected) != std::string::npos);
+      // Each barrier, with its scope, in the report and under that line.
+      const nlohmann::ordered_json& barriers = memory[b]["barriers"];
+      REQUIRE(barriers.size() == bucket.lane.barriers_per_wave());
+      std::size_t i = 0;
+      for (std::size_t n = 0; n < c.plan.nodes.size(); ++n) {
+        if (!bucket.lane.barrier_before[n]) continue;
+        const ferrum::barrier_scope& scope = bucket.lane.barrier_scopes[n];
+        CHECK(barriers[i]["node"] == c.plan.nodes[n].id.str());
+        CHECK(barriers[i]["waits_for"] == ferrum::stage_mask_names(scope.before.stages));
+        CHECK(barriers[i]["flushes"] == ferrum::access_mask_names(scope.before.accesses));
+        CHECK(barriers[i]["blocks"] == ferrum::stage_mask_names(scope.after.stages));
+        CHECK(barriers[i]["makes_visible"] == ferrum::access_mask_names(scope.after.accesses));
+        ++i;
+        CHECK(summary.out.find("\n    barrier before " + c.plan.nodes[n].id.str() + ": waits for " +
+                                   ferrum::scope_text(scope.before) + "; blocks " + ferrum::scope_text(scope.after) +
+                                   "\n",
+                               end) != std::string::npos);
+      }
     }
   }
 }
