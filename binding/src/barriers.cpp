@@ -5,10 +5,12 @@
 
 #include "ferrum/binding/image_access.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <iterator>
 #include <map>
+#include <span>
 
 namespace ferrum {
 namespace {
@@ -64,15 +66,17 @@ struct touched {
 
 }  // namespace
 
-std::vector<bool> derive_barriers(const lane_recipe& recipe, const dependency_graph& graph, barrier_queues queues) {
-  const std::size_t nodes = graph.size();
-  std::vector<bool> before(nodes, false);
+std::vector<bool> derive_barriers(const lane_recipe& recipe, const dependency_graph& graph, barrier_queues queues,
+                                  std::span<const std::size_t> order) {
+  const std::size_t nodes = std::min(graph.size(), recipe.use_begin.empty() ? 0 : recipe.use_begin.size() - 1);
+  std::vector<bool> before(graph.size(), false);
   // Per kind: what its nodes touched since the last barrier before a node
   // of that kind (same_kind: a queue of its own), and since the last
   // barrier of any kind (any_kind: one queue for all).
   std::array<touched, 2> same_kind;
   std::array<touched, 2> any_kind;
-  for (std::size_t n = 0; n < nodes && n + 1 < recipe.use_begin.size(); ++n) {
+  for (std::size_t at = 0; at < nodes; ++at) {
+    const std::size_t n = order.empty() ? at : order[at];
     // On one queue every node counts as one kind.
     const auto kind = static_cast<std::size_t>(queues == barrier_queues::any && graph.queue(n) == queue_kind::transfer);
     const std::size_t other = 1 - kind;

@@ -2,6 +2,7 @@
 #include "lane_recipes.hpp"
 
 #include "ferrum/binding/barriers.hpp"
+#include "ferrum/binding/node_order.hpp"
 #include "ferrum/binding/image_access.hpp"
 
 #include "image_transitions.hpp"
@@ -163,6 +164,15 @@ result<void> make_lane_recipes(compiled_program& program, const plan& p, const p
         program.dependencies.uses_transfer()
             ? derive_barrier_scopes(recipe, program.dependencies, recipe.one_queue_barrier_before, barrier_queues::one)
             : recipe.barrier_scopes;
+    recipe.order = level_order(recipe, program.dependencies);
+    recipe.ordered_barrier_before.clear();
+    recipe.ordered_barrier_scopes.clear();
+    if (!recipe.order.empty()) {
+      recipe.ordered_barrier_before =
+          derive_barriers(recipe, program.dependencies, barrier_queues::one, recipe.order);
+      recipe.ordered_barrier_scopes = derive_barrier_scopes(recipe, program.dependencies, recipe.ordered_barrier_before,
+                                                            barrier_queues::one, recipe.order);
+    }
     if (!bucket.binding) continue;
     // The binding domain is the pool whose claim the layout covers.
     const auto domain = std::find_if(program.wave_layouts.begin(), program.wave_layouts.end(),

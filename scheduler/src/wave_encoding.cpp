@@ -16,9 +16,14 @@ namespace ferrum::detail {
 namespace asio = boost::asio;
 using boost::system::error_code;
 
+bool wave::reordered() const noexcept {
+  const bool one_queue = program_->submissions(device_ != nullptr ? device_->index : 0).one_queue();
+  return node_barriers::reordered(bucket_, one_queue, host_.options().order);
+}
+
 node_barriers wave::barriers() const noexcept {
   const bool one_queue = program_->submissions(device_ != nullptr ? device_->index : 0).one_queue();
-  return node_barriers::of(bucket_, one_queue, host_.options().barriers);
+  return node_barriers::of(bucket_, one_queue, reordered(), host_.options().barriers);
 }
 
 void wave::bind_nodes() noexcept {

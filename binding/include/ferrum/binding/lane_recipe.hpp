@@ -179,6 +179,12 @@ struct lane_recipe {
   // (derive_barrier_scopes); the same for one queue.
   std::vector<barrier_scope> barrier_scopes;
   std::vector<barrier_scope> one_queue_barrier_scopes;
+  // The order a wave on one queue submits its nodes in (level_order,
+  // ferrum/binding/node_order.hpp; empty: plan order), and the barriers of
+  // that order on one queue.
+  std::vector<std::size_t> order;
+  std::vector<bool> ordered_barrier_before;
+  std::vector<barrier_scope> ordered_barrier_scopes;
   // The imported resources, in program order (domain, then member).
   std::vector<lane_import> imports;
   // The images, in program order (domain, then member), and per node the
