@@ -283,6 +283,10 @@ class command_list {
   [[nodiscard]] std::size_t size() const noexcept { return commands_; }
   // Barriers recorded since begin(), on every device alike.
   [[nodiscard]] std::size_t barriers() const noexcept { return barriers_; }
+  // The scope of the last barrier recorded since begin() (empty when none
+  // was, or when it held layout changes alone), as given to the device:
+  // barrier_scope::full() for a full one, before the device clips it.
+  [[nodiscard]] const barrier_scope& last_barrier() const noexcept { return last_barrier_; }
   // Whether the list is ended and can be submitted (again, once its last
   // submission's value is reached: a recorded list can be replayed).
   [[nodiscard]] bool executable() const noexcept;
@@ -321,10 +325,16 @@ class command_list {
   virtual result<void> do_end() = 0;
   // The command buffer, past the checks and the ordering above.
   virtual result<native_commands> do_native() = 0;
-  // Records a barrier: every command before it in submission order
-  // completes, and its writes are seen, before any command after it; and
-  // `changes` (possibly none) are made in it.
-  virtual void do_barrier(std::span<const layout_change> changes) noexcept = 0;
+  // Records a barrier of `scope` (ferrum/sync_scope.hpp): every command
+  // before it in submission order whose stages are in `scope.before`
+  // completes, its writes among `scope.before.accesses` made visible to the
+  // accesses of `scope.after`, before any command after it runs its stages
+  // in `scope.after`; and `changes` (possibly none) are made in it, each
+  // ordered by its layouts' own stages and accesses besides `scope`. A
+  // device clips the scope to the stages its queue family has
+  // (barrier_scope::full() is every stage it has); an empty scope orders
+  // the changes alone.
+  virtual void do_barrier(const barrier_scope& scope, std::span<const layout_change> changes) noexcept = 0;
 
  private:
   friend class queue;
@@ -341,12 +351,16 @@ class command_list {
   // own lane, whose earlier nodes' output a later node may read).
   [[nodiscard]] bool granted(arena_range range, access mode) const noexcept;
   [[nodiscard]] result<void> recorded(result<void> r);
-  // Before a command over `ranges`: a barrier when one is due (a command of
-  // this list came before it, or the list opened with one) or a range lies
-  // outside the grants.
-  void order(std::initializer_list<arena_range> ranges) noexcept;
-  // Records a barrier now, with the pending layout changes.
-  void record_barrier() noexcept;
+  // Before a command of `scope` over `ranges`: a barrier of every earlier
+  // command of the list's scope before `scope` when one came before it,
+  // else of the list's opening scope; a full one when a range lies outside
+  // the grants. None when that is empty and no layout change is pending.
+  void order(const sync_scope& scope, std::initializer_list<arena_range> ranges) noexcept;
+  // Records a barrier of `scope` now, with the pending layout changes.
+  void record_barrier(const barrier_scope& scope) noexcept;
+  // Every stage the list may run and every access made in them: a native
+  // recording's scope.
+  [[nodiscard]] sync_scope native_scope() const noexcept;
   // Whether `operand` (the kernel's secondary or its primary) is one `k` takes.
   [[nodiscard]] result<void> check_operand(const kernel& k, bool secondary, const kernel_operand& operand) const;
   [[nodiscard]] result<void> image_copy_checks(const image& img, image_layout layout, arena_range bytes,
@@ -361,7 +375,15 @@ class command_list {
   state state_ = state::initial;
   std::size_t commands_ = 0;
   std::size_t barriers_ = 0;
-  bool barrier_due_ = true;
+  // A command of the list came before and no barrier() since: the next
+  // command's barrier orders it after recorded_.
+  bool barrier_due_ = false;
+  // The union of the scopes of the commands recorded since begin().
+  sync_scope recorded_;
+  // The scope the first command's barrier has (empty: none; full for
+  // list_opening::barrier), until a command or barrier() takes it.
+  barrier_scope opening_;
+  barrier_scope last_barrier_;
   std::uint64_t submitted_value_ = 0;
   const gpu::queue* submitted_on_ = nullptr;
   std::uint64_t previous_value_ = 0;  // restored when a submission fails
