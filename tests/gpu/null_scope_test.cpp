@@ -33,7 +33,8 @@ constexpr sync_scope copy_reads{stages::transfer, accesses::transfer_read | acce
 
 struct scope_fixture {
   std::unique_ptr<ferrum::gpu::null_device> device;
-  std::unique_ptr<ferrum::gpu::arena> arena;  // [0, 256): produced; [256, 512): consumed into
+  // [0, 256): produced; [256, 512): consumed into; [512, 768): the chain's own.
+  std::unique_ptr<ferrum::gpu::arena> arena;
   std::unique_ptr<ferrum::gpu::kernel> writer;
   std::unique_ptr<ferrum::gpu::kernel> checker;
   std::array<ferrum::gpu::arena_range, 1> granted;
@@ -42,7 +43,7 @@ struct scope_fixture {
     ferrum::gpu::null_device_options options;
     options.reorder_unordered = true;
     device = test::null_device(options);
-    arena = test::require(device->create_arena(512));
+    arena = test::require(device->create_arena(768));
     arena->guard();
     granted = {arena->whole()};
     writer = test::require(device->create_kernel(ferrum::gpu::builtin::write_pattern()));
@@ -110,14 +111,16 @@ TEST_CASE("null device: a barrier orders only its stages, so a weakened one show
 
 TEST_CASE("null device: barriers chain through a stage one blocks and the next waits for", "[gpu][barriers]") {
   scope_fixture f;
-  // producer (compute) | B1: compute -> transfer, an unrelated fill |
-  // B2: transfer (or another stage) -> compute, a check of the pattern.
+  // producer (compute) | B1: compute -> transfer, an unrelated dispatch
+  // (which B1 does not order: the chain runs through the transfer stage,
+  // which no command uses) | B2: transfer (or another stage) -> compute, a
+  // check of the pattern.
   const auto mismatches = [&](ferrum::stage_mask second_waits_for) {
     f.zero();
     auto first = f.producer();
     auto middle = f.list();
     test::require(middle->begin(barrier_scope{dispatch_writes, {stages::transfer, accesses::transfer_write}}));
-    test::require(middle->fill(f.arena->range(508, 4), 0u));
+    test::require(middle->dispatch(*f.writer, f.arena->range(512, 256), {}, std::array{pattern_seed}));
     test::require(middle->end());
     auto last = f.list();
     test::require(last->begin(barrier_scope{{second_waits_for, accesses::transfer_write}, dispatch_reads}));
