@@ -56,7 +56,7 @@ TEST_CASE("vulkan barriers: a list's precise barriers (fill then dispatch, dispa
   s.finish();
 }
 
-TEST_CASE("vulkan barriers: layout changes of one level of an image in precise barriers, validation silent",
+TEST_CASE("vulkan barriers: layout changes of each level of an image in precise barriers, validation silent",
           "[vulkan][barriers][image]") {
   vulkan_test::session s;
   if (!s.open()) return;
@@ -77,6 +77,8 @@ TEST_CASE("vulkan barriers: layout changes of one level of an image in precise b
     require(list->transition(img, image_layout::undefined, image_layout::transfer_dst, level0));
     require(list->copy(a->range(0, bytes), img, image_layout::transfer_dst));
     require(list->transition(img, image_layout::transfer_dst, image_layout::transfer_src, level0));
+    // Level 1 alone, in the same barrier.
+    require(list->transition(img, image_layout::undefined, image_layout::general, {1, 1, 0, 1}));
     require(list->copy(img, image_layout::transfer_src, a->range(2 * bytes, bytes)));
     CHECK(list->last_barrier() ==
           barrier_scope{{stages::transfer, accesses::transfer_read | accesses::transfer_write},
