@@ -101,8 +101,8 @@ sync_scope command_list::native_scope() const noexcept {
   // in them (record_native).
   if (kind_ == queue_kind::transfer) return transfer_scope(accesses::transfer_read | accesses::transfer_write);
   constexpr access_mask compute_accesses = accesses::indirect_read | accesses::uniform_read | accesses::sampled_read |
-                                           accesses::storage_read | accesses::storage_write |
-                                           accesses::transfer_read | accesses::transfer_write;
+                                           accesses::storage_read | accesses::storage_write | accesses::transfer_read |
+                                           accesses::transfer_write;
   if (stages_ == list_stages::graphics)
     return {stages::graphics | stages::compute_shader | stages::transfer,
             accesses::all & ~(accesses::host_read | accesses::host_write)};

@@ -169,8 +169,7 @@ TEST_CASE("command list: barriers between a list's commands are the earlier comm
   auto affine = test::require(f.device->create_kernel(ferrum::gpu::builtin::affine()));
   test::require(l->dispatch(*affine, f.produced(), {}, std::array<std::uint32_t, 2>{2, 1}));
   CHECK(l->barriers() == 1);
-  CHECK(l->last_barrier() ==
-        barrier_scope{{stages::transfer, accesses::transfer_write}, dispatch_reads});
+  CHECK(l->last_barrier() == barrier_scope{{stages::transfer, accesses::transfer_write}, dispatch_reads});
   test::require(l->copy(f.produced(), f.consumed()));
   CHECK(l->last_barrier() ==
         barrier_scope{{stages::transfer | stages::compute_shader,

@@ -14,12 +14,16 @@ namespace {
 
 // The one table of ferrum's bits in Vulkan's. Stages: synchronization2's
 // bits, which are synchronization1's for every stage here.
-constexpr std::array<VkPipelineStageFlags2, stages::count> stage_bits{
-    VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT,           VK_PIPELINE_STAGE_2_VERTEX_INPUT_BIT,
-    VK_PIPELINE_STAGE_2_VERTEX_SHADER_BIT,           VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT,
-    VK_PIPELINE_STAGE_2_EARLY_FRAGMENT_TESTS_BIT,    VK_PIPELINE_STAGE_2_LATE_FRAGMENT_TESTS_BIT,
-    VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
-    VK_PIPELINE_STAGE_2_TRANSFER_BIT,                VK_PIPELINE_STAGE_2_HOST_BIT};
+constexpr std::array<VkPipelineStageFlags2, stages::count> stage_bits{VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT,
+                                                                      VK_PIPELINE_STAGE_2_VERTEX_INPUT_BIT,
+                                                                      VK_PIPELINE_STAGE_2_VERTEX_SHADER_BIT,
+                                                                      VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT,
+                                                                      VK_PIPELINE_STAGE_2_EARLY_FRAGMENT_TESTS_BIT,
+                                                                      VK_PIPELINE_STAGE_2_LATE_FRAGMENT_TESTS_BIT,
+                                                                      VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
+                                                                      VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                                                                      VK_PIPELINE_STAGE_2_TRANSFER_BIT,
+                                                                      VK_PIPELINE_STAGE_2_HOST_BIT};
 static_assert(VK_PIPELINE_STAGE_2_TRANSFER_BIT == VK_PIPELINE_STAGE_TRANSFER_BIT &&
               VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT == VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
 // Each access: its synchronization2 bit, its synchronization1 bit, and the
@@ -64,8 +68,8 @@ constexpr std::size_t batch = 16;
 
 // The image barrier of `change`, its scopes `scope`'s widened by its layouts'.
 template <class ImageBarrier>
-void fill_image_barrier(ImageBarrier& b, const layout_change& change, const vk_barrier_family& family,
-                        vk_scope& from, vk_scope& to) noexcept {
+void fill_image_barrier(ImageBarrier& b, const layout_change& change, const vk_barrier_family& family, vk_scope& from,
+                        vk_scope& to) noexcept {
   const auto& img = static_cast<const vulkan_image&>(*change.image);
   from = vk_layout_scope(change.from, family.graphics, family.transfer_only, true);
   to = vk_layout_scope(change.to, family.graphics, family.transfer_only, false);

@@ -7,8 +7,8 @@
 // the layers see with VALIDATION_CHECK_ENABLE_SYNCHRONIZATION_VALIDATION_QUEUE_SUBMIT).
 #include "vulkan_test_support.hpp"
 
-#include "image_range_checks.hpp"
 #include "image_kernel_checks.hpp"
+#include "image_range_checks.hpp"
 
 #include "ferrum/gpu/builtin_kernels.hpp"
 
@@ -44,8 +44,8 @@ TEST_CASE("vulkan barriers: a list's precise barriers (fill then dispatch, dispa
           barrier_scope{{stages::transfer, accesses::transfer_write},
                         {stages::compute_shader, accesses::storage_read | accesses::storage_write}});
     require(list->copy(a->range(0, 1024), a->range(2048, 1024)));
-    CHECK(list->last_barrier().after == ferrum::sync_scope{stages::transfer,
-                                                           accesses::transfer_read | accesses::transfer_write});
+    CHECK(list->last_barrier().after ==
+          ferrum::sync_scope{stages::transfer, accesses::transfer_read | accesses::transfer_write});
     require(list->end());
     command_list* const lists[] = {list.get()};
     vulkan_test::require_reached(s.device->queue().timeline(), require(s.device->queue().submit_next(lists)));

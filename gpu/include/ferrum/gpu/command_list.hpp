@@ -15,11 +15,21 @@
 // Commands of one list, and lists of successive submissions on one queue, run
 // in order, each seeing the memory writes of the ones before it: a barrier
 // goes before each command that follows another of the list, and before the
-// first one. A list begun with list_opening::by_hazards leaves out that
-// first barrier unless the command reaches memory outside the list's
-// grants: its owner orders the list's granted ranges against earlier work
-// itself (a scheduler wave, by the barriers the compiler derived from the
-// plan's hazards, ferrum/binding/barriers.hpp).
+// first one. Each barrier has a scope (ferrum/sync_scope.hpp): the one
+// before a command that follows another of the list waits for the union of
+// the scopes of every earlier command of the list and blocks the command's
+// own (a dispatch: compute-shader, storage reads and writes, sampled reads
+// for sampled images; a fill or clear: transfer, transfer writes; a copy,
+// stage or image copy: transfer, transfer reads and writes; a native
+// recording: every stage and access of the list's kind). The first
+// command's is the list's opening: full for list_opening::barrier, none for
+// list_opening::by_hazards, exactly the scope given to begin(barrier_scope)
+// (its owner derived it from the plan's hazards: a scheduler wave, by the
+// barriers the compiler derived, ferrum/binding/barriers.hpp, ordering the
+// list's granted ranges against earlier work itself). A command that
+// reaches memory outside the list's grants, which no owner sees, gets a
+// full barrier before it, as does barrier(). A device clips a scope to the
+// stages its queue family has.
 //
 // A list is made for a kind of queue (compute unless asked otherwise) and is
 // submitted to the device's queue of that kind: on a GPU with a transfer queue
