@@ -110,6 +110,10 @@ void record_sync2(VkCommandBuffer buffer, const vk_barrier_family& family, const
     b.srcAccessMask = before.accesses | from.accesses;
     b.dstStageMask = after.stages | to.stages;
     b.dstAccessMask = after.accesses | to.accesses;
+    // A change nothing of the queue waits for (to present_src, whose
+    // semaphores order it): every stage, so that a semaphore signalled
+    // after the list chains after the transition (NONE would leave it out).
+    if (b.dstStageMask == 0) b.dstStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
     if (count < batch && i + 1 < changes.size()) continue;
     info.imageMemoryBarrierCount = static_cast<std::uint32_t>(count);
     info.pImageMemoryBarriers = images.data();
@@ -161,6 +165,8 @@ void record_sync1(VkCommandBuffer buffer, const vk_barrier_family& family, const
     b.srcAccessMask = global.srcAccessMask | from.accesses;
     b.dstAccessMask = global.dstAccessMask | to.accesses;
     if (count < batch && i + 1 < changes.size()) continue;
+    // A change nothing of the queue waits for: every stage, as above.
+    if (destination_stages == 0) destination_stages = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
     vkCmdPipelineBarrier(buffer, source(source_stages), destination(destination_stages), 0, first ? globals : 0,
                          &global, 0, nullptr, static_cast<std::uint32_t>(count), images.data());
     first = false;

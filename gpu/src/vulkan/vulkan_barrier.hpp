@@ -49,8 +49,10 @@ struct vk_sync_scope {
 
 // Records a barrier of `scope` with `changes` into `buffer`. A side clipped
 // to no stage waits for, or blocks, nothing (NONE; TOP_OF_PIPE or
-// BOTTOM_OF_PIPE for synchronization1); nothing is recorded when neither
-// side has a stage and there is no change.
+// BOTTOM_OF_PIPE for synchronization1), but for a layout change whose
+// second scope is empty (to present_src), which blocks ALL_COMMANDS so that
+// a semaphore signalled after it chains after the transition; nothing is
+// recorded when neither side has a stage and there is no change.
 void record_vk_barrier(VkCommandBuffer buffer, const vk_barrier_family& family, const barrier_scope& scope,
                        std::span<const layout_change> changes) noexcept;
 
