@@ -4,6 +4,7 @@
 // them; each hazard widens the scope of the last barrier that stands
 // between its two nodes.
 #include "byte_runs.hpp"
+#include "cross_wave.hpp"
 
 #include "ferrum/binding/access_scope.hpp"
 #include "ferrum/binding/barriers.hpp"
@@ -14,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <utility>
 #include <vector>
 
 namespace ferrum {
@@ -59,6 +61,8 @@ std::vector<barrier_scope> derive_barrier_scopes(const lane_recipe& recipe, cons
   for (const lane_image& image : recipe.images)
     if (image.aliasable) aliasable_pools.insert(image.domain);
   std::map<std::size_t, sync_scope> pool_uses;
+  const detail::cross_wave_uses cross = detail::cross_wave_of(recipe, graph);
+  std::set<std::pair<std::size_t, std::size_t>> first_uses;
   for (std::size_t at = 0; at < nodes; ++at) {
     const std::size_t n = node_at(at);
     const auto kind = static_cast<std::size_t>(queues == barrier_queues::any && graph.queue(n) == queue_kind::transfer);
@@ -74,6 +78,15 @@ std::vector<barrier_scope> derive_barrier_scopes(const lane_recipe& recipe, cons
       if (last_any != none && last_any > earlier) return &scopes[node_at(last_any)];
       return nullptr;
     };
+    // A wave's first use of a resource the waves before used: its barrier
+    // waits for what they did with it.
+    for (const lane_use& u : uses)
+      if (const auto* shared = cross.find(u); shared != nullptr && first_uses.insert({u.domain, u.member}).second &&
+                                              before[n] && (shared->written || access_writes(u.access))) {
+        scopes[n].before.stages |= shared->uses.stages;
+        scopes[n].before.accesses |= shared->uses.accesses & accesses::writes;
+        scopes[n].after |= access_scope(u.access, where);
+      }
     for (const lane_use& u : uses) {
       if (u.size == 0) continue;
       const sync_scope s = access_scope(u.access, where);

@@ -3,6 +3,8 @@
 // barrier as unions of ranges.
 #include "ferrum/binding/barriers.hpp"
 
+#include "cross_wave.hpp"
+
 #include "ferrum/binding/image_access.hpp"
 
 #include <algorithm>
@@ -10,6 +12,8 @@
 #include <cstdint>
 #include <iterator>
 #include <map>
+#include <set>
+#include <utility>
 #include <span>
 
 namespace ferrum {
@@ -75,6 +79,10 @@ std::vector<bool> derive_barriers(const lane_recipe& recipe, const dependency_gr
   // barrier of any kind (any_kind: one queue for all).
   std::array<touched, 2> same_kind;
   std::array<touched, 2> any_kind;
+  // Resources the waves before used (cross_wave.hpp): a wave's first use of
+  // one the plan writes opens with a barrier.
+  const detail::cross_wave_uses cross = detail::cross_wave_of(recipe, graph);
+  std::set<std::pair<std::size_t, std::size_t>> used;
   for (std::size_t at = 0; at < nodes; ++at) {
     const std::size_t n = order.empty() ? at : order[at];
     // On one queue every node counts as one kind.
@@ -83,6 +91,9 @@ std::vector<bool> derive_barriers(const lane_recipe& recipe, const dependency_gr
     const auto uses = recipe.node_uses(n);
     // Layout transitions are made by the barrier a node opens with.
     bool hazard = !recipe.node_transitions(n).empty();
+    for (const lane_use& u : uses)
+      if (const auto* shared = cross.find(u); shared != nullptr && used.insert({u.domain, u.member}).second)
+        hazard = hazard || shared->written;
     for (const lane_use& u : uses)
       if (u.size != 0 && (same_kind[kind].conflicts(u) || any_kind[other].conflicts(u))) hazard = true;
     if (hazard) {

@@ -167,9 +167,9 @@ void null_reorderer::check_accesses() noexcept {
       }
       if (!ordered || covered) continue;
       try {
-        report_(report_context_, std::string(name_of(p.kind)) + " (" + to_string(p.scope) + ") before " +
-                                     name_of(c.kind) + " (" + to_string(c.scope) +
-                                     ") reaching its writes: the barrier " + to_string(*seen) +
+        report_(report_context_, std::string(name_of(p.kind)) + " (" + scope_text(p.scope) + ") before " +
+                                     name_of(c.kind) + " (" + scope_text(c.scope) +
+                                     ") reaching its writes: the barrier " + scope_text(*seen) +
                                      " lacks their accesses");
       } catch (...) {
         report_(report_context_, std::string());
