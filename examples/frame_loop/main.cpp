@@ -14,6 +14,9 @@
 // waves' trace goes out as Chrome trace JSON and as an SVG timeline. Each
 // lane records its passes once and replays them (scheduler_options::replay):
 // later frames only write the pattern's and the draw's parameters into their slots.
+// With GPU timestamps the summary gives each pass's GPU time, and the
+// frame's critical path through them with what a second queue could save
+// (its passes are a chain: nothing).
 //
 // With --present (frame_presenter.hpp) the frames are shown in a window:
 // each frame acquires a swapchain image (in frame order) and its wave
@@ -482,8 +485,9 @@ double percentile(std::vector<double> values, double p) {
 double mebibytes(std::uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
 // The summary's `gpu path` line: the frame's critical path through `bucket`'s
-// data dependencies with each pass's median GPU time, and the most a second
-// queue could save (ferrum/binding/critical_path.hpp).
+// data dependencies with each pass's median GPU time (over every frame: both
+// sizes after a resize), and the most a second queue could save
+// (ferrum/binding/critical_path.hpp).
 void write_gpu_path(std::ostream& out, const ferrum::compiled_program& program, const ferrum::compiled_bucket& bucket,
                     const frame_loop_run& run) {
   std::vector<std::uint64_t> pass_ns;
