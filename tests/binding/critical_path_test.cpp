@@ -174,7 +174,7 @@ TEST_CASE("critical path: an image's uses conflict where one changes its layout"
 
 TEST_CASE("critical path: against brute force over generated plans", "[binding][critical_path]") {
   std::mt19937_64 rng(54);
-  for (int round = 0; round < 40; ++round) {
+  for (int round = 0; round < 20; ++round) {
     const plan p = hazard_plans::generate(rng, {.nodes = 12});
     const compiled_program program = test::compile_ok(p);
     const lane_recipe& lane = program.buckets.at(0).lane;

@@ -23,13 +23,14 @@ namespace ferrum {
 // overlapping bytes, one of the two writing (an image's bytes are its place
 // in the bucket's image window, so two uses of one image conflict where one
 // writes it; a use whose node changes the image's layout there
-// (lane_recipe::node_transitions) counts as a write). Of the conflicting
-// pairs, the direct ones are listed: per byte, a use depends on the last
-// write before it, and a write also on the reads since that write. Every
-// other conflicting pair is ordered by a path of listed edges (a read after
-// an overwritten write waits for the overwrite, which waited for the first
-// write or for its readers), so longest paths are those of every
-// conflicting pair. Nodes on different queues or the same are alike here:
+// (lane_recipe::node_transitions) counts as a write; uses of disjoint mips
+// or layers of one image conflict too, as the barriers take them). Of the
+// conflicting pairs, the direct ones are listed: per byte, a use depends on
+// the last write before it, and a write also on the reads since that
+// write. Every other conflicting pair is ordered by a path of listed edges
+// (a read after an overwritten write waits for the overwrite, which waited
+// for the first write or for its readers), so the longest path is the one
+// over every conflicting pair. Nodes on different queues or the same are alike here:
 // this is what the data needs, not how a device orders it. A v1 plan's
 // nodes each run after the one before (dependency_graph), a chain.
 struct data_dependencies {
