@@ -257,7 +257,8 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
     r.checks.push_back(std::move(*checks));
   }
 
-  run_accounting accounting(device_views, device_faults, completion_times, options.waves, options.gpu_timestamps);
+  run_accounting accounting(device_views, device_faults, completion_times, options.waves, options.gpu_timestamps,
+                            program.get());
   wave_driver driver(*r.waves, r.checks, accounting,
                      {options.waves, window, options.faults, options.seed, r.imports->buffers()});
   // Queue use is the first device's: every device is of one kind.
@@ -356,6 +357,9 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
   }
   summary.tally = accounting.tally();
   summary.latency = latencies(summary.tally, completion_times != nullptr, options.gpu_timestamps);
+  for (std::size_t b = 0; b < summary.tally.bucket_gpu.size(); ++b)
+    if (summary.tally.bucket_gpu[b].waves != 0)
+      summary.gpu_paths.push_back(gpu_path_of(*program, program->buckets[b], *parsed, summary.tally.bucket_gpu[b]));
   if (r.trace) {
     if (std::string problem = r.trace->write(*parsed); !problem.empty())
       return fail(command_error::io(std::move(problem)), exit_code::usage_or_io);

@@ -1,5 +1,7 @@
 #include "run_report.hpp"
 
+#include "ferrum/binding/critical_path.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -47,6 +49,19 @@ bucket_memory bucket_memory_of(const plan& p, const compiled_program& program, c
   return m;
 }
 
+bucket_gpu_path gpu_path_of(const compiled_program& program, const compiled_bucket& bucket, const plan& p,
+                            const run_tally::node_gpu_times& times) {
+  std::vector<std::uint64_t> mean_ns(times.node_ns.size(), 0);
+  if (times.waves != 0)
+    for (std::size_t n = 0; n < mean_ns.size(); ++n) mean_ns[n] = (times.node_ns[n] + times.waves / 2) / times.waves;
+  const critical_path cp = find_critical_path(derive_data_dependencies(bucket.lane, program.dependencies), mean_ns);
+  const auto us = [](std::uint64_t ns) { return static_cast<double>(ns) / 1000.0; };
+  bucket_gpu_path out{bucket.id.str(),         times.waves, us(cp.serial_ns),
+                      us(cp.critical_path_ns), {},          us(cp.async_bound_ns)};
+  for (const std::size_t n : cp.path) out.critical_path.push_back(n < p.nodes.size() ? p.nodes[n].id.str() : "");
+  return out;
+}
+
 double percentile(std::vector<double>& samples, double p) {
   if (samples.empty()) return 0;
   std::sort(samples.begin(), samples.end());
@@ -82,7 +97,17 @@ nlohmann::ordered_json run_json(const run_summary& s) {
   document["waves"] = std::move(waves);
   document["lanes"] = std::move(lanes);
   document["latency_us"] = std::move(latency);
-  if (s.latency.gpu_measured) document["gpu_us"] = {{"p50", s.latency.gpu_p50}, {"p99", s.latency.gpu_p99}};
+  if (s.latency.gpu_measured) {
+    nlohmann::ordered_json paths = nlohmann::ordered_json::array();
+    for (const bucket_gpu_path& g : s.gpu_paths)
+      paths.push_back({{"bucket", g.bucket},
+                       {"waves", g.waves},
+                       {"serial_us", g.serial_us},
+                       {"critical_path_us", g.critical_path_us},
+                       {"critical_path", g.critical_path},
+                       {"async_bound_us", g.async_bound_us}});
+    document["gpu_us"] = {{"p50", s.latency.gpu_p50}, {"p99", s.latency.gpu_p99}, {"buckets", std::move(paths)}};
+  }
   document["allocations_per_wave"] = s.allocations_per_wave;
   document["violations"] = s.violations;
   document["image_layout_errors"] = s.image_layout_errors;
@@ -241,6 +266,14 @@ void write_run_summary(std::ostream& out, const run_summary& s) {
   if (s.latency.gpu_measured)
     out << "  gpu          p50 " << fixed(s.latency.gpu_p50, 1) << " us, p99 " << fixed(s.latency.gpu_p99, 1)
         << " us (first node's begin to last node's end on the GPU, completed waves)\n";
+  for (const bucket_gpu_path& g : s.gpu_paths) {
+    out << "  gpu path     " << g.bucket << ": critical path " << fixed(g.critical_path_us, 1) << " us of "
+        << fixed(g.serial_us, 1) << " us serial (nodes ";
+    for (std::size_t k = 0; k < g.critical_path.size(); ++k) out << (k == 0 ? "" : " -> ") << g.critical_path[k];
+    const double percent = g.serial_us > 0 ? 100.0 * g.async_bound_us / g.serial_us : 0.0;
+    out << "); a second queue could save at most " << fixed(g.async_bound_us, 1) << " us (" << fixed(percent, 0)
+        << "%)\n";
+  }
   out << "  allocations  " << fixed(s.allocations_per_wave, 2) << " per wave (steady state, last " << s.steady_waves
       << " waves)\n";
   out << "  violations   " << s.violations << '\n';

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -413,6 +414,61 @@ TEST_CASE("ferrum run: --gpu-timestamps reports GPU time per wave, a summary lin
       run_ferrum({"run", example_plan("two_nodes.json"), "--waves", "5", "--gpu-timestamps"});
   CHECK(summary.status == 0);
   CHECK(summary.out.find("\n  gpu          p50 ") != std::string::npos);
+}
+
+TEST_CASE("ferrum run: --gpu-timestamps reports each bucket's critical path and what a second queue could save",
+          "[cli]") {
+  // two_queues_access.json: node/upload -> node/simulate, then node/readback
+  // (transfer) beside node/shade, both before node/compose; each node's
+  // `after` names the nodes whose bytes it needs.
+  const json_run run = run_json(example_plan("two_queues_access.json"), {"--waves", "6", "--gpu-timestamps"});
+  CHECK(run.result.status == 0);
+  INFO(run.report.dump(2));
+  const auto plan = nlohmann::json::parse(cli_test::read_file(example_plan("two_queues_access.json")));
+  std::map<std::string, std::vector<std::string>> after;
+  for (const auto& node : plan.at("nodes")) after[node.at("id")] = node.value("after", std::vector<std::string>{});
+  const auto& buckets = run.report.at("gpu_us").at("buckets");
+  REQUIRE(buckets.is_array());
+  CHECK(!buckets.empty());
+  std::uint64_t waves = 0;
+  for (const auto& b : buckets) {
+    waves += u64(b.at("waves"));
+    const double serial = b.at("serial_us").get<double>();
+    const double path = b.at("critical_path_us").get<double>();
+    CHECK(serial > 0);
+    CHECK(path > 0);
+    CHECK(path <= serial);
+    // serial - max(path, serial / 2), in whole nanoseconds.
+    const double half = std::ceil(std::round(serial * 1000) / 2) / 1000;
+    CHECK(b.at("async_bound_us").get<double>() == Approx(serial - std::max(path, half)).margin(1e-6));
+    // The path's nodes follow one another in the graph, from the first node
+    // to the last, which waits for both branches.
+    const auto nodes = b.at("critical_path").get<std::vector<std::string>>();
+    REQUIRE(!nodes.empty());
+    CHECK(nodes.size() == 4);
+    CHECK(nodes.front() == "node/upload");
+    CHECK(nodes.back() == "node/compose");
+    for (std::size_t k = 1; k < nodes.size(); ++k) {
+      const std::vector<std::string>& before = after.at(nodes[k]);
+      CHECK(std::find(before.begin(), before.end(), nodes[k - 1]) != before.end());
+    }
+  }
+  CHECK(waves == u64(run.report.at("waves").at("completed")));
+
+  const command_result summary =
+      run_ferrum({"run", example_plan("two_queues_access.json"), "--waves", "4", "--gpu-timestamps"});
+  CHECK(summary.status == 0);
+  INFO(summary.out);
+  const std::size_t line = summary.out.find("\n  gpu path     frame@");
+  REQUIRE(line != std::string::npos);
+  const std::string text = summary.out.substr(line + 1, summary.out.find('\n', line + 1) - line - 1);
+  CHECK(text.find(": critical path ") != std::string::npos);
+  CHECK(text.find(" us serial (nodes node/upload -> node/simulate -> ") != std::string::npos);
+  CHECK(text.find(" -> node/compose); a second queue could save at most ") != std::string::npos);
+  CHECK(text.back() == ')');
+  // Without the option, no line.
+  const command_result untimed = run_ferrum({"run", example_plan("two_queues_access.json"), "--waves", "2"});
+  CHECK(untimed.out.find("gpu path") == std::string::npos);
 }
 
 TEST_CASE("ferrum run: a --trace or --timeline file that cannot be written exits 1 before any wave", "[cli]") {
