@@ -11,19 +11,23 @@
 // the image before and storage-write their own, and raster passes that
 // sample it and draw into their own), listed chain after chain as a frame
 // is usually written; a compose pass sampling every chain's last image and
-// the scene into the frame's persistent output. Every image is an
-// invocation image of an interval pool (so images whose intervals do not
-// overlap may share memory) at half the bucket's extent; `after` says who
-// produces what. Besides them: the main job's plan
+// the scene into the frame's persistent output (a pool of its own). Every other image is an
+// invocation image of one pool at half the bucket's extent: an interval
+// pool ("aliased": images whose intervals in plan order do not overlap may
+// share memory, which the level order then keeps apart in time, so chains
+// listed one after another stay in that order) or a conservative one
+// ("unaliased": no sharing, the chains free to run side by side, for the
+// memory of every image at once); `after` says who produces what. Besides them: the main job's plan
 // (examples/frame_loop/frame_loop.json) and examples/plans/deferred_frame.json.
 //
-// Columns: barriers per wave in plan order and in level order; the stages
+// Columns: barriers per wave in plan order and in level order (one a level:
+// its first node makes the level's layout changes); the stages
 // they wait for, summed over a wave's barriers (a stage counted once per
 // barrier that waits for it), derived against every stage the lists use
 // (what each barrier waited for before scopes: a graphics list's nine, a
-// compute list's three); the lane's bytes in either order (the same by
-// construction: the level order keeps every conflicting pair, aliasing
-// included); compile, the median time of ferrum::compile; reorder, the part
+// compute list's three); the lane's buffer bytes and image bytes, the same
+// in either order (the level order keeps every conflicting pair, aliasing
+// included: an unaliased frame's gain is paid by its pool's choice); compile, the median time of ferrum::compile; reorder, the part
 // of it the level order takes (level_order and the barriers and scopes of
 // that order), and its share.
 //
@@ -50,13 +54,14 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 
 // A generated frame of `passes` passes (see above), as plan text.
-std::string frame_text(std::size_t passes) {
+std::string frame_text(std::size_t passes, bool aliased) {
   using nlohmann::json;
   json resources = json::array();
   json nodes = json::array();
   const auto image = [&](const std::string& id, const char* format, const char* extent, const char* lifetime) {
+    const bool kept = std::string(lifetime) == "persistent";
     resources.push_back({{"id", id},
-                         {"pool", "pool/targets"},
+                         {"pool", kept ? "pool/kept" : "pool/targets"},
                          {"kind", "workspace"},
                          {"lifetime", lifetime},
                          {"image", {{"format", format}, {"extent", extent}}}});
@@ -103,8 +108,10 @@ std::string frame_text(std::size_t passes) {
       {"buckets",
        {{{"class", "frame"},
          {"capacity", {1920, 1080, 1}},
-         {"budgets", {{{"pool", "pool/targets"}, {"min", 0}, {"max", std::uint64_t{1} << 34}}}}}}},
-      {"pools", {{"pool/targets", {{"liveness", "interval"}}}}},
+         {"budgets",
+          {{{"pool", "pool/targets"}, {"min", 0}, {"max", std::uint64_t{1} << 34}},
+           {{"pool", "pool/kept"}, {"min", 0}, {"max", std::uint64_t{1} << 30}}}}}}},
+      {"pools", {{"pool/targets", {{"liveness", aliased ? "interval" : "conservative"}}}}},
       {"lanes", 2},
       {"budget_bytes", std::uint64_t{1} << 36}};
   return plan.dump();
@@ -188,11 +195,11 @@ void row(const std::string& name, const std::string& text, int repeats) {
   const std::size_t list_stages = draws(p) ? 9 : 3;
   const double c = median(compile_us);
   const double o = median(reorder_us);
-  std::printf("%16s | %6zu | %7zu %7zu | %7zu %7zu %8zu | %10llu | %9.1f %8.1f %5.1f%%\n", name.c_str(),
+  std::printf("%16s | %6zu | %7zu %7zu | %7zu %7zu %8zu | %10llu %10llu | %9.1f %8.1f %5.1f%%\n", name.c_str(),
               p.nodes.size(), count(lane.one_queue_barrier_before), count(ordered),
               waited(lane.one_queue_barrier_before, lane.one_queue_barrier_scopes), waited(ordered, ordered_scopes),
-              count(lane.one_queue_barrier_before) * list_stages, static_cast<unsigned long long>(b.lane_bytes()), c,
-              o, 100.0 * o / c);
+              count(lane.one_queue_barrier_before) * list_stages, static_cast<unsigned long long>(b.lane_bytes()),
+              static_cast<unsigned long long>(b.image_window.size), c, o, 100.0 * o / c);
 }
 
 }  // namespace
@@ -203,11 +210,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: ferrum_bench_barrier_order [repeats >= 1]\n");
     return 2;
   }
-  std::printf("%16s | %6s | %15s | %24s | %10s | %25s\n", "frame", "passes", "barriers/wave", "stages waited for",
-              "lane", "compile");
-  std::printf("%16s | %6s | %7s %7s | %7s %7s %8s | %10s | %9s %8s %6s\n", "", "", "plan", "levels", "plan", "levels",
-              "all-stg", "bytes", "us", "reorder", "share");
-  for (std::size_t passes : {10, 25, 50, 100, 200}) row("generated " + std::to_string(passes), frame_text(passes), repeats);
+  std::printf("%16s | %6s | %15s | %24s | %21s | %25s\n", "frame", "passes", "barriers/wave", "stages waited for",
+              "lane bytes", "compile");
+  std::printf("%16s | %6s | %7s %7s | %7s %7s %8s | %10s %10s | %9s %8s %6s\n", "", "", "plan", "levels", "plan",
+              "levels", "all-stg", "buffers", "images", "us", "reorder", "share");
+  for (bool aliased : {true, false})
+    for (std::size_t passes : {10, 25, 50, 100, 200})
+      row((aliased ? "aliased " : "unaliased ") + std::to_string(passes), frame_text(passes, aliased), repeats);
   row("main job", file_text(FERRUM_SOURCE_DIR "/examples/frame_loop/frame_loop.json"), repeats);
   row("deferred_frame", file_text(FERRUM_SOURCE_DIR "/examples/plans/deferred_frame.json"), repeats);
   return 0;

@@ -126,15 +126,15 @@ std::vector<barrier_scope> derive_barrier_scopes(const lane_recipe& recipe, cons
     // the device's sizes, which the bytes above need not show) waits for
     // every earlier use of the pool's images.
     if (before[n])
-      for (const image_transition& t : recipe.node_transitions(n)) {
-        scopes[n].after |= access_scope(t.access, where);
+      recipe.for_each_transition(n, !order.empty(), [&](std::size_t m, const image_transition& t) {
+        scopes[n].after |= access_scope(t.access, stages_of(recipe.node_uses(m), graph.queue(m)));
         const lane_image& image = recipe.images[t.image];
         if (const auto used = pool_uses.find(image.domain);
             image.aliasable && t.from == image_layout::undefined && used != pool_uses.end()) {
           scopes[n].before.stages |= used->second.stages;
           scopes[n].before.accesses |= used->second.accesses & accesses::writes;
         }
-      }
+      });
     for (const lane_use& u : uses)
       if (aliasable_pools.count(u.domain) != 0) pool_uses[u.domain] |= access_scope(u.access, where);
   }

@@ -90,7 +90,8 @@ std::vector<bool> derive_barriers(const lane_recipe& recipe, const dependency_gr
     const std::size_t other = 1 - kind;
     const auto uses = recipe.node_uses(n);
     // Layout transitions are made by the barrier a node opens with.
-    bool hazard = !recipe.node_transitions(n).empty();
+    bool hazard = false;
+    recipe.for_each_transition(n, !order.empty(), [&](std::size_t, const image_transition&) { hazard = true; });
     for (const lane_use& u : uses)
       if (const auto* shared = cross.find(u); shared != nullptr && used.insert({u.domain, u.member}).second)
         hazard = hazard || shared->written;

@@ -164,10 +164,13 @@ result<void> make_lane_recipes(compiled_program& program, const plan& p, const p
         program.dependencies.uses_transfer()
             ? derive_barrier_scopes(recipe, program.dependencies, recipe.one_queue_barrier_before, barrier_queues::one)
             : recipe.barrier_scopes;
-    recipe.order = level_order(recipe, program.dependencies);
+    recipe.order = level_order(recipe, program.dependencies, &recipe.level, &recipe.level_begin);
     recipe.ordered_barrier_before.clear();
     recipe.ordered_barrier_scopes.clear();
-    if (!recipe.order.empty()) {
+    if (recipe.order.empty()) {
+      recipe.level.clear();
+      recipe.level_begin.clear();
+    } else {
       recipe.ordered_barrier_before =
           derive_barriers(recipe, program.dependencies, barrier_queues::one, recipe.order);
       recipe.ordered_barrier_scopes = derive_barrier_scopes(recipe, program.dependencies, recipe.ordered_barrier_before,

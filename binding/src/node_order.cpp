@@ -24,7 +24,7 @@ struct level_state {
 }  // namespace
 
 std::vector<std::size_t> level_order(const lane_recipe& recipe, const dependency_graph& graph,
-                                     std::vector<std::size_t>* levels) {
+                                     std::vector<std::size_t>* levels, std::vector<std::size_t>* level_begin) {
   const std::size_t nodes = std::min(graph.size(), recipe.use_begin.empty() ? 0 : recipe.use_begin.size() - 1);
   std::vector<std::size_t> level(nodes, 0);
   detail::byte_runs<level_state> bytes;
@@ -96,6 +96,12 @@ std::vector<std::size_t> level_order(const lane_recipe& recipe, const dependency
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return level[a] < level[b]; });
   if (std::is_sorted(order.begin(), order.end())) return {};
+  if (level_begin != nullptr) {
+    level_begin->clear();
+    for (std::size_t at = 0; at < order.size(); ++at)
+      if (at == 0 || level[order[at]] != level[order[at - 1]]) level_begin->push_back(at);
+    level_begin->push_back(order.size());
+  }
   return order;
 }
 

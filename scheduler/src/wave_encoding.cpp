@@ -9,6 +9,7 @@
 #include <array>
 #include <exception>
 #include <new>
+#include <span>
 #include <string>
 
 namespace ferrum::detail {
@@ -64,6 +65,7 @@ void wave::encode_chunk(std::size_t chunk) noexcept {
   const lane_contents& l = *held_;
   const trace_recorder* trace = host_.options().trace;
   const node_barriers barriers = this->barriers();
+  const bool levels = reordered();
   for (std::size_t node = first; node < last; ++node) {
     // A failure or cancellation elsewhere in the wave stops the rest.
     if (encode_failed_.load(std::memory_order_relaxed) || cancel_started_.load(std::memory_order_relaxed)) return;
@@ -73,10 +75,16 @@ void wave::encode_chunk(std::size_t chunk) noexcept {
       if (auto r = barriers.opens(node) ? list.begin(barriers.scope(node)) : list.begin(gpu::list_opening::by_hazards);
           !r)
         return fail_encoding(r.error().code, node, r.error().what());
-      // The node's layout changes go into the barrier it opens with.
-      for (const gpu::layout_change& t : l.transitions(node))
-        if (auto r = list.transition(*t.image, t.from, t.to, t.range); !r)
-          return fail_encoding(r.error().code, node, r.error().what());
+      // The node's layout changes go into the barrier it opens with; in
+      // level order, the first node of a level makes its whole level's.
+      const lane_recipe& recipe = bucket_->lane;
+      const bool opens_level = levels && recipe.level_nodes(node).front() == node;
+      for (const std::size_t m : levels ? recipe.level_nodes(node) : std::span<const std::size_t>(&node, 1)) {
+        if (levels && !opens_level) break;
+        for (const gpu::layout_change& t : l.transitions(m))
+          if (auto r = list.transition(*t.image, t.from, t.to, t.range); !r)
+            return fail_encoding(r.error().code, node, r.error().what());
+      }
       if (auto r = wave_gpu_time::write(l, list, node, false); !r)
         return fail_encoding(r.error().code, node, r.error().what());
     }

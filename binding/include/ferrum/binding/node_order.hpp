@@ -30,8 +30,10 @@ namespace ferrum {
 // The nodes (plan indices) in level order, or empty where that is plan
 // order, and for a plan with transfer nodes (its segments across queues
 // keep plan order; docs/design.md, "Barriers"). `levels`, when given, gets
-// each node's level. O(u log u) in the recipe's uses.
+// each node's level; `level_begin`, where each level begins in the order
+// (and its size last). O(u log u) in the recipe's uses.
 [[nodiscard]] std::vector<std::size_t> level_order(const lane_recipe& recipe, const dependency_graph& graph,
-                                                   std::vector<std::size_t>* levels = nullptr);
+                                                   std::vector<std::size_t>* levels = nullptr,
+                                                   std::vector<std::size_t>* level_begin = nullptr);
 
 }  // namespace ferrum
