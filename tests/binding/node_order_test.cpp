@@ -8,8 +8,10 @@
 #include "ferrum/binding/barriers.hpp"
 #include "ferrum/binding/compiled_program.hpp"
 #include "ferrum/binding/node_order.hpp"
+#include "ferrum/binding/plan_json.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <random>
@@ -181,4 +183,63 @@ TEST_CASE("node order: the example frames keep every conflicting pair, and image
       if (std::string(name) == "frame_chains.json") CHECK(pairs > 0);
     }
   }
+}
+
+TEST_CASE("node order: a level of image passes takes one barrier, its first node making the level's layout changes",
+          "[binding][node_order]") {
+  // Two chains of three compute passes over images of a conservative pool,
+  // listed chain after chain: pass k samples pass k - 1's image and writes
+  // its own. Every pass changes layouts, so in plan order each opens with a
+  // barrier.
+  nlohmann::json resources = nlohmann::json::array();
+  nlohmann::json nodes = nlohmann::json::array();
+  for (int c = 0; c < 2; ++c)
+    for (int k = 0; k < 3; ++k) {
+      const std::string image = "image/c" + std::to_string(c) + "." + std::to_string(k);
+      resources.push_back({{"id", image},
+                           {"pool", "pool/images"},
+                           {"kind", "workspace"},
+                           {"lifetime", "invocation"},
+                           {"image", {{"format", "rgba16-float"}, {"extent", "bucket"}}}});
+      nlohmann::json node = {{"id", "node/c" + std::to_string(c) + "." + std::to_string(k)},
+                             {"resources", {image}},
+                             {"access", {{image, "storage-write"}}}};
+      if (k > 0) {
+        const std::string input = "image/c" + std::to_string(c) + "." + std::to_string(k - 1);
+        node["resources"].push_back(input);
+        node["access"][input] = "sampled";
+        node["after"] = {"node/c" + std::to_string(c) + "." + std::to_string(k - 1)};
+      }
+      nodes.push_back(node);
+    }
+  const nlohmann::json doc = {{"format", "ferrum.plan.v2"},
+                              {"resources", resources},
+                              {"nodes", nodes},
+                              {"buckets",
+                               {{{"class", "frame"},
+                                 {"capacity", {16, 16, 1}},
+                                 {"budgets", {{{"pool", "pool/images"}, {"min", 0}, {"max", 1 << 24}}}}}}},
+                              {"lanes", 1},
+                              {"budget_bytes", 1 << 26}};
+  auto parsed = parse_plan(doc.dump());
+  REQUIRE(parsed.has_value());
+  const compiled_program program = test::compile_ok(*parsed);
+  const lane_recipe& r = program.buckets[0].lane;
+  REQUIRE(r.order == std::vector<std::size_t>{0, 3, 1, 4, 2, 5});
+  CHECK(r.level_begin == std::vector<std::size_t>{0, 2, 4, 6});
+  CHECK(count(r.one_queue_barrier_before) == 6);
+  CHECK(r.ordered_barrier_before == std::vector<bool>{true, true, true, false, false, false});
+  // Node 1 opens level 1 with node 4's layout changes and its own; node 4
+  // makes none.
+  std::vector<std::size_t> made_for;
+  r.for_each_transition(1, true, [&](std::size_t m, const image_transition&) { made_for.push_back(m); });
+  CHECK(std::count(made_for.begin(), made_for.end(), std::size_t{1}) == 2);
+  CHECK(std::count(made_for.begin(), made_for.end(), std::size_t{4}) == 2);
+  std::size_t node4 = 0;
+  r.for_each_transition(4, true, [&](std::size_t, const image_transition&) { ++node4; });
+  CHECK(node4 == 0);
+  r.for_each_transition(4, false, [&](std::size_t, const image_transition&) { ++node4; });
+  CHECK(node4 == 2);
+  // Its scope blocks both nodes' uses of their images.
+  CHECK(r.ordered_barrier_scopes[1].after.covers({stages::compute_shader, accesses::storage_write | accesses::sampled_read}));
 }
