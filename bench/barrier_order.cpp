@@ -27,9 +27,8 @@
 // (what each barrier waited for before scopes: a graphics list's nine, a
 // compute list's three); the lane's buffer bytes and image bytes, the same
 // in either order (the level order keeps every conflicting pair, aliasing
-// included: an unaliased frame's gain is paid by its pool's choice); compile, the median time of ferrum::compile; reorder, the part
-// of it the level order takes (level_order and the barriers and scopes of
-// that order), and its share.
+// included: an unaliased frame's gain is paid by its pool's choice); compile, the median time of ferrum::compile;
+// reorder, the part of it the level order takes (level_order and the barriers and scopes of that order), and its share.
 //
 //   ferrum_bench_barrier_order [repeats]        # default 21
 #include "ferrum/binding/barriers.hpp"
@@ -101,19 +100,18 @@ std::string frame_text(std::size_t passes, bool aliased) {
   compose_access["image/out"] = "storage-write";
   nodes.push_back(
       {{"id", "node/compose"}, {"resources", compose_resources}, {"after", compose_after}, {"access", compose_access}});
-  const json plan = {
-      {"format", "ferrum.plan.v2"},
-      {"resources", resources},
-      {"nodes", nodes},
-      {"buckets",
-       {{{"class", "frame"},
-         {"capacity", {1920, 1080, 1}},
-         {"budgets",
-          {{{"pool", "pool/targets"}, {"min", 0}, {"max", std::uint64_t{1} << 34}},
-           {{"pool", "pool/kept"}, {"min", 0}, {"max", std::uint64_t{1} << 30}}}}}}},
-      {"pools", {{"pool/targets", {{"liveness", aliased ? "interval" : "conservative"}}}}},
-      {"lanes", 2},
-      {"budget_bytes", std::uint64_t{1} << 36}};
+  const json plan = {{"format", "ferrum.plan.v2"},
+                     {"resources", resources},
+                     {"nodes", nodes},
+                     {"buckets",
+                      {{{"class", "frame"},
+                        {"capacity", {1920, 1080, 1}},
+                        {"budgets",
+                         {{{"pool", "pool/targets"}, {"min", 0}, {"max", std::uint64_t{1} << 34}},
+                          {{"pool", "pool/kept"}, {"min", 0}, {"max", std::uint64_t{1} << 30}}}}}}},
+                     {"pools", {{"pool/targets", {{"liveness", aliased ? "interval" : "conservative"}}}}},
+                     {"lanes", 2},
+                     {"budget_bytes", std::uint64_t{1} << 36}};
   return plan.dump();
 }
 

@@ -112,8 +112,8 @@ void write_barriers(std::ostream& out, const compiled_bucket& bucket, const plan
   for (std::size_t n = 0; n < before.size() && n < p.nodes.size() && listed < shown; ++n) {
     if (!before[n] || n >= bucket.lane.barrier_scopes.size()) continue;
     const barrier_scope& b = bucket.lane.barrier_scopes[n];
-    out << "    " << p.nodes[n].id.str() << ": waits for " << scope_text(b.before) << "; blocks "
-        << scope_text(b.after) << '\n';
+    out << "    " << p.nodes[n].id.str() << ": waits for " << scope_text(b.before) << "; blocks " << scope_text(b.after)
+        << '\n';
     ++listed;
   }
   write_level_order(out, bucket, p);

@@ -33,10 +33,15 @@ void write_barrier_lines(std::ostream& out, const bucket_memory& m) {
 
 bucket_memory bucket_memory_of(const plan& p, const compiled_program& program, const compiled_bucket& bucket,
                                std::size_t resources_checked_per_wave, std::size_t resources_unchecked_per_wave) {
-  bucket_memory m{
-      bucket.id.str(), bucket.lane_bytes(),        bucket.unaliased_lane_size_bytes, {},
-      bucket.windows,  resources_checked_per_wave, resources_unchecked_per_wave,     bucket.lane.barriers_per_wave(),
-      {}};
+  bucket_memory m{bucket.id.str(),
+                  bucket.lane_bytes(),
+                  bucket.unaliased_lane_size_bytes,
+                  {},
+                  bucket.windows,
+                  resources_checked_per_wave,
+                  resources_unchecked_per_wave,
+                  bucket.lane.barriers_per_wave(),
+                  {}};
   for (std::size_t d = 0; d < bucket.capacity_layouts.size(); ++d) {
     const capacity_layout& layout = bucket.capacity_layouts[d];
     m.pools.push_back({program.domains[d].pool.str(), std::string(to_string(program.domains[d].memory)),

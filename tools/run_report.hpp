@@ -86,8 +86,8 @@ struct bucket_memory {
 };
 
 // What `bucket` of `program` takes per lane, by pool.
-[[nodiscard]] bucket_memory bucket_memory_of(const plan& p, const compiled_program& program, const compiled_bucket& bucket,
-                                             std::size_t resources_checked_per_wave,
+[[nodiscard]] bucket_memory bucket_memory_of(const plan& p, const compiled_program& program,
+                                             const compiled_bucket& bucket, std::size_t resources_checked_per_wave,
                                              std::size_t resources_unchecked_per_wave = 0);
 
 // One bucket's critical path (--gpu-timestamps; ferrum/binding/critical_path.hpp):

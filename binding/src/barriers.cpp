@@ -13,8 +13,8 @@
 #include <iterator>
 #include <map>
 #include <set>
-#include <utility>
 #include <span>
+#include <utility>
 
 namespace ferrum {
 namespace {

@@ -2,8 +2,8 @@
 #include "lane_recipes.hpp"
 
 #include "ferrum/binding/barriers.hpp"
-#include "ferrum/binding/node_order.hpp"
 #include "ferrum/binding/image_access.hpp"
+#include "ferrum/binding/node_order.hpp"
 
 #include "image_transitions.hpp"
 
@@ -171,8 +171,7 @@ result<void> make_lane_recipes(compiled_program& program, const plan& p, const p
       recipe.level.clear();
       recipe.level_begin.clear();
     } else {
-      recipe.ordered_barrier_before =
-          derive_barriers(recipe, program.dependencies, barrier_queues::one, recipe.order);
+      recipe.ordered_barrier_before = derive_barriers(recipe, program.dependencies, barrier_queues::one, recipe.order);
       recipe.ordered_barrier_scopes = derive_barrier_scopes(recipe, program.dependencies, recipe.ordered_barrier_before,
                                                             barrier_queues::one, recipe.order);
     }

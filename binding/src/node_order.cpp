@@ -52,8 +52,10 @@ std::vector<std::size_t> level_order(const lane_recipe& recipe, const dependency
     if (writes && s.read != 0) at = std::max(at, s.read);
   };
   const auto leave = [](level_state& s, std::size_t at, bool writes) {
-    if (writes) s = {at + 1, 0};
-    else s.read = std::max(s.read, at + 1);
+    if (writes)
+      s = {at + 1, 0};
+    else
+      s.read = std::max(s.read, at + 1);
   };
   for (std::size_t n = 0; n < nodes; ++n) {
     for (; next_end != by_end.end() && recipe.images[*next_end].live.last < n; ++next_end) {
@@ -85,7 +87,8 @@ std::vector<std::size_t> level_order(const lane_recipe& recipe, const dependency
           }
         }
         if (u.size == 0) continue;
-        bytes.visit(u.offset, u.offset + u.size, [&](level_state& s) { pass == 0 ? follow(at, s, w) : leave(s, at, w); });
+        bytes.visit(u.offset, u.offset + u.size,
+                    [&](level_state& s) { pass == 0 ? follow(at, s, w) : leave(s, at, w); });
       }
     }
     level[n] = at;

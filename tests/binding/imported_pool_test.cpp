@@ -77,9 +77,10 @@ TEST_CASE("imported pools: each bucket lists its imported resources, sizes and w
   CHECK(compile(test::two_node_plan()).value().buckets[0].lane.imports.empty());
 }
 
-TEST_CASE("imported pools: a write of an imported resource and a later read get a barrier, and so does a wave's "
-          "first use of one the plan writes",
-          "[binding][imported]") {
+TEST_CASE(
+    "imported pools: a write of an imported resource and a later read get a barrier, and so does a wave's "
+    "first use of one the plan writes",
+    "[binding][imported]") {
   // node/produce writes the mesh (and is the wave's first use of it: it
   // waits for what the wave before did with it); node/consume reads it.
   const compiled_program program = compile(test::imported_plan()).value();

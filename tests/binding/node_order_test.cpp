@@ -42,9 +42,8 @@ bool conflict(const lane_recipe& r, std::size_t i, std::size_t j) {
       const bool writes = access_writes(a.access) || access_writes(b.access) || transitions(i, a) || transitions(j, b);
       const bool bytes = a.size != 0 && b.size != 0 && a.offset < b.offset + b.size && b.offset < a.offset + a.size;
       const bool image = a.domain == b.domain && a.member == b.member &&
-                         std::any_of(r.images.begin(), r.images.end(), [&](const lane_image& m) {
-                           return m.domain == a.domain && m.member == a.member;
-                         });
+                         std::any_of(r.images.begin(), r.images.end(),
+                                     [&](const lane_image& m) { return m.domain == a.domain && m.member == a.member; });
       if (writes && (bytes || image)) return true;
     }
   return false;
@@ -121,16 +120,18 @@ TEST_CASE("node order: a plan already listed level by level, and one with transf
   CHECK(two_queues.buckets[0].lane.order.empty());
 }
 
-TEST_CASE("node order: over generated plans every conflicting pair keeps its order, every hazard is ordered by the "
-          "new order's barriers, and each of them is needed",
-          "[binding][node_order]") {
+TEST_CASE(
+    "node order: over generated plans every conflicting pair keeps its order, every hazard is ordered by the "
+    "new order's barriers, and each of them is needed",
+    "[binding][node_order]") {
   std::mt19937_64 rng(41);
   std::size_t plan_barriers = 0;
   std::size_t ordered_barriers = 0;
   std::size_t reordered = 0;
   for (int trial = 0; trial < 30; ++trial) {
     INFO("trial " << trial);
-    const compiled_program program = test::compile_ok(hazard_plans::generate(rng, {20, 12, 3, 2, trial % 2 == 0 ? 0U : 3U}));
+    const compiled_program program =
+        test::compile_ok(hazard_plans::generate(rng, {20, 12, 3, 2, trial % 2 == 0 ? 0U : 3U}));
     const compiled_bucket& bucket = program.buckets[0];
     const lane_recipe& r = bucket.lane;
     check_order_keeps_conflicts(program, bucket);
@@ -241,5 +242,6 @@ TEST_CASE("node order: a level of image passes takes one barrier, its first node
   r.for_each_transition(4, false, [&](std::size_t, const image_transition&) { ++node4; });
   CHECK(node4 == 2);
   // Its scope blocks both nodes' uses of their images.
-  CHECK(r.ordered_barrier_scopes[1].after.covers({stages::compute_shader, accesses::storage_write | accesses::sampled_read}));
+  CHECK(r.ordered_barrier_scopes[1].after.covers(
+      {stages::compute_shader, accesses::storage_write | accesses::sampled_read}));
 }

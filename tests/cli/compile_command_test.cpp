@@ -264,8 +264,8 @@ TEST_CASE("ferrum compile: --json gives each bucket the barriers that compile() 
       const nlohmann::ordered_json& barriers = buckets[b].at("barriers");
       std::vector<std::string> keys;
       for (const auto& item : barriers.items()) keys.push_back(item.key());
-      CHECK(keys == std::vector<std::string>{"per_wave", "before_nodes", "scopes", "level_order",
-                                             "level_order_before_nodes"});
+      CHECK(keys ==
+            std::vector<std::string>{"per_wave", "before_nodes", "scopes", "level_order", "level_order_before_nodes"});
       CHECK(barriers.at("level_order").get<std::vector<std::size_t>>() == bucket.lane.order);
       std::vector<std::size_t> ordered;
       for (std::size_t n = 0; n < bucket.lane.ordered_barrier_before.size(); ++n)
@@ -312,8 +312,8 @@ TEST_CASE("ferrum compile: the table has a barriers line per bucket naming the n
       // The level order's line, where it is not plan order.
       const lane_recipe_view lane{bucket.lane};
       CHECK((result.out.find("\n  level order on one queue: " + std::to_string(lane.ordered()) +
-                             " barriers per wave (plan order " + std::to_string(lane.plan_order()) + "), nodes " +
-                             c.plan.nodes[bucket.lane.order.empty() ? 0 : bucket.lane.order[0]].id.str(),
+                                 " barriers per wave (plan order " + std::to_string(lane.plan_order()) + "), nodes " +
+                                 c.plan.nodes[bucket.lane.order.empty() ? 0 : bucket.lane.order[0]].id.str(),
                              header) != std::string::npos) == !bucket.lane.order.empty());
       // A line per barrier under it: what it waits for and what it blocks.
       for (std::size_t node : barrier_nodes(bucket)) {

@@ -232,9 +232,10 @@ TEST_CASE("ferrum run: workspace resources are checked, and memory is reported a
   CHECK(u64(run.report["memory"][0]["resources_checked_per_wave"]) == 14);
 }
 
-TEST_CASE("ferrum run: each bucket's barriers and their scopes are the ones compile() derives, in the report and the "
-          "summary",
-          "[cli]") {
+TEST_CASE(
+    "ferrum run: each bucket's barriers and their scopes are the ones compile() derives, in the report and the "
+    "summary",
+    "[cli]") {
   for (const char* name : {"history.json", "two_queues_access.json"}) {
     INFO(name);
     const cli_test::compiled_plan c = cli_test::compile_in_process(example_plan(name));

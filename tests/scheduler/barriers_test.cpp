@@ -159,9 +159,10 @@ TEST_CASE("wave barriers: chains listed one after another run level by level, wi
   CHECK(plan_order.lists_opened == 2 * 9);
 }
 
-TEST_CASE("wave barriers: waves in their buckets' level order record fewer barriers than in plan order, both right, "
-          "and a dropped barrier of the level order is caught",
-          "[scheduler][barriers][node_order]") {
+TEST_CASE(
+    "wave barriers: waves in their buckets' level order record fewer barriers than in plan order, both right, "
+    "and a dropped barrier of the level order is caught",
+    "[scheduler][barriers][node_order]") {
   auto device = reordering_device();
   std::mt19937_64 rng(23);
   hazard_encoder::outcome levels;

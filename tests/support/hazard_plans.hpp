@@ -100,7 +100,8 @@ inline ferrum::plan chains(std::size_t count, std::size_t length) {
     for (std::size_t k = 0; k < length; ++k) {
       const std::size_t n = c * length + k;
       builder.binding_node("node/" + std::to_string(n), "resource/slot." + std::to_string(n), 16);
-      builder.resource(ferrum::test::workspace_resource(name(c, k), "pool/shared", ferrum::resource_demand::fixed(256), 16));
+      builder.resource(
+          ferrum::test::workspace_resource(name(c, k), "pool/shared", ferrum::resource_demand::fixed(256), 16));
       if (k > 0) builder.use(n, name(c, k - 1));
       builder.use(n, name(c, k));
     }

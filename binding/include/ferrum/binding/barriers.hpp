@@ -66,8 +66,7 @@ enum class barrier_queues : std::uint8_t { any, one };
 // ordered by the dependency graph's semaphores). Read after write and
 // write after write wait for the write's stages and make its accesses
 // visible; write after read waits for the reads' stages alone. O(u log u).
-[[nodiscard]] std::vector<barrier_scope> derive_barrier_scopes(const lane_recipe& recipe,
-                                                               const dependency_graph& graph,
+[[nodiscard]] std::vector<barrier_scope> derive_barrier_scopes(const lane_recipe& recipe, const dependency_graph& graph,
                                                                const std::vector<bool>& before,
                                                                barrier_queues queues = barrier_queues::any,
                                                                std::span<const std::size_t> order = {});
