@@ -5,6 +5,8 @@
 // in plan order.
 #include "ferrum/binding/critical_path.hpp"
 
+#include "byte_runs.hpp"
+
 #include "ferrum/binding/image_access.hpp"
 
 #include <algorithm>
@@ -48,8 +50,8 @@ class dependency_runs {
 
   // Node `reader` reads [begin, end).
   void read(std::uint64_t begin, std::uint64_t end, std::size_t reader) {
-    split(begin);
-    split(end);
+    detail::split_run(runs_, begin);
+    detail::split_run(runs_, end);
     std::uint64_t at = begin;
     auto it = runs_.lower_bound(begin);
     while (at < end) {
@@ -69,24 +71,13 @@ class dependency_runs {
 
   // Node `writer` writes [begin, end): one run, no readers.
   void write(std::uint64_t begin, std::uint64_t end, std::size_t writer) {
-    split(begin);
-    split(end);
+    detail::split_run(runs_, begin);
+    detail::split_run(runs_, end);
     runs_.erase(runs_.lower_bound(begin), runs_.lower_bound(end));
     runs_.emplace(begin, run{end, writer});
   }
 
  private:
-  // Splits the run holding `at` (if any) into two at `at`.
-  void split(std::uint64_t at) {
-    auto it = runs_.upper_bound(at);
-    if (it == runs_.begin()) return;
-    --it;
-    if (it->first == at || it->second.end <= at) return;
-    run tail = it->second;
-    it->second.end = at;
-    runs_.emplace_hint(std::next(it), at, tail);
-  }
-
   std::map<std::uint64_t, run> runs_;
   std::vector<cell> cells_;
 };
