@@ -17,6 +17,21 @@ namespace ferrum::detail {
 namespace asio = boost::asio;
 using boost::system::error_code;
 
+result<void> wave::close_wave(std::size_t node, gpu::command_list& list) const {
+  // The list the wave submits last ends with a barrier over every stage:
+  // what the wave wrote is then visible to whatever the queue runs next —
+  // the lane's next wave reuses its bytes (aliased ones under other
+  // names). The host's wait for the fence and the next submission order
+  // them too, through the host's memory domain, which Debian's validation
+  // layers do not follow; the derived barriers are only as wide as the
+  // wave's own hazards. Before scopes, the next wave's first full barrier
+  // waited for this one all the same.
+  const lane_recipe& recipe = bucket_->lane;
+  const std::size_t last = reordered() ? recipe.order.back() : contexts_.size() - 1;
+  if (node != last) return {};
+  return list.barrier();
+}
+
 bool wave::reordered() const noexcept {
   const bool one_queue = program_->submissions(device_ != nullptr ? device_->index : 0).one_queue();
   return node_barriers::reordered(bucket_, one_queue, host_.options().order);
@@ -102,6 +117,8 @@ void wave::encode_chunk(std::size_t chunk) noexcept {
                          // Submitted as recorded before.
                        } else if (auto r = wave_gpu_time::write(l, list, node, true); !r) {
                          self->fail_encoding(r.error().code, node, r.error().what());
+                       } else if (auto c = self->close_wave(node, list); !c) {
+                         self->fail_encoding(c.error().code, node, c.error().what());
                        } else if (auto e = list.end(); !e) {
                          self->fail_encoding(e.error().code, node, e.error().what());
                        }
@@ -120,6 +137,7 @@ void wave::encode_chunk(std::size_t chunk) noexcept {
     if (replay_) continue;
     if (auto r = wave_gpu_time::write(l, list, node, true); !r)
       return fail_encoding(r.error().code, node, r.error().what());
+    if (auto r = close_wave(node, list); !r) return fail_encoding(r.error().code, node, r.error().what());
     if (auto r = list.end(); !r) return fail_encoding(r.error().code, node, r.error().what());
   }
 }

@@ -159,7 +159,9 @@ inline outcome run(ferrum::gpu::device& device, const ferrum::plan& p,
       const ferrum::gpu::command_list& list = lane.list(n);
       const bool opens = options.barriers == ferrum::barrier_placement::every_node || barrier_set[n];
       INFO("node " << n << ", " << list.size() << " commands");
-      CHECK(list.barriers() == (list.size() == 0 ? 0 : list.size() - 1 + (opens ? 1 : 0)));
+      // The list submitted last closes the wave with one more.
+      const std::size_t last = reordered ? bucket.lane.order.back() : p.nodes.size() - 1;
+      CHECK(list.barriers() == (list.size() == 0 ? 0 : list.size() - 1 + (opens ? 1 : 0)) + (n == last ? 1 : 0));
       o.barriers += list.barriers();
       o.lists_opened += list.size() != 0 && opens ? 1 : 0;
     }
