@@ -92,9 +92,10 @@ TEST_CASE("wave barriers: every_node opens every node's list with a barrier, as 
   CHECK(every.barriers > derived.barriers);
 }
 
-TEST_CASE("wave barriers: two independent nodes on their own bytes record no barrier between them, only the wave's "
-          "closing one",
-          "[scheduler][barriers]") {
+TEST_CASE(
+    "wave barriers: two independent nodes on their own bytes record no barrier between them, only the wave's "
+    "closing one",
+    "[scheduler][barriers]") {
   auto device = reordering_device();
   const ferrum::plan p = hazard_plans::pair(true);
   const auto program = compiled(p);
