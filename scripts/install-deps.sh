@@ -4,7 +4,7 @@
 # boost::system::result and current Asio.
 set -eu
 export DEBIAN_FRONTEND=noninteractive
-packages="g++-12 clang-14 libclang-rt-14-dev clang-format-14 clang-tidy-14 cmake ninja-build pkg-config python3
+packages="g++-12 lld clang-14 libclang-rt-14-dev clang-format-14 clang-tidy-14 cmake ninja-build pkg-config python3
   libboost1.81-dev catch2 libssl-dev nlohmann-json3-dev libsimdjson-dev rapidjson-dev libcli11-dev libstb-dev
   libvulkan-dev mesa-vulkan-drivers vulkan-tools glslc spirv-tools vulkan-validationlayers
   xvfb x11-apps libglfw3-dev imagemagick libimgui-dev

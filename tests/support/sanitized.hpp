@@ -21,6 +21,6 @@ inline constexpr bool sanitized = false;
 #endif
 
 // The step between the bytes a property test tries.
-inline constexpr std::size_t sanitized_stride = sanitized ? 5 : 1;
+inline constexpr std::size_t sanitized_stride = sanitized ? 11 : 1;
 
 }  // namespace test_support
