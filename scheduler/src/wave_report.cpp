@@ -15,7 +15,7 @@ wave_report wave::report_now() const {
   r.bucket = bucket_ != nullptr ? &bucket_->id : nullptr;
   r.device = device_ != nullptr ? device_->index : 0;
   r.lane = lane_index_;
-  r.nodes = contexts_.size();
+  r.nodes = contexts_.size() - program_->program().culled_nodes;  // the culled never run
   r.program = program_->program().hash;
   r.submitted_value = submitted_value_;
   r.started = started_;
