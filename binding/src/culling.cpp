@@ -47,7 +47,9 @@ std::vector<cull_reason> derive_culling(const plan& p, const plan_index& index,
       writes = true;
       if (uses[k] != plan_index::none && read[uses[k]]) live = true;
     }
-    if (live || !writes) {
+    // A node that declares no access at all is read-write throughout, as in
+    // a v1 plan: nothing says what it outputs, so it is live.
+    if (live || !writes || node.access.empty()) {
       for (std::size_t k = 0; k < uses.size(); ++k)
         if (uses[k] != plan_index::none && access_reads(node.access_of(k)) &&
             p.resources[uses[k]].kind != allocation_kind::binding)

@@ -70,6 +70,7 @@ inline ferrum::plan generate(std::mt19937_64& rng, shape s) {
                        .budget(std::uint64_t{1} << 30)
                        .build();
   p.format = ferrum::plan_format::v2;
+  p.cull = false;  // every node's hazards, whether anything reads what it writes or not
   std::set<std::string> written;
   for (std::size_t n = 0; n < p.nodes.size(); ++n) {
     ferrum::plan_node& node = p.nodes[n];

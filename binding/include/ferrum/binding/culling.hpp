@@ -7,7 +7,8 @@
 // (readback, upload: ferrum/memory_class.hpp's host_touches), one of
 // lifetime persistent or history, one marked `kept`, or one that a live node
 // later in plan order reads; a node with a `present` access is live, and so
-// is one that declares no write (its effects are not ferrum's to see). Its
+// is one that declares no write (its effects are not ferrum's to see) or no
+// access at all (read-write throughout, as in a v1 plan). Its
 // own binding resource, which the host writes, keeps no node live. Every
 // other node is culled: compile keeps it (node indices stay the plan's) but
 // gives it no uses in the lane recipe — no barrier, no image transition,
