@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <sstream>
@@ -732,4 +733,72 @@ TEST_CASE("ferrum compile: taa_history.json shows its history pool, each lifetim
   CHECK(images[0].at("lifetime") == "history");
   CHECK_FALSE(images[0].contains("history_of"));
   CHECK(images[1].at("history_of") == "image/taa");
+}
+
+namespace {
+
+// A v2 chain: node/a writes resource/x, node/b reads it and writes
+// resource/y; `edit` changes the document before it is compiled.
+std::string culling_chain(const std::function<void(nlohmann::json&)>& edit = {}) {
+  const auto buffer = [](std::string_view id) {
+    return nlohmann::json{
+        {"id", id},
+        {"pool", "pool/work"},
+        {"kind", "workspace"},
+        {"demand", {{"fixed", 256}}},
+        {"alignment", 16},
+        {"lifetime", "invocation"},
+        {"usage", "storage"},
+        {"element", "u8"},
+        {"storage", {{"allocator", "linear-arena"}, {"view", "contiguous"}, {"contract", std::string(64, 'c')}}}};
+  };
+  nlohmann::json doc{
+      {"format", "ferrum.plan.v2"},
+      {"nodes",
+       {{{"id", "node/a"}, {"resources", {"resource/x"}}, {"access", {{"resource/x", "write"}}}},
+        {{"id", "node/b"},
+         {"resources", {"resource/x", "resource/y"}},
+         {"access", {{"resource/x", "read"}, {"resource/y", "write"}}}}}},
+      {"resources", {buffer("resource/x"), buffer("resource/y")}},
+      {"buckets",
+       {{{"class", "frame"},
+         {"capacity", {1, 1, 1}},
+         {"budgets", {{{"pool", "pool/work"}, {"min", 0}, {"max", 65536}}}}}}},
+      {"lanes", 1},
+      {"budget_bytes", 1048576}};
+  if (edit) edit(doc);
+  return doc.dump();
+}
+
+}  // namespace
+
+TEST_CASE("ferrum compile: the culled nodes and why, in the table and in --json", "[cli][culling]") {
+  const std::string culled_line =
+      "culled    2 nodes \u2014 node/a (writes resource/x, which nothing live reads), node/b (writes resource/y, "
+      "which nothing live reads)\n";
+  const command_result table = compile_plan_text(culling_chain());
+  REQUIRE(table.status == 0);
+  CHECK(table.out.find("bytes\n" + culled_line + "\nbucket ") != std::string::npos);
+  const command_result json = compile_plan_text(culling_chain(), {"--json"});
+  REQUIRE(json.status == 0);
+  const nlohmann::json culled = nlohmann::json::parse(json.out).at("culled");
+  REQUIRE(culled.size() == 2);
+  CHECK(culled[1].at("node") == "node/b");
+  CHECK(culled[1].at("index") == 1);
+  CHECK(culled[1].at("reason") == "writes resource/y, which nothing live reads");
+  CHECK(culled[1].at("writes") == nlohmann::json{"resource/y"});
+
+  // resource/y kept: b live, and a, whose x b reads: no line, an empty array.
+  const auto kept = [](nlohmann::json& doc) { doc["resources"][1]["kept"] = true; };
+  const command_result none = compile_plan_text(culling_chain(kept));
+  REQUIRE(none.status == 0);
+  CHECK(none.out.find("culled") == std::string::npos);
+  CHECK(nlohmann::json::parse(compile_plan_text(culling_chain(kept), {"--json"}).out).at("culled").empty());
+  // Culling turned off: the table says so.
+  const command_result off = compile_plan_text(culling_chain([](nlohmann::json& doc) { doc["cull"] = false; }));
+  REQUIRE(off.status == 0);
+  CHECK(off.out.find("culled    none (the plan sets \"cull\": false)\n") != std::string::npos);
+  // `kept` must be a boolean.
+  check_rejected(compile_plan_text(culling_chain([](nlohmann::json& doc) { doc["resources"][0]["kept"] = 1; })),
+                 "wrong_type", "/resources/0/kept");
 }
