@@ -28,8 +28,7 @@ std::vector<cull_reason> derive_culling(const plan& p, const plan_index& index,
   // the nodes backwards, what each live node reads.
   std::vector<bool> read(p.resources.size(), false);
   for (const pool_domain& d : domains)
-    for (std::size_t r : d.members)
-      read[r] = d.memory == memory_class::imported || host_touches(d.memory) || d.history;
+    for (std::size_t r : d.members) read[r] = d.memory == memory_class::imported || host_touches(d.memory) || d.history;
   for (std::size_t r = 0; r < p.resources.size(); ++r) {
     const resource_descriptor& desc = p.resources[r];
     read[r] = desc.kind != allocation_kind::binding &&

@@ -18,7 +18,6 @@ namespace ferrum::detail {
 
 // `p` with each culled node's uses dropped but those of binding resources:
 // what the lane recipes (uses, images, transitions, barriers) are made from.
-[[nodiscard]] plan without_culled_uses(const plan& p, const plan_index& index,
-                                       const std::vector<cull_reason>& culling);
+[[nodiscard]] plan without_culled_uses(const plan& p, const plan_index& index, const std::vector<cull_reason>& culling);
 
 }  // namespace ferrum::detail

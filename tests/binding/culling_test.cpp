@@ -35,7 +35,7 @@ nlohmann::json cull_buffer(std::string_view id, std::string_view pool, std::stri
 }
 
 nlohmann::json cull_node(std::string_view id, std::vector<std::pair<std::string, std::string>> uses,
-                    std::vector<std::string> after = {}) {
+                         std::vector<std::string> after = {}) {
   nlohmann::json resources = nlohmann::json::array();
   nlohmann::json access = nlohmann::json::object();
   for (const auto& [r, a] : uses) {
@@ -52,12 +52,16 @@ nlohmann::json cull_node(std::string_view id, std::vector<std::pair<std::string,
 nlohmann::json cull_chain() {
   return {{"format", "ferrum.plan.v2"},
           {"nodes",
-           {cull_node("node/a", {{"resource/x", "write"}}), cull_node("node/b", {{"resource/x", "read"}, {"resource/y", "write"}}),
+           {cull_node("node/a", {{"resource/x", "write"}}),
+            cull_node("node/b", {{"resource/x", "read"}, {"resource/y", "write"}}),
             cull_node("node/c", {{"resource/y", "read"}, {"resource/z", "write"}})}},
           {"resources",
-           {cull_buffer("resource/x", "pool/work"), cull_buffer("resource/y", "pool/work"), cull_buffer("resource/z", "pool/work")}},
+           {cull_buffer("resource/x", "pool/work"), cull_buffer("resource/y", "pool/work"),
+            cull_buffer("resource/z", "pool/work")}},
           {"buckets",
-           {{{"class", "frame"}, {"capacity", {1, 1, 1}}, {"budgets", {{{"pool", "pool/work"}, {"min", 0}, {"max", 65536}}}}}}},
+           {{{"class", "frame"},
+             {"capacity", {1, 1, 1}},
+             {"budgets", {{{"pool", "pool/work"}, {"min", 0}, {"max", 65536}}}}}}},
           {"lanes", 1},
           {"budget_bytes", 1048576}};
 }

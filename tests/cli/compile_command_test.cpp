@@ -752,20 +752,19 @@ std::string culling_chain(const std::function<void(nlohmann::json&)>& edit = {})
         {"element", "u8"},
         {"storage", {{"allocator", "linear-arena"}, {"view", "contiguous"}, {"contract", std::string(64, 'c')}}}};
   };
-  nlohmann::json doc{
-      {"format", "ferrum.plan.v2"},
-      {"nodes",
-       {{{"id", "node/a"}, {"resources", {"resource/x"}}, {"access", {{"resource/x", "write"}}}},
-        {{"id", "node/b"},
-         {"resources", {"resource/x", "resource/y"}},
-         {"access", {{"resource/x", "read"}, {"resource/y", "write"}}}}}},
-      {"resources", {buffer("resource/x"), buffer("resource/y")}},
-      {"buckets",
-       {{{"class", "frame"},
-         {"capacity", {1, 1, 1}},
-         {"budgets", {{{"pool", "pool/work"}, {"min", 0}, {"max", 65536}}}}}}},
-      {"lanes", 1},
-      {"budget_bytes", 1048576}};
+  nlohmann::json doc{{"format", "ferrum.plan.v2"},
+                     {"nodes",
+                      {{{"id", "node/a"}, {"resources", {"resource/x"}}, {"access", {{"resource/x", "write"}}}},
+                       {{"id", "node/b"},
+                        {"resources", {"resource/x", "resource/y"}},
+                        {"access", {{"resource/x", "read"}, {"resource/y", "write"}}}}}},
+                     {"resources", {buffer("resource/x"), buffer("resource/y")}},
+                     {"buckets",
+                      {{{"class", "frame"},
+                        {"capacity", {1, 1, 1}},
+                        {"budgets", {{{"pool", "pool/work"}, {"min", 0}, {"max", 65536}}}}}}},
+                     {"lanes", 1},
+                     {"budget_bytes", 1048576}};
   if (edit) edit(doc);
   return doc.dump();
 }
