@@ -3,6 +3,7 @@
 // docs/interfaces.md, "The ferrum command".
 
 #include "compiled_plan.hpp"
+#include "culling_plans.hpp"
 #include "ferrum_process.hpp"
 
 #include "ferrum/sync_scope.hpp"
@@ -737,34 +738,9 @@ TEST_CASE("ferrum compile: taa_history.json shows its history pool, each lifetim
 
 namespace {
 
-// A v2 chain: node/a writes resource/x, node/b reads it and writes
-// resource/y; `edit` changes the document before it is compiled.
+// culling_plans::cull_chain, edited by `edit`, as text.
 std::string culling_chain(const std::function<void(nlohmann::json&)>& edit = {}) {
-  const auto buffer = [](std::string_view id) {
-    return nlohmann::json{
-        {"id", id},
-        {"pool", "pool/work"},
-        {"kind", "workspace"},
-        {"demand", {{"fixed", 256}}},
-        {"alignment", 16},
-        {"lifetime", "invocation"},
-        {"usage", "storage"},
-        {"element", "u8"},
-        {"storage", {{"allocator", "linear-arena"}, {"view", "contiguous"}, {"contract", std::string(64, 'c')}}}};
-  };
-  nlohmann::json doc{{"format", "ferrum.plan.v2"},
-                     {"nodes",
-                      {{{"id", "node/a"}, {"resources", {"resource/x"}}, {"access", {{"resource/x", "write"}}}},
-                       {{"id", "node/b"},
-                        {"resources", {"resource/x", "resource/y"}},
-                        {"access", {{"resource/x", "read"}, {"resource/y", "write"}}}}}},
-                     {"resources", {buffer("resource/x"), buffer("resource/y")}},
-                     {"buckets",
-                      {{{"class", "frame"},
-                        {"capacity", {1, 1, 1}},
-                        {"budgets", {{{"pool", "pool/work"}, {"min", 0}, {"max", 65536}}}}}}},
-                     {"lanes", 1},
-                     {"budget_bytes", 1048576}};
+  nlohmann::json doc = culling_plans::cull_chain();
   if (edit) edit(doc);
   return doc.dump();
 }
@@ -773,22 +749,23 @@ std::string culling_chain(const std::function<void(nlohmann::json&)>& edit = {})
 
 TEST_CASE("ferrum compile: the culled nodes and why, in the table and in --json", "[cli][culling]") {
   const std::string culled_line =
-      "culled    2 nodes \u2014 node/a (writes resource/x, which nothing live reads), node/b (writes resource/y, "
-      "which nothing live reads)\n";
+      "culled    3 nodes \u2014 node/a (writes resource/x, which nothing live reads), node/b (writes resource/y, "
+      "which nothing live reads), node/c (writes resource/z, which nothing live reads)\n";
   const command_result table = compile_plan_text(culling_chain());
   REQUIRE(table.status == 0);
   CHECK(table.out.find("bytes\n" + culled_line + "\nbucket ") != std::string::npos);
   const command_result json = compile_plan_text(culling_chain(), {"--json"});
   REQUIRE(json.status == 0);
   const nlohmann::json culled = nlohmann::json::parse(json.out).at("culled");
-  REQUIRE(culled.size() == 2);
+  REQUIRE(culled.size() == 3);
   CHECK(culled[1].at("node") == "node/b");
   CHECK(culled[1].at("index") == 1);
   CHECK(culled[1].at("reason") == "writes resource/y, which nothing live reads");
   CHECK(culled[1].at("writes") == nlohmann::json{"resource/y"});
 
-  // resource/y kept: b live, and a, whose x b reads: no line, an empty array.
-  const auto kept = [](nlohmann::json& doc) { doc["resources"][1]["kept"] = true; };
+  // resource/z kept: c live, b and a, whose writes c and b read: no line, an
+  // empty array.
+  const auto kept = [](nlohmann::json& doc) { doc["resources"][2]["kept"] = true; };
   const command_result none = compile_plan_text(culling_chain(kept));
   REQUIRE(none.status == 0);
   CHECK(none.out.find("culled") == std::string::npos);
