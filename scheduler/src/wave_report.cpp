@@ -54,7 +54,8 @@ void wave::finish(error_code ec) noexcept {
 void wave::conclude(error_code ec) noexcept {
   if (trace_recorder* trace = host_.options().trace)
     record_wave(*trace, report_now(), node_spans_,
-                program_->submissions(device_ != nullptr ? device_->index : 0).node_queues(), barriers());
+                program_->submissions(device_ != nullptr ? device_->index : 0).node_queues(), barriers(),
+                program_->program().culling);
   finish(ec);
 }
 

@@ -1,9 +1,10 @@
 // Culled nodes on the null device (docs/design.md, "Culling"): the scheduler
 // never calls a culled node's encoder, never begins nor submits its list, and
-// the live nodes' results are right; a wave report counts only the live
-// nodes, and GPU time still reads (the culled nodes' written empty).
+// the live nodes' results are right; a wave report and the trace count only
+// the live nodes, and GPU time still reads (the culled nodes' written empty).
 #include "scheduler_support.hpp"
 
+#include "ferrum/scheduler/trace.hpp"
 #include "ferrum/scheduler/wave_readback.hpp"
 
 #include <atomic>
@@ -85,8 +86,10 @@ TEST_CASE("culling: the scheduler never encodes nor submits a culled node, and t
   REQUIRE(program->culled_nodes == 2);
   REQUIRE(program->culled(1));
   REQUIRE(program->culled(3));
+  trace_recorder trace(1 << 10);
   scheduler_options options;
   options.encoder_tasks = 2;
+  options.trace = &trace;
   gpu::null_device_options device_options;
   SECTION("two queues") {}
   SECTION("one queue, GPU time") {
@@ -116,4 +119,12 @@ TEST_CASE("culling: the scheduler never encodes nor submits a culled node, and t
   CHECK(encode.called.load() == 0b0101u);
   s.reset();
   threads.join();
+  // The trace draws the live nodes only, on the CPU and the GPU.
+  std::size_t node_spans = 0;
+  for (const trace_span& span : trace.spans()) {
+    if (span.node == trace_span::no_node) continue;
+    ++node_spans;
+    CHECK((span.node == 0 || span.node == 2));
+  }
+  CHECK(node_spans == (options.gpu_timestamps ? 12u : 6u));
 }
