@@ -214,6 +214,17 @@ void write_bucket(document_writer& w, const compiled_program& program, const com
     w.end_object();
   }
   w.end_array();
+  // The order a wave on one queue submits the nodes in (plan indices;
+  // empty: plan order) and the barriers of that order.
+  w.key("level_order");
+  w.begin_array();
+  for (std::size_t n : bucket.lane.order) w.number(n);
+  w.end_array();
+  w.key("level_order_before_nodes");
+  w.begin_array();
+  for (std::size_t n = 0; n < bucket.lane.ordered_barrier_before.size(); ++n)
+    if (bucket.lane.ordered_barrier_before[n]) w.number(n);
+  w.end_array();
   w.end_object();
   write_images(w, bucket.lane);
   w.end_object();

@@ -2,6 +2,7 @@
 
 #include "text_table.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,21 @@ void write_classes(std::ostream& out, const compiled_bucket& bucket) {
   out << '\n';
 }
 
+// The level order a wave on one queue submits the nodes in, where it is
+// not plan order: the first nodes, and its barriers against plan order's.
+void write_level_order(std::ostream& out, const compiled_bucket& bucket, const plan& p) {
+  constexpr std::size_t shown = 8;
+  const lane_recipe& lane = bucket.lane;
+  if (lane.order.empty()) return;
+  const auto count = [](const std::vector<bool>& v) { return std::count(v.begin(), v.end(), true); };
+  out << "  level order on one queue: " << count(lane.ordered_barrier_before) << " barriers per wave (plan order "
+      << count(lane.one_queue_barrier_before) << "), nodes ";
+  for (std::size_t k = 0; k < lane.order.size() && k < shown && lane.order[k] < p.nodes.size(); ++k)
+    out << (k == 0 ? "" : ", ") << p.nodes[lane.order[k]].id.str();
+  if (lane.order.size() > shown) out << " and " << lane.order.size() - shown << " more";
+  out << '\n';
+}
+
 // How many barriers a wave records between its nodes, and before which:
 // the first few nodes by id, so that a big plan's line stays short.
 void write_barriers(std::ostream& out, const compiled_bucket& bucket, const plan& p) {
@@ -96,10 +112,11 @@ void write_barriers(std::ostream& out, const compiled_bucket& bucket, const plan
   for (std::size_t n = 0; n < before.size() && n < p.nodes.size() && listed < shown; ++n) {
     if (!before[n] || n >= bucket.lane.barrier_scopes.size()) continue;
     const barrier_scope& b = bucket.lane.barrier_scopes[n];
-    out << "    " << p.nodes[n].id.str() << ": waits for " << scope_text(b.before) << "; blocks "
-        << scope_text(b.after) << '\n';
+    out << "    " << p.nodes[n].id.str() << ": waits for " << scope_text(b.before) << "; blocks " << scope_text(b.after)
+        << '\n';
     ++listed;
   }
+  write_level_order(out, bucket, p);
 }
 
 // The lane's images and the layout transitions each node's barrier makes.

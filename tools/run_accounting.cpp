@@ -38,8 +38,8 @@ bool run_tally::all_surfaced() const noexcept {
 
 run_accounting::run_accounting(std::vector<const gpu::device*> devices,
                                std::vector<gpu::null_fault_options> device_faults, const fence_clock* completion_times,
-                               std::uint64_t waves, bool gpu_timed)
-    : completion_times_(completion_times) {
+                               std::uint64_t waves, bool gpu_timed, const compiled_program* program)
+    : completion_times_(completion_times), program_(gpu_timed ? program : nullptr) {
   for (std::size_t d = 0; d < devices.size(); ++d) {
     devices_.push_back({devices[d], std::nullopt, 0, std::nullopt, std::nullopt});
     if (d < device_faults.size()) devices_.back().faults = device_faults[d];
@@ -50,6 +50,8 @@ run_accounting::run_accounting(std::vector<const gpu::device*> devices,
   tally_.wave_us.reserve(waves);
   if (completion_times_ != nullptr) tally_.fence_wake_us.reserve(waves);
   if (gpu_timed) tally_.gpu_us.reserve(waves);
+  if (program_ != nullptr)
+    tally_.bucket_gpu.assign(program_->buckets.size(), {0, std::vector<std::uint64_t>(program_->node_count, 0)});
   tally_.outcomes.reserve(16);
   tally_.unexplained_examples.reserve(max_examples);
 }
@@ -148,7 +150,10 @@ void run_accounting::record(error_code ec, const wave_report& report, const wave
     if (const auto fence = ended(report, wave_phase::fence), release = ended(report, wave_phase::release);
         fence && release) {
       tally_.wave_us.push_back(micros(*release - report.started));
-      if (report.gpu) tally_.gpu_us.push_back(micros(report.gpu->end - report.gpu->begin));
+      if (report.gpu) {
+        tally_.gpu_us.push_back(micros(report.gpu->end - report.gpu->begin));
+        add_node_times(report);
+      }
       if (completion_times_ != nullptr && !device_faulted) {
         if (const auto finished = completion_times_->finished_at(report.wave))
           tally_.fence_wake_us.push_back(micros(*fence - *finished));
@@ -194,6 +199,22 @@ void run_accounting::record(error_code ec, const wave_report& report, const wave
     if (device_fault_is(gpu::fault_kind::lost)) ++tally_.lost.surfaced;
   } else {
     note_unexplained(ec, report, facts);
+  }
+}
+
+void run_accounting::add_node_times(const wave_report& report) {
+  if (program_ == nullptr || report.bucket == nullptr) return;
+  const auto& buckets = program_->buckets;
+  const auto bucket =
+      std::find_if(buckets.begin(), buckets.end(), [&](const compiled_bucket& b) { return b.id == *report.bucket; });
+  if (bucket == buckets.end()) return;
+  run_tally::node_gpu_times& times = tally_.bucket_gpu[static_cast<std::size_t>(bucket - buckets.begin())];
+  if (report.gpu_nodes.size() != times.node_ns.size()) return;
+  ++times.waves;
+  for (std::size_t n = 0; n < report.gpu_nodes.size(); ++n) {
+    const auto took =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(report.gpu_nodes[n].end - report.gpu_nodes[n].begin);
+    times.node_ns[n] += static_cast<std::uint64_t>(std::max<std::int64_t>(took.count(), 0));
   }
 }
 

@@ -46,6 +46,7 @@
 #include "fence_clock.hpp"
 #include "run_options.hpp"
 
+#include "ferrum/binding/compiled_program.hpp"
 #include "ferrum/gpu/device.hpp"
 #include "ferrum/gpu/null_device.hpp"
 #include "ferrum/scheduler/wave.hpp"
@@ -104,6 +105,14 @@ struct run_tally {
   // Per wave with GPU times (--gpu-timestamps), in µs: from its first node's
   // begin to its last node's end on the GPU.
   std::vector<double> gpu_us;
+  // With --gpu-timestamps, per bucket of the program (its order): the
+  // completed waves timed, and per node (plan order) their GPU times
+  // summed, in ns — each node's mean over them, without a sample kept.
+  struct node_gpu_times {
+    std::uint64_t waves = 0;
+    std::vector<std::uint64_t> node_ns;
+  };
+  std::vector<node_gpu_times> bucket_gpu;
 
   [[nodiscard]] std::uint64_t injected() const noexcept;
   [[nodiscard]] std::uint64_t surfaced() const noexcept;
@@ -116,9 +125,11 @@ class run_accounting {
   // For a run of `waves` waves on `devices` (the scheduler's, by index);
   // `device_faults` are each null device's fault options (empty on other
   // devices); `completion_times` (or null) the null devices' fence clock, for the
-  // fence wake latency; `gpu_timed`: waves report GPU times.
+  // fence wake latency; `gpu_timed`: waves report GPU times, each node's
+  // summed per bucket of `program` (run_tally::bucket_gpu).
   run_accounting(std::vector<const gpu::device*> devices, std::vector<gpu::null_fault_options> device_faults,
-                 const fence_clock* completion_times, std::uint64_t waves, bool gpu_timed);
+                 const fence_clock* completion_times, std::uint64_t waves, bool gpu_timed,
+                 const compiled_program* program = nullptr);
 
   // Records one completed wave. Allocates only for failures.
   void record(boost::system::error_code ec, const wave_report& report, const wave_facts& facts);
@@ -149,8 +160,11 @@ class run_accounting {
   void count_outcome(const boost::system::error_code& ec);
   void note_unexplained(const boost::system::error_code& ec, const wave_report& report, const wave_facts& facts);
 
+  void add_node_times(const wave_report& report);
+
   std::vector<device_state> devices_;
   const fence_clock* completion_times_;
+  const compiled_program* program_;
   run_tally tally_;
 };
 

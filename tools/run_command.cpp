@@ -257,7 +257,8 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
     r.checks.push_back(std::move(*checks));
   }
 
-  run_accounting accounting(device_views, device_faults, completion_times, options.waves, options.gpu_timestamps);
+  run_accounting accounting(device_views, device_faults, completion_times, options.waves, options.gpu_timestamps,
+                            program.get());
   wave_driver driver(*r.waves, r.checks, accounting,
                      {options.waves, window, options.faults, options.seed, r.imports->buffers()});
   // Queue use is the first device's: every device is of one kind.
@@ -323,7 +324,7 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
   const wave_checks& checks = *r.checks.front();
   for (std::size_t b = 0; b < r.waves->pools(0).size(); ++b) {
     bucket_memory& m = summary.memory.emplace_back(bucket_memory_of(
-        *program, r.waves->pools(0)[b]->bucket(), checks.checked_per_wave(b), checks.unchecked_per_wave(b)));
+        *parsed, *program, r.waves->pools(0)[b]->bucket(), checks.checked_per_wave(b), checks.unchecked_per_wave(b)));
     // Every lane of the bucket was made with this placement, so it cannot
     // fail now: a bucket whose images a device refuses made no lane.
     if (auto images = lane_image_placement(r.waves->pools(0)[b]->bucket(), first_device); images) {
@@ -356,6 +357,9 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
   }
   summary.tally = accounting.tally();
   summary.latency = latencies(summary.tally, completion_times != nullptr, options.gpu_timestamps);
+  for (std::size_t b = 0; b < summary.tally.bucket_gpu.size(); ++b)
+    if (summary.tally.bucket_gpu[b].waves != 0)
+      summary.gpu_paths.push_back(gpu_path_of(*program, program->buckets[b], *parsed, summary.tally.bucket_gpu[b]));
   if (r.trace) {
     if (std::string problem = r.trace->write(*parsed); !problem.empty())
       return fail(command_error::io(std::move(problem)), exit_code::usage_or_io);

@@ -1,5 +1,7 @@
 #include "run_report.hpp"
 
+#include "ferrum/binding/critical_path.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -17,20 +19,52 @@ std::string fault_line(const char* kind, const fault_tally& t) {
   return std::string(kind) + " " + std::to_string(t.surfaced) + "/" + std::to_string(t.injected);
 }
 
+// The first eight barriers of a bucket's wave, each with what it waits for
+// and what it blocks; then how many more.
+void write_barrier_lines(std::ostream& out, const bucket_memory& m) {
+  constexpr std::size_t shown = 8;
+  for (std::size_t i = 0; i < m.barriers.size() && i < shown; ++i)
+    out << "    barrier before " << m.barriers[i].node << ": waits for " << scope_text(m.barriers[i].scope.before)
+        << "; blocks " << scope_text(m.barriers[i].scope.after) << '\n';
+  if (m.barriers.size() > shown) out << "    and " << m.barriers.size() - shown << " more barriers\n";
+}
+
 }  // namespace
 
-bucket_memory bucket_memory_of(const compiled_program& program, const compiled_bucket& bucket,
+bucket_memory bucket_memory_of(const plan& p, const compiled_program& program, const compiled_bucket& bucket,
                                std::size_t resources_checked_per_wave, std::size_t resources_unchecked_per_wave) {
-  bucket_memory m{
-      bucket.id.str(), bucket.lane_bytes(),        bucket.unaliased_lane_size_bytes, {},
-      bucket.windows,  resources_checked_per_wave, resources_unchecked_per_wave,     bucket.lane.barriers_per_wave()};
+  bucket_memory m{bucket.id.str(),
+                  bucket.lane_bytes(),
+                  bucket.unaliased_lane_size_bytes,
+                  {},
+                  bucket.windows,
+                  resources_checked_per_wave,
+                  resources_unchecked_per_wave,
+                  bucket.lane.barriers_per_wave(),
+                  {}};
   for (std::size_t d = 0; d < bucket.capacity_layouts.size(); ++d) {
     const capacity_layout& layout = bucket.capacity_layouts[d];
     m.pools.push_back({program.domains[d].pool.str(), std::string(to_string(program.domains[d].memory)),
                        std::string(to_string(layout.liveness)), bucket.pool_offsets[d], layout.physical_size_bytes,
                        layout.unaliased_size_bytes, program.domains[d].images});
   }
+  const lane_recipe& lane = bucket.lane;
+  for (std::size_t n = 0; n < lane.barrier_before.size() && n < lane.barrier_scopes.size() && n < p.nodes.size(); ++n)
+    if (lane.barrier_before[n]) m.barriers.push_back({p.nodes[n].id.str(), lane.barrier_scopes[n]});
   return m;
+}
+
+bucket_gpu_path gpu_path_of(const compiled_program& program, const compiled_bucket& bucket, const plan& p,
+                            const run_tally::node_gpu_times& times) {
+  std::vector<std::uint64_t> mean_ns(times.node_ns.size(), 0);
+  if (times.waves != 0)
+    for (std::size_t n = 0; n < mean_ns.size(); ++n) mean_ns[n] = (times.node_ns[n] + times.waves / 2) / times.waves;
+  const critical_path cp = find_critical_path(derive_data_dependencies(bucket.lane, program.dependencies), mean_ns);
+  const auto us = [](std::uint64_t ns) { return static_cast<double>(ns) / 1000.0; };
+  bucket_gpu_path out{bucket.id.str(),         times.waves, us(cp.serial_ns),
+                      us(cp.critical_path_ns), {},          us(cp.async_bound_ns)};
+  for (const std::size_t n : cp.path) out.critical_path.push_back(n < p.nodes.size() ? p.nodes[n].id.str() : "");
+  return out;
 }
 
 double percentile(std::vector<double>& samples, double p) {
@@ -68,7 +102,17 @@ nlohmann::ordered_json run_json(const run_summary& s) {
   document["waves"] = std::move(waves);
   document["lanes"] = std::move(lanes);
   document["latency_us"] = std::move(latency);
-  if (s.latency.gpu_measured) document["gpu_us"] = {{"p50", s.latency.gpu_p50}, {"p99", s.latency.gpu_p99}};
+  if (s.latency.gpu_measured) {
+    nlohmann::ordered_json paths = nlohmann::ordered_json::array();
+    for (const bucket_gpu_path& g : s.gpu_paths)
+      paths.push_back({{"bucket", g.bucket},
+                       {"waves", g.waves},
+                       {"serial_us", g.serial_us},
+                       {"critical_path_us", g.critical_path_us},
+                       {"critical_path", g.critical_path},
+                       {"async_bound_us", g.async_bound_us}});
+    document["gpu_us"] = {{"p50", s.latency.gpu_p50}, {"p99", s.latency.gpu_p99}, {"buckets", std::move(paths)}};
+  }
   document["allocations_per_wave"] = s.allocations_per_wave;
   document["violations"] = s.violations;
   document["image_layout_errors"] = s.image_layout_errors;
@@ -101,6 +145,14 @@ nlohmann::ordered_json run_json(const run_summary& s) {
     bucket["resources_checked_per_wave"] = m.resources_checked_per_wave;
     if (s.v2) bucket["resources_unchecked_per_wave"] = m.resources_unchecked_per_wave;
     bucket["barriers_per_wave"] = m.barriers_per_wave;
+    nlohmann::ordered_json barriers = nlohmann::ordered_json::array();
+    for (const bucket_memory::barrier_line& b : m.barriers)
+      barriers.push_back({{"node", b.node},
+                          {"waits_for", stage_mask_names(b.scope.before.stages)},
+                          {"flushes", access_mask_names(b.scope.before.accesses)},
+                          {"blocks", stage_mask_names(b.scope.after.stages)},
+                          {"makes_visible", access_mask_names(b.scope.after.accesses)}});
+    bucket["barriers"] = std::move(barriers);
     bucket["lanes_made"] = m.lanes_made;
     bucket["made_bytes"] = m.made_bytes;
     memory.push_back(std::move(bucket));
@@ -183,6 +235,7 @@ void write_run_summary(std::ostream& out, const run_summary& s) {
         separator = ", ";
       }
     out << '\n';
+    write_barrier_lines(out, m);
   }
   if (s.v2) {
     out << "  queues      ";
@@ -218,6 +271,14 @@ void write_run_summary(std::ostream& out, const run_summary& s) {
   if (s.latency.gpu_measured)
     out << "  gpu          p50 " << fixed(s.latency.gpu_p50, 1) << " us, p99 " << fixed(s.latency.gpu_p99, 1)
         << " us (first node's begin to last node's end on the GPU, completed waves)\n";
+  for (const bucket_gpu_path& g : s.gpu_paths) {
+    out << "  gpu path     " << g.bucket << ": critical path " << fixed(g.critical_path_us, 1) << " us of "
+        << fixed(g.serial_us, 1) << " us serial (nodes ";
+    for (std::size_t k = 0; k < g.critical_path.size(); ++k) out << (k == 0 ? "" : " -> ") << g.critical_path[k];
+    const double percent = g.serial_us > 0 ? 100.0 * g.async_bound_us / g.serial_us : 0.0;
+    out << "); a second queue could save at most " << fixed(g.async_bound_us, 1) << " us (" << fixed(percent, 0)
+        << "%)\n";
+  }
   out << "  allocations  " << fixed(s.allocations_per_wave, 2) << " per wave (steady state, last " << s.steady_waves
       << " waves)\n";
   out << "  violations   " << s.violations << '\n';

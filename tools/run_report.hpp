@@ -68,6 +68,13 @@ struct bucket_memory {
   // The nodes whose list opens with a barrier in a wave, as compiled
   // (compiled_bucket::lane.barriers_per_wave()).
   std::size_t barriers_per_wave = 0;
+  // Those barriers, in plan order: the node each opens, and its scope
+  // (compiled_bucket::lane.barrier_scopes).
+  struct barrier_line {
+    std::string node;
+    barrier_scope scope;
+  };
+  std::vector<barrier_line> barriers;
   // Its lanes that exist at the end, on every device, and their memory
   // (buffers and images).
   std::uint32_t lanes_made = 0;
@@ -79,9 +86,25 @@ struct bucket_memory {
 };
 
 // What `bucket` of `program` takes per lane, by pool.
-[[nodiscard]] bucket_memory bucket_memory_of(const compiled_program& program, const compiled_bucket& bucket,
-                                             std::size_t resources_checked_per_wave,
+[[nodiscard]] bucket_memory bucket_memory_of(const plan& p, const compiled_program& program,
+                                             const compiled_bucket& bucket, std::size_t resources_checked_per_wave,
                                              std::size_t resources_unchecked_per_wave = 0);
+
+// One bucket's critical path (--gpu-timestamps; ferrum/binding/critical_path.hpp):
+// from each node's mean GPU time over the bucket's completed waves.
+struct bucket_gpu_path {
+  std::string bucket;
+  std::uint64_t waves = 0;  // the completed waves timed
+  double serial_us = 0;
+  double critical_path_us = 0;
+  std::vector<std::string> critical_path;  // node ids, first to last
+  double async_bound_us = 0;
+};
+
+// `bucket`'s critical path from `times` (its entry of run_tally::bucket_gpu),
+// node ids from `p`.
+[[nodiscard]] bucket_gpu_path gpu_path_of(const compiled_program& program, const compiled_bucket& bucket, const plan& p,
+                                          const run_tally::node_gpu_times& times);
 
 // One of the device's distinct queues, in a run of a v2 plan.
 struct queue_use {
@@ -116,6 +139,8 @@ struct run_summary {
   std::uint32_t max_in_flight = 0;
   std::uint32_t quarantined = 0;
   latency_figures latency;
+  // --gpu-timestamps: per bucket with completed waves, in the program's order.
+  std::vector<bucket_gpu_path> gpu_paths;
   double allocations_per_wave = 0;
   std::uint64_t steady_waves = 0;
   std::uint64_t violations = 0;

@@ -3,6 +3,9 @@
 // the scope of its last write and of the reads since, and which nodes made
 // them; each hazard widens the scope of the last barrier that stands
 // between its two nodes.
+#include "byte_runs.hpp"
+#include "cross_wave.hpp"
+
 #include "ferrum/binding/access_scope.hpp"
 #include "ferrum/binding/barriers.hpp"
 #include "ferrum/binding/image_access.hpp"
@@ -10,8 +13,10 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <iterator>
 #include <map>
+#include <set>
+#include <utility>
+#include <vector>
 
 namespace ferrum {
 
@@ -28,7 +33,7 @@ namespace {
 constexpr std::size_t none = static_cast<std::size_t>(-1);
 
 // What a run of bytes saw: its last write's scope and node, and the reads
-// since (their scope, the last of their nodes).
+// since (their scope, the last of their nodes), nodes by position.
 struct byte_state {
   sync_scope written;
   std::size_t writer = none;
@@ -36,70 +41,52 @@ struct byte_state {
   std::size_t reader = none;
 };
 
-// Disjoint runs of bytes: begin -> (end, state). Bytes no use touched have
-// no run.
-class byte_states {
- public:
-  // Calls f(state&) for every run inside [begin, end), making runs for the
-  // gaps and splitting runs at begin and end first.
-  template <class F>
-  void visit(std::uint64_t begin, std::uint64_t end, F&& f) {
-    split(begin);
-    split(end);
-    std::uint64_t at = begin;
-    auto it = runs_.lower_bound(begin);
-    while (at < end) {
-      if (it == runs_.end() || it->first > at) {
-        const std::uint64_t gap_end = it == runs_.end() ? end : std::min(end, it->first);
-        it = runs_.emplace_hint(it, at, run{gap_end, {}});
-      }
-      f(it->second.state);
-      at = it->second.end;
-      ++it;
-    }
-  }
-
- private:
-  struct run {
-    std::uint64_t end = 0;
-    byte_state state;
-  };
-  // Splits the run holding `at` (if any) into two at `at`.
-  void split(std::uint64_t at) {
-    auto it = runs_.upper_bound(at);
-    if (it == runs_.begin()) return;
-    --it;
-    if (it->first == at || it->second.end <= at) return;
-    run tail = it->second;
-    it->second.end = at;
-    runs_.emplace_hint(std::next(it), at, tail);
-  }
-  std::map<std::uint64_t, run> runs_;
-};
-
 }  // namespace
 
 std::vector<barrier_scope> derive_barrier_scopes(const lane_recipe& recipe, const dependency_graph& graph,
-                                                 const std::vector<bool>& before, barrier_queues queues) {
-  const std::size_t nodes = std::min(graph.size(), before.size());
+                                                 const std::vector<bool>& before, barrier_queues queues,
+                                                 std::span<const std::size_t> order) {
+  const std::size_t nodes =
+      std::min({graph.size(), before.size(), recipe.use_begin.empty() ? 0 : recipe.use_begin.size() - 1});
   std::vector<barrier_scope> scopes(before.size());
-  // The last barrier so far on each kind's queue, and on any.
+  // Positions in the order the nodes are submitted in: the last barrier so
+  // far on each kind's queue, and on any; and the node at each.
   std::array<std::size_t, 2> last_of_kind{none, none};
   std::size_t last_any = none;
-  byte_states bytes;
-  for (std::size_t n = 0; n < nodes && n + 1 < recipe.use_begin.size(); ++n) {
+  const auto node_at = [&](std::size_t at) { return order.empty() ? at : order[at]; };
+  detail::byte_runs<byte_state> bytes;
+  // The pools (domains) of images that may share memory, and their uses so
+  // far.
+  std::set<std::size_t> aliasable_pools;
+  for (const lane_image& image : recipe.images)
+    if (image.aliasable) aliasable_pools.insert(image.domain);
+  std::map<std::size_t, sync_scope> pool_uses;
+  const detail::cross_wave_uses cross = detail::cross_wave_of(recipe, graph);
+  std::set<std::pair<std::size_t, std::size_t>> first_uses;
+  for (std::size_t at = 0; at < nodes; ++at) {
+    const std::size_t n = node_at(at);
     const auto kind = static_cast<std::size_t>(queues == barrier_queues::any && graph.queue(n) == queue_kind::transfer);
-    if (before[n]) last_of_kind[kind] = last_any = n;
+    if (before[n]) last_of_kind[kind] = last_any = at;
     const auto uses = recipe.node_uses(n);
     const node_stages where = stages_of(uses, graph.queue(n));
-    // The barrier that stands between node `earlier` and this one: the last
-    // on this node's queue after it, else (a node of the other queue,
-    // ordered by a semaphore on a device with both) the last on any.
+    // The barrier that stands between the node at position `earlier` and
+    // this one: the last on this node's queue after it, else (a node of the
+    // other queue, ordered by a semaphore on a device with both) the last on
+    // any.
     const auto between = [&](std::size_t earlier) -> barrier_scope* {
-      if (last_of_kind[kind] != none && last_of_kind[kind] > earlier) return &scopes[last_of_kind[kind]];
-      if (last_any != none && last_any > earlier) return &scopes[last_any];
+      if (last_of_kind[kind] != none && last_of_kind[kind] > earlier) return &scopes[node_at(last_of_kind[kind])];
+      if (last_any != none && last_any > earlier) return &scopes[node_at(last_any)];
       return nullptr;
     };
+    // A wave's first use of a resource the waves before used: its barrier
+    // waits for what they did with it.
+    for (const lane_use& u : uses)
+      if (const auto* shared = cross.find(u); shared != nullptr && first_uses.insert({u.domain, u.member}).second &&
+                                              before[n] && (shared->written || access_writes(u.access))) {
+        scopes[n].before.stages |= shared->uses.stages;
+        scopes[n].before.accesses |= shared->uses.accesses & accesses::writes;
+        scopes[n].after |= access_scope(u.access, where);
+      }
     for (const lane_use& u : uses) {
       if (u.size == 0) continue;
       const sync_scope s = access_scope(u.access, where);
@@ -108,36 +95,48 @@ std::vector<barrier_scope> derive_barrier_scopes(const lane_recipe& recipe, cons
       bytes.visit(u.offset, u.offset + u.size, [&](byte_state& b) {
         // Read after write, write after write: wait for the write and make
         // it visible. Write after read: wait for the reads.
-        if (b.writer != none && b.writer != n) {
+        if (b.writer != none && b.writer != at) {
           if (barrier_scope* barrier = between(b.writer); barrier != nullptr) {
             barrier->before.stages |= b.written.stages;
             barrier->before.accesses |= b.written.accesses & accesses::writes;
             barrier->after |= s;
           }
         }
-        if (writes && b.reader != none && b.reader != n) {
+        if (writes && b.reader != none && b.reader != at) {
           if (barrier_scope* barrier = between(b.reader); barrier != nullptr) {
             barrier->before.stages |= b.read.stages;
             barrier->after |= s;
           }
         }
         if (writes) {
-          b.written = b.writer == n ? (b.written |= s) : s;
-          b.writer = n;
+          b.written = b.writer == at ? (b.written |= s) : s;
+          b.writer = at;
           b.read = {};
           b.reader = none;
         }
         if (reads && !writes) {
           b.read |= s;
-          b.reader = n;
+          b.reader = at;
         }
       });
     }
-    // A layout change waits for nothing of this wave the hazards above do
-    // not name (the device adds its layouts' own stages): the barrier blocks
-    // the node's use of the image.
+    // A layout change blocks the node's use of the image (the device adds
+    // its layouts' own stages). The first use of an image a lane may place
+    // in memory another image of its pool used (lane_image::aliasable, by
+    // the device's sizes, which the bytes above need not show) waits for
+    // every earlier use of the pool's images.
     if (before[n])
-      for (const image_transition& t : recipe.node_transitions(n)) scopes[n].after |= access_scope(t.access, where);
+      recipe.for_each_transition(n, !order.empty(), [&](std::size_t m, const image_transition& t) {
+        scopes[n].after |= access_scope(t.access, stages_of(recipe.node_uses(m), graph.queue(m)));
+        const lane_image& image = recipe.images[t.image];
+        if (const auto used = pool_uses.find(image.domain);
+            image.aliasable && t.from == image_layout::undefined && used != pool_uses.end()) {
+          scopes[n].before.stages |= used->second.stages;
+          scopes[n].before.accesses |= used->second.accesses & accesses::writes;
+        }
+      });
+    for (const lane_use& u : uses)
+      if (aliasable_pools.count(u.domain) != 0) pool_uses[u.domain] |= access_scope(u.access, where);
   }
   return scopes;
 }

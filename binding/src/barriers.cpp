@@ -3,12 +3,18 @@
 // barrier as unions of ranges.
 #include "ferrum/binding/barriers.hpp"
 
+#include "cross_wave.hpp"
+
 #include "ferrum/binding/image_access.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <iterator>
 #include <map>
+#include <set>
+#include <span>
+#include <utility>
 
 namespace ferrum {
 namespace {
@@ -64,21 +70,31 @@ struct touched {
 
 }  // namespace
 
-std::vector<bool> derive_barriers(const lane_recipe& recipe, const dependency_graph& graph, barrier_queues queues) {
-  const std::size_t nodes = graph.size();
-  std::vector<bool> before(nodes, false);
+std::vector<bool> derive_barriers(const lane_recipe& recipe, const dependency_graph& graph, barrier_queues queues,
+                                  std::span<const std::size_t> order) {
+  const std::size_t nodes = std::min(graph.size(), recipe.use_begin.empty() ? 0 : recipe.use_begin.size() - 1);
+  std::vector<bool> before(graph.size(), false);
   // Per kind: what its nodes touched since the last barrier before a node
   // of that kind (same_kind: a queue of its own), and since the last
   // barrier of any kind (any_kind: one queue for all).
   std::array<touched, 2> same_kind;
   std::array<touched, 2> any_kind;
-  for (std::size_t n = 0; n < nodes && n + 1 < recipe.use_begin.size(); ++n) {
+  // Resources the waves before used (cross_wave.hpp): a wave's first use of
+  // one the plan writes opens with a barrier.
+  const detail::cross_wave_uses cross = detail::cross_wave_of(recipe, graph);
+  std::set<std::pair<std::size_t, std::size_t>> used;
+  for (std::size_t at = 0; at < nodes; ++at) {
+    const std::size_t n = order.empty() ? at : order[at];
     // On one queue every node counts as one kind.
     const auto kind = static_cast<std::size_t>(queues == barrier_queues::any && graph.queue(n) == queue_kind::transfer);
     const std::size_t other = 1 - kind;
     const auto uses = recipe.node_uses(n);
     // Layout transitions are made by the barrier a node opens with.
-    bool hazard = !recipe.node_transitions(n).empty();
+    bool hazard = false;
+    recipe.for_each_transition(n, !order.empty(), [&](std::size_t, const image_transition&) { hazard = true; });
+    for (const lane_use& u : uses)
+      if (const auto* shared = cross.find(u); shared != nullptr && used.insert({u.domain, u.member}).second)
+        hazard = hazard || shared->written;
     for (const lane_use& u : uses)
       if (u.size != 0 && (same_kind[kind].conflicts(u) || any_kind[other].conflicts(u))) hazard = true;
     if (hazard) {

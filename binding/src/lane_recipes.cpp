@@ -3,6 +3,7 @@
 
 #include "ferrum/binding/barriers.hpp"
 #include "ferrum/binding/image_access.hpp"
+#include "ferrum/binding/node_order.hpp"
 
 #include "culling.hpp"
 #include "image_transitions.hpp"
@@ -112,6 +113,33 @@ void drop_unused_images(image_plan& images) {
   for (image_transition& t : images.transitions) t.image = renumbered[t.image];
 }
 
+// Moves the culled nodes out of the levels to a last level of their own:
+// nothing is submitted for them, and a level's first node, which makes the
+// level's layout changes, is then a live one. They use only their binding
+// resources (make_lane_recipes), which no other node touches.
+void move_culled_last(lane_recipe& recipe, const compiled_program& program) {
+  std::vector<std::size_t> order;
+  std::vector<std::size_t> begin{0};
+  order.reserve(recipe.order.size());
+  for (std::size_t l = 0; l + 1 < recipe.level_begin.size(); ++l) {
+    for (std::size_t k = recipe.level_begin[l]; k < recipe.level_begin[l + 1]; ++k) {
+      const std::size_t n = recipe.order[k];
+      if (program.culled(n)) continue;
+      recipe.level[n] = begin.size() - 1;
+      order.push_back(n);
+    }
+    if (order.size() != begin.back()) begin.push_back(order.size());
+  }
+  for (std::size_t n : recipe.order)
+    if (program.culled(n)) {
+      recipe.level[n] = begin.size() - 1;
+      order.push_back(n);
+    }
+  if (order.size() != begin.back()) begin.push_back(order.size());
+  recipe.order = std::move(order);
+  recipe.level_begin = std::move(begin);
+}
+
 result<void> make_recipes(compiled_program& program, const plan& p, const plan_index& index) {
   // Every node's resources (plan indices), nodes side by side.
   std::vector<std::size_t> uses;
@@ -182,6 +210,18 @@ result<void> make_recipes(compiled_program& program, const plan& p, const plan_i
         program.dependencies.uses_transfer()
             ? derive_barrier_scopes(recipe, program.dependencies, recipe.one_queue_barrier_before, barrier_queues::one)
             : recipe.barrier_scopes;
+    recipe.order = level_order(recipe, program.dependencies, &recipe.level, &recipe.level_begin);
+    if (program.culled_nodes != 0 && !recipe.order.empty()) move_culled_last(recipe, program);
+    recipe.ordered_barrier_before.clear();
+    recipe.ordered_barrier_scopes.clear();
+    if (recipe.order.empty()) {
+      recipe.level.clear();
+      recipe.level_begin.clear();
+    } else {
+      recipe.ordered_barrier_before = derive_barriers(recipe, program.dependencies, barrier_queues::one, recipe.order);
+      recipe.ordered_barrier_scopes = derive_barrier_scopes(recipe, program.dependencies, recipe.ordered_barrier_before,
+                                                            barrier_queues::one, recipe.order);
+    }
     if (!bucket.binding) continue;
     // The binding domain is the pool whose claim the layout covers.
     const auto domain = std::find_if(program.wave_layouts.begin(), program.wave_layouts.end(),

@@ -7,13 +7,20 @@
 namespace ferrum {
 namespace {
 
-constexpr std::array<std::string_view, stages::count> stage_bit_names{
-    "draw-indirect",        "vertex-input",        "vertex-shader",           "fragment-shader", "early-fragment-tests",
-    "late-fragment-tests",  "color-attachment-output", "compute-shader",     "transfer",        "host"};
+constexpr std::array<std::string_view, stages::count> stage_bit_names{"draw-indirect",
+                                                                      "vertex-input",
+                                                                      "vertex-shader",
+                                                                      "fragment-shader",
+                                                                      "early-fragment-tests",
+                                                                      "late-fragment-tests",
+                                                                      "color-attachment-output",
+                                                                      "compute-shader",
+                                                                      "transfer",
+                                                                      "host"};
 constexpr std::array<std::string_view, accesses::count> access_bit_names{
-    "indirect-read", "index-read",  "vertex-read", "uniform-read",   "sampled-read",
-    "storage-read",  "storage-write", "color-read", "color-write",   "depth-read",
-    "depth-write",   "transfer-read", "transfer-write", "host-read", "host-write"};
+    "indirect-read", "index-read",    "vertex-read",    "uniform-read", "sampled-read",
+    "storage-read",  "storage-write", "color-read",     "color-write",  "depth-read",
+    "depth-write",   "transfer-read", "transfer-write", "host-read",    "host-write"};
 
 template <std::size_t N>
 std::string names(std::uint32_t mask, std::uint32_t all, const std::array<std::string_view, N>& bit_names) {

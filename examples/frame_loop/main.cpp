@@ -14,6 +14,9 @@
 // waves' trace goes out as Chrome trace JSON and as an SVG timeline. Each
 // lane records its passes once and replays them (scheduler_options::replay):
 // later frames only write the pattern's and the draw's parameters into their slots.
+// With GPU timestamps the summary gives each pass's GPU time, and the
+// frame's critical path through them with what a second queue could save
+// (its passes are a chain: nothing).
 //
 // With --present (frame_presenter.hpp) the frames are shown in a window:
 // each frame acquires a swapchain image (in frame order) and its wave
@@ -55,6 +58,7 @@
 #include "screenshot_compare.hpp"
 
 #include "ferrum/binding/compiled_program.hpp"
+#include "ferrum/binding/critical_path.hpp"
 #include "ferrum/binding/plan_json.hpp"
 #include "ferrum/gpu/null_device.hpp"
 #include "ferrum/gpu/vulkan_device.hpp"
@@ -480,6 +484,29 @@ double percentile(std::vector<double> values, double p) {
 
 double mebibytes(std::uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
+// The summary's `gpu path` line: the frame's critical path through `bucket`'s
+// data dependencies with each pass's median GPU time (over every frame: both
+// sizes after a resize), and the most a second queue could save
+// (ferrum/binding/critical_path.hpp).
+void write_gpu_path(std::ostream& out, const ferrum::compiled_program& program, const ferrum::compiled_bucket& bucket,
+                    const frame_loop_run& run) {
+  std::vector<std::uint64_t> pass_ns;
+  for (const std::vector<double>& ms : run.node_gpu_ms)
+    pass_ns.push_back(ms.empty() ? 0 : static_cast<std::uint64_t>(std::llround(percentile(ms, 50) * 1e6)));
+  const ferrum::critical_path cp =
+      ferrum::find_critical_path(ferrum::derive_data_dependencies(bucket.lane, program.dependencies), pass_ns);
+  out << std::setprecision(2) << "gpu path:   critical path " << static_cast<double>(cp.critical_path_ns) / 1e6
+      << " ms of " << static_cast<double>(cp.serial_ns) / 1e6 << " ms serial (passes";
+  for (std::size_t k = 0; k < cp.path.size(); ++k)
+    out << (k == 0 ? " " : " -> ") << (cp.path[k] < run.pass_names.size() ? run.pass_names[cp.path[k]] : "?");
+  out << "); a second queue could save at most " << static_cast<double>(cp.async_bound_ns) / 1e6 << " ms ("
+      << std::lround(cp.serial_ns == 0
+                         ? 0.0
+                         : 100.0 * static_cast<double>(cp.async_bound_ns) / static_cast<double>(cp.serial_ns))
+      << "%)\n"
+      << std::setprecision(1);
+}
+
 // The edges of a host_frame as a PNG's pixels: white where an edge reaches.
 std::vector<std::byte> edge_pixels(const frame_loop::host_frame& frame) {
   std::vector<std::byte> rgba(frame.edges.size() * 4);
@@ -708,6 +735,7 @@ int run(const frame_loop::options& o, validation_log& log, std::ostream& summary
               << percentile(loop.node_gpu_ms[n], 50);
     }
     summary << std::setprecision(1) << " ms\n";
+    write_gpu_path(summary, *last_program, bucket, loop);
   } else {
     summary << "gpu time:   not measured ("
             << (o.gpu_timestamps ? "the device has no timestamps: " + std::string(gpu_clock.calibration)

@@ -21,6 +21,9 @@ bool overlap(arena_range a, arena_range b) noexcept {
   return a.arena == b.arena && a.offset < b.offset + b.size && b.offset < a.offset + a.size;
 }
 
+// A transfer command's scope: the transfer stage, with `made`.
+constexpr sync_scope transfer_scope(access_mask made) noexcept { return {stages::transfer, made}; }
+
 }  // namespace
 
 bool command_list::last_submission_reached() const noexcept {
@@ -41,13 +44,17 @@ result<void> command_list::begin(list_opening opening) {
   commands_ = 0;
   barriers_ = 0;
   pending_.clear();
-  barrier_due_ = opening == list_opening::barrier;
+  barrier_due_ = false;
+  recorded_ = {};
+  last_barrier_ = {};
+  opening_ = opening == list_opening::barrier ? barrier_scope::full() : barrier_scope{};
   return {};
 }
 
 result<void> command_list::begin(const barrier_scope& opening) {
-  // TODO(precise barriers): a barrier of the scope alone.
-  return begin(opening.empty() ? list_opening::by_hazards : list_opening::barrier);
+  if (auto r = begin(list_opening::by_hazards); !r) return r;
+  opening_ = opening;
+  return {};
 }
 
 result<void> command_list::check_recording(const char* command) const {
@@ -89,21 +96,46 @@ result<void> command_list::recorded(result<void> r) {
   return r;
 }
 
-void command_list::order(std::initializer_list<arena_range> ranges) noexcept {
+sync_scope command_list::native_scope() const noexcept {
+  // Every stage a list of its kind and stages may run, every access made
+  // in them (record_native).
+  if (kind_ == queue_kind::transfer) return transfer_scope(accesses::transfer_read | accesses::transfer_write);
+  constexpr access_mask compute_accesses = accesses::indirect_read | accesses::uniform_read | accesses::sampled_read |
+                                           accesses::storage_read | accesses::storage_write | accesses::transfer_read |
+                                           accesses::transfer_write;
+  if (stages_ == list_stages::graphics)
+    return {stages::graphics | stages::compute_shader | stages::transfer,
+            accesses::all & ~(accesses::host_read | accesses::host_write)};
+  return {stages::compute_shader | stages::transfer | stages::draw_indirect, compute_accesses};
+}
+
+void command_list::order(const sync_scope& scope, std::initializer_list<arena_range> ranges) noexcept {
   const bool outside = std::any_of(ranges.begin(), ranges.end(), [this](const arena_range& range) {
     // Granted: the owner orders it (a lane's range, a wave's imported
     // buffer). Anything else — a guarded arena's bytes the node does not
     // list, an arena of the caller's own — the owner cannot see.
     return range.arena != nullptr && !granted(range, access::write);
   });
-  if (barrier_due_ || outside || !pending_.empty()) record_barrier();
+  barrier_scope b;
+  if (outside) {
+    b = barrier_scope::full();
+  } else if (barrier_due_) {
+    // Every earlier command of the list directly before this one.
+    b = {recorded_, scope};
+  } else {
+    b = opening_;
+  }
+  if (!b.empty() || !pending_.empty()) record_barrier(b);
+  opening_ = {};
+  recorded_ |= scope;
   // The next command of the list is ordered after this one.
   barrier_due_ = true;
 }
 
-void command_list::record_barrier() noexcept {
-  do_barrier(pending_);
+void command_list::record_barrier(const barrier_scope& scope) noexcept {
+  do_barrier(scope, pending_);
   pending_.clear();
+  last_barrier_ = scope;
   ++barriers_;
 }
 
@@ -130,7 +162,15 @@ result<void> command_list::dispatch(const kernel& k, const kernel_operand& prima
   // so a shader never reads push constants that were not set.
   std::array<std::uint32_t, max_kernel_push_words> words{};
   std::copy(push.begin(), push.end(), words.begin());
-  order({first != nullptr ? *first : arena_range{}, second != nullptr ? *second : arena_range{}});
+  // A kernel reads and writes its buffers and storage images, samples its
+  // sampled images (storage descriptors and push constants: no uniform
+  // buffer, no indirect arguments).
+  const auto operand_accesses = [&](kernel_operand_kind kind) -> access_mask {
+    if (kind == kernel_operand_kind::sampled_image) return accesses::sampled_read;
+    return accesses::storage_read | accesses::storage_write;
+  };
+  order({stages::compute_shader, operand_accesses(k.primary()) | operand_accesses(k.secondary())},
+        {first != nullptr ? *first : arena_range{}, second != nullptr ? *second : arena_range{}});
   return recorded(do_dispatch(k, primary, secondary, std::span(words).first(k.push_words())));
 }
 
@@ -189,7 +229,7 @@ result<void> command_list::fill(arena_range target, std::uint32_t value) {
   if (target.arena == nullptr) return make_error(errc::range_out_of_bounds, "fill without a range");
   if (auto r = check_range("fill", "target", target, access::write, buffer_usage::transfer_dst); !r) return r;
   if (target.size == 0) return {};
-  order({target});
+  order(transfer_scope(accesses::transfer_write), {target});
   return recorded(do_fill(target, value));
 }
 
@@ -206,7 +246,7 @@ result<void> command_list::copy(arena_range source, arena_range destination) {
     return make_error(errc::overlapping_copy,
                       describe("copy", "source", source) + " overlaps " + describe("copy", "destination", destination));
   if (source.size == 0) return {};
-  order({source, destination});
+  order(transfer_scope(accesses::transfer_read | accesses::transfer_write), {source, destination});
   return recorded(do_copy(source, destination));
 }
 
@@ -219,14 +259,18 @@ result<void> command_list::stage(const arena& a) {
   if (a.guarded() && !granted(a.whole(), access::write))
     return make_error(errc::range_not_granted,
                       describe("stage", "whole", a.whole()) + " of a guarded arena that the list is not granted whole");
-  order({a.whole()});
+  // A copy between the staging buffer and the arena's: the host's writes
+  // before the submission are visible to it without a barrier, and end()
+  // makes its writes visible to the host, so a barrier names no host access.
+  order(transfer_scope(accesses::transfer_read | accesses::transfer_write), {a.whole()});
   return recorded(do_stage(a));
 }
 
 result<void> command_list::barrier() {
   if (auto r = check_recording("barrier"); !r) return r;
-  record_barrier();
+  record_barrier(barrier_scope::full());
   barrier_due_ = false;
+  opening_ = {};
   return {};
 }
 
@@ -252,7 +296,7 @@ result<void> command_list::transition(const image& img, image_layout from, image
   // pending go into a barrier of their own first.
   if (std::any_of(pending_.begin(), pending_.end(),
                   [&](const layout_change& c) { return c.image == &img && overlaps(c.range, range); }))
-    record_barrier();
+    record_barrier({});  // the layouts' own scopes: the command's barrier comes later
   pending_.push_back({&img, from, to, range});
   return {};
 }
@@ -297,13 +341,13 @@ result<void> command_list::image_copy_checks(const image& img, image_layout layo
 
 result<void> command_list::copy(arena_range source, const image& destination, image_layout layout) {
   if (auto r = image_copy_checks(destination, layout, source, image_copy::into_image); !r) return r;
-  order({source});
+  order(transfer_scope(accesses::transfer_read | accesses::transfer_write), {source});
   return recorded(do_image_copy(destination, layout, source, image_copy::into_image));
 }
 
 result<void> command_list::copy(const image& source, image_layout layout, arena_range destination) {
   if (auto r = image_copy_checks(source, layout, destination, image_copy::out_of_image); !r) return r;
-  order({destination});
+  order(transfer_scope(accesses::transfer_read | accesses::transfer_write), {destination});
   return recorded(do_image_copy(source, layout, destination, image_copy::out_of_image));
 }
 
@@ -324,7 +368,7 @@ result<void> command_list::clear(const image& img, image_layout layout) {
     return make_error(errc::unsupported_command, "clear of a depth image of format " +
                                                      quote_text(to_string(spec.format)) +
                                                      " on a list without graphics stages (list_stages::graphics)");
-  order({});
+  order(transfer_scope(accesses::transfer_write), {});
   return recorded(do_clear(img, layout));
 }
 
@@ -341,23 +385,29 @@ result<void> command_list::timestamp(const timestamp_pool& pool, std::uint32_t s
   if (slot >= pool.size())
     return make_error(errc::range_out_of_bounds,
                       "timestamp slot " + std::to_string(slot) + " of a pool of " + std::to_string(pool.size()));
-  return do_timestamp(pool, slot);
+  if (auto r = do_timestamp(pool, slot); !r) return r;
+  // A device copies the result into the pool's buffer (a transfer write):
+  // later barriers of the list wait for it as for a command's.
+  recorded_ |= transfer_scope(accesses::transfer_write);
+  return {};
 }
 
 result<native_commands> command_list::record_native() {
   if (auto r = check_recording("record_native"); !r) return r.error();
   auto native = do_native();
   if (!native) return native;
-  // Ordered as a command of the list, before the caller records into it.
-  order({});
+  // Ordered as a command of the list, before the caller records into it:
+  // it may use every stage the list may.
+  order(native_scope(), {});
   ++commands_;
   return native;
 }
 
 result<void> command_list::end() {
   if (auto r = check_recording("end"); !r) return r;
-  // Transitions no command followed are made all the same.
-  if (!pending_.empty()) record_barrier();
+  // Transitions no command followed are made all the same (in their
+  // layouts' scopes).
+  if (!pending_.empty()) record_barrier({});
   if (auto r = do_end(); !r) return r;
   state_ = state::executable;
   return {};

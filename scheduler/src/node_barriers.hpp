@@ -22,16 +22,30 @@ struct node_barriers {
 
   // The barriers of a wave in `bucket` (null: it never had one): the
   // bucket's, for one queue where the device runs the whole wave on one.
-  [[nodiscard]] static node_barriers of(const compiled_bucket* bucket, bool one_queue,
+  // `reordered`: the wave submits its nodes in the bucket's level order
+  // (reordered(), below), which has barriers of its own.
+  [[nodiscard]] static node_barriers of(const compiled_bucket* bucket, bool one_queue, bool reordered,
                                         barrier_placement placement) noexcept {
     node_barriers b;
     b.every_node = placement == barrier_placement::every_node;
     b.all_stages = placement != barrier_placement::derived;
-    if (bucket != nullptr) {
-      b.before = one_queue ? &bucket->lane.one_queue_barrier_before : &bucket->lane.barrier_before;
-      b.scopes = one_queue ? &bucket->lane.one_queue_barrier_scopes : &bucket->lane.barrier_scopes;
+    if (bucket == nullptr) return b;
+    const lane_recipe& lane = bucket->lane;
+    if (reordered) {
+      b.before = &lane.ordered_barrier_before;
+      b.scopes = &lane.ordered_barrier_scopes;
+    } else {
+      b.before = one_queue ? &lane.one_queue_barrier_before : &lane.barrier_before;
+      b.scopes = one_queue ? &lane.one_queue_barrier_scopes : &lane.barrier_scopes;
     }
     return b;
+  }
+
+  // Whether a wave of `bucket` submits its nodes in the bucket's level
+  // order: on one queue, where the order differs from the plan's, unless
+  // the scheduler keeps plan order.
+  [[nodiscard]] static bool reordered(const compiled_bucket* bucket, bool one_queue, node_order order) noexcept {
+    return bucket != nullptr && one_queue && order == node_order::levels && !bucket->lane.order.empty();
   }
 
   // The scope of the barrier node `n`'s list opens with (where opens(n)):

@@ -84,7 +84,7 @@ submission_plan::values submission_plan::make_values() const {
 
 submission_plan::outcome submission_plan::submit(std::span<gpu::command_list* const> lists, values& v,
                                                  const gpu::external_sync& sync, staging_lists staging,
-                                                 std::uint64_t after) const noexcept {
+                                                 std::uint64_t after, bool live_in_order) const noexcept {
   outcome done{std::uint64_t{0}};
   const gpu::queue_wait earlier{&device_->queue(), after};
   const std::span<const gpu::queue_wait> earlier_wait(&earlier, after != 0 ? 1 : 0);
@@ -115,8 +115,8 @@ submission_plan::outcome submission_plan::submit(std::span<gpu::command_list* co
       v.waits.insert(v.waits.end(), earlier_wait.begin(), earlier_wait.end());
     }
     if (i + 1 == count && !joins) own.signals = sync.signals;
-    std::span<gpu::command_list* const> segment_lists = lists.subspan(s.begin, s.end - s.begin);
-    if (holds_culled_[i]) {
+    std::span<gpu::command_list* const> segment_lists = live_in_order ? lists : lists.subspan(s.begin, s.end - s.begin);
+    if (holds_culled_[i] && !live_in_order) {
       // Reserved for every node: no allocation.
       v.lists.clear();
       for (std::size_t n = s.begin; n < s.end; ++n)

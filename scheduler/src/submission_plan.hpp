@@ -125,9 +125,13 @@ class submission_plan {
   // command of the wave may start before — an earlier wave using the same
   // imported buffer. The first segment waits for it where it is the only
   // first one on a queue, else a gate does.
+  //
+  // `live_in_order`: `lists` holds instead the live nodes' lists alone, in
+  // the order to submit them (lane_recipe::order, held_lane::ordered_lists),
+  // which only a wave on one queue — one segment — may do.
   [[nodiscard]] outcome submit(std::span<gpu::command_list* const> lists, values& v,
                                const gpu::external_sync& sync = {}, staging_lists staging = {},
-                               std::uint64_t after = 0) const noexcept;
+                               std::uint64_t after = 0, bool live_in_order = false) const noexcept;
 
  private:
   // The join after segment `last`: a compute submission of `out` (when not

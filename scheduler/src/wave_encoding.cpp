@@ -9,6 +9,7 @@
 #include <array>
 #include <exception>
 #include <new>
+#include <span>
 #include <string>
 
 namespace ferrum::detail {
@@ -16,9 +17,37 @@ namespace ferrum::detail {
 namespace asio = boost::asio;
 using boost::system::error_code;
 
+result<void> wave::close_wave(std::size_t node, gpu::command_list& list) const {
+  // The list the wave submits last ends with a barrier over every stage:
+  // what the wave wrote is then visible to whatever the queue runs next —
+  // the lane's next wave reuses its bytes (aliased ones under other
+  // names). The host's wait for the fence and the next submission order
+  // them too, through the host's memory domain, which Debian's validation
+  // layers do not follow; the derived barriers are only as wide as the
+  // wave's own hazards. Before scopes, the next wave's first full barrier
+  // waited for this one all the same.
+  // The last live node in submission order (culled ones come last in
+  // level order too).
+  const lane_recipe& recipe = bucket_->lane;
+  const compiled_program& program = program_->program();
+  const bool levels = reordered();
+  for (std::size_t k = contexts_.size(); k-- > 0;) {
+    const std::size_t last = levels ? recipe.order[k] : k;
+    if (program.culled(last)) continue;
+    if (node != last) return {};
+    break;
+  }
+  return list.barrier();
+}
+
+bool wave::reordered() const noexcept {
+  const bool one_queue = program_->submissions(device_ != nullptr ? device_->index : 0).one_queue();
+  return node_barriers::reordered(bucket_, one_queue, host_.options().order);
+}
+
 node_barriers wave::barriers() const noexcept {
   const bool one_queue = program_->submissions(device_ != nullptr ? device_->index : 0).one_queue();
-  return node_barriers::of(bucket_, one_queue, host_.options().barriers);
+  return node_barriers::of(bucket_, one_queue, reordered(), host_.options().barriers);
 }
 
 void wave::bind_nodes() noexcept {
@@ -63,6 +92,7 @@ void wave::encode_chunk(std::size_t chunk) noexcept {
   const trace_recorder* trace = host_.options().trace;
   const node_barriers barriers = this->barriers();
   const compiled_program& program = program_->program();
+  const bool levels = reordered();
   for (std::size_t node = first; node < last; ++node) {
     // A failure or cancellation elsewhere in the wave stops the rest.
     if (encode_failed_.load(std::memory_order_relaxed) || cancel_started_.load(std::memory_order_relaxed)) return;
@@ -74,10 +104,16 @@ void wave::encode_chunk(std::size_t chunk) noexcept {
       if (auto r = barriers.opens(node) ? list.begin(barriers.scope(node)) : list.begin(gpu::list_opening::by_hazards);
           !r)
         return fail_encoding(r.error().code, node, r.error().what());
-      // The node's layout changes go into the barrier it opens with.
-      for (const gpu::layout_change& t : l.transitions(node))
-        if (auto r = list.transition(*t.image, t.from, t.to, t.range); !r)
-          return fail_encoding(r.error().code, node, r.error().what());
+      // The node's layout changes go into the barrier it opens with; in
+      // level order, the first node of a level makes its whole level's.
+      const lane_recipe& recipe = bucket_->lane;
+      const bool opens_level = levels && recipe.level_nodes(node).front() == node;
+      for (const std::size_t m : levels ? recipe.level_nodes(node) : std::span<const std::size_t>(&node, 1)) {
+        if (levels && !opens_level) break;
+        for (const gpu::layout_change& t : l.transitions(m))
+          if (auto r = list.transition(*t.image, t.from, t.to, t.range); !r)
+            return fail_encoding(r.error().code, node, r.error().what());
+      }
       if (auto r = wave_gpu_time::write(l, list, node, false); !r)
         return fail_encoding(r.error().code, node, r.error().what());
       if (auto r = write_culled_times(l, list, node); !r) return fail_encoding(r.error().code, node, r.error().what());
@@ -96,6 +132,8 @@ void wave::encode_chunk(std::size_t chunk) noexcept {
                          // Submitted as recorded before.
                        } else if (auto r = wave_gpu_time::write(l, list, node, true); !r) {
                          self->fail_encoding(r.error().code, node, r.error().what());
+                       } else if (auto c = self->close_wave(node, list); !c) {
+                         self->fail_encoding(c.error().code, node, c.error().what());
                        } else if (auto e = list.end(); !e) {
                          self->fail_encoding(e.error().code, node, e.error().what());
                        }
@@ -114,6 +152,7 @@ void wave::encode_chunk(std::size_t chunk) noexcept {
     if (replay_) continue;
     if (auto r = wave_gpu_time::write(l, list, node, true); !r)
       return fail_encoding(r.error().code, node, r.error().what());
+    if (auto r = close_wave(node, list); !r) return fail_encoding(r.error().code, node, r.error().what());
     if (auto r = list.end(); !r) return fail_encoding(r.error().code, node, r.error().what());
   }
 }

@@ -145,6 +145,11 @@ class wave {
   void trace_node(std::size_t node, const trace_clock& started) noexcept;
   // The barriers its nodes' lists open with (wave_encoding.cpp).
   [[nodiscard]] node_barriers barriers() const noexcept;
+  // Whether it submits its nodes in its bucket's level order (node_barriers::reordered).
+  [[nodiscard]] bool reordered() const noexcept;
+  // Records the wave's closing barrier into `list` when node `node` is the
+  // one it submits last (wave_encoding.cpp).
+  [[nodiscard]] result<void> close_wave(std::size_t node, gpu::command_list& list) const;
 
   wave_host& host_;
   const program_lanes* program_ = nullptr;

@@ -4,9 +4,9 @@
 #include "plan_builder.hpp"
 
 #include "ferrum/binding/barriers.hpp"
-#include "ferrum/sync_scope.hpp"
 #include "ferrum/binding/compiled_program.hpp"
 #include "ferrum/binding/compiled_program_file.hpp"
+#include "ferrum/sync_scope.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -194,8 +194,9 @@ TEST_CASE("barrier scopes: a read after a write waits for the write's stages and
   REQUIRE(scopes.size() == 2);
   CHECK(scopes[0].empty());
   CHECK(scopes[1] == barrier_scope{compute_write, compute_read});
-  CHECK(scope_text(scopes[1]) == "compute-shader|transfer storage-write|transfer-write -> "
-                                "compute-shader|transfer storage-read|transfer-read");
+  CHECK(scope_text(scopes[1]) ==
+        "compute-shader|transfer storage-write|transfer-write -> "
+        "compute-shader|transfer storage-read|transfer-read");
 }
 
 TEST_CASE("barrier scopes: a write after a read waits for the read's stages and flushes nothing",
@@ -214,8 +215,7 @@ TEST_CASE("barrier scopes: a later node that needs no barrier of its own widens 
   // Node 1 reads r0 after node 0 wrote it (a barrier); node 2 reads r0 as a
   // uniform buffer: no hazard with node 1's read, so no barrier of its own,
   // but node 1's must block its uniform read too.
-  const auto scopes =
-      scopes_of(v2_plan({{{0}, {W}}, {{0}, {R}, {0}}, {{0}, {resource_access::uniform}, {0}}}, 1));
+  const auto scopes = scopes_of(v2_plan({{{0}, {W}}, {{0}, {R}, {0}}, {{0}, {resource_access::uniform}, {0}}}, 1));
   REQUIRE(scopes.size() == 3);
   CHECK(scopes[2].empty());
   CHECK(scopes[1].before == compute_write);
@@ -223,9 +223,10 @@ TEST_CASE("barrier scopes: a later node that needs no barrier of its own widens 
   CHECK(scopes[1].after.covers(compute_read));
 }
 
-TEST_CASE("barrier scopes: over generated plans every hazard is ordered by the scopes, and weakening a barrier "
-          "leaves one unordered",
-          "[binding][barriers]") {
+TEST_CASE(
+    "barrier scopes: over generated plans every hazard is ordered by the scopes, and weakening a barrier "
+    "leaves one unordered",
+    "[binding][barriers]") {
   std::mt19937_64 rng(29);
   std::size_t weakened = 0;
   for (int trial = 0; trial < 30; ++trial) {

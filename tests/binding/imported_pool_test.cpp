@@ -9,6 +9,8 @@
 #include "imported_plan.hpp"
 #include "pinned_digests.hpp"
 
+#include "ferrum/binding/access_scope.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -75,12 +77,25 @@ TEST_CASE("imported pools: each bucket lists its imported resources, sizes and w
   CHECK(compile(test::two_node_plan()).value().buckets[0].lane.imports.empty());
 }
 
-TEST_CASE("imported pools: a write of an imported resource and a later read get a barrier", "[binding][imported]") {
+TEST_CASE(
+    "imported pools: a write of an imported resource and a later read get a barrier, and so does a wave's "
+    "first use of one the plan writes",
+    "[binding][imported]") {
+  // node/produce writes the mesh (and is the wave's first use of it: it
+  // waits for what the wave before did with it); node/consume reads it.
   const compiled_program program = compile(test::imported_plan()).value();
-  CHECK(program.buckets[0].lane.barrier_before == std::vector<bool>{false, true});
-  // Read-only, it needs none: node/consume reads what node/produce reads.
+  CHECK(program.buckets[0].lane.barrier_before == std::vector<bool>{true, true});
+  const barrier_scope& first = program.buckets[0].lane.barrier_scopes[0];
+  CHECK((first.before.accesses & accesses::writes) != 0);
+  CHECK(first.after.covers(access_scope(resource_access::write, node_stages::compute)));
+  // Read-only there, produce needs none: consume's first use of `out`,
+  // which it writes, still does.
   plan reads = test::imported_plan();
   reads.nodes[0].access[2] = resource_access::read;
+  CHECK(compile(reads).value().buckets[0].lane.barrier_before == std::vector<bool>{false, true});
+  // Nothing written: no barrier at all.
+  reads.nodes[1].access = std::vector<resource_access>(reads.nodes[1].access.size(), resource_access::read);
+  reads.nodes[1].access[0] = resource_access::read_write;  // its slot
   CHECK(compile(reads).value().buckets[0].lane.barrier_before == std::vector<bool>{false, false});
 }
 
@@ -174,9 +189,9 @@ TEST_CASE("imported pools: draws' reads of a buffer are reads, listed per queue,
   CHECK(mesh.transfer_accesses == 0);
   CHECK_FALSE(import_named(program.buckets[0], "resource/lut").written);
   CHECK(import_named(program.buckets[0], "resource/lut").takes(resource_access::uniform));
-  // A draw's read after produce's write still gets its barrier; reads only
-  // need none.
-  CHECK(program.buckets[0].lane.barrier_before == std::vector<bool>{false, true});
+  // A draw's read after produce's write still gets its barrier (and
+  // produce, the wave's first use of the mesh, one).
+  CHECK(program.buckets[0].lane.barrier_before == std::vector<bool>{true, true});
   CHECK(to_string(resource_access::vertex) == "vertex");
   CHECK(enum_from_string<resource_access>("indirect") == resource_access::indirect);
   CHECK(hash_plan(p).value() != hash_plan(test::imported_plan()).value());

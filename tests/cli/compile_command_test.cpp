@@ -69,8 +69,10 @@ command_result compile_plan(const nlohmann::json& plan, const std::vector<std::s
 nlohmann::json workspace_only_plan() { return nlohmann::json::parse(cli_test::workspace_only_plan); }
 
 // Plans whose barriers the tests compare with compile()'s: a v1 plan without
-// hazards, a v1 plan with some, and a v2 plan that declares accesses.
-const std::vector<std::string> barrier_plans = {"two_nodes.json", "history.json", "two_queues_access.json"};
+// hazards, a v1 plan with some, a v2 plan that declares accesses, and one
+// whose level order is not its plan order.
+const std::vector<std::string> barrier_plans = {"two_nodes.json", "history.json", "two_queues_access.json",
+                                                "frame_chains.json"};
 
 // The table's line for the barriers of `bucket` of `c`: the first eight
 // nodes by id, then how many more.
@@ -82,6 +84,19 @@ std::string expected_barriers_line(const cli_test::compiled_plan& c, const ferru
   if (nodes.size() > 8) line += " and " + std::to_string(nodes.size() - 8) + " more";
   return line + "\n";
 }
+
+// A bucket's barrier counts on one queue, in level order and plan order.
+struct lane_recipe_view {
+  const ferrum::lane_recipe& lane;
+  [[nodiscard]] std::size_t ordered() const {
+    return static_cast<std::size_t>(
+        std::count(lane.ordered_barrier_before.begin(), lane.ordered_barrier_before.end(), true));
+  }
+  [[nodiscard]] std::size_t plan_order() const {
+    return static_cast<std::size_t>(
+        std::count(lane.one_queue_barrier_before.begin(), lane.one_queue_barrier_before.end(), true));
+  }
+};
 
 }  // namespace
 
@@ -251,7 +266,13 @@ TEST_CASE("ferrum compile: --json gives each bucket the barriers that compile() 
       const nlohmann::ordered_json& barriers = buckets[b].at("barriers");
       std::vector<std::string> keys;
       for (const auto& item : barriers.items()) keys.push_back(item.key());
-      CHECK(keys == std::vector<std::string>{"per_wave", "before_nodes", "scopes"});
+      CHECK(keys ==
+            std::vector<std::string>{"per_wave", "before_nodes", "scopes", "level_order", "level_order_before_nodes"});
+      CHECK(barriers.at("level_order").get<std::vector<std::size_t>>() == bucket.lane.order);
+      std::vector<std::size_t> ordered;
+      for (std::size_t n = 0; n < bucket.lane.ordered_barrier_before.size(); ++n)
+        if (bucket.lane.ordered_barrier_before[n]) ordered.push_back(n);
+      CHECK(barriers.at("level_order_before_nodes").get<std::vector<std::size_t>>() == ordered);
       CHECK(barriers.at("per_wave").get<std::size_t>() == bucket.lane.barriers_per_wave());
       CHECK(barriers.at("before_nodes").get<std::vector<std::size_t>>() == barrier_nodes(bucket));
       CHECK(barriers.at("before_nodes").size() == bucket.lane.barriers_per_wave());
@@ -290,6 +311,12 @@ TEST_CASE("ferrum compile: the table has a barriers line per bucket naming the n
       const std::string line = expected_barriers_line(c, bucket);
       INFO(line);
       CHECK(result.out.find("\n" + line, header) != std::string::npos);
+      // The level order's line, where it is not plan order.
+      const lane_recipe_view lane{bucket.lane};
+      CHECK((result.out.find("\n  level order on one queue: " + std::to_string(lane.ordered()) +
+                                 " barriers per wave (plan order " + std::to_string(lane.plan_order()) + "), nodes " +
+                                 c.plan.nodes[bucket.lane.order.empty() ? 0 : bucket.lane.order[0]].id.str(),
+                             header) != std::string::npos) == !bucket.lane.order.empty());
       // A line per barrier under it: what it waits for and what it blocks.
       for (std::size_t node : barrier_nodes(bucket)) {
         const ferrum::barrier_scope& scope = bucket.lane.barrier_scopes[node];

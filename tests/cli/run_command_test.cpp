@@ -9,10 +9,13 @@
 
 #include "ferrum/gpu/null_device.hpp"
 
+#include "ferrum/sync_scope.hpp"
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -229,8 +232,10 @@ TEST_CASE("ferrum run: workspace resources are checked, and memory is reported a
   CHECK(u64(run.report["memory"][0]["resources_checked_per_wave"]) == 14);
 }
 
-TEST_CASE("ferrum run: each bucket's barriers_per_wave is the one compile() derives, in the report and the summary",
-          "[cli]") {
+TEST_CASE(
+    "ferrum run: each bucket's barriers and their scopes are the ones compile() derives, in the report and the "
+    "summary",
+    "[cli]") {
   for (const char* name : {"history.json", "two_queues_access.json"}) {
     INFO(name);
     const cli_test::compiled_plan c = cli_test::compile_in_process(example_plan(name));
@@ -251,6 +256,24 @@ TEST_CASE("ferrum run: each bucket's barriers_per_wave is the one compile() deri
       const std::size_t end = summary.out.find('\n', line + 1);
       const std::string expected = ", " + std::to_string(bucket.lane.barriers_per_wave()) + " barriers per wave; ";
       CHECK(summary.out.substr(line, end - line).find(expected) != std::string::npos);
+      // Each barrier, with its scope, in the report and under that line.
+      const nlohmann::ordered_json& barriers = memory[b]["barriers"];
+      REQUIRE(barriers.size() == bucket.lane.barriers_per_wave());
+      std::size_t i = 0;
+      for (std::size_t n = 0; n < c.plan.nodes.size(); ++n) {
+        if (!bucket.lane.barrier_before[n]) continue;
+        const ferrum::barrier_scope& scope = bucket.lane.barrier_scopes[n];
+        CHECK(barriers[i]["node"] == c.plan.nodes[n].id.str());
+        CHECK(barriers[i]["waits_for"] == ferrum::stage_mask_names(scope.before.stages));
+        CHECK(barriers[i]["flushes"] == ferrum::access_mask_names(scope.before.accesses));
+        CHECK(barriers[i]["blocks"] == ferrum::stage_mask_names(scope.after.stages));
+        CHECK(barriers[i]["makes_visible"] == ferrum::access_mask_names(scope.after.accesses));
+        ++i;
+        CHECK(summary.out.find("\n    barrier before " + c.plan.nodes[n].id.str() + ": waits for " +
+                                   ferrum::scope_text(scope.before) + "; blocks " + ferrum::scope_text(scope.after) +
+                                   "\n",
+                               end) != std::string::npos);
+      }
     }
   }
 }
@@ -392,6 +415,61 @@ TEST_CASE("ferrum run: --gpu-timestamps reports GPU time per wave, a summary lin
       run_ferrum({"run", example_plan("two_nodes.json"), "--waves", "5", "--gpu-timestamps"});
   CHECK(summary.status == 0);
   CHECK(summary.out.find("\n  gpu          p50 ") != std::string::npos);
+}
+
+TEST_CASE("ferrum run: --gpu-timestamps reports each bucket's critical path and what a second queue could save",
+          "[cli]") {
+  // two_queues_access.json: node/upload -> node/simulate, then node/readback
+  // (transfer) beside node/shade, both before node/compose; each node's
+  // `after` names the nodes whose bytes it needs.
+  const json_run run = run_json(example_plan("two_queues_access.json"), {"--waves", "6", "--gpu-timestamps"});
+  CHECK(run.result.status == 0);
+  INFO(run.report.dump(2));
+  const auto plan = nlohmann::json::parse(cli_test::read_file(example_plan("two_queues_access.json")));
+  std::map<std::string, std::vector<std::string>> after;
+  for (const auto& node : plan.at("nodes")) after[node.at("id")] = node.value("after", std::vector<std::string>{});
+  const auto& buckets = run.report.at("gpu_us").at("buckets");
+  REQUIRE(buckets.is_array());
+  CHECK(!buckets.empty());
+  std::uint64_t waves = 0;
+  for (const auto& b : buckets) {
+    waves += u64(b.at("waves"));
+    const double serial = b.at("serial_us").get<double>();
+    const double path = b.at("critical_path_us").get<double>();
+    CHECK(serial > 0);
+    CHECK(path > 0);
+    CHECK(path <= serial);
+    // serial - max(path, serial / 2), in whole nanoseconds.
+    const double half = std::ceil(std::round(serial * 1000) / 2) / 1000;
+    CHECK(b.at("async_bound_us").get<double>() == Approx(serial - std::max(path, half)).margin(1e-6));
+    // The path's nodes follow one another in the graph, from the first node
+    // to the last, which waits for both branches.
+    const auto nodes = b.at("critical_path").get<std::vector<std::string>>();
+    REQUIRE(!nodes.empty());
+    CHECK(nodes.size() == 4);
+    CHECK(nodes.front() == "node/upload");
+    CHECK(nodes.back() == "node/compose");
+    for (std::size_t k = 1; k < nodes.size(); ++k) {
+      const std::vector<std::string>& before = after.at(nodes[k]);
+      CHECK(std::find(before.begin(), before.end(), nodes[k - 1]) != before.end());
+    }
+  }
+  CHECK(waves == u64(run.report.at("waves").at("completed")));
+
+  const command_result summary =
+      run_ferrum({"run", example_plan("two_queues_access.json"), "--waves", "4", "--gpu-timestamps"});
+  CHECK(summary.status == 0);
+  INFO(summary.out);
+  const std::size_t line = summary.out.find("\n  gpu path     frame@");
+  REQUIRE(line != std::string::npos);
+  const std::string text = summary.out.substr(line + 1, summary.out.find('\n', line + 1) - line - 1);
+  CHECK(text.find(": critical path ") != std::string::npos);
+  CHECK(text.find(" us serial (nodes node/upload -> node/simulate -> ") != std::string::npos);
+  CHECK(text.find(" -> node/compose); a second queue could save at most ") != std::string::npos);
+  CHECK(text.back() == ')');
+  // Without the option, no line.
+  const command_result untimed = run_ferrum({"run", example_plan("two_queues_access.json"), "--waves", "2"});
+  CHECK(untimed.out.find("gpu path") == std::string::npos);
 }
 
 TEST_CASE("ferrum run: a --trace or --timeline file that cannot be written exits 1 before any wave", "[cli]") {

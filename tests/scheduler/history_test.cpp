@@ -10,6 +10,8 @@
 #include "ferrum/gpu/builtin_kernels.hpp"
 
 #include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
 
 #include <atomic>
 #include <bit>
@@ -269,12 +271,17 @@ TEST_CASE("history: a wave that fails or is cancelled before it submits leaves t
   auto holder = sched_test::submit(*r.scheduler, stall, {"frame", small});
   REQUIRE(sched_test::eventually([&] { return holding.load(); }));
   boost::asio::cancellation_signal signal;
-  auto queued = sched_test::submit_cancellable(*r.scheduler, r.encode, signal, {"frame", small});
-  // Completed while the holder still stalls (emitted until it is queued).
+  auto strand = boost::asio::make_strand(r.pool);
+  auto queued = sched_test::submit_cancellable_on(strand, *r.scheduler, r.encode, signal, {"frame", small});
+  // Completed while the holder still stalls (emitted until it is queued, on
+  // the handler's strand: never beside the completion that clears the slot).
   REQUIRE(sched_test::eventually([&] {
-    signal.emit(boost::asio::cancellation_type::total);
+    boost::asio::post(strand, [&signal] { signal.emit(boost::asio::cancellation_type::total); });
     return queued.wait_for(1ms) == std::future_status::ready;
   }));
+  std::promise<void> emitted;  // the strand runs in order: every emit is done
+  boost::asio::post(strand, [&emitted] { emitted.set_value(); });
+  emitted.get_future().wait();
   const sched_test::outcome cancelled = sched_test::get(queued, 20s);
   CHECK(cancelled.ec == boost::asio::error::operation_aborted);
   CHECK(cancelled.report.history_wave == 0);

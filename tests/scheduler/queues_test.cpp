@@ -216,6 +216,8 @@ TEST_CASE(
   // A one-queue set that differs: every node's list opening with a barrier.
   auto changed = std::make_shared<compiled_program>(*derived);
   changed->buckets[0].lane.one_queue_barrier_before.assign(derived->buckets[0].lane.barrier_before.size(), true);
+  changed->buckets[0].lane.one_queue_barrier_scopes.assign(derived->buckets[0].lane.barrier_before.size(),
+                                                           barrier_scope::full());
   const lane_recipe& ours = derived->buckets[0].lane;
   const lane_recipe& all = changed->buckets[0].lane;
   std::map<std::pair<std::size_t, std::size_t>, long> one_queue_derived;

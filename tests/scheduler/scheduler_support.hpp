@@ -10,6 +10,7 @@
 #include "ferrum/scheduler/scheduler.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/thread_pool.hpp>
 
@@ -70,6 +71,23 @@ std::future<outcome> submit_cancellable(ferrum::scheduler& s, Encoder& encode, b
                                                      [done](boost::system::error_code ec, ferrum::wave_report report) {
                                                        done->set_value({ec, std::move(report)});
                                                      }));
+  return result;
+}
+
+// Submits a wave whose handler is bound to `signal` and runs on `strand`:
+// a test that emits while the wave may complete posts the emit to `strand`,
+// as Asio asks (a signal and its slot's handler are not thread-safe).
+template <class Encoder, class Strand>
+std::future<outcome> submit_cancellable_on(const Strand& strand, ferrum::scheduler& s, Encoder& encode,
+                                           boost::asio::cancellation_signal& signal, ferrum::wave_request request) {
+  auto done = std::make_shared<std::promise<outcome>>();
+  auto result = done->get_future();
+  s.async_submit(request, encode,
+                 boost::asio::bind_executor(
+                     strand, boost::asio::bind_cancellation_slot(
+                                 signal.slot(), [done](boost::system::error_code ec, ferrum::wave_report report) {
+                                   done->set_value({ec, std::move(report)});
+                                 })));
   return result;
 }
 

@@ -17,15 +17,22 @@
 
 namespace ferrum::test {
 
-// The nodes whose list the one-queue recipe (lavapipe's) of every bucket
-// opens with a barrier or layout changes, past the first node (whose
-// barrier only changes layouts from what the previous wave left).
+// The barriers a wave on one queue (lavapipe's) opens lists by: its
+// bucket's level order's, or plan order's where that is the same.
+inline const std::vector<bool>& one_queue_set(const ferrum::lane_recipe& lane) {
+  return lane.order.empty() ? lane.one_queue_barrier_before : lane.ordered_barrier_before;
+}
+
+// The nodes whose list the one-queue recipe of every bucket opens with a
+// barrier or layout changes, past the first one submitted (whose barrier
+// only changes layouts from what the previous wave left).
 inline std::vector<std::size_t> barrier_nodes(const ferrum::compiled_program& program) {
   std::vector<std::size_t> nodes;
-  for (std::size_t n = 1; n < program.node_count; ++n) {
+  for (std::size_t n = 0; n < program.node_count; ++n) {
     bool opens = false;
     for (const ferrum::compiled_bucket& b : program.buckets)
-      opens = opens || b.lane.one_queue_barrier_before[n] || !b.lane.node_transitions(n).empty();
+      opens = opens || (n != (b.lane.order.empty() ? 0 : b.lane.order.front()) &&
+                        (one_queue_set(b.lane)[n] || !b.lane.node_transitions(n).empty()));
     if (opens) nodes.push_back(n);
   }
   return nodes;
@@ -39,6 +46,7 @@ inline std::shared_ptr<const ferrum::compiled_program> without_barrier(const fer
     ferrum::lane_recipe& lane = b.lane;
     lane.barrier_before[n] = false;
     lane.one_queue_barrier_before[n] = false;
+    if (!lane.ordered_barrier_before.empty()) lane.ordered_barrier_before[n] = false;
     if (n + 1 >= lane.transition_begin.size()) continue;
     const std::size_t first = lane.transition_begin[n];
     const std::size_t count = lane.transition_begin[n + 1] - first;

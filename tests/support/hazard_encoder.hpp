@@ -135,6 +135,10 @@ inline outcome run(ferrum::gpu::device& device, const ferrum::plan& p,
   auto made = ferrum::scheduler::create(program, device, threads.get_executor(), options);
   if (!made) FAIL(made.error().what());
   std::unique_ptr<ferrum::scheduler> scheduler = std::move(*made);
+  // The set the waves open lists by: a compute plan's waves run on one
+  // queue, in the bucket's level order unless it is plan order.
+  const bool reordered = options.order == ferrum::node_order::levels && !bucket.lane.order.empty();
+  const std::vector<bool>& barrier_set = reordered ? bucket.lane.ordered_barrier_before : bucket.lane.barrier_before;
   outcome o;
   for (std::uint64_t w = 0; w < waves; ++w) {
     std::promise<std::pair<boost::system::error_code, ferrum::wave_report>> done;
@@ -153,9 +157,11 @@ inline outcome run(ferrum::gpu::device& device, const ferrum::plan& p,
     o.mismatches += mismatches(bucket, lane.arena_of(ferrum::memory_class::upload)->bytes());
     for (std::size_t n = 0; n < p.nodes.size(); ++n) {
       const ferrum::gpu::command_list& list = lane.list(n);
-      const bool opens = options.barriers == ferrum::barrier_placement::every_node || bucket.lane.barrier_before[n];
+      const bool opens = options.barriers == ferrum::barrier_placement::every_node || barrier_set[n];
       INFO("node " << n << ", " << list.size() << " commands");
-      CHECK(list.barriers() == (list.size() == 0 ? 0 : list.size() - 1 + (opens ? 1 : 0)));
+      // The list submitted last closes the wave with one more.
+      const std::size_t last = reordered ? bucket.lane.order.back() : p.nodes.size() - 1;
+      CHECK(list.barriers() == (list.size() == 0 ? 0 : list.size() - 1 + (opens ? 1 : 0)) + (n == last ? 1 : 0));
       o.barriers += list.barriers();
       o.lists_opened += list.size() != 0 && opens ? 1 : 0;
     }

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <random>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,7 @@ struct shape {
   std::size_t interval_resources = 10;  // pool/w, liveness interval
   std::size_t shared_resources = 3;     // pool/shared, conservative
   std::uint32_t lanes = 2;
+  std::size_t after_one_in = 3;  // each earlier node is `after` with this odds (0: none)
 };
 
 inline ferrum::resource_access random_access(std::mt19937_64& rng) {
@@ -75,13 +77,43 @@ inline ferrum::plan generate(std::mt19937_64& rng, shape s) {
   for (std::size_t n = 0; n < p.nodes.size(); ++n) {
     ferrum::plan_node& node = p.nodes[n];
     for (std::size_t d = 0; d < n; ++d)
-      if (rng() % 3 == 0) node.after.push_back(p.nodes[d].id);
+      if (s.after_one_in != 0 && rng() % s.after_one_in == 0) node.after.push_back(p.nodes[d].id);
     // The slot stays read-write; a resource's first user writes it.
     node.access.push_back(ferrum::resource_access::read_write);
     for (std::size_t k = 1; k < node.resources.size(); ++k) {
       const bool first = written.insert(node.resources[k].str()).second;
       node.access.push_back(first ? ferrum::resource_access::write : random_access(rng));
     }
+  }
+  return p;
+}
+
+// `count` independent chains of `length` nodes, listed chain after chain
+// (a plan whose level order differs from its own): node k of a chain
+// reads what node k - 1 wrote (resources of the conservative pool/shared)
+// and writes its own.
+inline ferrum::plan chains(std::size_t count, std::size_t length) {
+  ferrum::test::plan_builder builder;
+  const auto name = [](std::size_t c, std::size_t k) {
+    return "resource/chain" + std::to_string(c) + "." + std::to_string(k);
+  };
+  for (std::size_t c = 0; c < count; ++c)
+    for (std::size_t k = 0; k < length; ++k) {
+      const std::size_t n = c * length + k;
+      builder.binding_node("node/" + std::to_string(n), "resource/slot." + std::to_string(n), 16);
+      builder.resource(
+          ferrum::test::workspace_resource(name(c, k), "pool/shared", ferrum::resource_demand::fixed(256), 16));
+      if (k > 0) builder.use(n, name(c, k - 1));
+      builder.use(n, name(c, k));
+    }
+  ferrum::plan p = builder.bucket("step", {1, 1, 1}, {{"pool/bindings", 0, 1 << 20}, {"pool/shared", 0, 1 << 20}})
+                       .budget(std::uint64_t{1} << 30)
+                       .build();
+  p.format = ferrum::plan_format::v2;
+  for (std::size_t n = 0; n < p.nodes.size(); ++n) {
+    p.nodes[n].access = {ferrum::resource_access::read_write};
+    if (n % length != 0) p.nodes[n].access.push_back(ferrum::resource_access::read);
+    p.nodes[n].access.push_back(ferrum::resource_access::write);
   }
   return p;
 }
@@ -133,18 +165,21 @@ inline std::vector<std::array<std::size_t, 2>> unseparated_hazards(const ferrum:
   return out;
 }
 
-// Pairs of nodes (earlier, later) of `bucket`, a program of compute nodes,
-// whose uses conflict and whose stages no chain of its barriers' scopes
-// (lane_recipe::barrier_scopes) orders: the brute-force form of what
-// derive_barrier_scopes promises. Barrier b orders the earlier use's stage
-// s when s, or the `after` of a barrier before b that orders it, meets
-// b.before (Vulkan's execution dependency chain); the later use's every
-// stage must be in the `after` of one that does. A write's accesses must
-// be in the `before` of a barrier in between, and the later use's in the
-// `after` of one.
-inline std::vector<std::array<std::size_t, 2>> unscoped_hazards(const ferrum::compiled_bucket& bucket) {
-  const ferrum::lane_recipe& r = bucket.lane;
+// Pairs of nodes (earlier, later in `order`: the nodes as submitted, empty
+// for plan order) of a recipe of compute nodes on one queue, whose uses
+// conflict and whose stages no chain of the barriers `before` with their
+// `scopes` orders: the brute-force form of what derive_barrier_scopes
+// promises. Barrier b orders the earlier use's stage s when s, or the
+// `after` of a barrier before b that orders it, meets b.before (Vulkan's
+// execution dependency chain); the later use's every stage must be in the
+// `after` of one that does. A write's accesses must be in the `before` of
+// a barrier in between, and the later use's in the `after` of one.
+inline std::vector<std::array<std::size_t, 2>> unscoped_hazards(const ferrum::lane_recipe& r,
+                                                                std::span<const std::size_t> order,
+                                                                const std::vector<bool>& before,
+                                                                const std::vector<ferrum::barrier_scope>& scopes) {
   const std::size_t nodes = r.use_begin.size() - 1;
+  const auto node_at = [&](std::size_t at) { return order.empty() ? at : order[at]; };
   const auto scope_of = [&](std::size_t n, const ferrum::lane_use& u) {
     return ferrum::access_scope(u.access, ferrum::stages_of(r.node_uses(n), ferrum::queue_kind::compute));
   };
@@ -152,6 +187,7 @@ inline std::vector<std::array<std::size_t, 2>> unscoped_hazards(const ferrum::co
     const bool overlap = a.offset < b.offset + b.size && b.offset < a.offset + a.size;
     return overlap && (ferrum::access_writes(a.access) || ferrum::access_writes(b.access));
   };
+  // Positions i < j.
   const auto ordered = [&](std::size_t i, const ferrum::sync_scope& first, std::size_t j,
                            const ferrum::sync_scope& second) {
     const ferrum::access_mask written = first.accesses & ferrum::accesses::writes;
@@ -162,8 +198,8 @@ inline std::vector<std::array<std::size_t, 2>> unscoped_hazards(const ferrum::co
       if ((first.stages & s) == 0) continue;
       ferrum::stage_mask after = 0;
       for (std::size_t k = i + 1; k <= j; ++k) {
-        if (!r.barrier_before[k]) continue;
-        const ferrum::barrier_scope& b = r.barrier_scopes[k];
+        if (!before[node_at(k)]) continue;
+        const ferrum::barrier_scope& b = scopes[node_at(k)];
         if ((b.before.stages & (s | after)) == 0) continue;
         after |= b.after.stages;
         flushed = flushed || (b.before.accesses & written) == written;
@@ -177,13 +213,18 @@ inline std::vector<std::array<std::size_t, 2>> unscoped_hazards(const ferrum::co
   for (std::size_t j = 0; j < nodes; ++j)
     for (std::size_t i = 0; i < j; ++i) {
       bool fine = true;
-      for (const ferrum::lane_use& a : r.node_uses(i))
-        for (const ferrum::lane_use& b : r.node_uses(j))
-          if (a.size != 0 && b.size != 0 && conflict(a, b) && !ordered(i, scope_of(i, a), j, scope_of(j, b)))
+      for (const ferrum::lane_use& a : r.node_uses(node_at(i)))
+        for (const ferrum::lane_use& b : r.node_uses(node_at(j)))
+          if (a.size != 0 && b.size != 0 && conflict(a, b) &&
+              !ordered(i, scope_of(node_at(i), a), j, scope_of(node_at(j), b)))
             fine = false;
-      if (!fine) out.push_back({i, j});
+      if (!fine) out.push_back({node_at(i), node_at(j)});
     }
   return out;
+}
+// In plan order, with the bucket's barriers.
+inline std::vector<std::array<std::size_t, 2>> unscoped_hazards(const ferrum::compiled_bucket& bucket) {
+  return unscoped_hazards(bucket.lane, {}, bucket.lane.barrier_before, bucket.lane.barrier_scopes);
 }
 
 }  // namespace hazard_plans

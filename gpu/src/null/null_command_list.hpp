@@ -68,8 +68,11 @@ struct command {
   std::array<std::uint32_t, max_kernel_push_words> push{};
   std::uint32_t value = 0;
   host_function function;
-  // Whether a barrier comes before it (null_device_options::reorder_unordered).
-  bool after_barrier = false;
+  // The stages it runs and the accesses it makes (ferrum/sync_scope.hpp),
+  // and the barrier right before it (empty: none), by which
+  // null_device_options::reorder_unordered orders it (null_queue.cpp).
+  sync_scope scope;
+  barrier_scope barrier;
 
   void run() const noexcept {
     switch (kind) {
@@ -168,12 +171,12 @@ class null_command_list final : public command_list {
  protected:
   result<void> do_begin() override {
     commands_.clear();
-    barrier_due_ = false;
+    due_ = {};
     return {};
   }
   result<void> do_dispatch(const kernel& k, const kernel_operand& primary, const kernel_operand& secondary,
                            std::span<const std::uint32_t> push) override {
-    command& c = add(command::op::dispatch);
+    command& c = add(command::op::dispatch, {stages::compute_shader, 0});
     c.kernel = static_cast<const null_kernel*>(&k);
     if (const auto* img = std::get_if<image_operand>(&primary)) {
       c.image = static_cast<const null_image*>(img->image);
@@ -190,27 +193,32 @@ class null_command_list final : public command_list {
       c.second = std::get<arena_range>(secondary);
     }
     std::copy(push.begin(), push.end(), c.push.begin());
+    const auto made = [](kernel_operand_kind kind) -> access_mask {
+      return kind == kernel_operand_kind::sampled_image ? accesses::sampled_read
+                                                        : accesses::storage_read | accesses::storage_write;
+    };
+    c.scope.accesses = made(k.primary()) | made(k.secondary());
     return {};
   }
   result<void> do_fill(arena_range target, std::uint32_t value) override {
-    command& c = add(command::op::fill);
+    command& c = add(command::op::fill, {stages::transfer, accesses::transfer_write});
     c.first = target;
     c.value = value;
     return {};
   }
   result<void> do_copy(arena_range source, arena_range destination) override {
-    command& c = add(command::op::copy);
+    command& c = add(command::op::copy, copy_scope);
     c.first = source;
     c.second = destination;
     return {};
   }
   result<void> do_stage(const arena& a) override {
-    add(command::op::stage).first = a.whole();
+    add(command::op::stage, copy_scope).first = a.whole();
     return {};
   }
   result<void> do_image_copy(const gpu::image& img, image_layout layout, arena_range bytes,
                              image_copy direction) override {
-    command& c = add(command::op::image_copy);
+    command& c = add(command::op::image_copy, copy_scope);
     c.image = static_cast<const null_image*>(&img);
     c.from = layout;
     c.range = {0, 1, 0, img.spec().layers};
@@ -219,18 +227,18 @@ class null_command_list final : public command_list {
     return {};
   }
   result<void> do_clear(const gpu::image& img, image_layout layout) override {
-    command& c = add(command::op::clear);
+    command& c = add(command::op::clear, {stages::transfer, accesses::transfer_write});
     c.image = static_cast<const null_image*>(&img);
     c.from = layout;
     c.range = image_subresources::whole(img.spec());
     return {};
   }
   result<void> do_host(host_function function) override {
-    add(command::op::host).function = function;
+    add(command::op::host, {}).function = function;
     return {};
   }
   result<void> do_timestamp(const timestamp_pool& pool, std::uint32_t slot) override {
-    command& c = add(command::op::timestamp);
+    command& c = add(command::op::timestamp, {});
     c.timestamps = static_cast<const null_timestamp_pool*>(&pool);
     c.value = slot;
     return {};
@@ -241,24 +249,26 @@ class null_command_list final : public command_list {
   }
   result<void> do_end() override {
     // A barrier after the last command orders what comes after the list:
-    // kept as a command of its own, since no command of this list carries it.
-    if (barrier_due_) add(command::op::barrier);
+    // kept as a command of its own (of no stage), since no command of this
+    // list carries it.
+    if (!due_.empty()) add(command::op::barrier, {});
     return {};
   }
   // The worker runs commands one after another, each seeing every earlier
-  // one's writes, unless it reorders what no barrier orders: the barrier is
-  // marked on the next command (or, at the end, on a barrier command). Its
-  // layout changes are commands that each stand alone, after it.
-  void do_barrier(std::span<const layout_change> changes) noexcept override {
-    barrier_due_ = true;
+  // one's writes, unless it reorders what no barrier orders: the barrier's
+  // scope is kept on the next command (or, at the end, on a barrier
+  // command). Its layout changes are commands that each stand alone, after
+  // it.
+  void do_barrier(const barrier_scope& scope, std::span<const layout_change> changes) noexcept override {
+    due_ |= scope;
     for (const layout_change& change : changes) {
-      command& c = add(command::op::transition);
+      command& c = add(command::op::transition, {});
       c.image = static_cast<const null_image*>(change.image);
       c.from = change.from;
       c.to = change.to;
       c.range = change.range;
     }
-    if (!changes.empty()) barrier_due_ = true;
+    due_ |= scope;
   }
 
  private:
@@ -267,15 +277,19 @@ class null_command_list final : public command_list {
   static image_subresources reached(const image_operand& op) noexcept {
     return op.view != nullptr ? op.view->range() : image_subresources::whole(op.image->spec());
   }
-  command& add(command::op kind) {
+  static constexpr sync_scope copy_scope{stages::transfer, accesses::transfer_read | accesses::transfer_write};
+
+  command& add(command::op kind, const sync_scope& scope) {
     command& c = commands_.emplace_back();
     c.kind = kind;
-    c.after_barrier = std::exchange(barrier_due_, false);
+    c.scope = scope;
+    c.barrier = std::exchange(due_, {});
     return c;
   }
 
   std::vector<command> commands_;
-  bool barrier_due_ = false;
+  // The barriers since the last command.
+  barrier_scope due_;
 };
 
 }  // namespace ferrum::gpu::null_detail

@@ -100,12 +100,17 @@ image_layout_report null_device_impl::image_layout_errors() const {
   return layout_errors_;
 }
 
-void null_device_impl::report_image_layout(std::string what) noexcept {
+barrier_access_report null_device_impl::barrier_access_errors() const {
   const std::lock_guard lock(layout_mutex_);
-  ++layout_errors_.count;
-  if (layout_errors_.first.size() >= image_layout_report::kept) return;
+  return access_errors_;
+}
+
+void null_device_impl::report(error_report& into, std::string what) noexcept {
+  const std::lock_guard lock(layout_mutex_);
+  ++into.count;
+  if (into.first.size() >= error_report::kept) return;
   try {
-    layout_errors_.first.push_back(std::move(what));
+    into.first.push_back(std::move(what));
   } catch (...) {
     // Out of memory: counted, not kept.
   }

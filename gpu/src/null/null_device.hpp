@@ -30,9 +30,12 @@ class null_device_impl final : public null_device {
     for (const auto& q : queues_) q->own_timeline().fail(make_error_code(errc::device_lost));
   }
   [[nodiscard]] image_layout_report image_layout_errors() const override;
+  [[nodiscard]] barrier_access_report barrier_access_errors() const override;
 
   // A worker met an image in another layout than its command expects.
-  void report_image_layout(std::string what) noexcept;
+  void report_image_layout(std::string what) noexcept { report(layout_errors_, std::move(what)); }
+  // A worker found a barrier too narrow in its accesses (null_reorder.hpp).
+  void report_barrier_access(std::string what) noexcept { report(access_errors_, std::move(what)); }
 
   [[nodiscard]] const null_device_options& options() const noexcept { return options_; }
   void count(fault_kind kind) noexcept {
@@ -54,6 +57,7 @@ class null_device_impl final : public null_device {
 
  private:
   void stop() noexcept;
+  void report(error_report& into, std::string what) noexcept;
 
   null_device_options options_;
   std::vector<std::unique_ptr<null_queue>> queues_;
@@ -62,8 +66,10 @@ class null_device_impl final : public null_device {
   std::atomic<std::uint64_t> hangs_{0};
   std::atomic<std::uint64_t> losses_{0};
 
+  // Guards both reports.
   mutable std::mutex layout_mutex_;
   image_layout_report layout_errors_;
+  barrier_access_report access_errors_;
 };
 
 }  // namespace ferrum::gpu::null_detail

@@ -14,54 +14,8 @@
 
 namespace ferrum::gpu::null_detail {
 
-null_queue::null_queue(null_device_impl& owner, std::size_t index, queue_kind kind) noexcept
+null_queue::null_queue(null_device_impl& owner, std::size_t index, queue_kind kind)
     : queue(owner, timeline_, index, kind), device_(owner) {}
-
-namespace {
-
-// Runs the commands of `lists` from position (l, k) back to (first_list,
-// first_command), the last first.
-void run_back(std::span<command_list* const> lists, std::size_t first_list, std::size_t first_command, std::size_t l,
-              std::size_t k) noexcept {
-  while (l > first_list || k > first_command) {
-    if (k == 0) {
-      --l;
-      k = static_cast<const null_command_list*>(lists[l])->commands().size();
-      continue;
-    }
-    --k;
-    static_cast<const null_command_list*>(lists[l])->commands()[k].run();
-  }
-}
-
-// null_device_options::reorder_unordered: each stretch between two ordering
-// points runs last to first. A barrier begins a stretch (a list's trailing
-// one too, as the barrier command that ends the list: its stretch goes on
-// into the next lists); a host function, a timestamp or a layout
-// transition stands alone, after everything before it (a GPU's timestamp
-// waits for every earlier command; a transition is made in its barrier).
-// Submissions run one after another, so a stretch ends with its
-// submission.
-void run_reordered(std::span<command_list* const> lists) noexcept {
-  std::size_t first_list = 0;
-  std::size_t first_command = 0;
-  for (std::size_t l = 0; l < lists.size(); ++l) {
-    const auto commands = static_cast<const null_command_list*>(lists[l])->commands();
-    for (std::size_t k = 0; k < commands.size(); ++k) {
-      const bool alone = commands[k].alone();
-      if (!commands[k].after_barrier && !alone) continue;
-      run_back(lists, first_list, first_command, l, k);
-      first_list = l;
-      first_command = k;
-      if (!alone) continue;
-      commands[k].run();
-      first_command = k + 1;
-    }
-  }
-  run_back(lists, first_list, first_command, lists.size(), 0);
-}
-
-}  // namespace
 
 void null_queue::request_stop() noexcept {
   {
@@ -165,7 +119,7 @@ bool null_queue::run(std::span<command_list* const> lists, std::span<const queue
     return true;
   }
   if (device_.options().reorder_unordered) {
-    run_reordered(lists);
+    reorder_.run(lists, [this](std::string what) noexcept { device_.report_barrier_access(std::move(what)); });
   } else {
     for (const command_list* list : lists) static_cast<const null_command_list*>(list)->run();
   }

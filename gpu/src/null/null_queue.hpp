@@ -7,6 +7,7 @@
 
 #include "ferrum/gpu/queue.hpp"
 
+#include "null/null_reorder.hpp"
 #include "null/null_timeline.hpp"
 
 #include <boost/system/error_code.hpp>
@@ -66,7 +67,8 @@ class null_queue final : public queue {
  public:
   // The timeline is a member: the base class only keeps its address until
   // the constructor has finished.
-  null_queue(null_device_impl& owner, std::size_t index, queue_kind kind) noexcept;
+  // Throws std::bad_alloc.
+  null_queue(null_device_impl& owner, std::size_t index, queue_kind kind);
 
   [[nodiscard]] null_timeline& own_timeline() noexcept { return timeline_; }
 
@@ -122,6 +124,9 @@ class null_queue final : public queue {
   // submissions.
   std::uint64_t submissions_ = 0;
   bool stopping_ = false;
+  // reorder_unordered's order (used by whoever runs the submissions: the
+  // worker, or the submitter under the base class's lock).
+  null_reorderer reorder_;
   std::thread worker_;  // none with inline_completion
 };
 

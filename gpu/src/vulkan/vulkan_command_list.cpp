@@ -2,6 +2,7 @@
 
 #include "vulkan/vk_result.hpp"
 #include "vulkan/vulkan_arena.hpp"
+#include "vulkan/vulkan_barrier.hpp"
 #include "vulkan/vulkan_image.hpp"
 #include "vulkan/vulkan_kernel.hpp"
 #include "vulkan/vulkan_timestamp_pool.hpp"
@@ -16,8 +17,8 @@ namespace ferrum::gpu {
 namespace {
 
 // What a buffer's use (a buffer_usage bit) reaches: the pipeline stages
-// that read or write it and their accesses. Barriers are global ones over
-// every stage a list's commands may run (below), which these all fall in:
+// that read or write it and their accesses. The barrier closing a list
+// covers every stage its commands may run (below), which these all fall in:
 // a compute list's dispatches read uniforms and indirect arguments too
 // (vkCmdDispatchIndirect), a graphics list's draws vertices and indices.
 struct stage_access {
@@ -166,46 +167,10 @@ result<void> vulkan_command_list::do_begin() {
   return {};
 }
 
-void vulkan_command_list::do_barrier(std::span<const layout_change> changes) noexcept {
+void vulkan_command_list::do_barrier(const barrier_scope& scope, std::span<const layout_change> changes) noexcept {
   // A pipeline barrier's first scope covers every command earlier in
   // submission order, including earlier lists and submissions on the queue.
-  if (changes.empty()) {
-    memory_barrier(buffer_, device_stages(), device_writes(), device_stages(), device_accesses());
-    return;
-  }
-  VkMemoryBarrier global{};
-  global.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-  global.srcAccessMask = device_writes();
-  global.dstAccessMask = device_accesses();
-  VkPipelineStageFlags source_stages = device_stages();
-  VkPipelineStageFlags destination_stages = device_stages();
-  // A barrier holds a few transitions (a node's images): on the stack.
-  constexpr std::size_t batch = 16;
-  std::array<VkImageMemoryBarrier, batch> images{};
-  std::size_t count = 0;
-  for (const layout_change& change : changes) {
-    const auto& img = static_cast<const vulkan_image&>(*change.image);
-    const vk_scope from = vk_layout_scope(change.from, context_.graphics, context_.transfer_only, true);
-    const vk_scope to = vk_layout_scope(change.to, context_.graphics, context_.transfer_only, false);
-    source_stages |= from.stages;
-    destination_stages |= to.stages;
-    VkImageMemoryBarrier& b = images[count++];
-    b.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
-    b.srcAccessMask = from.accesses;
-    b.dstAccessMask = to.accesses;
-    b.oldLayout = vulkan_layout(change.from);
-    b.newLayout = vulkan_layout(change.to);
-    b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-    b.image = img.handle();
-    b.subresourceRange = {aspects_of(img.spec().format), change.range.base_mip, change.range.mips,
-                          change.range.base_layer, change.range.layers};
-    if (count == batch || &change == &changes.back()) {
-      vkCmdPipelineBarrier(buffer_, source_stages, destination_stages, 0, 1, &global, 0, nullptr,
-                           static_cast<std::uint32_t>(count), images.data());
-      count = 0;
-    }
-  }
+  record_vk_barrier(buffer_, {context_.graphics, context_.transfer_only, context_.barrier2}, scope, changes);
 }
 
 result<void> vulkan_command_list::do_image_copy(const image& img, image_layout layout, arena_range bytes,

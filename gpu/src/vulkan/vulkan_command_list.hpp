@@ -10,13 +10,14 @@
 // pool (cheaper than resetting single buffers, and it lets the driver reuse
 // the pool's memory).
 //
-// Memory dependencies: a barrier (command_list::do_barrier) is a global one,
-// compute and transfer writes before it -> compute and transfer reads and
-// writes after it, with an image barrier per layout change in it (its
+// Memory dependencies: a barrier (command_list::do_barrier) is one of
+// exactly its scope, clipped to the family's stages (vulkan_barrier.hpp): a
+// global memory barrier, with an image barrier per layout change in it (its
 // scopes widened by the stages and accesses of the layouts it leaves and
-// enters); one making compute and transfer writes available to the
-// host closes the recording, so the host reads them once the submission's timeline
-// value is reached.
+// enters), recorded with synchronization2 where the device enabled it; one
+// making every write of the list's stages available to the host closes the
+// recording, so the host reads them once the submission's timeline value is
+// reached.
 //
 //   auto list = vulkan_command_list::create(owner, context);
 //   (*list)->begin(); (*list)->fill(range, 0u); (*list)->end();
@@ -50,6 +51,9 @@ class vulkan_command_list final : public command_list {
     // A list of list_stages::graphics: every barrier covers the graphics
     // pipeline's stages too (native commands draw).
     bool graphics_stages = false;
+    // vkCmdPipelineBarrier2, where the device enabled synchronization2
+    // (null: barriers are recorded with vkCmdPipelineBarrier).
+    PFN_vkCmdPipelineBarrier2 barrier2 = nullptr;
     // Why the family cannot record timestamps (nullptr: it can).
     const char* no_timestamps = nullptr;
     // The device's kernel layouts (image operands' set layouts).
@@ -92,7 +96,7 @@ class vulkan_command_list final : public command_list {
   result<native_commands> do_native() override;
   result<void> do_image_copy(const image& img, image_layout layout, arena_range bytes, image_copy direction) override;
   result<void> do_clear(const image& img, image_layout layout) override;
-  void do_barrier(std::span<const layout_change> changes) noexcept override;
+  void do_barrier(const barrier_scope& scope, std::span<const layout_change> changes) noexcept override;
 
  private:
   vulkan_command_list(const gpu::device& owner, queue_kind kind, list_stages stages, const context& c,

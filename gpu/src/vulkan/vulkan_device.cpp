@@ -18,6 +18,13 @@
 namespace ferrum::gpu {
 namespace {
 
+// vkCmdPipelineBarrier2 of `device`, on which synchronization2 is enabled
+// (looked up: a loader older than 1.3 does not export it; null where the
+// driver does not give it, and barriers then use vkCmdPipelineBarrier).
+PFN_vkCmdPipelineBarrier2 pipeline_barrier2(VkDevice device) noexcept {
+  return reinterpret_cast<PFN_vkCmdPipelineBarrier2>(vkGetDeviceProcAddr(device, "vkCmdPipelineBarrier2"));
+}
+
 // Shutdown waits this many times 100 ms for the last submission before it
 // idles the queue or device instead.
 constexpr int drain_attempts = 50;
@@ -241,6 +248,7 @@ result<std::unique_ptr<command_list>> vulkan_device::do_create_command_list(queu
     c.no_timestamps = "its queue family reports no valid timestamp bits";
   }
   c.graphics_stages = stages == list_stages::graphics;
+  c.barrier2 = objects_->pipeline_barrier2;
   return vulkan_command_list::create(*this, kind, stages, c);
 }
 
@@ -402,12 +410,16 @@ result<std::unique_ptr<device>> create_vulkan_device(const vulkan_device_options
   features12.bufferDeviceAddress = offered12.bufferDeviceAddress;
   // Dynamic rendering (Vulkan 1.3), for raster nodes' draws, where the
   // instance and the device have 1.3 and its family has graphics.
-  const bool raster = objects->instance->api_version() >= VK_API_VERSION_1_3 && objects->physical.dynamic_rendering &&
-                      objects->physical.graphics_family;
+  const bool vulkan13 = objects->instance->api_version() >= VK_API_VERSION_1_3;
+  const bool raster = vulkan13 && objects->physical.dynamic_rendering && objects->physical.graphics_family;
+  // Synchronization2 (Vulkan 1.3) for barriers of precise stages and
+  // accesses (vulkan_barrier.hpp), where the instance and the device have it.
+  const bool synchronization2 = vulkan13 && objects->physical.synchronization2;
   VkPhysicalDeviceVulkan13Features features13{};
   features13.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES;
-  features13.dynamicRendering = VK_TRUE;
-  if (raster) features12.pNext = &features13;
+  features13.dynamicRendering = raster ? VK_TRUE : VK_FALSE;
+  features13.synchronization2 = synchronization2 ? VK_TRUE : VK_FALSE;
+  if (raster || synchronization2) features12.pNext = &features13;
   // Block-compressed images (the bc* formats) where the device has them.
   VkPhysicalDeviceFeatures features{};
   features.textureCompressionBC = offered.features.textureCompressionBC;
@@ -445,6 +457,7 @@ result<std::unique_ptr<device>> create_vulkan_device(const vulkan_device_options
   objects->buffer_device_address = features12.bufferDeviceAddress == VK_TRUE;
   objects->texture_compression_bc = features.textureCompressionBC == VK_TRUE;
   objects->physical.limits.graphics = raster;
+  if (synchronization2) objects->pipeline_barrier2 = pipeline_barrier2(objects->device);
   vulkan_device_objects::queue_objects compute;
   compute.family = chosen.queue_family;
   vkGetDeviceQueue(objects->device, compute.family, 0, &compute.queue);
@@ -487,6 +500,7 @@ result<std::unique_ptr<device>> adopt_vulkan_device(const vulkan_adopt_info& inf
   objects->buffer_device_address = info.buffer_device_address;
   objects->texture_compression_bc = info.texture_compression_bc;
   objects->physical.limits.graphics = info.dynamic_rendering && objects->physical.graphics_family;
+  if (info.synchronization2) objects->pipeline_barrier2 = pipeline_barrier2(objects->device);
   return vulkan_device::start(std::move(objects));
 }
 

@@ -67,6 +67,9 @@ struct vulkan_device_objects {
   // textureCompressionBC is enabled on `device`: the bc* formats have the
   // features the physical device reports.
   bool texture_compression_bc = false;
+  // vkCmdPipelineBarrier2, where synchronization2 is enabled on `device`
+  // (null: barriers use vkCmdPipelineBarrier).
+  PFN_vkCmdPipelineBarrier2 pipeline_barrier2 = nullptr;
   // Host-signalled only, to interrupt the fence waiter (fence_waiter.hpp).
   VkSemaphore wake = VK_NULL_HANDLE;
   // The kernel ABI's set and pipeline layouts.

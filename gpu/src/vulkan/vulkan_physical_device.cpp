@@ -12,16 +12,16 @@ namespace {
 
 // Whether `handle` offers the device extension `name` (false when the
 // enumeration itself fails: the extension cannot be enabled then either).
-// Whether a device of Vulkan 1.3 (which chaining the 1.3 features needs)
-// has dynamicRendering.
-bool dynamic_rendering(VkPhysicalDevice handle) {
+// The Vulkan 1.3 features of a device of Vulkan 1.3 (which chaining them
+// needs): dynamicRendering, synchronization2.
+VkPhysicalDeviceVulkan13Features features13_of(VkPhysicalDevice handle) {
   VkPhysicalDeviceVulkan13Features features13{};
   features13.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES;
   VkPhysicalDeviceFeatures2 features{};
   features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
   features.pNext = &features13;
   vkGetPhysicalDeviceFeatures2(handle, &features);
-  return features13.dynamicRendering == VK_TRUE;
+  return features13;
 }
 
 bool offers_extension(VkPhysicalDevice handle, const char* name) {
@@ -141,7 +141,11 @@ inspection inspect(VkPhysicalDevice handle, std::optional<std::uint32_t> family)
   out.device.storage_offset_alignment = properties.properties.limits.minStorageBufferOffsetAlignment;
   out.device.limits.max_image_extent = std::min(max_image_extent, properties.properties.limits.maxImageDimension2D);
   out.device.graphics_family = (families[out.device.queue_family].queueFlags & VK_QUEUE_GRAPHICS_BIT) != 0;
-  out.device.dynamic_rendering = basic.apiVersion >= VK_API_VERSION_1_3 && dynamic_rendering(handle);
+  if (basic.apiVersion >= VK_API_VERSION_1_3) {
+    const VkPhysicalDeviceVulkan13Features features13 = features13_of(handle);
+    out.device.dynamic_rendering = features13.dynamicRendering == VK_TRUE;
+    out.device.synchronization2 = features13.synchronization2 == VK_TRUE;
+  }
   out.device.timestamp_valid_bits = families[out.device.queue_family].timestampValidBits;
   out.device.transfer_timestamp_valid_bits = families[out.device.transfer_family].timestampValidBits;
   out.device.timestamp_period = properties.properties.limits.timestampPeriod;

@@ -40,6 +40,8 @@ struct vulkan_physical_device {
   bool graphics_family = false;
   // The device has Vulkan 1.3's dynamicRendering feature.
   bool dynamic_rendering = false;
+  // The device has Vulkan 1.3's synchronization2 feature.
+  bool synchronization2 = false;
   std::uint32_t transfer_timestamp_valid_bits = 0;
   VkPhysicalDeviceMemoryProperties memory{};
   device_limits limits;

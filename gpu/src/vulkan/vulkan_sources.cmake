@@ -4,6 +4,7 @@ set(ferrum_gpu_vulkan_sources
   src/vulkan/host_wait_fences.cpp
   src/vulkan/vk_result.cpp
   src/vulkan/vulkan_arena.cpp
+  src/vulkan/vulkan_barrier.cpp
   src/vulkan/vulkan_command_list.cpp
   src/vulkan/vulkan_descriptor_pool.cpp
   src/vulkan/vulkan_device.cpp

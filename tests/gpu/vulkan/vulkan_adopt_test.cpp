@@ -373,3 +373,43 @@ TEST_CASE("vulkan: the engine submits to the shared queue under its lock while f
   INFO(log.text());
   CHECK(log.empty());
 }
+
+TEST_CASE("vulkan: an adopted device without synchronization2 records precise barriers with vkCmdPipelineBarrier",
+          "[vulkan][barriers]") {
+  // The engine enables no synchronization2 (vulkan_adopt_info leaves it
+  // off): a list's barriers between its commands and a scoped opening keep
+  // validation silent and the data right; an opening without the copy's
+  // transfer stage is reported.
+  namespace stages = ferrum::stages;
+  namespace accesses = ferrum::accesses;
+  for (const bool weak : {false, true}) {
+    INFO((weak ? "after-scope without the copy's transfer stage" : "the right scope"));
+    message_log log;
+    {
+      engine e;
+      if (!e.start(log)) return;
+      auto device = require(ferrum::gpu::adopt_vulkan_device(e.adopt_info()));
+      auto a = require(device->create_arena(4096));
+      auto affine = require(device->create_kernel(ferrum::gpu::builtin::affine()));
+      auto produce = require(device->create_command_list());
+      auto consume = require(device->create_command_list());
+      const std::array granted{a->whole()};
+      produce->grant(granted);
+      consume->grant(granted);
+      require(produce->begin(ferrum::gpu::list_opening::by_hazards));
+      require(produce->fill(a->range(0, 1024), 3u));
+      require(produce->dispatch(*affine, a->range(0, 1024), {}, std::array<std::uint32_t, 2>{2, 1}));
+      require(produce->end());
+      const ferrum::sync_scope copy_stage{weak ? stages::compute_shader : stages::transfer, accesses::transfer_read};
+      require(consume->begin(ferrum::barrier_scope{{stages::compute_shader, accesses::storage_write}, copy_stage}));
+      require(consume->copy(a->range(0, 1024), a->range(2048, 1024)));
+      require(consume->end());
+      ferrum::gpu::command_list* const lists[] = {produce.get(), consume.get()};
+      require_reached(device->queue().timeline(), require(device->queue().submit_next(lists)));
+      CHECK(word_at(*a, 512) == 7u);
+    }
+    INFO(log.text());
+    CHECK((log.text().find("SYNC-HAZARD-READ-AFTER-WRITE") != std::string::npos) == weak);
+    if (!weak) CHECK(log.empty());
+  }
+}

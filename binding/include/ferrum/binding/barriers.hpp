@@ -33,6 +33,7 @@
 #include "ferrum/sync_scope.hpp"
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace ferrum {
@@ -49,8 +50,11 @@ enum class barrier_queues : std::uint8_t { any, one };
 // previous wave completed before its next one is submitted (the host saw
 // its fence), and other lanes are other memory. O(u log u) in the recipe's
 // uses.
+// `order`: the nodes in the order a wave submits them (node_order.hpp),
+// empty for plan order; the result is indexed by node either way.
 [[nodiscard]] std::vector<bool> derive_barriers(const lane_recipe& recipe, const dependency_graph& graph,
-                                                barrier_queues queues = barrier_queues::any);
+                                                barrier_queues queues = barrier_queues::any,
+                                                std::span<const std::size_t> order = {});
 
 // Per node (plan order): the scope of the barrier its list opens with where
 // `before` (derive_barriers with the same `queues`) says it opens with one,
@@ -62,9 +66,9 @@ enum class barrier_queues : std::uint8_t { any, one };
 // ordered by the dependency graph's semaphores). Read after write and
 // write after write wait for the write's stages and make its accesses
 // visible; write after read waits for the reads' stages alone. O(u log u).
-[[nodiscard]] std::vector<barrier_scope> derive_barrier_scopes(const lane_recipe& recipe,
-                                                               const dependency_graph& graph,
+[[nodiscard]] std::vector<barrier_scope> derive_barrier_scopes(const lane_recipe& recipe, const dependency_graph& graph,
                                                                const std::vector<bool>& before,
-                                                               barrier_queues queues = barrier_queues::any);
+                                                               barrier_queues queues = barrier_queues::any,
+                                                               std::span<const std::size_t> order = {});
 
 }  // namespace ferrum

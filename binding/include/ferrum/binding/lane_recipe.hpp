@@ -179,6 +179,39 @@ struct lane_recipe {
   // (derive_barrier_scopes); the same for one queue.
   std::vector<barrier_scope> barrier_scopes;
   std::vector<barrier_scope> one_queue_barrier_scopes;
+  // The order a wave on one queue submits its nodes in (level_order,
+  // ferrum/binding/node_order.hpp; empty: plan order), and the barriers of
+  // that order on one queue.
+  std::vector<std::size_t> order;
+  std::vector<bool> ordered_barrier_before;
+  std::vector<barrier_scope> ordered_barrier_scopes;
+  // With `order`: each node's level, and where each level's nodes begin in
+  // `order` (one more entry: its size). In level order the first node of a
+  // level makes the layout changes of the whole level in its barrier
+  // (level_transitions), so that a level takes one barrier. Culled nodes
+  // (compiled_program::culling) come last, in a level of their own.
+  std::vector<std::size_t> level;
+  std::vector<std::size_t> level_begin;
+
+  // The nodes of node n's level, in order (with `order`).
+  [[nodiscard]] std::span<const std::size_t> level_nodes(std::size_t n) const noexcept {
+    const std::size_t l = level[n];
+    return std::span<const std::size_t>(order).subspan(level_begin[l], level_begin[l + 1] - level_begin[l]);
+  }
+  // Calls f(node, transition) for each layout change node n's barrier makes in
+  // level order: its level's where n is the level's first node, none
+  // otherwise; in plan order (`in_levels` false, or no `order`), its own.
+  template <class F>
+  void for_each_transition(std::size_t n, bool in_levels, F&& f) const {
+    if (!in_levels || order.empty()) {
+      for (const image_transition& t : node_transitions(n)) f(n, t);
+      return;
+    }
+    const auto mates = level_nodes(n);
+    if (mates.front() != n) return;
+    for (std::size_t m : mates)
+      for (const image_transition& t : node_transitions(m)) f(m, t);
+  }
   // The imported resources, in program order (domain, then member).
   std::vector<lane_import> imports;
   // The images, in program order (domain, then member), and per node the

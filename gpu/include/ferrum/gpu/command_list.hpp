@@ -15,11 +15,21 @@
 // Commands of one list, and lists of successive submissions on one queue, run
 // in order, each seeing the memory writes of the ones before it: a barrier
 // goes before each command that follows another of the list, and before the
-// first one. A list begun with list_opening::by_hazards leaves out that
-// first barrier unless the command reaches memory outside the list's
-// grants: its owner orders the list's granted ranges against earlier work
-// itself (a scheduler wave, by the barriers the compiler derived from the
-// plan's hazards, ferrum/binding/barriers.hpp).
+// first one. Each barrier has a scope (ferrum/sync_scope.hpp): the one
+// before a command that follows another of the list waits for the union of
+// the scopes of every earlier command of the list and blocks the command's
+// own (a dispatch: compute-shader, storage reads and writes, sampled reads
+// for sampled images; a fill or clear: transfer, transfer writes; a copy,
+// stage or image copy: transfer, transfer reads and writes; a native
+// recording: every stage and access of the list's kind). The first
+// command's is the list's opening: full for list_opening::barrier, none for
+// list_opening::by_hazards, exactly the scope given to begin(barrier_scope)
+// (its owner derived it from the plan's hazards: a scheduler wave, by the
+// barriers the compiler derived, ferrum/binding/barriers.hpp, ordering the
+// list's granted ranges against earlier work itself). A command that
+// reaches memory outside the list's grants, which no owner sees, gets a
+// full barrier before it, as does barrier(). A device clips a scope to the
+// stages its queue family has.
 //
 // A list is made for a kind of queue (compute unless asked otherwise) and is
 // submitted to the device's queue of that kind: on a GPU with a transfer queue
@@ -283,6 +293,10 @@ class command_list {
   [[nodiscard]] std::size_t size() const noexcept { return commands_; }
   // Barriers recorded since begin(), on every device alike.
   [[nodiscard]] std::size_t barriers() const noexcept { return barriers_; }
+  // The scope of the last barrier recorded since begin() (empty when none
+  // was, or when it held layout changes alone), as given to the device:
+  // barrier_scope::full() for a full one, before the device clips it.
+  [[nodiscard]] const barrier_scope& last_barrier() const noexcept { return last_barrier_; }
   // Whether the list is ended and can be submitted (again, once its last
   // submission's value is reached: a recorded list can be replayed).
   [[nodiscard]] bool executable() const noexcept;
@@ -321,10 +335,16 @@ class command_list {
   virtual result<void> do_end() = 0;
   // The command buffer, past the checks and the ordering above.
   virtual result<native_commands> do_native() = 0;
-  // Records a barrier: every command before it in submission order
-  // completes, and its writes are seen, before any command after it; and
-  // `changes` (possibly none) are made in it.
-  virtual void do_barrier(std::span<const layout_change> changes) noexcept = 0;
+  // Records a barrier of `scope` (ferrum/sync_scope.hpp): every command
+  // before it in submission order whose stages are in `scope.before`
+  // completes, its writes among `scope.before.accesses` made visible to the
+  // accesses of `scope.after`, before any command after it runs its stages
+  // in `scope.after`; and `changes` (possibly none) are made in it, each
+  // ordered by its layouts' own stages and accesses besides `scope`. A
+  // device clips the scope to the stages its queue family has
+  // (barrier_scope::full() is every stage it has); an empty scope orders
+  // the changes alone.
+  virtual void do_barrier(const barrier_scope& scope, std::span<const layout_change> changes) noexcept = 0;
 
  private:
   friend class queue;
@@ -341,12 +361,16 @@ class command_list {
   // own lane, whose earlier nodes' output a later node may read).
   [[nodiscard]] bool granted(arena_range range, access mode) const noexcept;
   [[nodiscard]] result<void> recorded(result<void> r);
-  // Before a command over `ranges`: a barrier when one is due (a command of
-  // this list came before it, or the list opened with one) or a range lies
-  // outside the grants.
-  void order(std::initializer_list<arena_range> ranges) noexcept;
-  // Records a barrier now, with the pending layout changes.
-  void record_barrier() noexcept;
+  // Before a command of `scope` over `ranges`: a barrier of every earlier
+  // command of the list's scope before `scope` when one came before it,
+  // else of the list's opening scope; a full one when a range lies outside
+  // the grants. None when that is empty and no layout change is pending.
+  void order(const sync_scope& scope, std::initializer_list<arena_range> ranges) noexcept;
+  // Records a barrier of `scope` now, with the pending layout changes.
+  void record_barrier(const barrier_scope& scope) noexcept;
+  // Every stage the list may run and every access made in them: a native
+  // recording's scope.
+  [[nodiscard]] sync_scope native_scope() const noexcept;
   // Whether `operand` (the kernel's secondary or its primary) is one `k` takes.
   [[nodiscard]] result<void> check_operand(const kernel& k, bool secondary, const kernel_operand& operand) const;
   [[nodiscard]] result<void> image_copy_checks(const image& img, image_layout layout, arena_range bytes,
@@ -361,7 +385,15 @@ class command_list {
   state state_ = state::initial;
   std::size_t commands_ = 0;
   std::size_t barriers_ = 0;
-  bool barrier_due_ = true;
+  // A command of the list came before and no barrier() since: the next
+  // command's barrier orders it after recorded_.
+  bool barrier_due_ = false;
+  // The union of the scopes of the commands recorded since begin().
+  sync_scope recorded_;
+  // The scope the first command's barrier has (empty: none; full for
+  // list_opening::barrier), until a command or barrier() takes it.
+  barrier_scope opening_;
+  barrier_scope last_barrier_;
   std::uint64_t submitted_value_ = 0;
   const gpu::queue* submitted_on_ = nullptr;
   std::uint64_t previous_value_ = 0;  // restored when a submission fails

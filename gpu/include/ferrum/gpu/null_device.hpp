@@ -71,13 +71,19 @@ struct fault_counts {
   std::uint64_t lost = 0;
 };
 
-// The commands that met an image in another layout than they expected
-// (null_device::image_layout_errors): how many, and the first few.
-struct image_layout_report {
+// Errors the null device found while running commands: how many, and the
+// first few, described.
+struct error_report {
   static constexpr std::size_t kept = 8;
   std::uint64_t count = 0;
   std::vector<std::string> first;
 };
+// The commands that met an image in another layout than they expected
+// (null_device::image_layout_errors).
+using image_layout_report = error_report;
+// The barriers whose accesses were too narrow for what they ordered
+// (null_device::barrier_access_errors).
+using barrier_access_report = error_report;
 
 struct null_device_options {
   // Time a queue's worker takes per submission, on top of running its
@@ -104,12 +110,22 @@ struct null_device_options {
   // none, as some GPUs' queues: create_timestamp_pool fails with
   // timestamps_unsupported.
   bool timestamps = true;
-  // Runs each stretch of a submission's commands that no barrier divides
-  // (across its lists) last to first, as a GPU may run such commands in any
-  // order or at once: a barrier a hazard needed and did not get shows as a
-  // read before the write it should see. A host function or a timestamp
-  // runs after every command before it and before every one after it (as
-  // a GPU's timestamp does). Off: commands run in submission order.
+  // Runs a submission's commands (across its lists) in the order farthest
+  // from submission order that its barriers allow, as a GPU may run what no
+  // barrier orders in any order or at once: a barrier a hazard needed and
+  // did not get shows as a read before the write it should see. A barrier
+  // orders only its stages (ferrum/sync_scope.hpp): the earlier commands of
+  // a stage in its `before` before the later ones of a stage in its
+  // `after`, and barriers chain through a stage in one's `after` and the
+  // next one's `before`; so a barrier missing a stage on either side shows
+  // too. Commands no barrier divides run last to first (with full
+  // barriers: each stretch between two barriers last to first). A host
+  // function, a timestamp or a layout transition runs after every command
+  // before it and before every one after it (as a GPU's timestamp does).
+  // A barrier that orders a write before a command reaching its memory
+  // without the write's access in its `before` or the command's in its
+  // `after` is counted (null_device::barrier_access_errors). Off: commands
+  // run in submission order.
   bool reorder_unordered = false;
   // Lays memory out as a discrete GPU does (gpu::arena): the host bytes of
   // upload and readback arenas are a buffer of their own, which only
@@ -153,6 +169,15 @@ class null_device : public device {
   // validation layers report on Vulkan. The command runs all the same, as
   // on a GPU, where the image's contents are then undefined.
   [[nodiscard]] virtual image_layout_report image_layout_errors() const = 0;
+
+  // With reorder_unordered: every pair of commands so far where a barrier
+  // orders a command's write before another command reaching the same
+  // memory (an overlapping range of one arena or one image) directly (the
+  // writer's stage in its `before`, the other's in its `after`), and no
+  // barrier that does has the write's accesses in its `before` and the
+  // other command's in its `after`: what the validation layers report as a
+  // hazard on Vulkan. The commands run all the same.
+  [[nodiscard]] virtual barrier_access_report barrier_access_errors() const = 0;
 
  protected:
   using device::device;

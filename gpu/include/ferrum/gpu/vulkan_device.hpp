@@ -101,6 +101,11 @@ struct vulkan_adopt_info {
   // and its queue's family has graphics: raster nodes may draw on it
   // (device_limits::graphics).
   bool dynamic_rendering = false;
+  // Set when the engine enabled synchronization2 (Vulkan 1.3) on `device`:
+  // ferrum records its barriers with vkCmdPipelineBarrier2, its stages and
+  // accesses as precise as synchronization2 names them (sampled and storage
+  // reads apart); otherwise with vkCmdPipelineBarrier, the same stages.
+  bool synchronization2 = false;
   // Set when the engine enabled textureCompressionBC on `device`: images of
   // the bc* formats may be made (device::format_features has none for them
   // otherwise).

@@ -142,6 +142,10 @@ class lane_contents {
   [[nodiscard]] const gpu::command_list& list(std::size_t n) const noexcept { return *node_lists_[n]; }
   [[nodiscard]] std::span<gpu::command_list* const> lists() noexcept { return lists_; }
   [[nodiscard]] std::span<const gpu::command_list* const> lists() const noexcept { return lists_; }
+  // The live nodes' lists in their bucket's level order (lane_recipe::order;
+  // culled nodes left out), what a wave on one queue submits; empty where
+  // the bucket has no order.
+  [[nodiscard]] std::span<gpu::command_list* const> ordered_lists() noexcept { return ordered_lists_; }
   [[nodiscard]] gpu::command_list* stage_in() noexcept { return stage_in_.get(); }
   [[nodiscard]] const gpu::command_list* stage_in() const noexcept { return stage_in_.get(); }
   [[nodiscard]] gpu::command_list* stage_out() noexcept { return stage_out_.get(); }
@@ -248,6 +252,7 @@ class lane_contents {
   lane_images images_;
   std::vector<std::unique_ptr<gpu::command_list>> node_lists_;
   std::vector<gpu::command_list*> lists_;
+  std::vector<gpu::command_list*> ordered_lists_;
   std::unique_ptr<gpu::command_list> stage_in_;
   std::unique_ptr<gpu::command_list> stage_out_;
   std::vector<gpu::command_list*> all_lists_;

@@ -48,6 +48,13 @@ enum class queue_placement : std::uint8_t { plan, compute_only };
 // baseline for the stages a barrier drains).
 enum class barrier_placement : std::uint8_t { derived, every_node, derived_all_stages };
 
+// The order a wave submits its nodes in where they all run on one queue:
+// by dependency level (lane_recipe::order, ferrum/binding/node_order.hpp:
+// fewer barriers, each serving a whole level), or the plan's own order (for
+// encoders whose nodes share state the plan does not declare). A wave over
+// several queues keeps plan order either way.
+enum class node_order : std::uint8_t { levels, plan };
+
 // When a lane pool makes its lanes' memory: every lane when the pool is made
 // (the cold path pays it all, and create fails on what the device refuses), or
 // a lane when a holder waits and no free lane is left (made on the lane
@@ -83,6 +90,8 @@ struct scheduler_options {
   queue_placement queues = queue_placement::plan;
   // Where barriers go between a wave's nodes (barrier_placement, above).
   barrier_placement barriers = barrier_placement::derived;
+  // The order of a wave's nodes on one queue (node_order, above).
+  node_order order = node_order::levels;
   // When each bucket's lanes are made (lane_making, above). at_create,
   // the default: create makes every lane of every bucket, so that it fails
   // on what the device refuses and no wave ever waits for a lane to be made.
