@@ -81,11 +81,7 @@ std::uint32_t first_word_of(std::span<const std::byte> bytes) {
 
 TEST_CASE("culling: the scheduler never encodes nor submits a culled node, and the live ones' results are right",
           "[scheduler][culling]") {
-  const plan p = culling_plan();
-  const auto program = std::make_shared<const compiled_program>(test::compile_ok(p));
-  REQUIRE(program->culled_nodes == 2);
-  REQUIRE(program->culled(1));
-  REQUIRE(program->culled(3));
+  plan p = culling_plan();
   trace_recorder trace(1 << 10);
   scheduler_options options;
   options.encoder_tasks = 2;
@@ -95,6 +91,24 @@ TEST_CASE("culling: the scheduler never encodes nor submits a culled node, and t
   SECTION("one queue, GPU time") {
     device_options.queues = 1;
     options.gpu_timestamps = true;
+  }
+  SECTION("one queue, in level order: the culled nodes last, out of the lists submitted") {
+    // node/scratch on the compute queue: no transfer node, so a wave on
+    // one queue submits in level order.
+    p.nodes[1].queue = queue_kind::compute;
+    device_options.queues = 1;
+  }
+  const auto program = std::make_shared<const compiled_program>(test::compile_ok(p));
+  REQUIRE(program->culled_nodes == 2);
+  REQUIRE(program->culled(1));
+  REQUIRE(program->culled(3));
+  const lane_recipe& recipe = program->buckets[0].lane;
+  if (p.nodes[1].queue == queue_kind::compute) {
+    REQUIRE(recipe.order.size() == 4);
+    CHECK(std::vector(recipe.order.begin(), recipe.order.begin() + 2) == std::vector<std::size_t>{0, 2});
+    CHECK(recipe.level_nodes(2).size() == 1);
+    CHECK(recipe.level_nodes(1).size() == 2);
+    CHECK(recipe.level_nodes(3).size() == 2);
   }
   const auto device = ::test::null_device(device_options);
   boost::asio::thread_pool threads(2);
@@ -115,6 +129,8 @@ TEST_CASE("culling: the scheduler never encodes nor submits a culled node, and t
     CHECK(readback->list(1).submitted_value() == 0);
     CHECK(readback->list(3).submitted_value() == 0);
     CHECK(readback->list(2).submitted_value() != 0);
+    // The last live node closes the wave with a full barrier.
+    CHECK(readback->list(2).last_barrier() == barrier_scope::full());
   }
   CHECK(encode.called.load() == 0b0101u);
   s.reset();
