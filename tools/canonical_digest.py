@@ -175,7 +175,12 @@ def plan_hash(plan):
         # History pairs: each previous and its current, previous in id order;
         # with one, every part before is written, even when empty.
         histories = [(r["id"], r["history_of"]) for r in resources if "history_of" in r]
-        ranged_part = bool(ranged) or bool(histories)
+        # Culling: the kept resources in id order and whether the plan
+        # culls; with either, every part before is written, even when empty.
+        kept = [r["id"] for r in resources if r.get("kept", False)]
+        culling = bool(kept) or not plan.get("cull", True)
+        histories_part = bool(histories) or culling
+        ranged_part = bool(ranged) or histories_part
         if declared or classes or images or ranged_part:
             w.u64(len(declared))
             for i, r, access in declared:
@@ -219,12 +224,18 @@ def plan_hash(plan):
                 w.enum("access", access)
                 for n in rng:
                     w.u64(n)
-        if histories:
+        if histories_part:
             # History pairs, after the ranged accesses' part.
             w.u64(len(histories))
             for previous, current in histories:
                 w.str(previous)
                 w.str(current)
+        if culling:
+            # After the history pairs' part.
+            w.u64(len(kept))
+            for r in kept:
+                w.str(r)
+            w.u8(1 if plan.get("cull", True) else 0)
     return w.digest()
 
 

@@ -79,7 +79,7 @@ exit_code run_compile(const compile_options& options, std::ostream& out, std::os
   if (options.json) {
     std::optional<program_file_summary> file;
     if (!options.out_path.empty()) file = program_file_summary{options.out_path, written};
-    write_compiled_json(out, *program, file);
+    write_compiled_json(out, *program, *parsed, file);
   } else {
     write_compiled_table(out, *program, *parsed);
     if (!options.out_path.empty())

@@ -230,9 +230,29 @@ void write_bucket(document_writer& w, const compiled_program& program, const com
   w.end_object();
 }
 
+// The culled nodes (compiled_program::culling), in plan order: each one's
+// id, plan index and why.
+void write_culled(document_writer& w, const compiled_program& program, const plan& p) {
+  w.key("culled");
+  w.begin_array();
+  for (std::size_t n = 0; n < program.culling.size() && n < p.nodes.size(); ++n) {
+    if (!program.culling[n].culled) continue;
+    w.begin_object();
+    w.member("node", p.nodes[n].id.view());
+    w.member("index", std::uint64_t{n});
+    w.member("reason", program.culling[n].text());
+    w.key("writes");
+    w.begin_array();
+    for (const resource_id& r : program.culling[n].writes) w.string(r.view());
+    w.end_array();
+    w.end_object();
+  }
+  w.end_array();
+}
+
 }  // namespace
 
-void write_compiled_json(std::ostream& out, const compiled_program& program,
+void write_compiled_json(std::ostream& out, const compiled_program& program, const plan& p,
                          const std::optional<program_file_summary>& file) {
   {
     chunked_stream stream(out);
@@ -244,6 +264,7 @@ void write_compiled_json(std::ostream& out, const compiled_program& program,
     w.begin_array();
     for (const compiled_bucket& bucket : program.buckets) write_bucket(w, program, bucket);
     w.end_array();
+    write_culled(w, program, p);
     if (file) {
       w.key("program_file");
       w.begin_object();

@@ -1,7 +1,7 @@
 // tools/compiled_json.hpp — the `ferrum.compiled.v1` document of a compiled
 // program (docs/interfaces.md, "ferrum.compiled.v1").
 //
-//   ferrum::tools::write_compiled_json(std::cout, *program);
+//   ferrum::tools::write_compiled_json(std::cout, *program, plan);
 //
 // Keys are in a fixed order and arrays in the program's stable order (buckets
 // by id, domains by pool id, projections by resource id, slots by node index),
@@ -28,9 +28,10 @@ struct program_file_summary {
   std::size_t bytes = 0;
 };
 
-// Writes the `ferrum.compiled.v1` document of `program` and a newline; with
-// `file`, a last `program_file` member names it.
-void write_compiled_json(std::ostream& out, const compiled_program& program,
+// Writes the `ferrum.compiled.v1` document of `program`, compiled from `p`
+// (which names its nodes: the `culled` array), and a newline; with `file`, a
+// last `program_file` member names it.
+void write_compiled_json(std::ostream& out, const compiled_program& program, const plan& p,
                          const std::optional<program_file_summary>& file = std::nullopt);
 
 }  // namespace ferrum::tools

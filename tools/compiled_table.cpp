@@ -158,12 +158,31 @@ void write_images(std::ostream& out, const compiled_bucket& bucket, const plan& 
   transitions.write(out, 4);
 }
 
+// The nodes compile culled (compiled_program::culling), each with why; a
+// line only where some are, or where the plan turned culling off.
+void write_culled(std::ostream& out, const compiled_program& program, const plan& p) {
+  if (!p.cull) {
+    out << "culled    none (the plan sets \"cull\": false)\n";
+    return;
+  }
+  if (program.culled_nodes == 0) return;
+  out << "culled    " << program.culled_nodes << (program.culled_nodes == 1 ? " node" : " nodes") << " \u2014 ";
+  const char* separator = "";
+  for (std::size_t n = 0; n < program.culling.size() && n < p.nodes.size(); ++n) {
+    if (!program.culling[n].culled) continue;
+    out << separator << p.nodes[n].id.view() << " (" << program.culling[n].text() << ')';
+    separator = ", ";
+  }
+  out << '\n';
+}
+
 }  // namespace
 
 void write_compiled_table(std::ostream& out, const compiled_program& program, const plan& p) {
   out << "plan      " << program.hash.str() << '\n'
       << "lanes     " << program.lanes << '\n'
       << "admitted  " << program.admitted_bytes << " of " << program.budget_bytes << " bytes\n";
+  write_culled(out, program, p);
   for (const compiled_bucket& bucket : program.buckets) {
     const bucket_capacity& dims = bucket.spec.dims;
     out << "\nbucket " << bucket.id.str() << " (class " << bucket.spec.cls.str() << ", capacity " << dims[0] << 'x'

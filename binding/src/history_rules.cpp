@@ -62,11 +62,14 @@ std::optional<difference> differs(const resource_descriptor& a, const resource_d
 
 // Each resource's own fields: lifetime history and history_of in a v2 plan
 // only, history_of on a history resource only, no binding resource, no
-// block-compressed image.
+// block-compressed image; `kept` and the plan's `cull` (Culling) in a v2
+// plan only.
 result<void> check_declarations(const plan& p) {
+  if (!p.cull && p.format != plan_format::v2) return v2_field_in_v1("cull", "/cull");
   for (std::size_t i = 0; i < p.resources.size(); ++i) {
     const resource_descriptor& r = p.resources[i];
     const bool history = r.lifetime == allocation_lifetime::history;
+    if (r.kept && p.format != plan_format::v2) return v2_field_in_v1("kept", resource_path(i) + "/kept");
     if (history && p.format != plan_format::v2)
       return make_error(errc::unknown_value,
                         "resource " + quote(r) + ": lifetime 'history' is defined in ferrum.plan.v2 only",

@@ -78,6 +78,7 @@ class reference_view {
   // Only for the kind named.
   [[nodiscard]] std::string_view str() const { return value_->get_ref<const std::string&>(); }
   [[nodiscard]] std::uint64_t u64() const { return value_->get<std::uint64_t>(); }
+  [[nodiscard]] bool boolean() const { return value_->get<bool>(); }
   [[nodiscard]] std::size_t size() const noexcept { return value_->size(); }
 
   template <class F>
@@ -128,6 +129,7 @@ class fast_view {
     return json_kind::null;
   }
   [[nodiscard]] std::string_view str() const { return value_.get_string().value_unsafe(); }
+  [[nodiscard]] bool boolean() const { return value_.get_bool().value_unsafe(); }
   [[nodiscard]] std::uint64_t u64() const {
     if (value_.type() == simdjson::dom::element_type::INT64)
       return static_cast<std::uint64_t>(value_.get_int64().value_unsafe());

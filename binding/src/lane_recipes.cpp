@@ -5,6 +5,7 @@
 #include "ferrum/binding/image_access.hpp"
 #include "ferrum/binding/node_order.hpp"
 
+#include "culling.hpp"
 #include "image_transitions.hpp"
 
 #include <algorithm>
@@ -93,9 +94,53 @@ std::vector<history_pair> history_pairs(const plan& p, const plan_index& index, 
   return out;
 }
 
-}  // namespace
+// Drops the images no node uses (`accesses` none: those only culled nodes
+// used) that a lane would make for nothing — invocation ones of pools a lane
+// makes — and renumbers the transitions' images.
+void drop_unused_images(image_plan& images) {
+  std::vector<std::size_t> renumbered(images.images.size());
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < images.images.size(); ++i) {
+    const lane_image& image = images.images[i];
+    renumbered[i] = kept;
+    if (image.accesses == 0 && !image.imported && image.lifetime == allocation_lifetime::invocation) continue;
+    images.images[kept] = image;
+    images.resources[kept] = images.resources[i];
+    ++kept;
+  }
+  images.images.resize(kept);
+  images.resources.resize(kept);
+  for (image_transition& t : images.transitions) t.image = renumbered[t.image];
+}
 
-result<void> make_lane_recipes(compiled_program& program, const plan& p, const plan_index& index) {
+// Moves the culled nodes out of the levels to a last level of their own:
+// nothing is submitted for them, and a level's first node, which makes the
+// level's layout changes, is then a live one. They use only their binding
+// resources (make_lane_recipes), which no other node touches.
+void move_culled_last(lane_recipe& recipe, const compiled_program& program) {
+  std::vector<std::size_t> order;
+  std::vector<std::size_t> begin{0};
+  order.reserve(recipe.order.size());
+  for (std::size_t l = 0; l + 1 < recipe.level_begin.size(); ++l) {
+    for (std::size_t k = recipe.level_begin[l]; k < recipe.level_begin[l + 1]; ++k) {
+      const std::size_t n = recipe.order[k];
+      if (program.culled(n)) continue;
+      recipe.level[n] = begin.size() - 1;
+      order.push_back(n);
+    }
+    if (order.size() != begin.back()) begin.push_back(order.size());
+  }
+  for (std::size_t n : recipe.order)
+    if (program.culled(n)) {
+      recipe.level[n] = begin.size() - 1;
+      order.push_back(n);
+    }
+  if (order.size() != begin.back()) begin.push_back(order.size());
+  recipe.order = std::move(order);
+  recipe.level_begin = std::move(begin);
+}
+
+result<void> make_recipes(compiled_program& program, const plan& p, const plan_index& index) {
   // Every node's resources (plan indices), nodes side by side.
   std::vector<std::size_t> uses;
   std::vector<resource_access> accesses;
@@ -116,7 +161,8 @@ result<void> make_lane_recipes(compiled_program& program, const plan& p, const p
   for (std::size_t d = 0; d < program.domains.size(); ++d)
     for (std::size_t m = 0; m < program.domains[d].members.size(); ++m) place[program.domains[d].members[m]] = {d, m};
 
-  const image_plan images = derive_image_transitions(p, index, program.domains, program.wave_layouts);
+  image_plan images = derive_image_transitions(p, index, program.domains, program.wave_layouts);
+  if (program.culled_nodes != 0) drop_unused_images(images);
 
   for (compiled_bucket& bucket : program.buckets) {
     lane_recipe& recipe = bucket.lane;
@@ -165,6 +211,7 @@ result<void> make_lane_recipes(compiled_program& program, const plan& p, const p
             ? derive_barrier_scopes(recipe, program.dependencies, recipe.one_queue_barrier_before, barrier_queues::one)
             : recipe.barrier_scopes;
     recipe.order = level_order(recipe, program.dependencies, &recipe.level, &recipe.level_begin);
+    if (program.culled_nodes != 0 && !recipe.order.empty()) move_culled_last(recipe, program);
     recipe.ordered_barrier_before.clear();
     recipe.ordered_barrier_scopes.clear();
     if (recipe.order.empty()) {
@@ -189,6 +236,22 @@ result<void> make_lane_recipes(compiled_program& program, const plan& p, const p
     recipe.backing = std::move(*backing);
   }
   return {};
+}
+
+}  // namespace
+
+result<void> make_lane_recipes(compiled_program& program, const plan& p, const plan_index& index) {
+  program.culling = derive_culling(p, index, program.domains);
+  program.culled_nodes = static_cast<std::size_t>(
+      std::count_if(program.culling.begin(), program.culling.end(), [](const cull_reason& c) { return c.culled; }));
+  program.first_live_node = static_cast<std::size_t>(
+      std::find_if(program.culling.begin(), program.culling.end(), [](const cull_reason& c) { return !c.culled; }) -
+      program.culling.begin());
+  if (program.culled_nodes == 0) return make_recipes(program, p, index);
+  // The recipes are made as if the culled nodes used nothing but their
+  // binding resources.
+  const plan live = without_culled_uses(p, index, program.culling);
+  return make_recipes(program, live, plan_index(live));
 }
 
 }  // namespace ferrum::detail

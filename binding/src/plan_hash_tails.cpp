@@ -136,6 +136,15 @@ void hash_histories(sha256_writer& w, const plan& p, std::span<const std::size_t
   }
 }
 
+// The tail after the history pairs' (docs/canonical-encoding.md): the kept
+// resources, in id order, and whether the plan culls (Culling).
+void hash_culling(sha256_writer& w, const plan& p, std::span<const std::size_t> resources_by_id, std::size_t kept) {
+  w.u64(kept);
+  for (std::size_t i : resources_by_id)
+    if (p.resources[i].kept) w.str(p.resources[i].id.view());
+  w.u8(p.cull ? 1 : 0);
+}
+
 }  // namespace
 
 // The pools holding binding resources.
@@ -159,13 +168,17 @@ result<void> hash_v2_tails(sha256_writer& w, const plan& p, std::span<const std:
       std::count_if(p.resources.begin(), p.resources.end(), [](const resource_descriptor& r) { return r.image; }));
   const auto histories = static_cast<std::size_t>(std::count_if(
       p.resources.begin(), p.resources.end(), [](const resource_descriptor& r) { return r.history_of.has_value(); }));
-  const bool history = histories != 0;
+  const auto kept = static_cast<std::size_t>(
+      std::count_if(p.resources.begin(), p.resources.end(), [](const resource_descriptor& r) { return r.kept; }));
+  const bool culling = kept != 0 || !p.cull;
+  const bool history = histories != 0 || culling;
   const bool ranged = !declared->ranged.empty() || history;
   if (!declared->whole.empty() || !classes.empty() || images != 0 || ranged) hash_declared_accesses(w, declared->whole);
   if (!classes.empty() || images != 0 || ranged) hash_declared_classes(w, classes);
   if (images != 0 || ranged) hash_images(w, p, resources_by_id, images);
   if (ranged) hash_ranged_accesses(w, declared->ranged);
   if (history) hash_histories(w, p, resources_by_id, histories);
+  if (culling) hash_culling(w, p, resources_by_id, kept);
   return {};
 }
 

@@ -139,6 +139,11 @@ class cursor {
     return value_.str();
   }
 
+  [[nodiscard]] bool boolean() const {
+    if (value_.kind() != json_kind::boolean) wrong_type("a boolean");
+    return value_.boolean();
+  }
+
   [[nodiscard]] std::uint64_t u64(std::uint64_t min = 0, std::uint64_t max = u64_max) const {
     // Non-negative integer literals that fit 64 bits are unsigned; a '-'
     // makes a negative integer, and a fraction, an exponent or a value beyond
@@ -199,7 +204,7 @@ class cursor {
 };
 
 // An object's members by the names its schema allows, collected in one pass
-// over the object: looking each of a resource's eleven fields up by scanning its
+// over the object: looking each of a resource's twelve fields up by scanning its
 // members took 55 key comparisons per resource.
 template <class View>
 class known_members {
@@ -243,8 +248,8 @@ class known_members {
   }
 
   const cursor<View>* object_;
-  std::array<std::string_view, 11> names_{};
-  std::array<std::optional<View>, 11> values_{};
+  std::array<std::string_view, 12> names_{};
+  std::array<std::optional<View>, 12> values_{};
   std::size_t count_ = 0;
 };
 
@@ -464,7 +469,7 @@ resource_descriptor read_image_resource(const cursor<View>& c) {
                  " is not defined for an image: its bytes follow from its format "
                  "and extent",
              field->path());
-  const known_members<View> m = c.require_object({"id", "pool", "kind", "lifetime", "image", "history_of"});
+  const known_members<View> m = c.require_object({"id", "pool", "kind", "lifetime", "image", "history_of", "kept"});
   resource_descriptor r;
   r.id = m["id"].template id<resource_id>();
   r.pool = m["pool"].template id<pool_id>();
@@ -472,6 +477,7 @@ resource_descriptor read_image_resource(const cursor<View>& c) {
   r.lifetime = m["lifetime"].template enumeration<allocation_lifetime>();
   r.image = read_image(m["image"]);
   if (auto of = m.optional("history_of")) r.history_of = of->template id<resource_id>();
+  if (auto kept = m.optional("kept")) r.kept = kept->boolean();
   return r;
 }
 
@@ -482,9 +488,9 @@ resource_descriptor read_resource(const cursor<View>& c, plan_format format) {
   const known_members<View> m = format == plan_format::v1
                                     ? c.require_object({"id", "pool", "kind", "node", "demand", "alignment", "lifetime",
                                                         "usage", "element", "storage"},
-                                                       {"image", "history_of"})
+                                                       {"image", "history_of", "kept"})
                                     : c.require_object({"id", "pool", "kind", "node", "demand", "alignment", "lifetime",
-                                                        "usage", "element", "storage", "history_of"});
+                                                        "usage", "element", "storage", "history_of", "kept"});
   resource_descriptor r;
   r.id = m["id"].template id<resource_id>();
   r.pool = m["pool"].template id<pool_id>();
@@ -504,6 +510,7 @@ resource_descriptor read_resource(const cursor<View>& c, plan_format format) {
   r.storage = read_storage(m["storage"]);
   if (format == plan_format::v1) return r;
   if (auto of = m.optional("history_of")) r.history_of = of->template id<resource_id>();
+  if (auto kept = m.optional("kept")) r.kept = kept->boolean();
   return r;
 }
 
@@ -553,8 +560,11 @@ plan read_plan(const cursor<View>& root) {
   else if (format.str() != to_string(plan_format::v1))
     reject(errc::unsupported_format, quote_text(format.str()) + " is not 'ferrum.plan.v1' or 'ferrum.plan.v2'",
            format.path());
+  // `cull` (v2): whether compile culls the nodes nothing reads (Culling).
   const known_members<View> m =
-      root.require_object({"format", "nodes", "resources", "buckets", "pools", "lanes", "budget_bytes"});
+      p.format == plan_format::v1
+          ? root.require_object({"format", "nodes", "resources", "buckets", "pools", "lanes", "budget_bytes"}, {"cull"})
+          : root.require_object({"format", "nodes", "resources", "buckets", "pools", "lanes", "budget_bytes", "cull"});
 
   const cursor<View> nodes = m["nodes"];
   p.nodes.reserve(nodes.size());
@@ -573,6 +583,8 @@ plan read_plan(const cursor<View>& root) {
   }
   p.lanes = static_cast<std::uint32_t>(m["lanes"].u64(1, std::numeric_limits<std::uint32_t>::max()));
   p.budget_bytes = m["budget_bytes"].u64();
+  if (p.format == plan_format::v2)
+    if (auto cull = m.optional("cull")) p.cull = cull->boolean();
   return p;
 }
 

@@ -209,7 +209,8 @@ result<void> detail::lane_memory::make(lane& l, const compiled_program& program,
     c.lists_.push_back(list->get());
     c.node_lists_.push_back(std::move(*list));
   }
-  for (std::size_t node : recipe.order) c.ordered_lists_.push_back(c.lists_[node]);
+  for (std::size_t node : recipe.order)
+    if (!program.culled(node)) c.ordered_lists_.push_back(c.lists_[node]);
   if (auto staged = record_staging(c, device, stages_of(bucket)); !staged) return staged;
   if (c.stage_in_) c.all_lists_.push_back(c.stage_in_.get());
   c.all_lists_.insert(c.all_lists_.end(), c.lists_.begin(), c.lists_.end());

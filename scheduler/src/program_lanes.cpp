@@ -21,7 +21,10 @@ result<std::unique_ptr<program_lanes>> program_lanes::make(std::shared_ptr<const
   const compiled_program& compiled = *p->program_;
   hooks.context = p.get();
   p->submissions_.reserve(devices.size());
-  for (gpu::device* d : devices) p->submissions_.emplace_back(compiled.dependencies, *d, options.queues);
+  std::vector<bool> culled;
+  if (compiled.culled_nodes != 0)
+    for (std::size_t n = 0; n < compiled.node_count; ++n) culled.push_back(compiled.culled(n));
+  for (gpu::device* d : devices) p->submissions_.emplace_back(compiled.dependencies, *d, options.queues, culled);
   for (std::size_t b = 0; b < compiled.buckets.size(); ++b)
     p->dispatchers_.push_back(std::make_shared<lane_dispatcher>());
   for (gpu::device* d : devices) {
@@ -42,6 +45,7 @@ submission_plan::values program_lanes::make_submission_values() const {
     submission_plan::values v = plan.make_values();
     if (v.submitted.size() > most.submitted.size()) most.submitted = std::move(v.submitted);
     if (v.waits.capacity() > most.waits.capacity()) most.waits = std::move(v.waits);
+    if (v.lists.capacity() > most.lists.capacity()) most.lists = std::move(v.lists);
   }
   return most;
 }

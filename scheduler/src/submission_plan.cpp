@@ -4,27 +4,58 @@
 
 namespace ferrum::detail {
 
-submission_plan::submission_plan(const dependency_graph& graph, gpu::device& device, queue_placement placement)
-    : device_(&device) {
+submission_plan::submission_plan(const dependency_graph& graph, gpu::device& device, queue_placement placement,
+                                 const std::vector<bool>& culled)
+    : device_(&device), culled_(culled) {
   const std::size_t queues = device.queue_count();
-  std::vector<std::size_t> segment_of(graph.size());
+  std::vector<std::size_t> segment_of(graph.size(), none);
+  // Per culled node: per queue, the latest segment it would have waited
+  // for (its dependencies', through culled ones too); a node after it
+  // waits for those instead.
+  std::vector<std::vector<std::size_t>> passed_on(graph.size());
+  const auto wait_for = [&](std::vector<std::size_t>& waits, std::size_t q, std::size_t on) {
+    if (on == none) return;
+    waits[q] = waits[q] == none ? on : std::max(waits[q], on);
+  };
   for (std::size_t n = 0; n < graph.size(); ++n) {
     gpu::queue* q = &device.queue(placed_queue(graph, n, placement));
+    node_queues_.push_back(q->kind());
+    if (!culled_.empty() && culled_[n]) {
+      passed_on[n].assign(queues, none);
+      for (std::size_t d : graph.after(n)) {
+        if (segment_of[d] != none) wait_for(passed_on[n], segments_[segment_of[d]].queue->index(), segment_of[d]);
+        for (std::size_t i = 0; i < passed_on[d].size(); ++i) wait_for(passed_on[n], i, passed_on[d][i]);
+      }
+      if (!segments_.empty()) {
+        segments_.back().end = n + 1;  // its list is left out
+        holds_culled_.back() = true;
+      }
+      continue;
+    }
     if (segments_.empty() || segments_.back().queue != q) {
       std::vector<std::size_t> latest = segments_.empty() ? std::vector(queues, none) : segments_.back().latest;
       latest[q->index()] = segments_.size();
       segments_.push_back({q, n, n, std::vector(queues, none), std::move(latest)});
+      holds_culled_.push_back(false);
     }
     segment& s = segments_.back();
     s.end = n + 1;
     segment_of[n] = segments_.size() - 1;
-    node_queues_.push_back(q->kind());
     for (std::size_t d : graph.after(n)) {
+      for (std::size_t i = 0; i < passed_on[d].size(); ++i)
+        if (i != q->index()) wait_for(s.waits_on, i, passed_on[d][i]);
+      if (segment_of[d] == none) continue;
       const segment& on = segments_[segment_of[d]];
       if (on.queue == q) continue;  // earlier on the same queue: in order
-      std::size_t& wait = s.waits_on[on.queue->index()];
-      wait = wait == none ? segment_of[d] : std::max(wait, segment_of[d]);
+      wait_for(s.waits_on, on.queue->index(), segment_of[d]);
     }
+  }
+  if (segments_.empty()) {
+    // Every node culled: one empty submission, for the wave's value.
+    std::vector<std::size_t> latest(queues, none);
+    latest[device.queue().index()] = 0;
+    segments_.push_back({&device.queue(), 0, graph.size(), std::vector(queues, none), std::move(latest)});
+    holds_culled_.push_back(true);
   }
   // The compute queue's last submission must come after every other
   // queue's: the last segment when it is a compute one waiting for each of
@@ -47,12 +78,13 @@ submission_plan::values submission_plan::make_values() const {
   v.submitted.assign(segments_.size(), 0);
   // Its waits, and a gate's.
   v.waits.reserve(device_->queue_count() + 1);
+  if (!culled_.empty()) v.lists.reserve(culled_.size());
   return v;
 }
 
 submission_plan::outcome submission_plan::submit(std::span<gpu::command_list* const> lists, values& v,
                                                  const gpu::external_sync& sync, staging_lists staging,
-                                                 std::uint64_t after) const noexcept {
+                                                 std::uint64_t after, bool live_in_order) const noexcept {
   outcome done{std::uint64_t{0}};
   const gpu::queue_wait earlier{&device_->queue(), after};
   const std::span<const gpu::queue_wait> earlier_wait(&earlier, after != 0 ? 1 : 0);
@@ -83,7 +115,15 @@ submission_plan::outcome submission_plan::submit(std::span<gpu::command_list* co
       v.waits.insert(v.waits.end(), earlier_wait.begin(), earlier_wait.end());
     }
     if (i + 1 == count && !joins) own.signals = sync.signals;
-    auto value = s.queue->submit_next(lists.subspan(s.begin, s.end - s.begin), v.waits, own);
+    std::span<gpu::command_list* const> segment_lists = live_in_order ? lists : lists.subspan(s.begin, s.end - s.begin);
+    if (holds_culled_[i] && !live_in_order) {
+      // Reserved for every node: no allocation.
+      v.lists.clear();
+      for (std::size_t n = s.begin; n < s.end; ++n)
+        if (!culled_[n]) v.lists.push_back(lists[n]);
+      segment_lists = v.lists;
+    }
+    auto value = s.queue->submit_next(segment_lists, v.waits, own);
     if (!value) {
       // Earlier segments are on the GPU: join them, so that one value on the
       // compute queue still says when the lane is free; the join signals

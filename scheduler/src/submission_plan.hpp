@@ -13,6 +13,10 @@
 // On a device with one queue (lavapipe) the whole wave is one segment, as
 // for a v1 plan.
 //
+// A culled node (compiled_program::culling) is submitted nowhere: it splits
+// no segment, its list is left out of the one its place falls in, and a
+// node after it waits for what it would have waited for.
+//
 // An earlier wave that used the same imported buffer (wave_imports.hpp) is
 // waited for as the engine's waits are: on the first segment, or the gate.
 //
@@ -73,7 +77,9 @@ class submission_plan {
     std::vector<std::size_t> latest;
   };
 
-  submission_plan(const dependency_graph& graph, gpu::device& device, queue_placement placement);
+  // `culled`: per node, whether it is culled (empty: none is).
+  submission_plan(const dependency_graph& graph, gpu::device& device, queue_placement placement,
+                  const std::vector<bool>& culled = {});
 
   // Whether every segment runs on one device queue (lavapipe, an adopted
   // device, queue_placement::compute_only): the wave's lists may then use
@@ -88,6 +94,8 @@ class submission_plan {
   struct values {
     std::vector<std::uint64_t> submitted;
     std::vector<gpu::queue_wait> waits;
+    // A segment's lists less its culled nodes' (reserved: one per node).
+    std::vector<gpu::command_list*> lists;
   };
   [[nodiscard]] values make_values() const;
 
@@ -117,9 +125,13 @@ class submission_plan {
   // command of the wave may start before — an earlier wave using the same
   // imported buffer. The first segment waits for it where it is the only
   // first one on a queue, else a gate does.
+  //
+  // `live_in_order`: `lists` holds instead the live nodes' lists alone, in
+  // the order to submit them (lane_recipe::order, held_lane::ordered_lists),
+  // which only a wave on one queue — one segment — may do.
   [[nodiscard]] outcome submit(std::span<gpu::command_list* const> lists, values& v,
                                const gpu::external_sync& sync = {}, staging_lists staging = {},
-                               std::uint64_t after = 0) const noexcept;
+                               std::uint64_t after = 0, bool live_in_order = false) const noexcept;
 
  private:
   // The join after segment `last`: a compute submission of `out` (when not
@@ -131,6 +143,9 @@ class submission_plan {
   gpu::device* device_;
   std::vector<segment> segments_;
   std::vector<queue_kind> node_queues_;
+  // Per node: culled (empty: none is); per segment: whether it holds one.
+  std::vector<bool> culled_;
+  std::vector<bool> holds_culled_;
   bool joins_ = false;
   // Per segment: whether it is the first on its queue (waits for a gate).
   std::vector<bool> first_on_queue_;

@@ -63,7 +63,8 @@ std::uint32_t trace_recorder::this_thread_number() noexcept {
 namespace ferrum::detail {
 
 void record_wave(trace_recorder& trace, const wave_report& report, std::span<const trace_span> nodes,
-                 std::span<const queue_kind> queues, node_barriers barriers) noexcept {
+                 std::span<const queue_kind> queues, node_barriers barriers,
+                 std::span<const cull_reason> culling) noexcept {
   std::array<trace_span, wave_phase_count> phases;
   std::size_t reached = 0;
   std::chrono::steady_clock::time_point begin = report.started;
@@ -87,24 +88,27 @@ void record_wave(trace_recorder& trace, const wave_report& report, std::span<con
   }
   // GPU spans in chunks through the stack: a wave allocates nothing for them.
   std::array<trace_span, 64> chunk;
-  for (std::size_t first = 0; first < report.gpu_nodes.size(); first += chunk.size()) {
-    const std::size_t count = std::min(chunk.size(), report.gpu_nodes.size() - first);
-    for (std::size_t i = 0; i < count; ++i) {
-      trace_span& span = chunk[i];
-      span.phase = wave_phase::fence;
-      span.node = static_cast<std::uint32_t>(first + i);
-      span.gpu = true;
-      span.barrier = barriers.opens(first + i);
-      span.queue = queues[first + i];
-      span.wave = report.wave;
-      span.bucket = report.bucket;
-      span.device = static_cast<std::uint32_t>(report.device);
-      span.lane = report.lane;
-      span.begin = report.gpu_nodes[first + i].begin;
-      span.end = report.gpu_nodes[first + i].end;
+  std::size_t used = 0;
+  for (std::size_t n = 0; n < report.gpu_nodes.size(); ++n) {
+    if (n < culling.size() && culling[n].culled) continue;
+    trace_span& span = chunk[used++];
+    span.phase = wave_phase::fence;
+    span.node = static_cast<std::uint32_t>(n);
+    span.gpu = true;
+    span.barrier = barriers.opens(n);
+    span.queue = queues[n];
+    span.wave = report.wave;
+    span.bucket = report.bucket;
+    span.device = static_cast<std::uint32_t>(report.device);
+    span.lane = report.lane;
+    span.begin = report.gpu_nodes[n].begin;
+    span.end = report.gpu_nodes[n].end;
+    if (used == chunk.size()) {
+      trace.record(chunk);
+      used = 0;
     }
-    trace.record(std::span(chunk).first(count));
   }
+  if (used != 0) trace.record(std::span(chunk).first(used));
 }
 
 }  // namespace ferrum::detail

@@ -26,9 +26,17 @@ result<void> wave::close_wave(std::size_t node, gpu::command_list& list) const {
   // layers do not follow; the derived barriers are only as wide as the
   // wave's own hazards. Before scopes, the next wave's first full barrier
   // waited for this one all the same.
+  // The last live node in submission order (culled ones come last in
+  // level order too).
   const lane_recipe& recipe = bucket_->lane;
-  const std::size_t last = reordered() ? recipe.order.back() : contexts_.size() - 1;
-  if (node != last) return {};
+  const compiled_program& program = program_->program();
+  const bool levels = reordered();
+  for (std::size_t k = contexts_.size(); k-- > 0;) {
+    const std::size_t last = levels ? recipe.order[k] : k;
+    if (program.culled(last)) continue;
+    if (node != last) return {};
+    break;
+  }
   return list.barrier();
 }
 
@@ -65,7 +73,10 @@ void wave::bind_nodes() noexcept {
   }
   replay_ = held_.take_recording(host_.options().replay);
   const std::uint64_t previous_wave = held_.previous_wave();
+  const compiled_program& program = program_->program();
   for (std::size_t node = 0; node < contexts_.size(); ++node) {
+    // A culled node gets no context: its encoder is never called.
+    if (program.culled(node)) continue;
     const std::optional<node_binding>& binding = l.node(node);
     contexts_[node].emplace(encode_context{node, binding ? &*binding : nullptr, l.slot(node), l.list(node), id_,
                                            bucket_->id, held_.index(), replay_, &cancel_started_, l.resources(node),
@@ -80,10 +91,13 @@ void wave::encode_chunk(std::size_t chunk) noexcept {
   const lane_contents& l = *held_;
   const trace_recorder* trace = host_.options().trace;
   const node_barriers barriers = this->barriers();
+  const compiled_program& program = program_->program();
   const bool levels = reordered();
   for (std::size_t node = first; node < last; ++node) {
     // A failure or cancellation elsewhere in the wave stops the rest.
     if (encode_failed_.load(std::memory_order_relaxed) || cancel_started_.load(std::memory_order_relaxed)) return;
+    // A culled node's list is never begun nor submitted.
+    if (program.culled(node)) continue;
     const encode_context& context = *contexts_[node];
     gpu::command_list& list = context.commands;
     if (!replay_) {
@@ -102,6 +116,7 @@ void wave::encode_chunk(std::size_t chunk) noexcept {
       }
       if (auto r = wave_gpu_time::write(l, list, node, false); !r)
         return fail_encoding(r.error().code, node, r.error().what());
+      if (auto r = write_culled_times(l, list, node); !r) return fail_encoding(r.error().code, node, r.error().what());
     }
     const trace_clock started = trace_start(trace);
     if (encode_.spawn != nullptr) {
@@ -140,6 +155,19 @@ void wave::encode_chunk(std::size_t chunk) noexcept {
     if (auto r = close_wave(node, list); !r) return fail_encoding(r.error().code, node, r.error().what());
     if (auto r = list.end(); !r) return fail_encoding(r.error().code, node, r.error().what());
   }
+}
+
+result<void> wave::write_culled_times(const lane_contents& l, gpu::command_list& list, std::size_t node) const {
+  // The culled nodes' GPU times, every slot being read: empty, where the
+  // first live node begins.
+  const compiled_program& program = program_->program();
+  if (l.timestamps() == nullptr || program.culled_nodes == 0 || node != program.first_live_node) return {};
+  for (std::size_t n = 0; n < program.node_count; ++n) {
+    if (!program.culled(n)) continue;
+    if (auto r = wave_gpu_time::write(l, list, n, false); !r) return r;
+    if (auto r = wave_gpu_time::write(l, list, n, true); !r) return r;
+  }
+  return {};
 }
 
 void wave::fail_encoding(error_code ec, std::size_t node, std::string_view message) noexcept {

@@ -281,7 +281,7 @@ error_code wave::submit() noexcept {
   const submission_plan::outcome submitted =
       program_->submissions(device_->index)
           .submit(reordered() ? l.ordered_lists() : l.lists(), submissions_, {waits_.ops, signals_.ops},
-                  {l.stage_in(), l.stage_out()}, after);
+                  {l.stage_in(), l.stage_out()}, after, reordered());
   if (!imports_.empty()) {
     const std::uint64_t last = submitted.value ? *submitted.value : submitted.covered;
     if (last != 0) host_.imports().record(imports_, last, timeline);

@@ -108,6 +108,10 @@ class wave {
   void pass_on() noexcept;
   // The first failure of the wave's encoding counts: its node and message.
   void fail_encoding(boost::system::error_code ec, std::size_t node, std::string_view message) noexcept;
+  // Into the first live node's list, after its own begin time: the culled
+  // nodes' GPU times (scheduler_options::gpu_timestamps), empty.
+  [[nodiscard]] result<void> write_culled_times(const lane_contents& l, gpu::command_list& list,
+                                                std::size_t node) const;
   void encoder_threw(std::size_t node, std::exception_ptr thrown) noexcept;
   void resume_later() noexcept;
   static void lane_handed(detail::lane_waiter* w, boost::system::error_code ec, held_lane l) noexcept;

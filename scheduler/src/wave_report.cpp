@@ -15,7 +15,7 @@ wave_report wave::report_now() const {
   r.bucket = bucket_ != nullptr ? &bucket_->id : nullptr;
   r.device = device_ != nullptr ? device_->index : 0;
   r.lane = lane_index_;
-  r.nodes = contexts_.size();
+  r.nodes = contexts_.size() - program_->program().culled_nodes;  // the culled never run
   r.program = program_->program().hash;
   r.submitted_value = submitted_value_;
   r.started = started_;
@@ -54,7 +54,8 @@ void wave::finish(error_code ec) noexcept {
 void wave::conclude(error_code ec) noexcept {
   if (trace_recorder* trace = host_.options().trace)
     record_wave(*trace, report_now(), node_spans_,
-                program_->submissions(device_ != nullptr ? device_->index : 0).node_queues(), barriers());
+                program_->submissions(device_ != nullptr ? device_->index : 0).node_queues(), barriers(),
+                program_->program().culling);
   finish(ec);
 }
 

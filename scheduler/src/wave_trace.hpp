@@ -28,8 +28,10 @@ struct trace_clock {
 // consecutive spans of this wave (an entry of another wave id is a node the
 // wave did not run); then one GPU span per node of report.gpu_nodes, on
 // the queue `queues[node]` names, marked where `barriers` opened the node's
-// list with a barrier.
+// list with a barrier — but for the nodes `culling` says are culled, which
+// never ran.
 void record_wave(trace_recorder& trace, const wave_report& report, std::span<const trace_span> nodes,
-                 std::span<const queue_kind> queues, node_barriers barriers) noexcept;
+                 std::span<const queue_kind> queues, node_barriers barriers,
+                 std::span<const cull_reason> culling = {}) noexcept;
 
 }  // namespace ferrum::detail

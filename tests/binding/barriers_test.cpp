@@ -44,6 +44,7 @@ plan v2_plan(const std::vector<node_spec>& nodes, int resources, bool interval =
   if (interval) b.interval("pool/p");
   plan p = b.bucket("step", {1, 1, 1}, {{"pool/p", 0, 1 << 20}}).budget(1 << 24).build();
   p.format = plan_format::v2;
+  p.cull = false;  // their last writes are read by nothing: every node, for its barriers
   for (std::size_t n = 0; n < nodes.size(); ++n) {
     p.nodes[n].access = nodes[n].access;
     p.nodes[n].queue = nodes[n].queue;
@@ -79,6 +80,7 @@ TEST_CASE("barriers: resources that share bytes by aliasing are a hazard, as a v
   // each used by one node.
   plan p = v2_plan({{{0}, {}}, {{1}, {}}, {{2}, {}}}, 3, true);
   p.format = plan_format::v1;
+  p.cull = true;  // a v1 plan culls nothing, and says nothing of it
   const compiled_program program = test::compile_ok(p);
   const lane_recipe& lane = program.buckets[0].lane;
   // Disjoint intervals: all three at the same bytes.

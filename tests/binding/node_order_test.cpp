@@ -83,6 +83,7 @@ plan chains_plan(int chains, int length) {
     }
   plan p = b.bucket("step", {1, 1, 1}, {{"pool/p", 0, 1 << 20}}).budget(1 << 24).build();
   p.format = plan_format::v2;
+  p.cull = false;  // every node, whether anything reads what it writes or not
   for (std::size_t n = 0; n < p.nodes.size(); ++n) p.nodes[n].access = accesses[n];
   return p;
 }
@@ -214,6 +215,7 @@ TEST_CASE("node order: a level of image passes takes one barrier, its first node
       nodes.push_back(node);
     }
   const nlohmann::json doc = {{"format", "ferrum.plan.v2"},
+                              {"cull", false},
                               {"resources", resources},
                               {"nodes", nodes},
                               {"buckets",

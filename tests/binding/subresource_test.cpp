@@ -36,6 +36,11 @@ nlohmann::json chain_plan() {
         {"lifetime", "invocation"},
         {"image", {{"format", format}, {"extent", {side, side}}, {"mips", mips}, {"layers", layers}}}};
   };
+  // The output, which the engine reads: its writer is not culled.
+  const auto kept = [](nlohmann::json r) {
+    r["kept"] = true;
+    return r;
+  };
   const auto cascade = [](int layer) {
     return nlohmann::json{{"id", "node/cascade" + std::to_string(layer)},
                           {"resources", {"image/shadow"}},
@@ -69,7 +74,7 @@ nlohmann::json chain_plan() {
                {"image/out", "storage-write"}}}}}},
           {"resources",
            {image("image/shadow", "d32-float", 32, 1, 3), image("image/bloom", "rgba16-float", 64, 4, 1),
-            image("image/out", "rgba8-unorm", 64, 1, 1)}},
+            kept(image("image/out", "rgba8-unorm", 64, 1, 1))}},
           {"buckets",
            {{{"class", "frame"},
              {"capacity", {64, 64, 1}},

@@ -3,6 +3,7 @@
 // docs/interfaces.md, "The ferrum command".
 
 #include "compiled_plan.hpp"
+#include "culling_plans.hpp"
 #include "ferrum_process.hpp"
 
 #include "ferrum/sync_scope.hpp"
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <sstream>
@@ -759,4 +761,47 @@ TEST_CASE("ferrum compile: taa_history.json shows its history pool, each lifetim
   CHECK(images[0].at("lifetime") == "history");
   CHECK_FALSE(images[0].contains("history_of"));
   CHECK(images[1].at("history_of") == "image/taa");
+}
+
+namespace {
+
+// culling_plans::cull_chain, edited by `edit`, as text.
+std::string culling_chain(const std::function<void(nlohmann::json&)>& edit = {}) {
+  nlohmann::json doc = culling_plans::cull_chain();
+  if (edit) edit(doc);
+  return doc.dump();
+}
+
+}  // namespace
+
+TEST_CASE("ferrum compile: the culled nodes and why, in the table and in --json", "[cli][culling]") {
+  const std::string culled_line =
+      "culled    3 nodes \u2014 node/a (writes resource/x, which nothing live reads), node/b (writes resource/y, "
+      "which nothing live reads), node/c (writes resource/z, which nothing live reads)\n";
+  const command_result table = compile_plan_text(culling_chain());
+  REQUIRE(table.status == 0);
+  CHECK(table.out.find("bytes\n" + culled_line + "\nbucket ") != std::string::npos);
+  const command_result json = compile_plan_text(culling_chain(), {"--json"});
+  REQUIRE(json.status == 0);
+  const nlohmann::json culled = nlohmann::json::parse(json.out).at("culled");
+  REQUIRE(culled.size() == 3);
+  CHECK(culled[1].at("node") == "node/b");
+  CHECK(culled[1].at("index") == 1);
+  CHECK(culled[1].at("reason") == "writes resource/y, which nothing live reads");
+  CHECK(culled[1].at("writes") == nlohmann::json{"resource/y"});
+
+  // resource/z kept: c live, b and a, whose writes c and b read: no line, an
+  // empty array.
+  const auto kept = [](nlohmann::json& doc) { doc["resources"][2]["kept"] = true; };
+  const command_result none = compile_plan_text(culling_chain(kept));
+  REQUIRE(none.status == 0);
+  CHECK(none.out.find("culled") == std::string::npos);
+  CHECK(nlohmann::json::parse(compile_plan_text(culling_chain(kept), {"--json"}).out).at("culled").empty());
+  // Culling turned off: the table says so.
+  const command_result off = compile_plan_text(culling_chain([](nlohmann::json& doc) { doc["cull"] = false; }));
+  REQUIRE(off.status == 0);
+  CHECK(off.out.find("culled    none (the plan sets \"cull\": false)\n") != std::string::npos);
+  // `kept` must be a boolean.
+  check_rejected(compile_plan_text(culling_chain([](nlohmann::json& doc) { doc["resources"][0]["kept"] = 1; })),
+                 "wrong_type", "/resources/0/kept");
 }

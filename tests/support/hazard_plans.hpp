@@ -72,6 +72,7 @@ inline ferrum::plan generate(std::mt19937_64& rng, shape s) {
                        .budget(std::uint64_t{1} << 30)
                        .build();
   p.format = ferrum::plan_format::v2;
+  p.cull = false;  // every node's hazards, whether anything reads what it writes or not
   std::set<std::string> written;
   for (std::size_t n = 0; n < p.nodes.size(); ++n) {
     ferrum::plan_node& node = p.nodes[n];
@@ -109,6 +110,7 @@ inline ferrum::plan chains(std::size_t count, std::size_t length) {
                        .budget(std::uint64_t{1} << 30)
                        .build();
   p.format = ferrum::plan_format::v2;
+  p.cull = false;  // the chains' last writes are read by nothing
   for (std::size_t n = 0; n < p.nodes.size(); ++n) {
     p.nodes[n].access = {ferrum::resource_access::read_write};
     if (n % length != 0) p.nodes[n].access.push_back(ferrum::resource_access::read);

@@ -26,11 +26,11 @@ inline constexpr pinned_digest two_queues_fingerprint_1{"examples/plans/two_queu
 inline constexpr pinned_digest two_queues_fingerprint_4{"examples/plans/two_queues.json", "fingerprint frame@4x1x1", "sha256/601b3c509be899b3feaa9011adc806ba76be7685c76bae091814dcd68e5dc059"};
 inline constexpr pinned_digest two_queues_access_hash{"examples/plans/two_queues_access.json", "plan_hash", "sha256/8d04222cccfba03e213dd3b148d43adb0c108d6f44daae35469bb1f7b0bb9851"};
 inline constexpr pinned_digest readback_hash{"examples/plans/readback.json", "plan_hash", "sha256/909acb798cff4086ccb43d54e2f92c9fc60fd3bab0903bb1afaeccd536969101"};
-inline constexpr pinned_digest images_hash{"examples/plans/images.json", "plan_hash", "sha256/ba463447a6a254fd6240055bf08c58dc544922fe53b1d6f43823c0d6aa53cc2d"};
+inline constexpr pinned_digest images_hash{"examples/plans/images.json", "plan_hash", "sha256/147327264ba68d5b1c26e89ac19c94b88c693136cfaa92900725c13dae8bddfe"};
 inline constexpr pinned_digest imported_hash{"examples/plans/imported.json", "plan_hash", "sha256/d63851a21e823ee8b39784c9860ca1da4d4c8988abbc3b083c21d38d938daf4f"};
-inline constexpr pinned_digest mip_chain_hash{"examples/plans/mip_chain.json", "plan_hash", "sha256/e25a29ea6a5eeabd71807b113fedda343b9b97b6fbb4c8038799db5e7896eaff"};
-inline constexpr pinned_digest frame_chains_hash{"examples/plans/frame_chains.json", "plan_hash", "sha256/5ef85d255c9ad4541a682c5f0c2bd9f7add87d82bd3bc9061efb96213ae94173"};
-inline constexpr pinned_digest taa_history_hash{"examples/plans/taa_history.json", "plan_hash", "sha256/ba4d763ea60dc27787071112b3a8bb8451c0c7b4a985ebfa8507b27b4671dae7"};
+inline constexpr pinned_digest mip_chain_hash{"examples/plans/mip_chain.json", "plan_hash", "sha256/0c06e17e2eac3e57c433c87f63366d520b9b6180e9c075e40e543b770debe474"};
+inline constexpr pinned_digest frame_chains_hash{"examples/plans/frame_chains.json", "plan_hash", "sha256/012a29f301a00095edb72f92d321209233284fe02ba0ac3cdd6c8d22f466920d"};
+inline constexpr pinned_digest taa_history_hash{"examples/plans/taa_history.json", "plan_hash", "sha256/b9c5418535e584f659bd4cd69770c847031cfab46b1ccae62b5264ca0e1eda9d"};
 inline constexpr pinned_digest deferred_frame_hash{"examples/plans/deferred_frame.json", "plan_hash", "sha256/4fdb4d30924e541a93603811c6bfa3b974db61763690a3904678b327d40c9368"};
 // clang-format on
 

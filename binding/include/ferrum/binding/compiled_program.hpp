@@ -16,6 +16,7 @@
 // number of threads may compile at once.
 #pragma once
 
+#include "ferrum/binding/culling.hpp"
 #include "ferrum/binding/dependency_graph.hpp"
 #include "ferrum/binding/lane_recipe.hpp"
 #include "ferrum/binding/program_binding.hpp"
@@ -105,6 +106,16 @@ struct compiled_program {
   std::vector<wave_domain_layout> wave_layouts;
   // Buckets in id order.
   std::vector<compiled_bucket> buckets;
+  // Per node: whether it is culled, and why (ferrum/binding/culling.hpp).
+  // A culled node has no uses in the lane recipes and the scheduler never
+  // encodes nor submits it.
+  std::vector<cull_reason> culling;
+  // How many of them are culled; the first node that is not (node_count
+  // when every one is).
+  std::size_t culled_nodes = 0;
+  std::size_t first_live_node = 0;
+
+  [[nodiscard]] bool culled(std::size_t node) const noexcept { return node < culling.size() && culling[node].culled; }
 
   // The bucket with id `id`, or nullptr.
   [[nodiscard]] const compiled_bucket* find(const bucket_id& id) const noexcept;

@@ -188,7 +188,8 @@ struct lane_recipe {
   // With `order`: each node's level, and where each level's nodes begin in
   // `order` (one more entry: its size). In level order the first node of a
   // level makes the layout changes of the whole level in its barrier
-  // (level_transitions), so that a level takes one barrier.
+  // (level_transitions), so that a level takes one barrier. Culled nodes
+  // (compiled_program::culling) come last, in a level of their own.
   std::vector<std::size_t> level;
   std::vector<std::size_t> level_begin;
 

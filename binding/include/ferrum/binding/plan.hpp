@@ -171,6 +171,10 @@ struct resource_descriptor {
   // v2, lifetime history only: the current whose previous wave's contents
   // this resource is (read only; its description the current's).
   std::optional<resource_id> history_of{};
+  // v2: an output the engine reads some other way than ferrum sees (a
+  // device address it keeps, a copy it makes later): the nodes that write it
+  // are never culled (docs/design.md, "Culling").
+  bool kept = false;
 };
 
 // The part of an image a node's access reaches (v2, docs/plan-format.md,
@@ -252,6 +256,10 @@ struct plan {
   std::vector<pool_option> pools;  // pools not listed are conservative
   std::uint32_t lanes = 1;
   std::uint64_t budget_bytes = 0;
+  // v2: whether compile culls the nodes none of whose writes is read
+  // (compiled_program::culling; docs/design.md, "Culling"). false: every
+  // node runs, as in a v1 plan, which culls nothing.
+  bool cull = true;
 };
 
 // A SHA-256 digest, printed `sha256/<64 hex>`.

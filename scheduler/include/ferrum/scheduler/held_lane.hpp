@@ -142,11 +142,10 @@ class lane_contents {
   [[nodiscard]] const gpu::command_list& list(std::size_t n) const noexcept { return *node_lists_[n]; }
   [[nodiscard]] std::span<gpu::command_list* const> lists() noexcept { return lists_; }
   [[nodiscard]] std::span<const gpu::command_list* const> lists() const noexcept { return lists_; }
-  // The node lists in their bucket's level order (lane_recipe::order), what
-  // a wave on one queue submits; lists() where that is plan order.
-  [[nodiscard]] std::span<gpu::command_list* const> ordered_lists() noexcept {
-    return ordered_lists_.empty() ? std::span<gpu::command_list* const>(lists_) : ordered_lists_;
-  }
+  // The live nodes' lists in their bucket's level order (lane_recipe::order;
+  // culled nodes left out), what a wave on one queue submits; empty where
+  // the bucket has no order.
+  [[nodiscard]] std::span<gpu::command_list* const> ordered_lists() noexcept { return ordered_lists_; }
   [[nodiscard]] gpu::command_list* stage_in() noexcept { return stage_in_.get(); }
   [[nodiscard]] const gpu::command_list* stage_in() const noexcept { return stage_in_.get(); }
   [[nodiscard]] gpu::command_list* stage_out() noexcept { return stage_out_.get(); }

@@ -412,6 +412,8 @@ struct wave_report {
   // lane was handed over) and its lane there.
   std::size_t device = 0;
   std::uint32_t lane = 0;
+  // The nodes it ran: the plan's but those compile culled
+  // (compiled_program::culling; their gpu_nodes entries are empty).
   std::size_t nodes = 0;
   // The timeline value its submission signals; 0 when nothing was submitted.
   std::uint64_t submitted_value = 0;
