@@ -9,7 +9,7 @@ submission_plan::submission_plan(const dependency_graph& graph, gpu::device& dev
   const std::size_t queues = device.queue_count();
   std::vector<std::size_t> segment_of(graph.size());
   for (std::size_t n = 0; n < graph.size(); ++n) {
-    gpu::queue* q = &device.queue(placed_queue(graph, n, placement));
+    gpu::queue* q = &device.queue(placed_queue(graph, n, placement, device));
     if (segments_.empty() || segments_.back().queue != q) {
       std::vector<std::size_t> latest = segments_.empty() ? std::vector(queues, none) : segments_.back().latest;
       latest[q->index()] = segments_.size();
