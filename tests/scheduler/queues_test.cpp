@@ -362,10 +362,27 @@ TEST_CASE("queues: an async compute chain overlaps main-queue work, its data rig
   three.queues = 3;
   auto device = ::test::null_device(three);
   boost::asio::thread_pool pool(2);
-  auto s = scheduler::create(program, *device, pool.get_executor(), {.encoder_tasks = 2}).value();
+  trace_recorder recorder(1 << 12);
+  auto s = scheduler::create(program, *device, pool.get_executor(),
+                             {.encoder_tasks = 2, .gpu_timestamps = true, .trace = &recorder})
+               .value();
   async_compute_encoder encode;
   encode.wait_for_async = true;
   run_async_waves(*s, encode, 6);
+  // The trace's GPU process has a track per queue, the chain on the third.
+  std::ostringstream out;
+  write_chrome_trace(out, recorder, async_compute_plan());
+  const auto trace = nlohmann::json::parse(out.str());
+  std::map<int, std::string> track_names;
+  std::map<int, std::set<std::uint32_t>> nodes_on;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.at("pid") != 3) continue;
+    if (e.at("name") == "thread_name") track_names[e.at("tid")] = e.at("args").at("name");
+    if (e.value("cat", "") == "gpu") nodes_on[e.at("tid")].insert(e.at("args").at("node").get<std::uint32_t>());
+  }
+  CHECK(track_names == std::map<int, std::string>{{1, "queue"}, {3, "async-compute queue"}});
+  CHECK(nodes_on[1] == std::set<std::uint32_t>{0, 3});
+  CHECK(nodes_on[3] == std::set<std::uint32_t>{1, 2});
   CHECK(encode.wrong_words == 0);
   CHECK(encode.checked_waves == 5);
   // main ran while async_produce held the async queue, in every wave.
