@@ -27,7 +27,7 @@ enum class queue_kind : std::uint8_t { compute, transfer, async_compute };
 
 // Every kind, in enum order.
 inline constexpr std::array<queue_kind, 3> queue_kinds{queue_kind::compute, queue_kind::transfer,
-                                                      queue_kind::async_compute};
+                                                       queue_kind::async_compute};
 
 // The number of kinds: arrays indexed by kind have this many entries.
 inline constexpr std::size_t queue_kind_count = queue_kinds.size();

@@ -106,7 +106,7 @@ vulkan_device::vulkan_device(std::unique_ptr<vulkan_device_objects> objects)
     const std::size_t watched = waiter_.watch(queues[i].timeline, t, host_waits);
     // Adopt mode has one queue, the engine's, whose lock guards it.
     std::mutex* engine_lock = i == 0 ? objects_->queue_mutex : nullptr;
-    const queue_kind kind = i == 0                         ? queue_kind::compute
+    const queue_kind kind = i == 0                          ? queue_kind::compute
                             : i == objects_->transfer_queue ? queue_kind::transfer
                                                             : queue_kind::async_compute;
     queues_.push_back(std::make_unique<vulkan_queue>(
@@ -252,9 +252,9 @@ result<std::unique_ptr<command_list>> vulkan_device::do_create_command_list(queu
   if (transfer && physical.transfer_only_family) {
     c.transfer_only = true;
     c.no_timestamps = "the transfer queue's family has neither graphics nor compute, which copying query results needs";
-  } else if ((transfer  ? physical.transfer_timestamp_valid_bits
-              : async ? physical.async_timestamp_valid_bits
-                      : physical.timestamp_valid_bits) == 0) {
+  } else if ((transfer ? physical.transfer_timestamp_valid_bits
+              : async  ? physical.async_timestamp_valid_bits
+                       : physical.timestamp_valid_bits) == 0) {
     c.no_timestamps = "its queue family reports no valid timestamp bits";
   }
   c.graphics_stages = stages == list_stages::graphics;
@@ -334,9 +334,8 @@ vulkan_native_handles vulkan_device::native() const noexcept {
   const vulkan_device_objects::queue_objects& compute = o.queues.front();
   const vulkan_device_objects::queue_objects& transfer = o.queues[o.transfer_queue];
   const vulkan_device_objects::queue_objects& async = o.queues[o.async_queue];
-  return {o.instance->handle(), o.physical.handle, o.device,      compute.queue,   compute.family,
-          compute.timeline,     transfer.queue,    transfer.family, transfer.timeline, async.queue,
-          async.family,         async.timeline};
+  return {o.instance->handle(), o.physical.handle, o.device,          compute.queue, compute.family, compute.timeline,
+          transfer.queue,       transfer.family,   transfer.timeline, async.queue,   async.family,   async.timeline};
 }
 
 std::optional<vulkan_native_handles> native_handles(const device& d) noexcept {

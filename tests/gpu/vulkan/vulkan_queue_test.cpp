@@ -10,7 +10,6 @@
 #include "vulkan/vulkan_physical_device.hpp"
 #include "vulkan_test_support.hpp"
 
-
 #include <catch2/catch.hpp>
 
 #include <array>
@@ -91,9 +90,10 @@ TEST_CASE("vulkan queues: async compute lands on the main queue on lavapipe and 
   s.finish();
 }
 
-TEST_CASE("vulkan queues: the async queue is another compute family's, else the main family's next queue, else the "
-          "main queue",
-          "[vulkan]") {
+TEST_CASE(
+    "vulkan queues: the async queue is another compute family's, else the main family's next queue, else the "
+    "main queue",
+    "[vulkan]") {
   constexpr VkQueueFlags graphics = VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT | VK_QUEUE_TRANSFER_BIT;
   constexpr VkQueueFlags compute = VK_QUEUE_COMPUTE_BIT | VK_QUEUE_TRANSFER_BIT;
   constexpr VkQueueFlags copy = VK_QUEUE_TRANSFER_BIT;
