@@ -25,6 +25,26 @@ namespace {
 
 using namespace two_queue_waves;
 
+// A chrome trace's GPU process (3): its tracks' names, and the nodes with a
+// span on each, by thread id.
+struct gpu_tracks {
+  std::map<int, std::string> names;
+  std::map<int, std::set<std::uint32_t>> nodes_on;
+};
+
+gpu_tracks gpu_tracks_of(const trace_recorder& recorder, const plan& p) {
+  std::ostringstream out;
+  write_chrome_trace(out, recorder, p);
+  const auto trace = nlohmann::json::parse(out.str());
+  gpu_tracks t;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.at("pid") != 3) continue;
+    if (e.at("name") == "thread_name") t.names[e.at("tid")] = e.at("args").at("name");
+    if (e.value("cat", "") == "gpu") t.nodes_on[e.at("tid")].insert(e.at("args").at("node").get<std::uint32_t>());
+  }
+  return t;
+}
+
 struct two_queue_fixture {
   explicit two_queue_fixture(scheduler_options options = {}, gpu::null_device_options device_options = {},
                              std::shared_ptr<const compiled_program> given = nullptr)
@@ -166,20 +186,11 @@ TEST_CASE("queues: a traced wave shows each node's GPU span on its own queue's t
     CHECK(svg.str().find(">gpu queue</text>") != std::string::npos);
     CHECK(svg.str().find(">gpu transfer queue</text>") != std::string::npos);
 
-    std::ostringstream out;
-    write_chrome_trace(out, recorder, f.plan);
-    const auto trace = nlohmann::json::parse(out.str());
-    std::map<int, std::string> track_names;  // the gpu process's threads
-    std::map<int, std::set<std::uint32_t>> nodes_on;
-    for (const auto& e : trace.at("traceEvents")) {
-      if (e.at("pid") != 3) continue;
-      if (e.at("name") == "thread_name") track_names[e.at("tid")] = e.at("args").at("name");
-      if (e.value("cat", "") == "gpu") nodes_on[e.at("tid")].insert(e.at("args").at("node").get<std::uint32_t>());
-    }
-    CHECK(track_names == std::map<int, std::string>{{1, "queue"}, {2, "transfer queue"}});
+    gpu_tracks tracks = gpu_tracks_of(recorder, f.plan);
+    CHECK(tracks.names == std::map<int, std::string>{{1, "queue"}, {2, "transfer queue"}});
     // produce, keep, consume on compute; copy and upload on transfer.
-    CHECK(nodes_on[1] == std::set<std::uint32_t>{0, 2, 4});
-    CHECK(nodes_on[2] == std::set<std::uint32_t>{1, 3});
+    CHECK(tracks.nodes_on[1] == std::set<std::uint32_t>{0, 2, 4});
+    CHECK(tracks.nodes_on[2] == std::set<std::uint32_t>{1, 3});
   }
 }
 
@@ -370,19 +381,10 @@ TEST_CASE("queues: an async compute chain overlaps main-queue work, its data rig
   encode.wait_for_async = true;
   run_async_waves(*s, encode, 6);
   // The trace's GPU process has a track per queue, the chain on the third.
-  std::ostringstream out;
-  write_chrome_trace(out, recorder, async_compute_plan());
-  const auto trace = nlohmann::json::parse(out.str());
-  std::map<int, std::string> track_names;
-  std::map<int, std::set<std::uint32_t>> nodes_on;
-  for (const auto& e : trace.at("traceEvents")) {
-    if (e.at("pid") != 3) continue;
-    if (e.at("name") == "thread_name") track_names[e.at("tid")] = e.at("args").at("name");
-    if (e.value("cat", "") == "gpu") nodes_on[e.at("tid")].insert(e.at("args").at("node").get<std::uint32_t>());
-  }
-  CHECK(track_names == std::map<int, std::string>{{1, "queue"}, {3, "async-compute queue"}});
-  CHECK(nodes_on[1] == std::set<std::uint32_t>{0, 3});
-  CHECK(nodes_on[3] == std::set<std::uint32_t>{1, 2});
+  gpu_tracks tracks = gpu_tracks_of(recorder, async_compute_plan());
+  CHECK(tracks.names == std::map<int, std::string>{{1, "queue"}, {3, "async-compute queue"}});
+  CHECK(tracks.nodes_on[1] == std::set<std::uint32_t>{0, 3});
+  CHECK(tracks.nodes_on[3] == std::set<std::uint32_t>{1, 2});
   CHECK(encode.wrong_words == 0);
   CHECK(encode.checked_waves == 5);
   // main ran while async_produce held the async queue, in every wave.
