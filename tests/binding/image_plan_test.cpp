@@ -306,7 +306,7 @@ TEST_CASE("images: every access that does not fit its image, queue or place is r
   }
 }
 
-TEST_CASE("images: a raster node on async compute is refused naming the node; compute nodes may run there",
+TEST_CASE("images: a raster node on async compute is refused naming the node, and compute nodes may run there",
           "[binding][image][queues]") {
   const error e =
       both_parsers::refusal(images_edited([](auto& doc) { node(doc, "node/gbuffer")["queue"] = "async-compute"; }));

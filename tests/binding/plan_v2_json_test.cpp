@@ -101,7 +101,7 @@ TEST_CASE("plan_v2_json: the two-queue example loads its queues and dependencies
   CHECK(program.dependencies.after(4).size() == 2);
 }
 
-TEST_CASE("plan_v2_json: the async-compute example loads its queues; the kind hashes as its number, 2",
+TEST_CASE("plan_v2_json: the async-compute example loads its queues and the kind hashes as its number 2",
           "[binding][plan_json][queues]") {
   const std::string text = v2_example_text("async_compute.json");
   const plan p = both_parsers::parsed(text);
