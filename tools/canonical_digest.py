@@ -22,7 +22,7 @@ ENUMS = {
     "allocator": ["linear-arena"],
     "view": ["contiguous", "strided"],
     "liveness": ["conservative", "interval"],
-    "queue": ["compute", "transfer"],
+    "queue": ["compute", "transfer", "async-compute"],
     "access": ["read", "write", "read-write", "sampled", "storage-read", "storage-write",
                "storage-read-write", "color-attachment", "depth-attachment", "depth-read",
                "transfer-src", "transfer-dst", "present", "vertex", "index", "indirect",

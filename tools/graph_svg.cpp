@@ -175,9 +175,9 @@ void add_bucket(Agraph_t* g, const plan_picture& picture, std::size_t b) {
             (barrier ? "\\nbarrier before" : "") + transitions);
     set(node, "class",
         std::string(barrier ? "plan-node barrier" : "plan-node") + (transitions.empty() ? "" : " transition"));
-    if (picture.nodes[n].queue == queue_kind::transfer) {
+    if (picture.nodes[n].queue != queue_kind::compute) {
       set(node, "style", "rounded,filled");
-      set(node, "fillcolor", "gray90");
+      set(node, "fillcolor", picture.nodes[n].queue == queue_kind::transfer ? "gray90" : "lightcyan");
     }
     if (barrier) {
       set(node, "color", "red");

@@ -105,14 +105,14 @@ std::vector<listing_check> plan_listing_checks(const plan& p, const dependency_g
     }
   }
 
-  // Who checks each node's listings: a compute node itself; for a transfer
-  // node, the first compute node that runs after it.
+  // Who checks each node's listings: a compute (or async-compute) node
+  // itself; for a transfer node, the first such node that runs after it.
   for (std::size_t n = 0; n < p.nodes.size(); ++n) {
     std::size_t checker = n;
     if (graph.queue(n) == queue_kind::transfer) {
       checker = listing_check::none;
       for (std::size_t later = n + 1; later < p.nodes.size() && checker == listing_check::none; ++later)
-        if (graph.queue(later) == queue_kind::compute && order.runs_after(later, n)) checker = later;
+        if (computes(graph.queue(later)) && order.runs_after(later, n)) checker = later;
     }
     for (std::size_t at = first_of_node[n]; at < first_of_node[n + 1]; ++at) {
       listing_check& l = listings[at];

@@ -104,7 +104,10 @@ void await_device_idle(gpu::device& device) {
 std::vector<queue_use> queue_uses(const gpu::device& device, const dependency_graph& graph) {
   std::vector<queue_use> uses(device.queue_count());
   for (std::size_t q = 0; q < uses.size(); ++q) uses[q].queue = q;
-  for (const queue_kind kind : queue_kinds) uses[device.queue(kind).index()].kinds.emplace_back(to_string(kind));
+  // Async compute is listed where the plan uses it.
+  for (const queue_kind kind : queue_kinds)
+    if (kind != queue_kind::async_compute || graph.uses(kind))
+      uses[device.queue(kind).index()].kinds.emplace_back(to_string(kind));
   for (std::size_t n = 0; n < graph.size(); ++n) ++uses[device.queue(graph.queue(n)).index()].nodes;
   return uses;
 }
@@ -201,10 +204,13 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
     // The device's faults are decided per submission, and the accounting
     // finds each wave's by its fence value: that takes one submission per
     // wave. A wave on two queues makes several (run_accounting.hpp), so with
-    // device faults both kinds run on one queue, as on lavapipe; transfer
+    // device faults every kind runs on one queue, as on lavapipe; transfer
     // nodes still record only copies, and `queues` in the report shows it.
+    // A plan with async-compute nodes gets that queue its own worker.
     const bool device_faults_asked = options.faults.delay > 0 || options.faults.hang > 0 || options.faults.lost > 0;
-    if (device_faults_asked && program->dependencies.uses_transfer()) device_options.queues = 1;
+    const bool async = program->dependencies.uses(queue_kind::async_compute);
+    if (async) device_options.queues = 3;
+    if (device_faults_asked && (program->dependencies.uses_transfer() || async)) device_options.queues = 1;
     auto made = gpu::null_device::create(device_options);
     if (!made) return fail(command_error::from(made.error()), exit_code::usage_or_io);
     r.null_devices.push_back(made->get());

@@ -197,8 +197,8 @@ class dependency_graph_builder {
   bool has_later_dependency_ = false;
 };
 
-bool dependency_graph::uses_transfer() const noexcept {
-  return std::find(queues_.begin(), queues_.end(), queue_kind::transfer) != queues_.end();
+bool dependency_graph::uses(queue_kind kind) const noexcept {
+  return std::find(queues_.begin(), queues_.end(), kind) != queues_.end();
 }
 
 result<dependency_graph> compile_dependency_graph(const plan& p) {

@@ -164,6 +164,10 @@ result<void> check_image_uses(const plan& p, std::span<const std::size_t> all_us
                                    "a transfer-queue node reaches buffer " + resource_id::quote(r.id.view()) +
                                        " by 'read', 'write' or 'read-write' only, not " + access +
                                        " (a transfer queue runs no draws and no shaders)");
+        if (node.queue == queue_kind::async_compute && is_draw_access(a))
+          return access_path_error(errc::invalid_access, p, n, k,
+                                   "an async-compute node draws nothing: buffer " + resource_id::quote(r.id.view()) +
+                                       " cannot be its " + access + " buffer (raster nodes run on the compute queue)");
         continue;
       }
       if (!is_image_access(a))
@@ -185,6 +189,10 @@ result<void> check_image_uses(const plan& p, std::span<const std::size_t> all_us
         return access_path_error(
             errc::invalid_image_access, p, n, k,
             "a transfer-queue node reaches " + who(r) + " by 'transfer-src' or 'transfer-dst' only, not " + access);
+      if (node.queue == queue_kind::async_compute && (is_attachment_access(a) || a == resource_access::present))
+        return access_path_error(errc::invalid_image_access, p, n, k,
+                                 "an async-compute node cannot take " + who(r) + " as " + access +
+                                     ": raster nodes (attachments) and 'present' run on the compute queue only");
       image_state& state = images[uses[k]];
       if (state.presented)
         return access_path_error(errc::invalid_image_access, p, n, k,

@@ -368,7 +368,9 @@ plan_node read_node(const cursor<View>& c, plan_format format) {
   if (auto queue = m.optional("queue")) {
     const std::string_view name = queue->str();
     const std::optional<queue_kind> kind = queue_kind_from_string(name);
-    if (!kind) reject(errc::unknown_queue, quote_text(name) + " is not one of 'compute', 'transfer'", queue->path());
+    if (!kind)
+      reject(errc::unknown_queue, quote_text(name) + " is not one of 'compute', 'transfer', 'async-compute'",
+             queue->path());
     node.queue = *kind;
   }
   if (auto after = m.optional("after"))

@@ -9,8 +9,11 @@ namespace ferrum::gpu {
 
 void device::set_queues(const std::array<gpu::queue*, queue_kind_count>& by_kind) {
   by_kind_ = by_kind;
+  // A kind a device names no queue for runs on the compute queue.
+  for (gpu::queue*& q : by_kind_)
+    if (q == nullptr) q = by_kind_[0];
   queues_.clear();
-  for (gpu::queue* q : by_kind)
+  for (gpu::queue* q : by_kind_)
     if (std::find(queues_.begin(), queues_.end(), q) == queues_.end()) queues_.push_back(q);
 }
 

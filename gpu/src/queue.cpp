@@ -83,6 +83,7 @@ result<void> queue::submit_locked(std::span<command_list* const> lists, std::uin
   for (std::size_t i = 0; i < lists.size(); ++i) {
     command_list& list = *lists[i];
     const char* problem = nullptr;
+    std::string mismatch;
     errc code = errc::ok;
     if (&list.device() != device_) {
       code = errc::foreign_object;
@@ -102,8 +103,8 @@ result<void> queue::submit_locked(std::span<command_list* const> lists, std::uin
       // queues of it; the null device follows the same rule, so that what
       // runs there runs on a GPU with a queue per kind too.
       code = errc::queue_mismatch;
-      problem =
-          list.kind() == queue_kind::transfer ? "was made for the transfer queue" : "was made for the compute queue";
+      mismatch = "was made for the " + std::string(to_string(list.kind())) + " queue";
+      problem = mismatch.c_str();
     }
     if (code != errc::ok) {
       undo(i);

@@ -201,7 +201,7 @@ result<void> detail::lane_memory::make(lane& l, const compiled_program& program,
     c.slots_.push_back(handle ? upload.range(binding_offset + static_cast<std::size_t>(handle->slot().offset),
                                              static_cast<std::size_t>(handle->slot().capacity))
                               : gpu::arena_range{});
-    const queue_kind kind = detail::placed_queue(program.dependencies, node, queues);
+    const queue_kind kind = detail::placed_queue(program.dependencies, node, queues, device);
     auto list =
         device.create_command_list(kind, kind == queue_kind::compute ? stages_of(bucket) : gpu::list_stages::compute);
     if (!list) return list.error();

@@ -18,7 +18,7 @@ submission_plan::submission_plan(const dependency_graph& graph, gpu::device& dev
     waits[q] = waits[q] == none ? on : std::max(waits[q], on);
   };
   for (std::size_t n = 0; n < graph.size(); ++n) {
-    gpu::queue* q = &device.queue(placed_queue(graph, n, placement));
+    gpu::queue* q = &device.queue(placed_queue(graph, n, placement, device));
     node_queues_.push_back(q->kind());
     if (!culled_.empty() && culled_[n]) {
       passed_on[n].assign(queues, none);

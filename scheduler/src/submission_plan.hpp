@@ -48,11 +48,27 @@
 
 namespace ferrum::detail {
 
-// The kind of queue node `n` runs on under `placement`; its command lists are
-// made for it (lane_pool) and submitted to it (submission_plan).
-[[nodiscard]] inline queue_kind placed_queue(const dependency_graph& graph, std::size_t n,
-                                             queue_placement placement) noexcept {
-  return placement == queue_placement::plan ? graph.queue(n) : queue_kind::compute;
+// Whether `device` runs the transfer kind on a queue of its own, apart from
+// both compute kinds': the queues a bucket's per-kind barriers
+// (lane_recipe::barrier_before) are right for, which count compute and
+// async compute as one queue, transfer as another.
+[[nodiscard]] inline bool transfer_alone(const gpu::device& device) noexcept {
+  const gpu::queue* transfer = &device.queue(queue_kind::transfer);
+  return transfer != &device.queue(queue_kind::compute) && transfer != &device.queue(queue_kind::async_compute);
+}
+
+// The kind of queue node `n` runs on under `placement` on `device`; its
+// command lists are made for it (lane_pool) and submitted to it
+// (submission_plan). An async-compute node runs on the compute queue where
+// the device's transfer queue is not a queue of its own (a GPU with one
+// queue, or a transfer queue shared with compute while async compute has
+// its own): the compiled barriers are right for one queue, or for transfer
+// apart from the compute kinds, and nothing between.
+[[nodiscard]] inline queue_kind placed_queue(const dependency_graph& graph, std::size_t n, queue_placement placement,
+                                             const gpu::device& device) noexcept {
+  if (placement != queue_placement::plan) return queue_kind::compute;
+  const queue_kind kind = graph.queue(n);
+  return kind == queue_kind::async_compute && !transfer_alone(device) ? queue_kind::compute : kind;
 }
 
 // A lane's staging lists (lane_contents::stage_in, ::stage_out; null: none).

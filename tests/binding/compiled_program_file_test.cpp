@@ -180,7 +180,7 @@ error load_error(const bytes_t& bytes, const plan& p) {
 
 TEST_CASE("compiled_program_file: every example plan loads back equal to a fresh compile", "[binding][program_file]") {
   for (const char* name : {"two_nodes.json", "multi_bucket.json", "interval_liveness.json", "history.json",
-                           "two_queues.json", "frame_chains.json", "taa_history.json"}) {
+                           "two_queues.json", "frame_chains.json", "taa_history.json", "async_compute.json"}) {
     INFO(name);
     check_round_trip(example_plan(name));
   }

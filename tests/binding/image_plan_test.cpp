@@ -231,6 +231,30 @@ TEST_CASE("images: every access that does not fit its image, queue or place is r
          node(doc, "node/keep")["access"]["image/resolved"] = "sampled";
        },
        errc::invalid_image_access, "/nodes/4/access/image~1resolved"},
+      {"a raster node on the async compute queue",
+       [](auto& doc) { node(doc, "node/gbuffer")["queue"] = "async-compute"; }, errc::invalid_image_access,
+       "/nodes/0/access/image~1scene.color"},
+      {"a present on the async compute queue",
+       [](auto& doc) {
+         resource(doc, "image/out")["pool"] = "pool/window";
+         doc["pools"]["pool/window"] = {{"memory", "imported"}};
+         for (auto& b : doc["buckets"]) b["budgets"].push_back({{"pool", "pool/window"}, {"min", 0}, {"max", 0}});
+         doc["nodes"].push_back({{"id", "node/present"},
+                                 {"queue", "async-compute"},
+                                 {"resources", {"image/out"}},
+                                 {"after", {"node/tonemap"}},
+                                 {"access", {{"image/out", "present"}}}});
+       },
+       errc::invalid_image_access, "/nodes/6/access/image~1out"},
+      {"a vertex buffer on the async compute queue",
+       [](auto& doc) {
+         doc["resources"].push_back(buffer_x("pool/buffers"));
+         for (auto& b : doc["buckets"]) b["budgets"].push_back({{"pool", "pool/buffers"}, {"min", 0}, {"max", 64}});
+         node(doc, "node/tonemap")["queue"] = "async-compute";
+         node(doc, "node/tonemap")["resources"].push_back("buffer/x");
+         node(doc, "node/tonemap")["access"]["buffer/x"] = "vertex";
+       },
+       errc::invalid_access, "/nodes/5/access/buffer~1x"},
       {"a present of an image that is not imported",
        [](auto& doc) {
          doc["nodes"].push_back({{"id", "node/present"},
@@ -280,6 +304,25 @@ TEST_CASE("images: every access that does not fit its image, queue or place is r
     CHECK(e.path == r.path);
     CHECK_FALSE(e.detail.empty());
   }
+}
+
+TEST_CASE("images: a raster node on async compute is refused naming the node, and compute nodes may run there",
+          "[binding][image][queues]") {
+  const error e =
+      both_parsers::refusal(images_edited([](auto& doc) { node(doc, "node/gbuffer")["queue"] = "async-compute"; }));
+  CHECK(e == errc::invalid_image_access);
+  CHECK(e.detail.find("'node/gbuffer'") != std::string::npos);
+  CHECK(e.detail.find("async-compute") != std::string::npos);
+  CHECK(e.detail.find("'color-attachment'") != std::string::npos);
+  // ssao samples and writes storage: it may run on async compute, the
+  // lighting pass it feeds running after it.
+  const plan p = both_parsers::parsed(images_edited([](auto& doc) {
+    node(doc, "node/ssao")["queue"] = "async-compute";
+    node(doc, "node/ssao")["after"] = {"node/gbuffer"};
+    node(doc, "node/lighting")["after"] = {"node/ssao"};
+  }));
+  CHECK(p.nodes[1].queue == queue_kind::async_compute);
+  CHECK(compile(p).has_value());
 }
 
 TEST_CASE("images: a persistent image may be read first, as it holds the last wave's contents", "[binding][image]") {

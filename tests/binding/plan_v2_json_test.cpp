@@ -101,6 +101,37 @@ TEST_CASE("plan_v2_json: the two-queue example loads its queues and dependencies
   CHECK(program.dependencies.after(4).size() == 2);
 }
 
+TEST_CASE("plan_v2_json: the async-compute example loads its queues and the kind hashes as its number 2",
+          "[binding][plan_json][queues]") {
+  const std::string text = v2_example_text("async_compute.json");
+  const plan p = both_parsers::parsed(text);
+  REQUIRE(p.nodes.size() == 5);
+  CHECK(p.nodes[1].queue == queue_kind::async_compute);
+  CHECK(p.nodes[3].queue == queue_kind::async_compute);
+  CHECK(p.nodes[2].queue == queue_kind::compute);
+  // The pin is tools/canonical_digest.py's (tests/tools/check_pinned_digests.py).
+  CHECK(hash_plan(p).value().str() == pinned::async_compute_hash.digest);
+  // Moving a node to another queue changes the hash.
+  json doc = json::parse(text);
+  doc["nodes"][1]["queue"] = "compute";
+  CHECK(hash_plan(both_parsers::parsed(doc.dump())).value() != hash_plan(p).value());
+  const compiled_program program = test::compile_ok(p);
+  CHECK(program.dependencies.uses(queue_kind::async_compute));
+  CHECK_FALSE(program.dependencies.uses_transfer());
+  CHECK(program.dependencies.queue(3) == queue_kind::async_compute);
+}
+
+TEST_CASE("plan_v2_json: an async-compute node and a compute node touching one resource need an after path",
+          "[binding][plan_json][queues]") {
+  json doc = json::parse(v2_example_text("async_compute.json"));
+  // compose reads counts, which reduce (async compute) writes.
+  doc["nodes"][4]["after"] = {"node/shade"};
+  const error e = both_parsers::refusal(doc.dump());
+  CHECK(e == errc::unordered_hazard);
+  CHECK(e.detail.find("'node/reduce'") != std::string::npos);
+  CHECK(e.detail.find("'node/compose'") != std::string::npos);
+}
+
 TEST_CASE("plan_v2_json: a node without a queue runs on the compute queue", "[binding][plan_json]") {
   const plan p = parse_plan(edited([](json& doc) { doc["nodes"][0].erase("queue"); })).value();
   CHECK(p.nodes[0].queue == queue_kind::compute);
@@ -176,6 +207,7 @@ TEST_CASE("plan_v2_json: bad queues and dependencies are rejected at their paths
     CHECK(test::code_of(e) == errc::unknown_queue);
     CHECK(e.path == "/nodes/2/queue");
     CHECK(e.detail.find("'graphics'") != std::string::npos);
+    CHECK(e.detail.find("'async-compute'") != std::string::npos);
   }
   SECTION("a queue that is not a string") {
     const error e = both_parsers::rejection(edited([](json& doc) { doc["nodes"][2]["queue"] = 1; }));

@@ -84,6 +84,26 @@ TEST_CASE("ferrum run: a two-queue plan runs on both queues of the null device w
   }
 }
 
+TEST_CASE("ferrum run: an async-compute plan runs its chain on a third null queue without violations", "[cli]") {
+  const json_run run = run_json(example_plan("async_compute.json"), {"--waves", "40"});
+  check_healthy(run, 40);
+  const nlohmann::ordered_json& queues = run.report["queues"];
+  REQUIRE(queues.size() == 3);
+  CHECK(queues[0]["kinds"] == nlohmann::ordered_json::array({"compute"}));
+  CHECK(queues[2]["kinds"] == nlohmann::ordered_json::array({"async-compute"}));
+  CHECK(u64(queues[0]["nodes"]) == 3);
+  CHECK(u64(queues[1]["nodes"]) == 0);
+  CHECK(u64(queues[2]["nodes"]) == 2);
+  // Per wave, segments prepare (compute), cull (async), shade (compute),
+  // reduce (async), compose (compute, waiting for reduce): no join.
+  CHECK(u64(queues[0]["submissions"]) == 3 * 40);
+  CHECK(u64(queues[2]["submissions"]) == 2 * 40);
+  for (const auto& bucket : run.report["memory"]) CHECK(u64(bucket["resources_unchecked_per_wave"]) == 0);
+  // The checks see a stale pattern in a resource the async chain reads.
+  const json_run corrupted = corrupted_run(example_plan("async_compute.json"), "FERRUM_RUN_CORRUPT_WORKSPACE_WAVE");
+  CHECK(u64(corrupted.report["violations"]) > 0);
+}
+
 TEST_CASE("ferrum run: a v1 plan's report and summary have no queues and no unchecked listings", "[cli]") {
   const json_run run = run_json(example_plan("two_nodes.json"), {"--waves", "4"});
   check_healthy(run, 4);
@@ -207,23 +227,41 @@ TEST_CASE("ferrum run: with device faults a two-queue plan runs on one null queu
   CHECK(u64(lost.report["waves"]["failed"]) >= 27);
 }
 
-TEST_CASE("ferrum run: on Vulkan a two-queue plan runs both kinds on one queue and its checks see a stale pattern",
-          "[cli][vulkan]") {
-  // lavapipe has one queue: each wave is one submission of all five nodes,
-  // the transfer nodes' lists still recording copies only.
-  const auto run = cli_test::vulkan_run_json(example_plan("two_queues.json"),
-                                             {"--waves", "6", "--fence-timeout", cli_test::vulkan_fence_timeout_ms});
-  if (!run) return;
+namespace {
+
+// Runs `plan` for 6 waves on lavapipe (false where Vulkan is not there):
+// one queue running `kinds`, each wave one submission of all five nodes, no
+// violation.
+bool runs_on_lavapipes_one_queue(const std::string& plan, const nlohmann::ordered_json& kinds) {
+  const auto run =
+      cli_test::vulkan_run_json(plan, {"--waves", "6", "--fence-timeout", cli_test::vulkan_fence_timeout_ms});
+  if (!run) return false;
   check_report(*run, 6, "vulkan");
   CHECK(u64((*run)["violations"]) == 0);
   CHECK(u64((*run)["waves"]["completed"]) == 6);
   REQUIRE((*run)["queues"].size() == 1);
-  CHECK((*run)["queues"][0]["kinds"] == nlohmann::ordered_json::array({"compute", "transfer"}));
+  CHECK((*run)["queues"][0]["kinds"] == kinds);
   CHECK(u64((*run)["queues"][0]["nodes"]) == 5);
   CHECK(u64((*run)["queues"][0]["submissions"]) == 6);
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("ferrum run: on Vulkan a two-queue plan runs both kinds on one queue and its checks see a stale pattern",
+          "[cli][vulkan]") {
+  // lavapipe has one queue: the transfer nodes' lists still record copies only.
+  if (!runs_on_lavapipes_one_queue(example_plan("two_queues.json"),
+                                   nlohmann::ordered_json::array({"compute", "transfer"})))
+    return;
 
   const auto corrupted = cli_test::vulkan_run_json(example_plan("two_queues.json"), {"--waves", "4"}, 3,
                                                    {{"FERRUM_RUN_CORRUPT_WORKSPACE_WAVE", "3"}});
   if (!corrupted) return;
   CHECK(u64((*corrupted)["violations"]) == 2 * words_of(example_plan("two_queues.json"), 0, "resource/staging"));
+}
+
+TEST_CASE("ferrum run: on Vulkan an async-compute plan runs every kind on lavapipe's one queue", "[cli][vulkan]") {
+  (void)runs_on_lavapipes_one_queue(example_plan("async_compute.json"),
+                                    nlohmann::ordered_json::array({"compute", "transfer", "async-compute"}));
 }

@@ -56,6 +56,37 @@ TEST_CASE("queues: the null device gives compute and transfer a queue each by de
   CHECK(test::require(device->create_command_list())->kind() == queue_kind::compute);
 }
 
+TEST_CASE("queues: async compute runs on the compute queue by default, on its own with queues = 3", "[gpu]") {
+  auto shared = test::null_device();
+  CHECK(&shared->queue(queue_kind::async_compute) == &shared->queue());
+  null_device_options options;
+  options.queues = 3;
+  auto device = test::null_device(options);
+  REQUIRE(device->queue_count() == 3);
+  ferrum::gpu::queue& async = device->queue(queue_kind::async_compute);
+  CHECK(&async == &device->queue_at(2));
+  CHECK(async.index() == 2);
+  CHECK(async.kind() == queue_kind::async_compute);
+  CHECK(&async != &device->queue());
+  CHECK(&async != &device->queue(queue_kind::transfer));
+  // A list made for async compute dispatches and runs on its queue only.
+  auto arena = test::require(device->create_arena(64));
+  auto writer = test::require(device->create_kernel(builtin::write_pattern()));
+  auto list = test::require(device->create_command_list(queue_kind::async_compute));
+  CHECK(list->kind() == queue_kind::async_compute);
+  test::require(list->begin());
+  test::require(list->dispatch(*writer, arena->range(0, 64), {}, std::array{7u}));
+  test::require(list->end());
+  command_list* lists[] = {list.get()};
+  auto refused = device->queue().submit_next(lists);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error() == errc::queue_mismatch);
+  CHECK_THAT(refused.error().what(), Catch::Contains("was made for the async-compute queue"));
+  const std::uint64_t value = test::require(async.submit_next(lists));
+  test::require_reached(async.timeline(), value);
+  CHECK(test::word_at(*arena, 3) == builtin::pattern_word(7, 3));
+}
+
 TEST_CASE("queues: with queues = 1 both kinds run on one queue in submission order", "[gpu]") {
   null_device_options options;
   options.queues = 1;
@@ -75,14 +106,14 @@ TEST_CASE("queues: with queues = 1 both kinds run on one queue in submission ord
   CHECK(test::word_at(*arena, 15) == 5);
 }
 
-TEST_CASE("queues: a queue count other than 1 or 2 is rejected with invalid_device_option", "[gpu]") {
-  for (std::size_t queues : {0, 3}) {
+TEST_CASE("queues: a queue count other than 1, 2 or 3 is rejected with invalid_device_option", "[gpu]") {
+  for (std::size_t queues : {0, 4}) {
     null_device_options options;
     options.queues = queues;
     auto device = ferrum::gpu::null_device::create(options);
     REQUIRE_FALSE(device.has_value());
     CHECK(device.error() == errc::invalid_device_option);
-    CHECK_THAT(device.error().what(), Catch::Contains("queues must be 1 or 2"));
+    CHECK_THAT(device.error().what(), Catch::Contains("queues must be 1, 2 or 3"));
   }
 }
 

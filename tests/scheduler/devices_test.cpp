@@ -305,7 +305,7 @@ TEST_CASE("devices: a trace has a track per device's lane and per device's queue
   CHECK(names.count("device 0 queue") == 1);
   CHECK(names.count("device 1 queue") == 1);
   // The GPU process (3): device 0's compute queue keeps thread 1, device 1's
-  // is thread 3 (two kinds per device).
+  // is thread 4 (three kinds per device: compute, transfer, async compute).
   CHECK(tracks_with_spans.count({3, 1}) == 1);
-  CHECK(tracks_with_spans.count({3, 3}) == 1);
+  CHECK(tracks_with_spans.count({3, 4}) == 1);
 }

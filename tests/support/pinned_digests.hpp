@@ -25,6 +25,7 @@ inline constexpr pinned_digest two_queues_hash{"examples/plans/two_queues.json",
 inline constexpr pinned_digest two_queues_fingerprint_1{"examples/plans/two_queues.json", "fingerprint frame@1x1x1", "sha256/2f1961842b241b6a449226c46f14622a43f13307d14080f8f9a095d68a94b630"};
 inline constexpr pinned_digest two_queues_fingerprint_4{"examples/plans/two_queues.json", "fingerprint frame@4x1x1", "sha256/601b3c509be899b3feaa9011adc806ba76be7685c76bae091814dcd68e5dc059"};
 inline constexpr pinned_digest two_queues_access_hash{"examples/plans/two_queues_access.json", "plan_hash", "sha256/8d04222cccfba03e213dd3b148d43adb0c108d6f44daae35469bb1f7b0bb9851"};
+inline constexpr pinned_digest async_compute_hash{"examples/plans/async_compute.json", "plan_hash", "sha256/970b374472b7a8d3ab43d9046637b1d783ba9d61dc718a361b27161a117cdef7"};
 inline constexpr pinned_digest readback_hash{"examples/plans/readback.json", "plan_hash", "sha256/909acb798cff4086ccb43d54e2f92c9fc60fd3bab0903bb1afaeccd536969101"};
 inline constexpr pinned_digest images_hash{"examples/plans/images.json", "plan_hash", "sha256/147327264ba68d5b1c26e89ac19c94b88c693136cfaa92900725c13dae8bddfe"};
 inline constexpr pinned_digest imported_hash{"examples/plans/imported.json", "plan_hash", "sha256/d63851a21e823ee8b39784c9860ca1da4d4c8988abbc3b083c21d38d938daf4f"};

@@ -124,7 +124,7 @@ namespace ferrum {
   X(timestamps_unsupported, "the device cannot write GPU timestamps on its queue")                                   \
   X(timestamp_unavailable, "a timestamp slot is read that no reached submission wrote")                              \
   /* plan dependencies and queues (ferrum.plan.v2) */                                                                \
-  X(unknown_queue, "a node names a queue that is not 'compute' or 'transfer'")                                       \
+  X(unknown_queue, "a node names a queue that is not 'compute', 'transfer' or 'async-compute'")                      \
   X(dangling_dependency, "a node depends on a node that the plan does not define")                                   \
   X(duplicate_dependency, "a node lists the same dependency twice")                                                  \
   X(dependency_cycle, "nodes depend on each other in a cycle")                                                       \

@@ -1,9 +1,13 @@
 // ferrum/queue_kind.hpp — the kinds of GPU queue a node may run on.
 //
-// A plan's node names one (`"queue": "transfer"` in a ferrum.plan.v2 file;
-// compute when absent), and a device maps each kind onto one of the queues it
-// has: the null device gives each kind its own worker, a Vulkan device with a
-// single queue runs both kinds on it. Shared by binding/ (the plan) and gpu/
+// A plan's node names one (`"queue": "transfer"` or `"async-compute"` in a
+// ferrum.plan.v2 file; compute when absent), and a device maps each kind onto
+// one of the queues it has: the null device gives each kind its own worker, a
+// Vulkan device with a single queue runs every kind on it. `compute` is the
+// main queue (graphics where the device draws: raster nodes and `present` run
+// only there); `async_compute` is a second compute queue beside it (a family
+// other than the main one where the device has one, else the main queue);
+// `transfer` copies. Shared by binding/ (the plan) and gpu/
 // (the device), which do not know each other.
 //
 //   ferrum::queue_kind kind = ferrum::queue_kind::transfer;
@@ -18,21 +22,25 @@
 
 namespace ferrum {
 
-enum class queue_kind : std::uint8_t { compute, transfer };
+// New kinds go at the end: a plan's hash writes the kind as its number.
+enum class queue_kind : std::uint8_t { compute, transfer, async_compute };
 
 // Every kind, in enum order.
-inline constexpr std::array<queue_kind, 2> queue_kinds{queue_kind::compute, queue_kind::transfer};
+inline constexpr std::array<queue_kind, 3> queue_kinds{queue_kind::compute, queue_kind::transfer,
+                                                       queue_kind::async_compute};
 
 // The number of kinds: arrays indexed by kind have this many entries.
 inline constexpr std::size_t queue_kind_count = queue_kinds.size();
 
-// "compute" or "transfer".
+// "compute", "transfer" or "async-compute".
 [[nodiscard]] constexpr std::string_view to_string(queue_kind kind) noexcept {
   switch (kind) {
     case queue_kind::compute:
       return "compute";
     case queue_kind::transfer:
       return "transfer";
+    case queue_kind::async_compute:
+      return "async-compute";
   }
   return "unknown";
 }
@@ -43,6 +51,10 @@ inline constexpr std::size_t queue_kind_count = queue_kinds.size();
     if (to_string(kind) == name) return kind;
   return std::nullopt;
 }
+
+// Whether the kind runs compute work (dispatches, compute-shader stages):
+// compute and async_compute; transfer records copies and fills only.
+[[nodiscard]] constexpr bool computes(queue_kind kind) noexcept { return kind != queue_kind::transfer; }
 
 // The kind's position in queue_kinds (an index for per-kind arrays).
 [[nodiscard]] constexpr std::size_t index_of(queue_kind kind) noexcept { return static_cast<std::size_t>(kind); }

@@ -27,8 +27,12 @@ null_device_impl::null_device_impl(const null_device_options& options)
     : null_device("null", "null", {options.max_arena_bytes, 65535, max_image_extent, options.graphics}),
       options_(options) {
   queues_.push_back(std::make_unique<null_queue>(*this, 0, queue_kind::compute));
-  if (options_.queues == 2) queues_.push_back(std::make_unique<null_queue>(*this, 1, queue_kind::transfer));
-  set_queues({queues_.front().get(), queues_.back().get()});
+  if (options_.queues >= 2) queues_.push_back(std::make_unique<null_queue>(*this, 1, queue_kind::transfer));
+  if (options_.queues == 3) queues_.push_back(std::make_unique<null_queue>(*this, 2, queue_kind::async_compute));
+  // By kind: compute, transfer, async_compute (on the compute queue unless
+  // it has its own).
+  set_queues({queues_.front().get(), queues_[options_.queues >= 2 ? 1 : 0].get(),
+              queues_[options_.queues == 3 ? 2 : 0].get()});
   for (const null_device_options::withheld_features& w : options.withheld)
     set_format_features(w.format, format_features(w.format) & ~w.features);
   set_timestamp_clock(options.timestamps ? timestamp_clock{true, "steady_clock", std::chrono::nanoseconds(0)}
@@ -145,8 +149,8 @@ result<std::unique_ptr<null_device>> null_device::create(const null_device_optio
   if (options.latency.count() < 0 || f.max_delay.count() < 0 || f.hang_duration.count() < 0)
     return make_error(errc::invalid_device_option, "latency, max_delay and hang_duration must not be negative");
   if (options.max_arena_bytes == 0) return make_error(errc::invalid_device_option, "max_arena_bytes must be positive");
-  if (options.queues != 1 && options.queues != 2)
-    return make_error(errc::invalid_device_option, "queues must be 1 or 2, not " + std::to_string(options.queues));
+  if (options.queues < 1 || options.queues > 3)
+    return make_error(errc::invalid_device_option, "queues must be 1, 2 or 3, not " + std::to_string(options.queues));
   for (const null_device_options::withheld_features& w : options.withheld)
     if (static_cast<std::size_t>(w.format) >= image_format_count || (w.features & ~format_feature::all) != 0)
       return make_error(errc::invalid_device_option, "withheld: format " + std::to_string(static_cast<int>(w.format)) +

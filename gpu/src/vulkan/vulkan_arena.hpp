@@ -31,9 +31,9 @@ class vulkan_arena final : public arena {
     VkDevice device = VK_NULL_HANDLE;
     const VkPhysicalDeviceMemoryProperties* memory = nullptr;
     vulkan_descriptor_pool* descriptors = nullptr;
-    // The distinct queue families of the device's queues (1 or 2): with two,
+    // The distinct queue families of the device's queues (1 to 3): with more,
     // the buffers are shared between them.
-    std::array<std::uint32_t, 2> families{};
+    std::array<std::uint32_t, 3> families{};
     std::uint32_t family_count = 1;
     // vulkan_device_options::discrete_layout: upload and readback staged.
     bool discrete_layout = false;

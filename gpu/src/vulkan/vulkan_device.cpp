@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <vector>
 
 namespace ferrum::gpu {
 namespace {
@@ -105,7 +106,9 @@ vulkan_device::vulkan_device(std::unique_ptr<vulkan_device_objects> objects)
     const std::size_t watched = waiter_.watch(queues[i].timeline, t, host_waits);
     // Adopt mode has one queue, the engine's, whose lock guards it.
     std::mutex* engine_lock = i == 0 ? objects_->queue_mutex : nullptr;
-    const queue_kind kind = i == 0 ? queue_kind::compute : queue_kind::transfer;
+    const queue_kind kind = i == 0                          ? queue_kind::compute
+                            : i == objects_->transfer_queue ? queue_kind::transfer
+                                                            : queue_kind::async_compute;
     queues_.push_back(std::make_unique<vulkan_queue>(
         *this, t,
         vulkan_queue::context{queues[i].queue, queues[i].family, queues[i].timeline, engine_lock, &waiter_, watched,
@@ -113,7 +116,7 @@ vulkan_device::vulkan_device(std::unique_ptr<vulkan_device_objects> objects)
         i, kind));
     t.attach(&waiter_, watched);
   }
-  set_queues({queues_.front().get(), queues_[objects_->transfer_queue].get()});
+  set_queues({queues_.front().get(), queues_[objects_->transfer_queue].get(), queues_[objects_->async_queue].get()});
   waiter_.start();
 }
 
@@ -168,9 +171,10 @@ void vulkan_device::drain() noexcept {
     (void)vkDeviceWaitIdle(objects_->device);  // VK_SUCCESS or a loss: done either way
     return;
   }
+  // Adopt mode has the engine's queue, and its async queue where given.
+  for (std::size_t i = 1; i < objects_->queues.size(); ++i) (void)vkQueueWaitIdle(objects_->queues[i].queue);
   std::optional<std::lock_guard<std::mutex>> engine_lock;
   if (objects_->queue_mutex != nullptr) engine_lock.emplace(*objects_->queue_mutex);
-  // Adopt mode has the engine's one queue.
   (void)vkQueueWaitIdle(objects_->queues.front().queue);  // VK_SUCCESS or a loss: done either way
 }
 
@@ -178,12 +182,12 @@ vulkan_arena::context vulkan_device::arena_context() const noexcept {
   vulkan_arena::context c{objects_->device, &objects_->physical.memory, objects_->descriptors.get()};
   c.discrete_layout = objects_->discrete_layout;
   c.buffer_device_address = objects_->buffer_device_address;
+  // Every distinct family of the device's queues (up to three: compute,
+  // transfer, async compute): more than one makes arenas concurrent.
   c.families[0] = objects_->queues.front().family;
   for (const vulkan_device_objects::queue_objects& q : objects_->queues) {
-    if (q.family != c.families[0]) {
-      c.families[1] = q.family;
-      c.family_count = 2;
-    }
+    const auto end = c.families.begin() + c.family_count;
+    if (std::find(c.families.begin(), end, q.family) == end) c.families[c.family_count++] = q.family;
   }
   return c;
 }
@@ -240,11 +244,17 @@ result<std::unique_ptr<command_list>> vulkan_device::do_create_command_list(queu
   // Where the layers check hazards between submissions (host_waits_), they
   // are shown each dispatch's operand range.
   if (!host_waits_.empty()) c.exact_operands_alignment = std::max<VkDeviceSize>(1, physical.storage_offset_alignment);
-  c.graphics = q.index() == 0 && physical.graphics_family;
-  if (q.index() != 0 && physical.transfer_only_family) {
+  // The compute queue's family, or the async queue's when it is a further
+  // queue of that family, has graphics where the device has it.
+  c.graphics = q.family() == physical.queue_family && physical.graphics_family;
+  const bool transfer = q.index() != 0 && q.index() == objects_->transfer_queue;
+  const bool async = q.index() != 0 && q.index() == objects_->async_queue;
+  if (transfer && physical.transfer_only_family) {
     c.transfer_only = true;
     c.no_timestamps = "the transfer queue's family has neither graphics nor compute, which copying query results needs";
-  } else if ((q.index() == 0 ? physical.timestamp_valid_bits : physical.transfer_timestamp_valid_bits) == 0) {
+  } else if ((transfer ? physical.transfer_timestamp_valid_bits
+              : async  ? physical.async_timestamp_valid_bits
+                       : physical.timestamp_valid_bits) == 0) {
     c.no_timestamps = "its queue family reports no valid timestamp bits";
   }
   c.graphics_stages = stages == list_stages::graphics;
@@ -323,8 +333,9 @@ vulkan_native_handles vulkan_device::native() const noexcept {
   const vulkan_device_objects& o = *objects_;
   const vulkan_device_objects::queue_objects& compute = o.queues.front();
   const vulkan_device_objects::queue_objects& transfer = o.queues[o.transfer_queue];
-  return {o.instance->handle(), o.physical.handle, o.device,        compute.queue,    compute.family,
-          compute.timeline,     transfer.queue,    transfer.family, transfer.timeline};
+  const vulkan_device_objects::queue_objects& async = o.queues[o.async_queue];
+  return {o.instance->handle(), o.physical.handle, o.device,          compute.queue, compute.family, compute.timeline,
+          transfer.queue,       transfer.family,   transfer.timeline, async.queue,   async.family,   async.timeline};
 }
 
 std::optional<vulkan_native_handles> native_handles(const device& d) noexcept {
@@ -381,20 +392,27 @@ result<std::unique_ptr<device>> create_vulkan_device(const vulkan_device_options
   // One VkDeviceQueueCreateInfo per family (queueFamilyIndex must be unique
   // among them): the compute family's with one queue, or two when transfer
   // takes its second, and the transfer family's when it has its own.
+  // The async compute queue likewise: its family's with one queue, or a
+  // further queue of the compute family.
   const vulkan_physical_device& chosen = objects->physical;
-  const std::array<float, 2> priorities{1.0f, 1.0f};
-  std::array<VkDeviceQueueCreateInfo, 2> queue_infos{};
-  std::uint32_t queue_info_count = 1;
-  queue_infos[0].sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
-  queue_infos[0].queueFamilyIndex = chosen.queue_family;
-  queue_infos[0].queueCount = chosen.transfer_family == chosen.queue_family ? chosen.transfer_queue_index + 1 : 1;
-  queue_infos[0].pQueuePriorities = priorities.data();
-  if (chosen.transfer_family != chosen.queue_family) {
-    queue_infos[1] = queue_infos[0];
-    queue_infos[1].queueFamilyIndex = chosen.transfer_family;
-    queue_infos[1].queueCount = 1;
-    queue_info_count = 2;
-  }
+  const std::array<float, 3> priorities{1.0f, 1.0f, 1.0f};
+  std::array<VkDeviceQueueCreateInfo, 3> queue_infos{};
+  std::uint32_t queue_info_count = 0;
+  const auto take = [&](std::uint32_t family, std::uint32_t index) {
+    VkDeviceQueueCreateInfo* info = nullptr;
+    for (std::uint32_t k = 0; k < queue_info_count; ++k)
+      if (queue_infos[k].queueFamilyIndex == family) info = &queue_infos[k];
+    if (info == nullptr) {
+      info = &queue_infos[queue_info_count++];
+      info->sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+      info->queueFamilyIndex = family;
+      info->pQueuePriorities = priorities.data();
+    }
+    info->queueCount = std::max(info->queueCount, index + 1);
+  };
+  take(chosen.queue_family, 0);
+  take(chosen.transfer_family, chosen.transfer_queue_index);
+  take(chosen.async_family, chosen.async_queue_index);
   // Timeline semaphores are core in 1.2 but still a feature to enable;
   // buffer device addresses (for engines' shaders in native nodes) where
   // the device has them.
@@ -471,6 +489,15 @@ result<std::unique_ptr<device>> create_vulkan_device(const vulkan_device_options
     objects->queues.push_back(transfer);
     objects->transfer_queue = 1;
   }
+  if (chosen.separate_async_queue()) {
+    // Untested on lavapipe (one queue): the path of GPUs with a compute
+    // family beside the main one, or a further queue of it.
+    vulkan_device_objects::queue_objects async;
+    async.family = chosen.async_family;
+    vkGetDeviceQueue(objects->device, async.family, chosen.async_queue_index, &async.queue);
+    objects->async_queue = objects->queues.size();
+    objects->queues.push_back(async);
+  }
   return vulkan_device::start(std::move(objects));
 }
 
@@ -495,6 +522,28 @@ result<std::unique_ptr<device>> adopt_vulkan_device(const vulkan_adopt_info& inf
   engine_queue.queue = info.queue;
   engine_queue.family = info.queue_family;
   objects->queues.push_back(engine_queue);
+  if (info.async_queue != VK_NULL_HANDLE) {
+    if (info.async_queue == info.queue)
+      return make_error(errc::invalid_device_option,
+                        "adopt_vulkan_device: async_queue is the engine's queue (leave it null to share that queue)");
+    std::uint32_t family_count = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(info.physical_device, &family_count, nullptr);
+    std::vector<VkQueueFamilyProperties> families(family_count);
+    vkGetPhysicalDeviceQueueFamilyProperties(info.physical_device, &family_count, families.data());
+    if (info.async_queue_family >= family_count ||
+        (families[info.async_queue_family].queueFlags & VK_QUEUE_COMPUTE_BIT) == 0)
+      return make_error(errc::invalid_device_option,
+                        "adopt_vulkan_device: async_queue_family " + std::to_string(info.async_queue_family) +
+                            " has no compute (the device has " + std::to_string(family_count) + " families)");
+    vulkan_device_objects::queue_objects async;
+    async.queue = info.async_queue;
+    async.family = info.async_queue_family;
+    objects->physical.async_family = info.async_queue_family;
+    objects->physical.async_queue_index = 1;  // not the engine's queue: a queue of its own
+    objects->physical.async_timestamp_valid_bits = families[info.async_queue_family].timestampValidBits;
+    objects->async_queue = objects->queues.size();
+    objects->queues.push_back(async);
+  }
   objects->queue_mutex = info.queue_mutex;
   objects->calibrated_timestamps = info.calibrated_timestamps;
   objects->buffer_device_address = info.buffer_device_address;

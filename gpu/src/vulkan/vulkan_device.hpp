@@ -41,8 +41,9 @@ struct vulkan_device_objects {
   vulkan_physical_device physical;
   VkDevice device = VK_NULL_HANDLE;
   bool owns_device = false;
-  // One distinct queue: queues[0] runs compute, queues[transfer_queue]
-  // transfer (the same one when the device has no transfer queue of its own).
+  // One per distinct queue: queues[0] runs compute, queues[transfer_queue]
+  // transfer, queues[async_queue] async compute (either the same as
+  // queues[0] when the device has no such queue of its own).
   struct queue_objects {
     VkQueue queue = VK_NULL_HANDLE;
     std::uint32_t family = 0;
@@ -52,6 +53,7 @@ struct vulkan_device_objects {
   };
   std::vector<queue_objects> queues;
   std::size_t transfer_queue = 0;
+  std::size_t async_queue = 0;
   // The engine's lock around its submissions to queues[0] (adopt mode).
   std::mutex* queue_mutex = nullptr;
   // VK_EXT_calibrated_timestamps is enabled on `device`.

@@ -99,6 +99,7 @@ inspection inspect(VkPhysicalDevice handle, std::optional<std::uint32_t> family)
                                                     std::to_string(family_count) + " families)");
     out.device.queue_family = *family;
     out.device.transfer_family = *family;
+    out.device.async_family = *family;
   } else {
     std::uint32_t i = 0;
     while (i < family_count && !computes(i)) ++i;
@@ -122,6 +123,7 @@ inspection inspect(VkPhysicalDevice handle, std::optional<std::uint32_t> family)
       out.device.transfer_family = i;
       out.device.transfer_queue_index = 1;
     }
+    choose_async_queue(out.device, families);
   }
 
   vkGetPhysicalDeviceMemoryProperties(handle, &out.device.memory);
@@ -148,6 +150,7 @@ inspection inspect(VkPhysicalDevice handle, std::optional<std::uint32_t> family)
   }
   out.device.timestamp_valid_bits = families[out.device.queue_family].timestampValidBits;
   out.device.transfer_timestamp_valid_bits = families[out.device.transfer_family].timestampValidBits;
+  out.device.async_timestamp_valid_bits = families[out.device.async_family].timestampValidBits;
   out.device.timestamp_period = properties.properties.limits.timestampPeriod;
   out.device.offers_swapchain = offers_extension(handle, VK_KHR_SWAPCHAIN_EXTENSION_NAME);
   return out;
@@ -165,6 +168,30 @@ int kind_rank(VkPhysicalDeviceType type) noexcept {
 }
 
 }  // namespace
+
+void choose_async_queue(vulkan_physical_device& d, std::span<const VkQueueFamilyProperties> families) noexcept {
+  d.async_family = d.queue_family;
+  d.async_queue_index = 0;
+  const auto family_count = static_cast<std::uint32_t>(families.size());
+  const auto other_compute = [&](bool without_graphics) -> std::optional<std::uint32_t> {
+    for (std::uint32_t f = 0; f < family_count; ++f)
+      if (f != d.queue_family && (families[f].queueFlags & VK_QUEUE_COMPUTE_BIT) != 0 && families[f].queueCount > 0 &&
+          (!without_graphics || (families[f].queueFlags & VK_QUEUE_GRAPHICS_BIT) == 0))
+        return f;
+    return std::nullopt;
+  };
+  std::optional<std::uint32_t> f = other_compute(true);
+  if (!f) f = other_compute(false);
+  if (f) {
+    // Never the transfer queue's: that is a family without compute, or
+    // queue_family.
+    d.async_family = *f;
+    return;
+  }
+  if (d.queue_family >= family_count) return;
+  const std::uint32_t next = d.transfer_family == d.queue_family ? d.transfer_queue_index + 1 : 1;
+  if (families[d.queue_family].queueCount > next) d.async_queue_index = next;
+}
 
 int find_memory_type(const VkPhysicalDeviceMemoryProperties& memory, std::uint32_t allowed,
                      VkMemoryPropertyFlags flags) noexcept {

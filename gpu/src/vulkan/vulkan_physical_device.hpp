@@ -20,6 +20,7 @@
 #include <vulkan/vulkan_core.h>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -34,6 +35,13 @@ struct vulkan_physical_device {
   // (queue_family, 0) when it is the compute queue.
   std::uint32_t transfer_family = 0;
   std::uint32_t transfer_queue_index = 0;
+  // The async compute queue: queue `async_queue_index` of `async_family`; a
+  // compute family other than queue_family where the device has one (one
+  // without graphics first), else queue_family's next free queue, else
+  // (queue_family, 0): the compute queue itself.
+  std::uint32_t async_family = 0;
+  std::uint32_t async_queue_index = 0;
+  std::uint32_t async_timestamp_valid_bits = 0;
   // transfer_family has neither graphics nor compute.
   bool transfer_only_family = false;
   // queue_family has graphics (its barriers may name graphics stages).
@@ -58,7 +66,18 @@ struct vulkan_physical_device {
   [[nodiscard]] bool separate_transfer_queue() const noexcept {
     return transfer_family != queue_family || transfer_queue_index != 0;
   }
+  // Whether async compute work has a queue of its own.
+  [[nodiscard]] bool separate_async_queue() const noexcept {
+    return async_family != queue_family || async_queue_index != 0;
+  }
 };
+
+// Sets d.async_family and d.async_queue_index from the device's queue
+// families, once d.queue_family and the transfer queue are chosen: a family
+// other than queue_family with compute (one without graphics first, in
+// family order), queue 0; else queue_family's queue after those the compute
+// and transfer queues take, where it has one; else the compute queue.
+void choose_async_queue(vulkan_physical_device& d, std::span<const VkQueueFamilyProperties> families) noexcept;
 
 // The suitable physical device whose name contains `name` (any suitable one
 // when empty), discrete GPUs first, then integrated, then any other kind, in

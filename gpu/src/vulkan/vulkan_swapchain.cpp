@@ -366,10 +366,12 @@ result<void> vulkan_swapchain::record_copy(command_list& list, arena_range sourc
                                                          "presented");
     target = slot->owner->wrapped[slot->index].get();
   }
-  if (list.kind() == queue_kind::transfer)
-    return make_error(errc::unsupported_command,
-                      "swapchain::record_copy on a list made for the transfer queue (the image belongs to the "
-                      "compute queue)");
+  // The swapchain's images are exclusive to the compute queue's family:
+  // presentation's copy runs there (no ownership transfer).
+  if (list.kind() != queue_kind::compute)
+    return make_error(errc::unsupported_command, "swapchain::record_copy on a list made for the " +
+                                                     std::string(to_string(list.kind())) +
+                                                     " queue (the image belongs to the compute queue)");
   // The copy's checks before its transitions, so that a refused copy
   // leaves nothing recorded.
   if (auto ok = list.check_copy(source, *target, image_layout::transfer_dst); !ok) return ok;

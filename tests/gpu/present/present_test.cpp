@@ -410,6 +410,14 @@ TEST_CASE("swapchain::record_copy: a refused copy records nothing", "[vulkan][pr
     CHECK(f.chain->record_copy(*transfer, arena->range(0, 32 * 32 * 4), image).error() == errc::unsupported_command);
     require(transfer->end());
   }
+  SECTION("a list made for the async compute queue") {
+    auto async = require(d.create_command_list(ferrum::queue_kind::async_compute));
+    require(async->begin());
+    const auto refused = f.chain->record_copy(*async, arena->range(0, 32 * 32 * 4), image);
+    CHECK(refused.error() == errc::unsupported_command);
+    CHECK_THAT(refused.error().what(), Catch::Contains("made for the async-compute queue"));
+    require(async->end());
+  }
   SECTION("an image the swapchain did not hand out") {
     swapchain_image other = image;
     other.frame = 7;

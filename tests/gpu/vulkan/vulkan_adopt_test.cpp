@@ -213,6 +213,36 @@ TEST_CASE("vulkan: adopting a queue family without compute gives invalid_device_
   CHECK(log.empty());
 }
 
+TEST_CASE("vulkan: an adopted async queue that is the engine's queue, or of no compute family, is refused",
+          "[vulkan]") {
+  message_log log;
+  {
+    engine e;
+    if (!e.start(log)) return;
+    ferrum::gpu::vulkan_adopt_info same = e.adopt_info();
+    same.async_queue = same.queue;
+    auto refused = ferrum::gpu::adopt_vulkan_device(same);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error() == ferrum::errc::invalid_device_option);
+    CHECK_THAT(refused.error().what(), Catch::Contains("async_queue is the engine's queue"));
+    ferrum::gpu::vulkan_adopt_info no_family = e.adopt_info();
+    // Any handle other than the engine's queue: refused for its family
+    // before it is used.
+    no_family.async_queue = reinterpret_cast<VkQueue>(std::uintptr_t{1});
+    no_family.async_queue_family = 1000;
+    refused = ferrum::gpu::adopt_vulkan_device(no_family);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error() == ferrum::errc::invalid_device_option);
+    CHECK_THAT(refused.error().what(), Catch::Contains("async_queue_family 1000 has no compute"));
+    // Without one, async compute runs on the engine's queue.
+    auto device = require(ferrum::gpu::adopt_vulkan_device(e.adopt_info()));
+    CHECK(&device->queue(ferrum::queue_kind::async_compute) == &device->queue());
+    CHECK(ferrum::gpu::native_handles(*device)->async_queue == e.adopt_info().queue);
+  }
+  INFO(log.text());
+  CHECK(log.empty());
+}
+
 namespace {
 
 // The engine's own work on its queue: a host-visible buffer it fills with a

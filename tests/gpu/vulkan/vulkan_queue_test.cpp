@@ -7,12 +7,15 @@
 #include "ferrum/gpu/null_device.hpp"
 #include "ferrum/gpu/vulkan_device.hpp"
 
+#include "vulkan/vulkan_physical_device.hpp"
 #include "vulkan_test_support.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <array>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 using ferrum::queue_kind;
 using ferrum::gpu::command_list;
@@ -53,6 +56,71 @@ TEST_CASE("vulkan queues: each kind has a queue and on lavapipe (one queue) both
   CHECK(list->kind() == queue_kind::transfer);
   list.reset();
   s.finish();
+}
+
+TEST_CASE("vulkan queues: async compute lands on the main queue on lavapipe and runs a dispatch there", "[vulkan]") {
+  session s;
+  if (!s.open()) return;
+  ferrum::gpu::device& device = *s.device;
+  ferrum::gpu::queue& async = device.queue(queue_kind::async_compute);
+  const auto native = ferrum::gpu::native_handles(device);
+  REQUIRE(native.has_value());
+  if (lavapipe(device)) {
+    CHECK(&async == &device.queue());
+    CHECK(native->async_queue == native->queue);
+    CHECK(native->async_timeline == native->timeline);
+  } else if (&async != &device.queue()) {
+    CHECK(async.kind() == queue_kind::async_compute);
+    CHECK(native->async_timeline != native->timeline);
+  }
+  auto arena = require(device.create_arena(4096));
+  auto writer = require(device.create_kernel(ferrum::gpu::builtin::write_pattern()));
+  auto list = require(device.create_command_list(queue_kind::async_compute));
+  CHECK(list->kind() == queue_kind::async_compute);
+  require(list->begin());
+  require(list->dispatch(*writer, arena->range(0, 4096), {}, std::array{17u}));
+  require(list->end());
+  command_list* lists[] = {list.get()};
+  const std::uint64_t value = require(async.submit_next(lists));
+  require_reached(async.timeline(), value);
+  CHECK(word_at(*arena, 100) == pattern_word(17, 100));
+  list.reset();
+  writer.reset();
+  arena.reset();
+  s.finish();
+}
+
+TEST_CASE(
+    "vulkan queues: the async queue is another compute family's, else the main family's next queue, else the "
+    "main queue",
+    "[vulkan]") {
+  constexpr VkQueueFlags graphics = VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT | VK_QUEUE_TRANSFER_BIT;
+  constexpr VkQueueFlags compute = VK_QUEUE_COMPUTE_BIT | VK_QUEUE_TRANSFER_BIT;
+  constexpr VkQueueFlags copy = VK_QUEUE_TRANSFER_BIT;
+  const auto chosen = [](std::vector<VkQueueFamilyProperties> families, std::uint32_t transfer_family,
+                         std::uint32_t transfer_index) {
+    ferrum::gpu::vulkan_physical_device d;
+    d.queue_family = 0;
+    d.transfer_family = transfer_family;
+    d.transfer_queue_index = transfer_index;
+    ferrum::gpu::choose_async_queue(d, families);
+    return std::pair{d.async_family, d.async_queue_index};
+  };
+  using q = VkQueueFamilyProperties;
+  // NVIDIA-like: graphics x16, transfer x2, compute x8.
+  CHECK(chosen({q{graphics, 16, 64, {}}, q{copy, 2, 64, {}}, q{compute, 8, 64, {}}}, 1, 0) == std::pair{2u, 0u});
+  // AMD-like: graphics x1, compute x4, transfer x2.
+  CHECK(chosen({q{graphics, 1, 64, {}}, q{compute, 4, 64, {}}, q{copy, 2, 64, {}}}, 2, 0) == std::pair{1u, 0u});
+  // A second family with graphics as well is taken where none lacks it.
+  CHECK(chosen({q{graphics, 1, 64, {}}, q{graphics, 1, 64, {}}}, 0, 0) == std::pair{1u, 0u});
+  // Without graphics preferred over with it.
+  CHECK(chosen({q{graphics, 1, 64, {}}, q{graphics, 1, 64, {}}, q{compute, 1, 64, {}}}, 0, 0) == std::pair{2u, 0u});
+  // One family: its queue after the transfer queue's, where it has one.
+  CHECK(chosen({q{graphics, 3, 64, {}}}, 0, 1) == std::pair{0u, 2u});
+  CHECK(chosen({q{graphics, 2, 64, {}}}, 0, 0) == std::pair{0u, 1u});
+  // lavapipe: one family, one queue: the main queue itself.
+  CHECK(chosen({q{graphics, 1, 64, {}}}, 0, 0) == std::pair{0u, 0u});
+  CHECK(chosen({q{graphics, 2, 64, {}}}, 0, 1) == std::pair{0u, 0u});
 }
 
 TEST_CASE("vulkan queues: a transfer that waits on a compute submission copies what the kernel wrote", "[vulkan]") {

@@ -41,7 +41,9 @@ class dependency_graph {
   [[nodiscard]] bool sequential() const noexcept { return sequential_; }
 
   // Whether any node runs on the transfer queue.
-  [[nodiscard]] bool uses_transfer() const noexcept;
+  [[nodiscard]] bool uses_transfer() const noexcept { return uses(queue_kind::transfer); }
+  // Whether any node runs on a queue of `kind`.
+  [[nodiscard]] bool uses(queue_kind kind) const noexcept;
 
   // The number of leading nodes (plan indices 0..k-1) that are all done before
   // node `n` starts: they are all among its transitive dependencies. A lower

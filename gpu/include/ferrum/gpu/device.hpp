@@ -207,7 +207,7 @@ class device {
   // A device with one queue running every kind.
   device(std::string name, std::string_view kind, device_limits limits, gpu::queue& q)
       : device(std::move(name), kind, limits) {
-    set_queues({&q, &q});
+    set_queues({&q, &q, &q});
   }
   // A device whose queues the subclass's constructor names with set_queues.
   device(std::string name, std::string_view kind, device_limits limits)

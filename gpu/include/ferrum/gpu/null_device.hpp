@@ -5,8 +5,9 @@
 // functions, timestamps from its steady_clock), waits the configured latency,
 // then advances the queue's timeline. A submission that waits on another
 // queue's value blocks its worker (and no other) until that value is reached.
-// By default compute and transfer have a queue each (`queues = 2`); with
-// `queues = 1` both kinds run on one. Most tests and benchmarks run on it.
+// By default compute and transfer have a queue each (`queues = 2`, async
+// compute on the compute queue); `queues = 3` gives async compute its own;
+// with `queues = 1` every kind runs on one. Most tests and benchmarks run on it.
 // With `inline_completion` there are no workers: the submitting thread runs
 // each submission inside queue::submit.
 //
@@ -89,8 +90,10 @@ struct null_device_options {
   // Time a queue's worker takes per submission, on top of running its
   // commands.
   std::chrono::microseconds latency{0};
-  // 2: compute and transfer each have a queue (a worker and a timeline);
-  // 1: both kinds run on one queue.
+  // 2: compute and transfer each have a queue (a worker and a timeline),
+  // async_compute runs on the compute queue (as on a GPU with one compute
+  // queue); 3: async_compute has a queue of its own too (queue_at(2));
+  // 1: every kind runs on one queue.
   std::size_t queues = 2;
   null_fault_options faults;
   std::size_t max_arena_bytes = std::size_t{1} << 32;
@@ -153,7 +156,7 @@ class null_device : public device {
  public:
   // Starts a worker thread per queue (none with inline_completion). Errors:
   // invalid_device_option (a probability outside [0, 1], a negative duration,
-  // queues other than 1 or 2, inline_completion with a latency, delay or
+  // queues other than 1, 2 or 3, inline_completion with a latency, delay or
   // hang).
   [[nodiscard]] static result<std::unique_ptr<null_device>> create(const null_device_options& options);
 

@@ -110,6 +110,14 @@ struct vulkan_adopt_info {
   // the bc* formats may be made (device::format_features has none for them
   // otherwise).
   bool texture_compression_bc = false;
+  // Optional: a second queue of the engine's for ferrum's async-compute
+  // nodes (queue_kind::async_compute), of `async_queue_family`, which must
+  // support compute; ferrum submits to it alone (no engine mutex), so it
+  // must not be `queue` nor one the engine submits to. Null: async-compute
+  // nodes run on `queue`. ferrum's arenas and images are then shared
+  // (VK_SHARING_MODE_CONCURRENT) between the two families where they differ.
+  VkQueue async_queue = VK_NULL_HANDLE;
+  std::uint32_t async_queue_family = 0;
 };
 
 // Creates a device with its own instance. Errors: vulkan_unavailable (no
@@ -118,16 +126,18 @@ struct vulkan_adopt_info {
 [[nodiscard]] result<std::unique_ptr<device>> create_vulkan_device(const vulkan_device_options& options);
 
 // Wraps an engine's objects. Errors: invalid_device_option (a null handle, a
-// queue family without compute), vulkan_feature_missing (API below 1.2, no
+// queue family without compute, an async queue that is `queue` or of a
+// family without compute), vulkan_feature_missing (API below 1.2, no
 // host-coherent memory), and those of create_vulkan_device.
 [[nodiscard]] result<std::unique_ptr<device>> adopt_vulkan_device(const vulkan_adopt_info& info);
 
 // The Vulkan objects behind a ferrum Vulkan device, for an engine that
 // synchronizes with ferrum's work itself: its own submissions may wait on
 // `timeline` for a value ferrum's compute queue signals, on
-// `transfer_timeline` for one of its transfer queue
-// (vkGetSemaphoreCounterValue reads them too). The transfer fields equal the
-// compute ones when both kinds share a queue. The handles stay ferrum's (or
+// `transfer_timeline` for one of its transfer queue, `async_timeline` for
+// one of its async compute queue (vkGetSemaphoreCounterValue reads them
+// too). The transfer and async fields equal the compute ones when those
+// kinds share the compute queue. The handles stay ferrum's (or
 // the engine's, when adopted).
 struct vulkan_native_handles {
   VkInstance instance = VK_NULL_HANDLE;
@@ -139,6 +149,11 @@ struct vulkan_native_handles {
   VkQueue transfer_queue = VK_NULL_HANDLE;
   std::uint32_t transfer_queue_family = 0;
   VkSemaphore transfer_timeline = VK_NULL_HANDLE;
+  // The async compute queue (the compute fields when it is the compute
+  // queue: device::queue(queue_kind::async_compute) == device::queue()).
+  VkQueue async_queue = VK_NULL_HANDLE;
+  std::uint32_t async_queue_family = 0;
+  VkSemaphore async_timeline = VK_NULL_HANDLE;
 };
 
 // A native recording's command buffer (command_list::record_native), and
