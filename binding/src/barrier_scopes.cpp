@@ -1,8 +1,9 @@
-// barrier_scopes.cpp — derive_barrier_scopes (ferrum/binding/barriers.hpp):
-// one sweep over the nodes in plan order, keeping per run of lane bytes
-// the scope of its last write and of the reads since, and which nodes made
-// them; each hazard widens the scope of the last barrier that stands
-// between its two nodes.
+// barrier_scopes.cpp — derive_barrier_scopes and derive_split_barriers
+// (ferrum/binding/barriers.hpp): one sweep over the nodes in plan order,
+// keeping per run of lane bytes the scope of its last write and of the
+// reads since, and which nodes made them; each hazard widens the scope of
+// the last barrier that stands between its two nodes, or, split, of the
+// event its earlier node sets where that node runs two nodes (levels) back.
 #include "byte_runs.hpp"
 #include "cross_wave.hpp"
 
@@ -41,11 +42,10 @@ struct byte_state {
   std::size_t reader = none;
 };
 
-}  // namespace
-
-std::vector<barrier_scope> derive_barrier_scopes(const lane_recipe& recipe, const dependency_graph& graph,
-                                                 const std::vector<bool>& before, barrier_queues queues,
-                                                 std::span<const std::size_t> order) {
+// The sweep; with `split`, its events and waits too (derive_split_barriers).
+std::vector<barrier_scope> sweep(const lane_recipe& recipe, const dependency_graph& graph,
+                                 const std::vector<bool>& before, barrier_queues queues,
+                                 std::span<const std::size_t> order, split_barriers* split) {
   const std::size_t nodes =
       std::min({graph.size(), before.size(), recipe.use_begin.empty() ? 0 : recipe.use_begin.size() - 1});
   std::vector<barrier_scope> scopes(before.size());
@@ -63,6 +63,9 @@ std::vector<barrier_scope> derive_barrier_scopes(const lane_recipe& recipe, cons
   std::map<std::size_t, sync_scope> pool_uses;
   const detail::cross_wave_uses cross = detail::cross_wave_of(recipe, graph);
   std::set<std::pair<std::size_t, std::size_t>> first_uses;
+  // Split: per node the events it waits for.
+  std::vector<std::vector<std::size_t>> waits(split != nullptr ? before.size() : 0);
+  if (split != nullptr) split->sets.assign(before.size(), split_barriers::no_event);
   for (std::size_t at = 0; at < nodes; ++at) {
     const std::size_t n = node_at(at);
     const auto kind = static_cast<std::size_t>(queues == barrier_queues::any && graph.queue(n) == queue_kind::transfer);
@@ -77,6 +80,28 @@ std::vector<barrier_scope> derive_barrier_scopes(const lane_recipe& recipe, cons
       if (last_of_kind[kind] != none && last_of_kind[kind] > earlier) return &scopes[node_at(last_of_kind[kind])];
       if (last_any != none && last_any > earlier) return &scopes[node_at(last_any)];
       return nullptr;
+    };
+    // Split: whether the hazard between the node at `earlier` and this
+    // node's use `u`, which `barrier` (this node's own) would stand
+    // between, waits for the earlier node's event instead: two nodes (or
+    // levels) apart, not on an image whose layout this node changes. Its
+    // `first` (before) and `s` (after) then wait in `pending` for the end
+    // of the node.
+    struct carry {
+      std::size_t earlier;
+      sync_scope first;
+      sync_scope s;
+    };
+    std::vector<carry> pending;
+    const auto carried = [&](const barrier_scope* barrier, std::size_t earlier, const lane_use& u,
+                             const sync_scope& first, const sync_scope& s) {
+      if (split == nullptr || barrier != &scopes[n]) return false;
+      const std::size_t apart = order.empty() ? at - earlier : recipe.level[n] - recipe.level[node_at(earlier)];
+      if (apart < 2) return false;
+      for (const image_transition& t : recipe.node_transitions(n))
+        if (recipe.images[t.image].domain == u.domain && recipe.images[t.image].member == u.member) return false;
+      pending.push_back({earlier, first, s});
+      return true;
     };
     // A wave's first use of a resource the waves before used: its barrier
     // waits for what they did with it.
@@ -96,14 +121,16 @@ std::vector<barrier_scope> derive_barrier_scopes(const lane_recipe& recipe, cons
         // Read after write, write after write: wait for the write and make
         // it visible. Write after read: wait for the reads.
         if (b.writer != none && b.writer != at) {
-          if (barrier_scope* barrier = between(b.writer); barrier != nullptr) {
+          if (barrier_scope* barrier = between(b.writer);
+              barrier != nullptr && !carried(barrier, b.writer, u, b.written, s)) {
             barrier->before.stages |= b.written.stages;
             barrier->before.accesses |= b.written.accesses & accesses::writes;
             barrier->after |= s;
           }
         }
         if (writes && b.reader != none && b.reader != at) {
-          if (barrier_scope* barrier = between(b.reader); barrier != nullptr) {
+          if (barrier_scope* barrier = between(b.reader);
+              barrier != nullptr && !carried(barrier, b.reader, u, {b.read.stages, 0}, s)) {
             barrier->before.stages |= b.read.stages;
             barrier->after |= s;
           }
@@ -137,8 +164,59 @@ std::vector<barrier_scope> derive_barrier_scopes(const lane_recipe& recipe, cons
       });
     for (const lane_use& u : uses)
       if (aliasable_pools.count(u.domain) != 0) pool_uses[u.domain] |= access_scope(u.access, where);
+    if (pending.empty()) continue;
+    // A node that opens with a barrier all the same (a hazard one node
+    // back, a layout change, a first use) has it wait for these too: it
+    // drains the nodes in between anyway. Otherwise it waits for one event,
+    // the last of those nodes', which every earlier one's commands precede.
+    barrier_scope carried_scope;
+    std::size_t last = 0;
+    for (const carry& c : pending) {
+      carried_scope.before.stages |= c.first.stages;
+      carried_scope.before.accesses |= c.first.accesses & accesses::writes;
+      carried_scope.after |= c.s;
+      last = std::max(last, c.earlier);
+    }
+    if (!scopes[n].empty()) {
+      scopes[n] |= carried_scope;
+      continue;
+    }
+    std::size_t& event = split->sets[node_at(last)];
+    if (event == split_barriers::no_event) {
+      event = split->events.size();
+      split->events.push_back({node_at(last), {}});
+    }
+    split->events[event].scope |= carried_scope;
+    waits[n].push_back(event);
+  }
+  if (split != nullptr) {
+    split->wait_begin.assign(1, 0);
+    for (const std::vector<std::size_t>& w : waits) {
+      split->waits.insert(split->waits.end(), w.begin(), w.end());
+      split->wait_begin.push_back(split->waits.size());
+    }
   }
   return scopes;
+}
+
+}  // namespace
+
+std::vector<barrier_scope> derive_barrier_scopes(const lane_recipe& recipe, const dependency_graph& graph,
+                                                 const std::vector<bool>& before, barrier_queues queues,
+                                                 std::span<const std::size_t> order) {
+  return sweep(recipe, graph, before, queues, order, nullptr);
+}
+
+split_barriers derive_split_barriers(const lane_recipe& recipe, const dependency_graph& graph,
+                                     const std::vector<bool>& before, std::span<const std::size_t> order) {
+  split_barriers out;
+  out.barrier_scopes = sweep(recipe, graph, before, barrier_queues::one, order, &out);
+  out.barrier_before = before;
+  // A barrier whose hazards all went onto events, with no layout change
+  // (whose access widens its `after`), is not recorded.
+  for (std::size_t n = 0; n < out.barrier_before.size(); ++n)
+    if (out.barrier_before[n] && out.barrier_scopes[n].empty()) out.barrier_before[n] = false;
+  return out;
 }
 
 }  // namespace ferrum

@@ -71,4 +71,23 @@ enum class barrier_queues : std::uint8_t { any, one };
                                                                barrier_queues queues = barrier_queues::any,
                                                                std::span<const std::size_t> order = {});
 
+// The one-queue barriers `before` (derive_barriers with barrier_queues::one
+// and `order`) split where that pays. A node whose barrier stands between
+// hazards that all come from nodes at least two positions back in plan
+// order (`order` empty), or two levels back in level order
+// (recipe.level), opens with no barrier: it waits for an event that the
+// last of those nodes sets after its commands, whose scope is the
+// hazards' (their `before`, this node's uses' `after`) — so that the nodes
+// in between are neither waited for nor held. A node that opens with a
+// barrier all the same (a hazard one node back, a layout change, a wave's
+// first use of what the waves before used, the first use of a pool's
+// aliasable image) has that barrier serve the far hazards too; a hazard on
+// an image whose layout the node changes stays in its barrier. One event
+// per setting node, its scope the union over its waiters (a set and its
+// waits give one scope). A barrier that later nodes rely on stays, with
+// their hazards' scope. O(u log u).
+[[nodiscard]] split_barriers derive_split_barriers(const lane_recipe& recipe, const dependency_graph& graph,
+                                                   const std::vector<bool>& before,
+                                                   std::span<const std::size_t> order = {});
+
 }  // namespace ferrum
