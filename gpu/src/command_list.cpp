@@ -68,9 +68,11 @@ result<void> command_list::record_event(const char* command, event_op op, const 
                                         const barrier_scope& scope) {
   if (auto r = check_recording(command); !r) return r;
   if (&e.device() != device_) return make_error(errc::foreign_object, std::string(command) + " of another device's event");
-  if (kind_ == queue_kind::transfer)
-    return make_error(errc::unsupported_command,
-                      std::string(command) + " on a list for the transfer queue (events are set on compute queues)");
+  // A transfer queue of its own may be a family without compute.
+  if (kind_ == queue_kind::transfer && &device_->queue(queue_kind::transfer) != &device_->queue())
+    return make_error(errc::unsupported_command, std::string(command) +
+                                                     " on a list for a transfer queue of its own (events are set on "
+                                                     "graphics and compute queues)");
   do_event(op, e, scope);
   ++events_;
   return {};

@@ -141,6 +141,30 @@ inline ferrum::plan pair(bool independent) {
   return p;
 }
 
+// A node that writes resource/own.0, `gap` nodes that write their own, and
+// one that runs after the first and reads what it wrote: a consumer `gap`
+// + 1 nodes after its producer (split barriers: an event between them).
+inline ferrum::plan far_pair(std::size_t gap) {
+  std::mt19937_64 rng(0);
+  ferrum::plan p = generate(rng, {.nodes = gap + 2, .interval_resources = 0, .shared_resources = 0});
+  p.pools.clear();
+  p.buckets[0].budgets = {{ferrum::test::id<ferrum::pool_id>("pool/bindings"), 0, 1 << 20},
+                          {ferrum::test::id<ferrum::pool_id>("pool/own"), 0, 1 << 20}};
+  for (std::size_t n = 0; n < gap + 2; ++n) {
+    const bool reads = n == gap + 1;
+    const std::string name = "resource/own." + std::to_string(reads ? 0 : n);
+    if (!reads)
+      p.resources.push_back(
+          ferrum::test::workspace_resource(name, "pool/own", ferrum::resource_demand::fixed(256), 16));
+    p.nodes[n].resources.push_back(ferrum::test::id<ferrum::resource_id>(name));
+    p.nodes[n].access = {ferrum::resource_access::read_write,
+                         reads ? ferrum::resource_access::read : ferrum::resource_access::write};
+    p.nodes[n].after.clear();
+    if (reads) p.nodes[n].after.push_back(p.nodes[0].id);
+  }
+  return p;
+}
+
 // Pairs of nodes (earlier, later) of `bucket` whose uses conflict (overlapping
 // lane bytes, one writing) with no barrier before a node in (earlier, later]:
 // the brute-force form of what derive_barriers promises on one queue.

@@ -260,8 +260,8 @@ class command_list {
   // `e` after every earlier command (a barrier() before it orders the
   // waits). None is a command of size() or a barrier of barriers(); each
   // is counted in events(). Errors: command_list_state, foreign_object (an
-  // event of another device), unsupported_command (a list for the transfer
-  // queue: Vulkan sets events on graphics and compute queues only).
+  // event of another device), unsupported_command (a list for a transfer
+  // queue of its own: Vulkan sets events on graphics and compute queues).
   [[nodiscard]] result<void> set_event(const event& e, const barrier_scope& scope);
   [[nodiscard]] result<void> wait_event(const event& e, const barrier_scope& scope);
   [[nodiscard]] result<void> reset_event(const event& e);
