@@ -167,11 +167,11 @@ struct barrier_event {
   friend bool operator==(const barrier_event&, const barrier_event&) = default;
 };
 
-// A set of one-queue barriers with the nodes whose hazards all come from
-// two nodes (in level order: two levels) back or more waiting for an event
-// instead (derive_split_barriers, ferrum/binding/barriers.hpp): the
-// barriers left, the events and who sets and waits for each. For a wave on
-// one queue with scheduler_options::split_barriers.
+// A set of one-queue barriers with those whose hazards all come from two
+// nodes (in level order: two levels) back or more replaced by events
+// (derive_split_barriers, ferrum/binding/barriers.hpp): the barriers left,
+// the events and who sets and waits for each. For a wave on one queue with
+// scheduler_options::split_barriers.
 struct split_barriers {
   static constexpr std::size_t no_event = std::numeric_limits<std::size_t>::max();
 
