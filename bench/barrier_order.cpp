@@ -45,8 +45,8 @@
 //   ferrum_bench_barrier_order [repeats]        # default 21
 #include "ferrum/binding/access_scope.hpp"
 #include "ferrum/binding/barriers.hpp"
-#include "ferrum/binding/image_access.hpp"
 #include "ferrum/binding/compiled_program.hpp"
+#include "ferrum/binding/image_access.hpp"
 #include "ferrum/binding/node_order.hpp"
 #include "ferrum/binding/plan_json.hpp"
 
@@ -261,17 +261,18 @@ std::string far_pairs_text(std::size_t steps = 8) {
   for (std::size_t k = 0; k < steps; ++k)
     for (std::size_t c = 0; c < chains; ++c) {
       const std::string name = std::to_string(c) + "." + std::to_string(k);
-      resources.push_back({{"id", "buffer/" + name},
-                           {"pool", "pool/buffers"},
-                           {"kind", "workspace"},
-                           {"demand", {{"fixed", 65536}}},
-                           {"alignment", 256},
-                           {"lifetime", "invocation"},
-                           {"usage", "storage"},
-                           {"element", "f32"},
-                           {"storage",
-                            {{"allocator", "linear-arena"}, {"view", "contiguous"}, {"contract", std::string(64, 'a')}}}});
-      json node = {{"id", "node/" + name}, {"resources", {"buffer/" + name}}, {"access", {{"buffer/" + name, "write"}}}};
+      resources.push_back(
+          {{"id", "buffer/" + name},
+           {"pool", "pool/buffers"},
+           {"kind", "workspace"},
+           {"demand", {{"fixed", 65536}}},
+           {"alignment", 256},
+           {"lifetime", "invocation"},
+           {"usage", "storage"},
+           {"element", "f32"},
+           {"storage", {{"allocator", "linear-arena"}, {"view", "contiguous"}, {"contract", std::string(64, 'a')}}}});
+      json node = {
+          {"id", "node/" + name}, {"resources", {"buffer/" + name}}, {"access", {{"buffer/" + name, "write"}}}};
       if (k > 0) {
         const std::string input = "buffer/" + std::to_string(c) + "." + std::to_string(k - 1);
         node["resources"].push_back(input);
@@ -302,9 +303,11 @@ void split_row(const std::string& name, const std::string& text) {
   const ferrum::compiled_program& program = *compiled;
   const ferrum::lane_recipe& lane = program.buckets.front().lane;
   const bool reordered = !lane.order.empty();
-  const std::span<const std::size_t> order = reordered ? std::span<const std::size_t>(lane.order) : std::span<const std::size_t>();
+  const std::span<const std::size_t> order =
+      reordered ? std::span<const std::size_t>(lane.order) : std::span<const std::size_t>();
   const std::vector<bool>& before = reordered ? lane.ordered_barrier_before : lane.one_queue_barrier_before;
-  const std::vector<ferrum::barrier_scope>& scopes = reordered ? lane.ordered_barrier_scopes : lane.one_queue_barrier_scopes;
+  const std::vector<ferrum::barrier_scope>& scopes =
+      reordered ? lane.ordered_barrier_scopes : lane.one_queue_barrier_scopes;
   const ferrum::split_barriers& split = reordered ? lane.ordered_split : lane.one_queue_split;
   std::printf("%16s | %6zu | %8zu %8zu %7zu | %8zu %8zu\n", name.c_str(), parsed->nodes.size(), count(before),
               split.barriers_per_wave(), split.events.size(), needless_drains(program, lane, order, before, scopes),

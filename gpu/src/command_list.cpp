@@ -64,10 +64,10 @@ result<void> command_list::check_recording(const char* command) const {
   return {};
 }
 
-result<void> command_list::record_event(const char* command, event_op op, const event& e,
-                                        const barrier_scope& scope) {
+result<void> command_list::record_event(const char* command, event_op op, const event& e, const barrier_scope& scope) {
   if (auto r = check_recording(command); !r) return r;
-  if (&e.device() != device_) return make_error(errc::foreign_object, std::string(command) + " of another device's event");
+  if (&e.device() != device_)
+    return make_error(errc::foreign_object, std::string(command) + " of another device's event");
   // A transfer queue of its own may be a family without compute.
   if (kind_ == queue_kind::transfer && &device_->queue(queue_kind::transfer) != &device_->queue())
     return make_error(errc::unsupported_command, std::string(command) +

@@ -62,8 +62,7 @@ bool wave::reordered() const noexcept {
 
 node_barriers wave::barriers() const noexcept {
   const bool one_queue = program_->submissions(device_ != nullptr ? device_->index : 0).one_queue();
-  return node_barriers::of(bucket_, one_queue, reordered(), host_.options().barriers,
-                           host_.options().split_barriers);
+  return node_barriers::of(bucket_, one_queue, reordered(), host_.options().barriers, host_.options().split_barriers);
 }
 
 void wave::bind_nodes() noexcept {

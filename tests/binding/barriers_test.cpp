@@ -256,8 +256,7 @@ TEST_CASE(
 TEST_CASE("split barriers: a consumer three nodes after its producer waits for an event instead of a barrier",
           "[binding][barriers][split]") {
   // Node 0 writes r0; nodes 1 and 2 write their own; node 3 reads r0.
-  const compiled_program program =
-      test::compile_ok(v2_plan({{{0}, {W}}, {{1}, {W}}, {{2}, {W}}, {{0}, {R}, {0}}}, 3));
+  const compiled_program program = test::compile_ok(v2_plan({{{0}, {W}}, {{1}, {W}}, {{2}, {W}}, {{0}, {R}, {0}}}, 3));
   const lane_recipe& r = program.buckets.at(0).lane;
   REQUIRE(r.one_queue_barrier_before[3]);
   const split_barriers& s = r.one_queue_split;
@@ -274,8 +273,8 @@ TEST_CASE("split barriers: a consumer three nodes after its producer waits for a
   // Without the wait, or with it emptied, the read is unordered.
   split_barriers dropped = s;
   dropped.events[0].scope = {};
-  CHECK_FALSE(hazard_plans::unscoped_hazards(r, {}, r.one_queue_barrier_before, r.one_queue_barrier_scopes, &dropped)
-                  .empty());
+  CHECK_FALSE(
+      hazard_plans::unscoped_hazards(r, {}, r.one_queue_barrier_before, r.one_queue_barrier_scopes, &dropped).empty());
 }
 
 TEST_CASE("split barriers: a hazard one node back keeps the barrier, which then serves the far ones too",
@@ -311,7 +310,8 @@ TEST_CASE(
     for (const bool levels : {false, true}) {
       if (levels && r.order.empty()) continue;
       INFO("level order " << levels);
-      const std::span<const std::size_t> order = levels ? std::span<const std::size_t>(r.order) : std::span<const std::size_t>();
+      const std::span<const std::size_t> order =
+          levels ? std::span<const std::size_t>(r.order) : std::span<const std::size_t>();
       const std::vector<bool>& before = levels ? r.ordered_barrier_before : r.one_queue_barrier_before;
       const std::vector<barrier_scope>& scopes = levels ? r.ordered_barrier_scopes : r.one_queue_barrier_scopes;
       const split_barriers& s = levels ? r.ordered_split : r.one_queue_split;

@@ -56,9 +56,9 @@ inline std::string split_plan_json(std::size_t gap) {
     const std::string args = "resource/args." + std::to_string(n);
     const bool reads = n == gap + 1;
     const std::string own = "resource/own." + std::to_string(reads ? 0 : n);
-    nodes += std::string(n == 0 ? "" : ",\n") + R"({"id": ")" + id + R"(", "resources": [")" + args + R"(", ")" +
-             own + R"("], "binding": ")" + args + R"(", )" + (reads ? R"("after": ["node/0"], )" : "") +
-             R"("access": {")" + args + R"(": "read", ")" + own + R"(": ")" + (reads ? "read" : "write") + R"("}})";
+    nodes += std::string(n == 0 ? "" : ",\n") + R"({"id": ")" + id + R"(", "resources": [")" + args + R"(", ")" + own +
+             R"("], "binding": ")" + args + R"(", )" + (reads ? R"("after": ["node/0"], )" : "") + R"("access": {")" +
+             args + R"(": "read", ")" + own + R"(": ")" + (reads ? "read" : "write") + R"("}})";
     resources += std::string(n == 0 ? "" : ",\n") + R"({"id": ")" + args +
                  R"(", "pool": "pool/bindings", "kind": "binding", "node": ")" + id +
                  R"(", "demand": {"fixed": 64}, "alignment": 64, "lifetime": "invocation", "usage": "binding", )"
@@ -66,7 +66,8 @@ inline std::string split_plan_json(std::size_t gap) {
                  storage + "}";
     if (!reads)
       resources += R"(,
-{"id": ")" + own + R"(", "pool": "pool/own", "kind": "workspace", "demand": {"fixed": 256}, "alignment": 256, )"
+{"id": ")" + own +
+                   R"(", "pool": "pool/own", "kind": "workspace", "demand": {"fixed": 256}, "alignment": 256, )"
                    R"("lifetime": "invocation", "usage": "storage", "element": "f32", )" +
                    storage + "}";
   }
@@ -74,6 +75,5 @@ inline std::string split_plan_json(std::size_t gap) {
          R"(], "buckets": [{"class": "step", "capacity": [1, 1, 1], "budgets": [{"pool": "pool/bindings", "min": 0, )"
          R"("max": 4096}, {"pool": "pool/own", "min": 0, "max": 65536}]}], "lanes": 1, "budget_bytes": 1048576})";
 }
-
 
 }  // namespace cli_test

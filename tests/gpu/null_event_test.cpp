@@ -97,8 +97,7 @@ struct event_fixture {
 
 }  // namespace
 
-TEST_CASE("null device: an event orders its waiter after the commands before its set, and only those",
-          "[gpu][event]") {
+TEST_CASE("null device: an event orders its waiter after the commands before its set, and only those", "[gpu][event]") {
   event_fixture f;
   const auto right = f.run(true, true, fill_to_copy, fill_to_copy);
   CHECK(right.consumed == 1u);

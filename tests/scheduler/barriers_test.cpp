@@ -207,9 +207,10 @@ TEST_CASE(
   CHECK(levels.lists_opened < plan_order.lists_opened);
 }
 
-TEST_CASE("wave barriers: split, a consumer three nodes after its producer waits for an event; without the wait it "
-          "reads before the write",
-          "[scheduler][barriers][split]") {
+TEST_CASE(
+    "wave barriers: split, a consumer three nodes after its producer waits for an event; without the wait it "
+    "reads before the write",
+    "[scheduler][barriers][split]") {
   auto device = reordering_device();
   const ferrum::plan p = hazard_plans::far_pair(2);
   const auto program = compiled(p);

@@ -220,10 +220,9 @@ void null_reorderer::check_accesses() noexcept {
       }
       if (!ordered || covered) continue;
       try {
-        report(std::string(name_of(p.kind)) + " (" + scope_text(p.scope) + ") before " +
-                                     name_of(c.kind) + " (" + scope_text(c.scope) +
-                                     ") reaching its writes: the barrier " + scope_text(*seen) +
-                                     " lacks their accesses");
+        report(std::string(name_of(p.kind)) + " (" + scope_text(p.scope) + ") before " + name_of(c.kind) + " (" +
+               scope_text(c.scope) + ") reaching its writes: the barrier " + scope_text(*seen) +
+               " lacks their accesses");
       } catch (...) {
         report(std::string());
       }

@@ -44,7 +44,6 @@ struct vk_barrier_family {
   const vk_event_functions* events = nullptr;
 };
 
-
 // One side of a barrier in Vulkan's bits (synchronization2's, which are
 // synchronization1's for the stages and accesses both have).
 struct vk_sync_scope {

@@ -11,8 +11,8 @@
 #include "ferrum/gpu/vulkan_device.hpp"
 
 #include "vulkan/fence_waiter.hpp"
-#include "vulkan/vulkan_barrier.hpp"
 #include "vulkan/vulkan_arena.hpp"
+#include "vulkan/vulkan_barrier.hpp"
 #include "vulkan/vulkan_descriptor_pool.hpp"
 #include "vulkan/vulkan_instance.hpp"
 #include "vulkan/vulkan_kernel_layouts.hpp"

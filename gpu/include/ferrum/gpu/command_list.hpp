@@ -377,8 +377,7 @@ class command_list {
   enum class state { initial, recording, executable, queued, submitted };
 
   [[nodiscard]] result<void> check_recording(const char* command) const;
-  [[nodiscard]] result<void> record_event(const char* command, event_op op, const event& e,
-                                          const barrier_scope& scope);
+  [[nodiscard]] result<void> record_event(const char* command, event_op op, const event& e, const barrier_scope& scope);
   enum class access : std::uint8_t { read, write };
   // `usage`: the buffer_usage bits the command needs of the range's arena.
   [[nodiscard]] result<void> check_range(const char* command, const char* role, arena_range range, access mode,
