@@ -45,20 +45,29 @@ std::shared_ptr<const ferrum::compiled_program> dropped(const ferrum::compiled_p
 }  // namespace
 
 TEST_CASE("wave barriers: over generated plans the derived barriers order every hazard, the device reordering the rest",
-          "[scheduler][barriers]") {
+          "[scheduler][barriers][split]") {
+  // And split (scheduler_options::split_barriers): the barriers and events
+  // left.
   auto device = reordering_device();
   std::mt19937_64 rng(11);
   hazard_encoder::outcome total;
+  std::size_t events = 0;
   for (int round = 0; round < 4; ++round) {
     const ferrum::plan p = hazard_plans::generate(rng, {});
-    const hazard_encoder::outcome o = hazard_encoder::run(*device, p, compiled(p), 4);
-    total.checks += o.checks;
-    total.mismatches += o.mismatches;
-    total.lists_opened += o.lists_opened;
+    for (const bool split : {false, true}) {
+      ferrum::scheduler_options options;
+      options.split_barriers = split;
+      const hazard_encoder::outcome o = hazard_encoder::run(*device, p, compiled(p), split ? 2 : 4, options);
+      total.checks += o.checks;
+      total.mismatches += o.mismatches;
+      total.lists_opened += o.lists_opened;
+      events += o.events;
+    }
   }
   CHECK(total.checks > 50);
   CHECK(total.mismatches == 0);
   CHECK(total.lists_opened > 0);
+  CHECK(events > 0);
 }
 
 TEST_CASE("wave barriers: a read after a write whose barrier is dropped reads before the write",
@@ -245,23 +254,4 @@ TEST_CASE(
   auto weak = std::make_shared<ferrum::compiled_program>(*program);
   weak->buckets[0].lane.one_queue_split.events[0].scope.before.stages = ferrum::stages::transfer;
   CHECK(hazard_encoder::run(*device, p, weak, 1, split).mismatches == 64);
-}
-
-TEST_CASE("wave barriers: split, over generated plans the barriers and events left order every hazard",
-          "[scheduler][barriers][split]") {
-  auto device = reordering_device();
-  std::mt19937_64 rng(13);
-  hazard_encoder::outcome total;
-  ferrum::scheduler_options split;
-  split.split_barriers = true;
-  for (int round = 0; round < 4; ++round) {
-    const ferrum::plan p = hazard_plans::generate(rng, {.nodes = 12, .after_one_in = round % 2 == 0 ? 0U : 3U});
-    const hazard_encoder::outcome o = hazard_encoder::run(*device, p, compiled(p), 2, split);
-    total.checks += o.checks;
-    total.mismatches += o.mismatches;
-    total.events += o.events;
-  }
-  CHECK(total.checks > 30);
-  CHECK(total.mismatches == 0);
-  CHECK(total.events > 0);
 }

@@ -82,14 +82,20 @@ void fill_image_barrier(ImageBarrier& b, const layout_change& change, const vk_b
                         change.range.base_layer, change.range.layers};
 }
 
-void record_sync2(VkCommandBuffer buffer, const vk_barrier_family& family, const vk_sync_scope& before,
-                  const vk_sync_scope& after, std::span<const layout_change> changes) noexcept {
+// A global memory barrier of `before` and `after` (synchronization2).
+VkMemoryBarrier2 memory_barrier2(const vk_sync_scope& before, const vk_sync_scope& after) noexcept {
   VkMemoryBarrier2 global{};
   global.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2;
   global.srcStageMask = before.stages;
   global.srcAccessMask = before.accesses;
   global.dstStageMask = after.stages;
   global.dstAccessMask = after.accesses;
+  return global;
+}
+
+void record_sync2(VkCommandBuffer buffer, const vk_barrier_family& family, const vk_sync_scope& before,
+                  const vk_sync_scope& after, std::span<const layout_change> changes) noexcept {
+  const VkMemoryBarrier2 global = memory_barrier2(before, after);
   VkDependencyInfo info{};
   info.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO;
   // None where both sides are empty: the layout changes' own scopes order them.
@@ -211,12 +217,7 @@ void record_vk_event(VkCommandBuffer buffer, const vk_barrier_family& family, ev
       family.events->reset(buffer, e, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
       return;
     }
-    VkMemoryBarrier2 global{};
-    global.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2;
-    global.srcStageMask = before.stages;
-    global.srcAccessMask = before.accesses;
-    global.dstStageMask = after.stages;
-    global.dstAccessMask = after.accesses;
+    const VkMemoryBarrier2 global = memory_barrier2(before, after);
     VkDependencyInfo info{};
     info.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO;
     info.memoryBarrierCount = 1;
