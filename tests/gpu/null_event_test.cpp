@@ -6,7 +6,7 @@
 // the producer's writes or the consumer's accesses, a set of a signaled
 // event and a wait for one nothing set are counted (barrier_access_errors).
 // And the list checks: events of another device, lists outside a
-// recording, the transfer queue.
+// recording, the transfer queue; a lost device's create_event.
 #include "null_device_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -218,4 +218,7 @@ TEST_CASE("command list: event commands check the recording, the device and the 
   auto copies = test::require(with_transfer->create_command_list(ferrum::queue_kind::transfer));
   test::require(copies->begin());
   CHECK(copies->set_event(*event, fill_to_copy).error() == ferrum::errc::unsupported_command);
+  // A lost device makes none.
+  f.device->lose();
+  CHECK(f.device->create_event().error() == ferrum::errc::device_lost);
 }
