@@ -30,9 +30,23 @@
 // included: an unaliased frame's gain is paid by its pool's choice); compile, the median time of ferrum::compile;
 // reorder, the part of it the level order takes (level_order and the barriers and scopes of that order), and its share.
 //
+// A second table: split barriers (scheduler_options::split_barriers) in the
+// order a wave on one queue submits (level order where it differs from the
+// plan's): the barriers per wave without and with them, the events, and the
+// needless drains — summed over a wave's barriers, the nodes a barrier
+// waits for (their stages meet its `before`) that run after the last node
+// its own node's uses conflict with (the same lane bytes, one writing),
+// since the barrier before it. A wait drains none past its producer: its
+// event is set right after it. The frames above sample what the pass
+// before wrote, a layout change that stays in a barrier; "far pairs" is a
+// frame of buffers: four chains of compute passes listed step by step, each
+// pass reading what its chain's previous one wrote four passes before.
+//
 //   ferrum_bench_barrier_order [repeats]        # default 21
+#include "ferrum/binding/access_scope.hpp"
 #include "ferrum/binding/barriers.hpp"
 #include "ferrum/binding/compiled_program.hpp"
+#include "ferrum/binding/image_access.hpp"
 #include "ferrum/binding/node_order.hpp"
 #include "ferrum/binding/plan_json.hpp"
 
@@ -200,6 +214,106 @@ void row(const std::string& name, const std::string& text, int repeats) {
               static_cast<unsigned long long>(b.image_window.size), c, o, 100.0 * o / c);
 }
 
+// The needless drains of a wave's barriers (see above), in submission
+// order `order` (empty: plan order): `before` with their `scopes`.
+std::size_t needless_drains(const ferrum::compiled_program& program, const ferrum::lane_recipe& lane,
+                            std::span<const std::size_t> order, const std::vector<bool>& before,
+                            const std::vector<ferrum::barrier_scope>& scopes) {
+  const std::size_t nodes = lane.use_begin.size() - 1;
+  const auto node_at = [&](std::size_t at) { return order.empty() ? at : order[at]; };
+  std::vector<ferrum::stage_mask> stages(nodes, 0);
+  for (std::size_t n = 0; n < nodes; ++n) {
+    const auto uses = lane.node_uses(n);
+    const ferrum::node_stages where = ferrum::stages_of(uses, program.dependencies.queue(n));
+    for (const ferrum::lane_use& u : uses) stages[n] |= ferrum::access_scope(u.access, where).stages;
+  }
+  const auto conflict = [&](std::size_t m, std::size_t n) {
+    for (const ferrum::lane_use& a : lane.node_uses(m))
+      for (const ferrum::lane_use& b : lane.node_uses(n))
+        if (a.size != 0 && b.size != 0 && a.offset < b.offset + b.size && b.offset < a.offset + a.size &&
+            (ferrum::access_writes(a.access) || ferrum::access_writes(b.access)))
+          return true;
+    return false;
+  };
+  std::size_t total = 0;
+  std::size_t last = 0;
+  for (std::size_t at = 0; at < nodes; ++at) {
+    const std::size_t n = node_at(at);
+    if (!before[n]) continue;
+    std::size_t needed = last;
+    for (std::size_t q = at; q-- > last;)
+      if (conflict(node_at(q), n)) {
+        needed = q + 1;
+        break;
+      }
+    for (std::size_t q = needed; q < at; ++q) total += (stages[node_at(q)] & scopes[n].before.stages) != 0 ? 1 : 0;
+    last = at;
+  }
+  return total;
+}
+
+// Four chains of `steps` compute passes over buffers, listed step by step.
+std::string far_pairs_text(std::size_t steps = 8) {
+  using nlohmann::json;
+  constexpr std::size_t chains = 4;
+  json resources = json::array();
+  json nodes = json::array();
+  for (std::size_t k = 0; k < steps; ++k)
+    for (std::size_t c = 0; c < chains; ++c) {
+      const std::string name = std::to_string(c) + "." + std::to_string(k);
+      resources.push_back(
+          {{"id", "buffer/" + name},
+           {"pool", "pool/buffers"},
+           {"kind", "workspace"},
+           {"demand", {{"fixed", 65536}}},
+           {"alignment", 256},
+           {"lifetime", "invocation"},
+           {"usage", "storage"},
+           {"element", "f32"},
+           {"storage", {{"allocator", "linear-arena"}, {"view", "contiguous"}, {"contract", std::string(64, 'a')}}}});
+      json node = {
+          {"id", "node/" + name}, {"resources", {"buffer/" + name}}, {"access", {{"buffer/" + name, "write"}}}};
+      if (k > 0) {
+        const std::string input = "buffer/" + std::to_string(c) + "." + std::to_string(k - 1);
+        node["resources"].push_back(input);
+        node["access"][input] = "read";
+        node["after"] = {"node/" + std::to_string(c) + "." + std::to_string(k - 1)};
+      }
+      nodes.push_back(node);
+    }
+  const json plan = {{"format", "ferrum.plan.v2"},
+                     {"resources", resources},
+                     {"nodes", nodes},
+                     {"buckets",
+                      {{{"class", "frame"},
+                        {"capacity", {1, 1, 1}},
+                        {"budgets", {{{"pool", "pool/buffers"}, {"min", 0}, {"max", std::uint64_t{1} << 30}}}}}}},
+                     {"lanes", 1},
+                     {"budget_bytes", std::uint64_t{1} << 32}};
+  return plan.dump();
+}
+
+void split_row(const std::string& name, const std::string& text) {
+  auto parsed = ferrum::parse_plan(text);
+  auto compiled = parsed ? ferrum::compile(*parsed) : ferrum::result<ferrum::compiled_program>(parsed.error());
+  if (!compiled) {
+    std::fprintf(stderr, "%s: %s\n", name.c_str(), compiled.error().what().c_str());
+    std::exit(1);
+  }
+  const ferrum::compiled_program& program = *compiled;
+  const ferrum::lane_recipe& lane = program.buckets.front().lane;
+  const bool reordered = !lane.order.empty();
+  const std::span<const std::size_t> order =
+      reordered ? std::span<const std::size_t>(lane.order) : std::span<const std::size_t>();
+  const std::vector<bool>& before = reordered ? lane.ordered_barrier_before : lane.one_queue_barrier_before;
+  const std::vector<ferrum::barrier_scope>& scopes =
+      reordered ? lane.ordered_barrier_scopes : lane.one_queue_barrier_scopes;
+  const ferrum::split_barriers& split = reordered ? lane.ordered_split : lane.one_queue_split;
+  std::printf("%16s | %6zu | %8zu %8zu %7zu | %8zu %8zu\n", name.c_str(), parsed->nodes.size(), count(before),
+              split.barriers_per_wave(), split.events.size(), needless_drains(program, lane, order, before, scopes),
+              needless_drains(program, lane, order, split.barrier_before, split.barrier_scopes));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -217,5 +331,14 @@ int main(int argc, char** argv) {
       row((aliased ? "aliased " : "unaliased ") + std::to_string(passes), frame_text(passes, aliased), repeats);
   row("main job", file_text(FERRUM_SOURCE_DIR "/examples/frame_loop/frame_loop.json"), repeats);
   row("deferred_frame", file_text(FERRUM_SOURCE_DIR "/examples/plans/deferred_frame.json"), repeats);
+  std::printf("\nsplit barriers, on one queue in the order it submits\n");
+  std::printf("%16s | %6s | %8s %8s %7s | %17s\n", "frame", "passes", "barriers", "split", "events", "needless drains");
+  std::printf("%16s | %6s | %8s %8s %7s | %8s %8s\n", "", "", "", "", "", "barriers", "split");
+  for (bool aliased : {true, false})
+    for (std::size_t passes : {10, 25, 50, 100, 200})
+      split_row((aliased ? "aliased " : "unaliased ") + std::to_string(passes), frame_text(passes, aliased));
+  split_row("main job", file_text(FERRUM_SOURCE_DIR "/examples/frame_loop/frame_loop.json"));
+  split_row("deferred_frame", file_text(FERRUM_SOURCE_DIR "/examples/plans/deferred_frame.json"));
+  split_row("far pairs", far_pairs_text());
   return 0;
 }

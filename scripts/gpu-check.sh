@@ -5,7 +5,8 @@
 # raster pass, compute post-processing, 3 frames in flight) at 1920x1080 for
 # 600 frames with GPU timestamps (also with --discrete-layout), at 3840x2160
 # for 300,
-# and the fence latency, pipelining, replay, barriers, memory classes and FFT
+# and the fence latency, pipelining, replay, barriers, barrier order (split
+# barriers among them), memory classes and FFT
 # convolution benchmarks, then prints one summary: the device, its driver and
 # each figure. Full outputs go to build/gpu-check/.
 #
@@ -72,6 +73,10 @@ release=build/release
   fail "barriers bench (see $out/barriers.log)"
 "$release/bench/ferrum_bench_barriers" --device vulkan --nodes 32 --work-kib 1024 300 5 \
   >"$out/barriers_large.log" 2>&1 || fail "barriers bench, larger nodes (see $out/barriers_large.log)"
+# Barrier order and split barriers: barriers per frame, the stages they wait
+# for, the needless drains events save (the compiler's figures: no device).
+"$release/bench/ferrum_bench_barrier_order" 21 >"$out/barrier_order.log" 2>&1 ||
+  fail "barrier order bench (see $out/barrier_order.log)"
 # Memory classes: a bandwidth-bound dispatch over 256 MiB, device-local
 # against host-visible (and upload) memory.
 "$release/bench/ferrum_bench_memory_classes" --device vulkan --mib 256 20 9 >"$out/memory_classes.log" 2>&1 ||
@@ -107,6 +112,8 @@ echo "-- barriers: derived against every_node and the bare floor, 64 nodes x 64 
 grep -E "$barrier_figures" "$out/barriers.log"
 echo "-- barriers: 32 nodes x 1024 KiB"
 grep -E "$barrier_figures" "$out/barriers_large.log"
+echo "-- split barriers (compiler's figures): barriers, events and needless drains per frame"
+sed -n '/^split barriers/,$p' "$out/barrier_order.log"
 echo "-- memory classes: one dispatch over 256 MiB, device-local against host-visible"
 grep -E '^upload arena|^ *(arena|device|host_visible|upload) [|]|/device:|^check:' "$out/memory_classes.log"
 fft_figures='^ *(way|ferrum|floor) [|]|^ferrum/floor:|^target:|^check:'

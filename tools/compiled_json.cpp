@@ -152,6 +152,42 @@ void write_images(document_writer& w, const lane_recipe& lane) {
   w.end_array();
 }
 
+// Split barriers on one queue (scheduler_options::split_barriers), in the
+// order a wave on one queue submits: the barriers left and the events, each
+// with the node that sets it, those that wait for it and its scope.
+void write_split_barriers(document_writer& w, const lane_recipe& lane) {
+  const split_barriers& split = lane.order.empty() ? lane.one_queue_split : lane.ordered_split;
+  w.key("split");
+  w.begin_object();
+  w.member("per_wave", std::uint64_t{split.barriers_per_wave()});
+  w.member("events_per_wave", std::uint64_t{split.events.size()});
+  w.key("before_nodes");
+  w.begin_array();
+  for (std::size_t n = 0; n < split.barrier_before.size(); ++n)
+    if (split.barrier_before[n]) w.number(n);
+  w.end_array();
+  w.key("events");
+  w.begin_array();
+  for (std::size_t e = 0; e < split.events.size(); ++e) {
+    const barrier_event& ev = split.events[e];
+    w.begin_object();
+    w.member("set_after", std::uint64_t{ev.producer});
+    w.key("waited_before");
+    w.begin_array();
+    for (std::size_t n = 0; n + 1 < split.wait_begin.size(); ++n)
+      for (std::size_t waited : split.node_waits(n))
+        if (waited == e) w.number(n);
+    w.end_array();
+    w.member("waits_for", stage_mask_names(ev.scope.before.stages));
+    w.member("flushes", access_mask_names(ev.scope.before.accesses));
+    w.member("blocks", stage_mask_names(ev.scope.after.stages));
+    w.member("makes_visible", access_mask_names(ev.scope.after.accesses));
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+}
+
 void write_bucket(document_writer& w, const compiled_program& program, const compiled_bucket& bucket) {
   w.begin_object();
   w.member("id", bucket.id.str());
@@ -225,6 +261,7 @@ void write_bucket(document_writer& w, const compiled_program& program, const com
   for (std::size_t n = 0; n < bucket.lane.ordered_barrier_before.size(); ++n)
     if (bucket.lane.ordered_barrier_before[n]) w.number(n);
   w.end_array();
+  write_split_barriers(w, bucket.lane);
   w.end_object();
   write_images(w, bucket.lane);
   w.end_object();

@@ -93,6 +93,31 @@ void write_level_order(std::ostream& out, const compiled_bucket& bucket, const p
   out << '\n';
 }
 
+// Split barriers on one queue (scheduler_options::split_barriers, in the
+// order a wave on one queue submits: level order where there is one): the
+// barriers and events per wave, and a line per event — who sets it, who
+// waits for it, its scope.
+void write_split_barriers(std::ostream& out, const compiled_bucket& bucket, const plan& p) {
+  constexpr std::size_t shown = 8;
+  const lane_recipe& lane = bucket.lane;
+  const split_barriers& split = lane.order.empty() ? lane.one_queue_split : lane.ordered_split;
+  if (split.events.empty()) return;
+  out << "  split barriers on one queue: " << split.barriers_per_wave() << " barriers and " << split.events.size()
+      << " events per wave\n";
+  std::vector<std::vector<std::size_t>> waiters(split.events.size());
+  for (std::size_t n = 0; n + 1 < split.wait_begin.size(); ++n)
+    for (std::size_t e : split.node_waits(n)) waiters[e].push_back(n);
+  for (std::size_t e = 0; e < split.events.size() && e < shown; ++e) {
+    const barrier_event& ev = split.events[e];
+    if (ev.producer >= p.nodes.size()) continue;
+    out << "    event after " << p.nodes[ev.producer].id.str() << ", waited for before ";
+    for (std::size_t k = 0; k < waiters[e].size() && waiters[e][k] < p.nodes.size(); ++k)
+      out << (k == 0 ? "" : ", ") << p.nodes[waiters[e][k]].id.str();
+    out << ": waits for " << scope_text(ev.scope.before) << "; blocks " << scope_text(ev.scope.after) << '\n';
+  }
+  if (split.events.size() > shown) out << "    and " << split.events.size() - shown << " more events\n";
+}
+
 // How many barriers a wave records between its nodes, and before which:
 // the first few nodes by id, so that a big plan's line stays short.
 void write_barriers(std::ostream& out, const compiled_bucket& bucket, const plan& p) {
@@ -117,6 +142,7 @@ void write_barriers(std::ostream& out, const compiled_bucket& bucket, const plan
     ++listed;
   }
   write_level_order(out, bucket, p);
+  write_split_barriers(out, bucket, p);
 }
 
 // The lane's images and the layout transitions each node's barrier makes.

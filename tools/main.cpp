@@ -115,6 +115,9 @@ int run(int argc, char** argv) {
   run_command->add_flag("--reorder", run_options.reorder,
                         "Null device: run what no barrier orders last to first, as a GPU may, so that a missing "
                         "barrier shows as a violation.");
+  run_command->add_flag("--split-barriers", run_options.split_barriers,
+                        "On one queue, wait for an event the producer set instead of a barrier where a producer "
+                        "runs two nodes (levels) before its consumer, so that the nodes between are not drained.");
   run_command->add_flag(
       "--discrete-layout", run_options.discrete_layout,
       "Lay memory out as on a discrete GPU, whatever the device: device memory unmapped, upload and "

@@ -237,6 +237,7 @@ exit_code run_run(run_options options, std::ostream& out, std::ostream& err) {
   scheduler_settings.fence_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(options.fence_timeout_ms));
   scheduler_settings.encoder_tasks = options.threads;
   scheduler_settings.gpu_timestamps = options.gpu_timestamps;
+  scheduler_settings.split_barriers = options.split_barriers;
   // The driver keeps `window` waves submitted and submits the next from a
   // completion on its one thread, while each executor thread may be ending
   // a wave's coroutine: no wave or frame is made after warm-up.

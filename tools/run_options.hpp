@@ -74,6 +74,10 @@ struct run_options {
   // (null_device_options::reorder_unordered), so that a barrier the plan's
   // hazards needed and did not get shows as a violation.
   bool reorder = false;
+  // --split-barriers: scheduler_options::split_barriers (events instead of
+  // barriers where a producer runs two nodes or levels before its consumer,
+  // on one queue).
+  bool split_barriers = false;
   // --discrete-layout: the device lays memory out as a discrete GPU must
   // (null_device_options / vulkan_device_options::discrete_layout): device
   // memory unmapped, upload and readback memory staged by the lanes'

@@ -41,6 +41,8 @@ bucket_memory bucket_memory_of(const plan& p, const compiled_program& program, c
                   resources_checked_per_wave,
                   resources_unchecked_per_wave,
                   bucket.lane.barriers_per_wave(),
+                  0,
+                  0,
                   {}};
   for (std::size_t d = 0; d < bucket.capacity_layouts.size(); ++d) {
     const capacity_layout& layout = bucket.capacity_layouts[d];
@@ -49,6 +51,9 @@ bucket_memory bucket_memory_of(const plan& p, const compiled_program& program, c
                        layout.unaliased_size_bytes, program.domains[d].images});
   }
   const lane_recipe& lane = bucket.lane;
+  const split_barriers& split = lane.order.empty() ? lane.one_queue_split : lane.ordered_split;
+  m.split_events_per_wave = split.events.size();
+  m.split_barriers_per_wave = split.barriers_per_wave();
   for (std::size_t n = 0; n < lane.barrier_before.size() && n < lane.barrier_scopes.size() && n < p.nodes.size(); ++n)
     if (lane.barrier_before[n]) m.barriers.push_back({p.nodes[n].id.str(), lane.barrier_scopes[n]});
   return m;
@@ -145,6 +150,8 @@ nlohmann::ordered_json run_json(const run_summary& s) {
     bucket["resources_checked_per_wave"] = m.resources_checked_per_wave;
     if (s.v2) bucket["resources_unchecked_per_wave"] = m.resources_unchecked_per_wave;
     bucket["barriers_per_wave"] = m.barriers_per_wave;
+    bucket["split_barriers"] = {{"events_per_wave", m.split_events_per_wave},
+                                {"barriers_per_wave", m.split_barriers_per_wave}};
     nlohmann::ordered_json barriers = nlohmann::ordered_json::array();
     for (const bucket_memory::barrier_line& b : m.barriers)
       barriers.push_back({{"node", b.node},
@@ -224,6 +231,10 @@ void write_run_summary(std::ostream& out, const run_summary& s) {
         << " resources checked per wave";
     if (s.v2) out << ", " << m.resources_unchecked_per_wave << " unchecked";
     out << ", " << m.barriers_per_wave << " barriers per wave";
+    // Where splitting them makes events (--split-barriers, on one queue).
+    if (m.split_events_per_wave != 0)
+      out << "; split on one queue " << m.split_barriers_per_wave << " barriers and " << m.split_events_per_wave
+          << " events per wave";
     if (m.unaliased_image_bytes != 0)
       out << "; images " << m.image_bytes << " bytes of image memory per lane (" << m.unaliased_image_bytes
           << " unaliased)";

@@ -68,6 +68,10 @@ struct bucket_memory {
   // The nodes whose list opens with a barrier in a wave, as compiled
   // (compiled_bucket::lane.barriers_per_wave()).
   std::size_t barriers_per_wave = 0;
+  // With split barriers on one queue (lane_recipe::ordered_split, or
+  // one_queue_split in plan order): its events and barriers per wave.
+  std::size_t split_events_per_wave = 0;
+  std::size_t split_barriers_per_wave = 0;
   // Those barriers, in plan order: the node each opens, and its scope
   // (compiled_bucket::lane.barrier_scopes).
   struct barrier_line {

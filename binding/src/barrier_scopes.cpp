@@ -1,8 +1,9 @@
-// barrier_scopes.cpp — derive_barrier_scopes (ferrum/binding/barriers.hpp):
-// one sweep over the nodes in plan order, keeping per run of lane bytes
-// the scope of its last write and of the reads since, and which nodes made
-// them; each hazard widens the scope of the last barrier that stands
-// between its two nodes.
+// barrier_scopes.cpp — derive_barrier_scopes and derive_split_barriers
+// (ferrum/binding/barriers.hpp): one sweep over the nodes in plan order,
+// keeping per run of lane bytes the scope of its last write and of the
+// reads since, and which nodes made them; each hazard widens the scope of
+// the last barrier that stands between its two nodes, or, split, of the
+// event its earlier node sets where that node runs two nodes (levels) back.
 #include "byte_runs.hpp"
 #include "cross_wave.hpp"
 
@@ -41,11 +42,59 @@ struct byte_state {
   std::size_t reader = none;
 };
 
-}  // namespace
+// A hazard between two nodes (positions) and the barrier (node) that
+// stands between them, for derive_split_barriers.
+struct hazard {
+  std::size_t barrier;
+  std::size_t later;
+  std::size_t earlier;
+  sync_scope first;  // what the barrier waits for
+  sync_scope then;   // what it blocks
+  bool carriable;    // two nodes (levels) apart, no layout change of its image
+};
 
-std::vector<barrier_scope> derive_barrier_scopes(const lane_recipe& recipe, const dependency_graph& graph,
-                                                 const std::vector<bool>& before, barrier_queues queues,
-                                                 std::span<const std::size_t> order) {
+// Split: a barrier whose hazards an event can all carry, and that orders
+// nothing else (its scope empty so far: no layout change, no first use),
+// is dropped; each of its later nodes waits for the event of the last of
+// its earlier nodes, which every earlier one's commands precede. The other
+// barriers wait for and block their hazards' scopes.
+void place_events(std::span<const hazard> hazards, std::vector<barrier_scope>& scopes,
+                  std::span<const std::size_t> order, split_barriers& split, std::size_t nodes) {
+  const auto node_at = [&](std::size_t at) { return order.empty() ? at : order[at]; };
+  std::vector<bool> kept(scopes.size(), false);
+  for (std::size_t n = 0; n < scopes.size(); ++n) kept[n] = !scopes[n].empty();
+  for (const hazard& h : hazards) kept[h.barrier] = kept[h.barrier] || !h.carriable;
+  split.sets.assign(nodes, split_barriers::no_event);
+  // Per later node (position), its last earlier node and their scope.
+  std::map<std::size_t, std::pair<std::size_t, barrier_scope>> carried;
+  for (const hazard& h : hazards) {
+    barrier_scope& scope = kept[h.barrier] ? scopes[h.barrier] : carried[h.later].second;
+    scope.before.stages |= h.first.stages;
+    scope.before.accesses |= h.first.accesses & accesses::writes;
+    scope.after |= h.then;
+    if (!kept[h.barrier]) carried[h.later].first = std::max(carried[h.later].first, h.earlier);
+  }
+  std::vector<std::vector<std::size_t>> waits(nodes);
+  for (const auto& [later, last] : carried) {
+    std::size_t& event = split.sets[node_at(last.first)];
+    if (event == split_barriers::no_event) {
+      event = split.events.size();
+      split.events.push_back({node_at(last.first), {}});
+    }
+    split.events[event].scope |= last.second;
+    waits[node_at(later)].push_back(event);
+  }
+  split.wait_begin.assign(1, 0);
+  for (const std::vector<std::size_t>& w : waits) {
+    split.waits.insert(split.waits.end(), w.begin(), w.end());
+    split.wait_begin.push_back(split.waits.size());
+  }
+}
+
+// The sweep; with `split`, its events and waits too (derive_split_barriers).
+std::vector<barrier_scope> sweep(const lane_recipe& recipe, const dependency_graph& graph,
+                                 const std::vector<bool>& before, barrier_queues queues,
+                                 std::span<const std::size_t> order, split_barriers* split) {
   const std::size_t nodes =
       std::min({graph.size(), before.size(), recipe.use_begin.empty() ? 0 : recipe.use_begin.size() - 1});
   std::vector<barrier_scope> scopes(before.size());
@@ -63,6 +112,7 @@ std::vector<barrier_scope> derive_barrier_scopes(const lane_recipe& recipe, cons
   std::map<std::size_t, sync_scope> pool_uses;
   const detail::cross_wave_uses cross = detail::cross_wave_of(recipe, graph);
   std::set<std::pair<std::size_t, std::size_t>> first_uses;
+  std::vector<hazard> hazards;  // split: every hazard, for place_events
   for (std::size_t at = 0; at < nodes; ++at) {
     const std::size_t n = node_at(at);
     const auto kind = static_cast<std::size_t>(queues == barrier_queues::any && graph.queue(n) == queue_kind::transfer);
@@ -77,6 +127,25 @@ std::vector<barrier_scope> derive_barrier_scopes(const lane_recipe& recipe, cons
       if (last_of_kind[kind] != none && last_of_kind[kind] > earlier) return &scopes[node_at(last_of_kind[kind])];
       if (last_any != none && last_any > earlier) return &scopes[node_at(last_any)];
       return nullptr;
+    };
+    // A hazard between the node at position `earlier` and this node's use
+    // `u`, which `barrier` stands between: the barrier waits for `first`
+    // and blocks `s`. Split, it waits in `hazards` for the end of the
+    // sweep, noted whether an event could carry it: two nodes (or levels)
+    // apart, not on an image whose layout this node changes.
+    const auto widen = [&](barrier_scope* barrier, std::size_t earlier, const lane_use& u, const sync_scope& first,
+                           const sync_scope& s) {
+      if (split == nullptr) {
+        barrier->before.stages |= first.stages;
+        barrier->before.accesses |= first.accesses & accesses::writes;
+        barrier->after |= s;
+        return;
+      }
+      const std::size_t apart = order.empty() ? at - earlier : recipe.level[n] - recipe.level[node_at(earlier)];
+      bool carriable = apart >= 2;
+      for (const image_transition& t : recipe.node_transitions(n))
+        if (recipe.images[t.image].domain == u.domain && recipe.images[t.image].member == u.member) carriable = false;
+      hazards.push_back({static_cast<std::size_t>(barrier - scopes.data()), at, earlier, first, s, carriable});
     };
     // A wave's first use of a resource the waves before used: its barrier
     // waits for what they did with it.
@@ -96,17 +165,11 @@ std::vector<barrier_scope> derive_barrier_scopes(const lane_recipe& recipe, cons
         // Read after write, write after write: wait for the write and make
         // it visible. Write after read: wait for the reads.
         if (b.writer != none && b.writer != at) {
-          if (barrier_scope* barrier = between(b.writer); barrier != nullptr) {
-            barrier->before.stages |= b.written.stages;
-            barrier->before.accesses |= b.written.accesses & accesses::writes;
-            barrier->after |= s;
-          }
+          if (barrier_scope* barrier = between(b.writer); barrier != nullptr) widen(barrier, b.writer, u, b.written, s);
         }
         if (writes && b.reader != none && b.reader != at) {
-          if (barrier_scope* barrier = between(b.reader); barrier != nullptr) {
-            barrier->before.stages |= b.read.stages;
-            barrier->after |= s;
-          }
+          if (barrier_scope* barrier = between(b.reader); barrier != nullptr)
+            widen(barrier, b.reader, u, {b.read.stages, 0}, s);
         }
         if (writes) {
           b.written = b.writer == at ? (b.written |= s) : s;
@@ -138,7 +201,28 @@ std::vector<barrier_scope> derive_barrier_scopes(const lane_recipe& recipe, cons
     for (const lane_use& u : uses)
       if (aliasable_pools.count(u.domain) != 0) pool_uses[u.domain] |= access_scope(u.access, where);
   }
+  if (split != nullptr) place_events(hazards, scopes, order, *split, before.size());
   return scopes;
+}
+
+}  // namespace
+
+std::vector<barrier_scope> derive_barrier_scopes(const lane_recipe& recipe, const dependency_graph& graph,
+                                                 const std::vector<bool>& before, barrier_queues queues,
+                                                 std::span<const std::size_t> order) {
+  return sweep(recipe, graph, before, queues, order, nullptr);
+}
+
+split_barriers derive_split_barriers(const lane_recipe& recipe, const dependency_graph& graph,
+                                     const std::vector<bool>& before, std::span<const std::size_t> order) {
+  split_barriers out;
+  out.barrier_scopes = sweep(recipe, graph, before, barrier_queues::one, order, &out);
+  out.barrier_before = before;
+  // A barrier whose hazards all went onto events, with no layout change
+  // (whose access widens its `after`), is not recorded.
+  for (std::size_t n = 0; n < out.barrier_before.size(); ++n)
+    if (out.barrier_before[n] && out.barrier_scopes[n].empty()) out.barrier_before[n] = false;
+  return out;
 }
 
 }  // namespace ferrum

@@ -222,6 +222,10 @@ result<void> make_recipes(compiled_program& program, const plan& p, const plan_i
       recipe.ordered_barrier_scopes = derive_barrier_scopes(recipe, program.dependencies, recipe.ordered_barrier_before,
                                                             barrier_queues::one, recipe.order);
     }
+    recipe.one_queue_split = derive_split_barriers(recipe, program.dependencies, recipe.one_queue_barrier_before);
+    recipe.ordered_split = recipe.order.empty() ? split_barriers{}
+                                                : derive_split_barriers(recipe, program.dependencies,
+                                                                        recipe.ordered_barrier_before, recipe.order);
     if (!bucket.binding) continue;
     // The binding domain is the pool whose claim the layout covers.
     const auto domain = std::find_if(program.wave_layouts.begin(), program.wave_layouts.end(),

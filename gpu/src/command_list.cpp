@@ -43,6 +43,7 @@ result<void> command_list::begin(list_opening opening) {
   state_ = state::recording;
   commands_ = 0;
   barriers_ = 0;
+  events_ = 0;
   pending_.clear();
   barrier_due_ = false;
   recorded_ = {};
@@ -62,6 +63,30 @@ result<void> command_list::check_recording(const char* command) const {
     return make_error(errc::command_list_state, std::string(command) + " outside begin() ... end()");
   return {};
 }
+
+result<void> command_list::record_event(const char* command, event_op op, const event& e, const barrier_scope& scope) {
+  if (auto r = check_recording(command); !r) return r;
+  if (&e.device() != device_)
+    return make_error(errc::foreign_object, std::string(command) + " of another device's event");
+  // A transfer queue of its own may be a family without compute.
+  if (kind_ == queue_kind::transfer && &device_->queue(queue_kind::transfer) != &device_->queue())
+    return make_error(errc::unsupported_command, std::string(command) +
+                                                     " on a list for a transfer queue of its own (events are set on "
+                                                     "graphics and compute queues)");
+  do_event(op, e, scope);
+  ++events_;
+  return {};
+}
+
+result<void> command_list::set_event(const event& e, const barrier_scope& scope) {
+  return record_event("set_event", event_op::set, e, scope);
+}
+
+result<void> command_list::wait_event(const event& e, const barrier_scope& scope) {
+  return record_event("wait_event", event_op::wait, e, scope);
+}
+
+result<void> command_list::reset_event(const event& e) { return record_event("reset_event", event_op::reset, e, {}); }
 
 result<void> command_list::check_range(const char* command, const char* role, arena_range range, access mode,
                                        std::uint32_t usage) const {

@@ -80,6 +80,11 @@ result<std::unique_ptr<semaphore>> device::create_semaphore(semaphore_kind kind)
   return do_create_semaphore(kind);
 }
 
+result<std::unique_ptr<event>> device::create_event() {
+  if (auto r = check_usable(); !r) return r.error();
+  return do_create_event();
+}
+
 timestamp_clock device::timestamps() const {
   const std::lock_guard lock(timestamps_mutex_);
   return timestamps_;

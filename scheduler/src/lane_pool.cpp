@@ -211,6 +211,14 @@ result<void> detail::lane_memory::make(lane& l, const compiled_program& program,
   }
   for (std::size_t node : recipe.order)
     if (!program.culled(node)) c.ordered_lists_.push_back(c.lists_[node]);
+  // Made whether or not the scheduler splits barriers: a few handles a lane.
+  const std::size_t events = std::max(recipe.one_queue_split.events.size(), recipe.ordered_split.events.size());
+  c.events_.reserve(events);
+  for (std::size_t i = 0; i < events; ++i) {
+    auto made = device.create_event();
+    if (!made) return made.error();
+    c.events_.push_back(std::move(*made));
+  }
   if (auto staged = record_staging(c, device, stages_of(bucket)); !staged) return staged;
   if (c.stage_in_) c.all_lists_.push_back(c.stage_in_.get());
   c.all_lists_.insert(c.all_lists_.end(), c.lists_.begin(), c.lists_.end());

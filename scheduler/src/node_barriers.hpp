@@ -17,6 +17,8 @@ struct node_barriers {
   // scope.
   const std::vector<bool>* before = nullptr;
   const std::vector<barrier_scope>* scopes = nullptr;
+  // The split barriers' events, where the wave uses them (null: none).
+  const split_barriers* split = nullptr;
   bool every_node = false;
   bool all_stages = false;
 
@@ -24,8 +26,10 @@ struct node_barriers {
   // bucket's, for one queue where the device runs the whole wave on one.
   // `reordered`: the wave submits its nodes in the bucket's level order
   // (reordered(), below), which has barriers of its own.
+  // `split`: scheduler_options::split_barriers, which a wave on one queue
+  // with derived barriers uses.
   [[nodiscard]] static node_barriers of(const compiled_bucket* bucket, bool one_queue, bool reordered,
-                                        barrier_placement placement) noexcept {
+                                        barrier_placement placement, bool split = false) noexcept {
     node_barriers b;
     b.every_node = placement == barrier_placement::every_node;
     b.all_stages = placement != barrier_placement::derived;
@@ -37,6 +41,11 @@ struct node_barriers {
     } else {
       b.before = one_queue ? &lane.one_queue_barrier_before : &lane.barrier_before;
       b.scopes = one_queue ? &lane.one_queue_barrier_scopes : &lane.barrier_scopes;
+    }
+    if (split && one_queue && placement == barrier_placement::derived) {
+      b.split = reordered ? &lane.ordered_split : &lane.one_queue_split;
+      b.before = &b.split->barrier_before;
+      b.scopes = &b.split->barrier_scopes;
     }
     return b;
   }

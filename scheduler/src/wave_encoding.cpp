@@ -26,6 +26,9 @@ result<void> wave::close_wave(std::size_t node, gpu::command_list& list) const {
   // layers do not follow; the derived barriers are only as wide as the
   // wave's own hazards. Before scopes, the next wave's first full barrier
   // waited for this one all the same.
+  // The events of split barriers are unsignaled again after it, for the
+  // next wave to set (a set of a signaled one orders nothing); the next
+  // wave comes after the host saw this one's fence.
   // The last live node in submission order (culled ones come last in
   // level order too).
   const lane_recipe& recipe = bucket_->lane;
@@ -37,7 +40,27 @@ result<void> wave::close_wave(std::size_t node, gpu::command_list& list) const {
     if (node != last) return {};
     break;
   }
-  return list.barrier();
+  if (auto r = list.barrier(); !r) return r;
+  if (const split_barriers* split = barriers().split; split != nullptr)
+    for (std::size_t e = 0; e < split->events.size(); ++e)
+      if (auto r = list.reset_event(held_->event(e)); !r) return r;
+  return {};
+}
+
+result<void> wave::wait_events(std::size_t node, gpu::command_list& list) const {
+  const split_barriers* split = barriers().split;
+  if (split == nullptr) return {};
+  for (const std::size_t e : split->node_waits(node))
+    if (auto r = list.wait_event(held_->event(e), split->events[e].scope); !r) return r;
+  return {};
+}
+
+result<void> wave::set_event(std::size_t node, gpu::command_list& list) const {
+  const split_barriers* split = barriers().split;
+  if (split == nullptr) return {};
+  if (const std::size_t e = split->set_by(node); e != split_barriers::no_event)
+    return list.set_event(held_->event(e), split->events[e].scope);
+  return {};
 }
 
 bool wave::reordered() const noexcept {
@@ -47,7 +70,7 @@ bool wave::reordered() const noexcept {
 
 node_barriers wave::barriers() const noexcept {
   const bool one_queue = program_->submissions(device_ != nullptr ? device_->index : 0).one_queue();
-  return node_barriers::of(bucket_, one_queue, reordered(), host_.options().barriers);
+  return node_barriers::of(bucket_, one_queue, reordered(), host_.options().barriers, host_.options().split_barriers);
 }
 
 void wave::bind_nodes() noexcept {
@@ -114,6 +137,7 @@ void wave::encode_chunk(std::size_t chunk) noexcept {
           if (auto r = list.transition(*t.image, t.from, t.to, t.range); !r)
             return fail_encoding(r.error().code, node, r.error().what());
       }
+      if (auto r = wait_events(node, list); !r) return fail_encoding(r.error().code, node, r.error().what());
       if (auto r = wave_gpu_time::write(l, list, node, false); !r)
         return fail_encoding(r.error().code, node, r.error().what());
       if (auto r = write_culled_times(l, list, node); !r) return fail_encoding(r.error().code, node, r.error().what());
@@ -130,6 +154,8 @@ void wave::encode_chunk(std::size_t chunk) noexcept {
                          self->encoder_threw(node, thrown);
                        } else if (self->replay_) {
                          // Submitted as recorded before.
+                       } else if (auto s = self->set_event(node, list); !s) {
+                         self->fail_encoding(s.error().code, node, s.error().what());
                        } else if (auto r = wave_gpu_time::write(l, list, node, true); !r) {
                          self->fail_encoding(r.error().code, node, r.error().what());
                        } else if (auto c = self->close_wave(node, list); !c) {
@@ -150,6 +176,7 @@ void wave::encode_chunk(std::size_t chunk) noexcept {
     }
     trace_node(node, started);
     if (replay_) continue;
+    if (auto r = set_event(node, list); !r) return fail_encoding(r.error().code, node, r.error().what());
     if (auto r = wave_gpu_time::write(l, list, node, true); !r)
       return fail_encoding(r.error().code, node, r.error().what());
     if (auto r = close_wave(node, list); !r) return fail_encoding(r.error().code, node, r.error().what());

@@ -150,6 +150,10 @@ class wave {
   // Records the wave's closing barrier into `list` when node `node` is the
   // one it submits last (wave_encoding.cpp).
   [[nodiscard]] result<void> close_wave(std::size_t node, gpu::command_list& list) const;
+  // Node `node`'s waits for split barriers' events, before its commands,
+  // and the event it sets after them (node_barriers::split).
+  [[nodiscard]] result<void> wait_events(std::size_t node, gpu::command_list& list) const;
+  [[nodiscard]] result<void> set_event(std::size_t node, gpu::command_list& list) const;
 
   wave_host& host_;
   const program_lanes* program_ = nullptr;

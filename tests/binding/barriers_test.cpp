@@ -254,3 +254,99 @@ TEST_CASE(
   }
   CHECK(weakened > 90);
 }
+
+TEST_CASE("split barriers: a consumer three nodes after its producer waits for an event instead of a barrier",
+          "[binding][barriers][split]") {
+  // Node 0 writes r0; nodes 1 and 2 write their own; node 3 reads r0.
+  const compiled_program program = test::compile_ok(v2_plan({{{0}, {W}}, {{1}, {W}}, {{2}, {W}}, {{0}, {R}, {0}}}, 3));
+  const lane_recipe& r = program.buckets.at(0).lane;
+  REQUIRE(r.one_queue_barrier_before[3]);
+  const split_barriers& s = r.one_queue_split;
+  CHECK_FALSE(s.barrier_before[3]);
+  CHECK(s.barriers_per_wave() == 0);
+  REQUIRE(s.events.size() == 1);
+  CHECK(s.events[0].producer == 0);
+  CHECK(s.events[0].scope == r.one_queue_barrier_scopes[3]);
+  CHECK(s.set_by(0) == 0);
+  CHECK(s.set_by(1) == split_barriers::no_event);
+  CHECK(std::vector<std::size_t>(s.node_waits(3).begin(), s.node_waits(3).end()) == std::vector<std::size_t>{0});
+  CHECK(s.node_waits(1).empty());
+  CHECK(hazard_plans::unscoped_hazards(r, {}, r.one_queue_barrier_before, r.one_queue_barrier_scopes, &s).empty());
+  // Without the wait, or with it emptied, the read is unordered.
+  split_barriers dropped = s;
+  dropped.events[0].scope = {};
+  CHECK_FALSE(
+      hazard_plans::unscoped_hazards(r, {}, r.one_queue_barrier_before, r.one_queue_barrier_scopes, &dropped).empty());
+}
+
+TEST_CASE("split barriers: a hazard one node back keeps the barrier, which then serves the far ones too",
+          "[binding][barriers][split]") {
+  // Node 2 reads r0 (node 0's, two back) and r1 (node 1's, one back).
+  const compiled_program program = test::compile_ok(v2_plan({{{0}, {W}}, {{1}, {W}}, {{0, 1}, {R, R}, {0, 1}}}, 2));
+  const lane_recipe& r = program.buckets.at(0).lane;
+  const split_barriers& s = r.one_queue_split;
+  CHECK(s.events.empty());
+  CHECK(s.barrier_before == r.one_queue_barrier_before);
+  CHECK(s.barrier_scopes == r.one_queue_barrier_scopes);
+  // Adjacent: node 1 reads what node 0 wrote.
+  const compiled_program adjacent = test::compile_ok(v2_plan({{{0}, {W}}, {{0}, {R}, {0}}}, 1));
+  CHECK(adjacent.buckets.at(0).lane.one_queue_split.events.empty());
+}
+
+TEST_CASE(
+    "split barriers: over generated plans every hazard is ordered by the barriers and events left, and dropping or "
+    "weakening an event or barrier leaves one unordered",
+    "[binding][barriers][split]") {
+  std::mt19937_64 rng(31);
+  std::size_t events = 0;
+  std::size_t waits = 0;
+  std::size_t barriers = 0;
+  std::size_t split_barrier_count = 0;
+  std::size_t caught = 0;
+  std::size_t tried = 0;
+  for (int trial = 0; trial < 30; ++trial) {
+    INFO("trial " << trial);
+    const compiled_program program =
+        test::compile_ok(hazard_plans::generate(rng, {12, 10, 3, 2, trial % 2 == 0 ? 0U : 3U}));
+    const lane_recipe& r = program.buckets[0].lane;
+    for (const bool levels : {false, true}) {
+      if (levels && r.order.empty()) continue;
+      INFO("level order " << levels);
+      const std::span<const std::size_t> order =
+          levels ? std::span<const std::size_t>(r.order) : std::span<const std::size_t>();
+      const std::vector<bool>& before = levels ? r.ordered_barrier_before : r.one_queue_barrier_before;
+      const std::vector<barrier_scope>& scopes = levels ? r.ordered_barrier_scopes : r.one_queue_barrier_scopes;
+      const split_barriers& s = levels ? r.ordered_split : r.one_queue_split;
+      CHECK(hazard_plans::unscoped_hazards(r, order, before, scopes, &s).empty());
+      events += s.events.size();
+      waits += s.waits.size();
+      barriers += static_cast<std::size_t>(std::count(before.begin(), before.end(), true));
+      split_barrier_count += s.barriers_per_wave();
+      const auto unordered = [&](const split_barriers& weak) {
+        return !hazard_plans::unscoped_hazards(r, order, before, scopes, &weak).empty();
+      };
+      for (std::size_t e = 0; e < s.events.size(); ++e)
+        for (int side = 0; side < 4; ++side) {
+          split_barriers weak = s;
+          barrier_scope& b = weak.events[e].scope;
+          if (side == 0) b = {};
+          if (side == 1) b.before.stages = 0;
+          if (side == 2) b.after.stages = 0;
+          if (side == 3) b.after.accesses = 0;
+          ++tried;
+          if (unordered(weak)) ++caught;
+        }
+      for (std::size_t n = 0; n < s.barrier_before.size(); ++n) {
+        if (!s.barrier_before[n]) continue;
+        split_barriers weak = s;
+        weak.barrier_before[n] = false;
+        ++tried;
+        if (unordered(weak)) ++caught;
+      }
+    }
+  }
+  INFO(events << " events, " << waits << " waits; barriers " << barriers << " -> " << split_barrier_count);
+  CHECK(events > 20);
+  CHECK(split_barrier_count < barriers);
+  CHECK(caught == tried);
+}

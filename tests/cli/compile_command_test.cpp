@@ -30,6 +30,7 @@ using cli_test::compile_in_process;
 using cli_test::example_plan;
 using cli_test::read_file;
 using cli_test::run_ferrum;
+using cli_test::split_plan_json;
 using cli_test::temp_file;
 
 const std::vector<std::string> example_plans = {"two_nodes.json", "multi_bucket.json", "interval_liveness.json",
@@ -266,8 +267,8 @@ TEST_CASE("ferrum compile: --json gives each bucket the barriers that compile() 
       const nlohmann::ordered_json& barriers = buckets[b].at("barriers");
       std::vector<std::string> keys;
       for (const auto& item : barriers.items()) keys.push_back(item.key());
-      CHECK(keys ==
-            std::vector<std::string>{"per_wave", "before_nodes", "scopes", "level_order", "level_order_before_nodes"});
+      CHECK(keys == std::vector<std::string>{"per_wave", "before_nodes", "scopes", "level_order",
+                                             "level_order_before_nodes", "split"});
       CHECK(barriers.at("level_order").get<std::vector<std::size_t>>() == bucket.lane.order);
       std::vector<std::size_t> ordered;
       for (std::size_t n = 0; n < bucket.lane.ordered_barrier_before.size(); ++n)
@@ -804,4 +805,35 @@ TEST_CASE("ferrum compile: the culled nodes and why, in the table and in --json"
   // `kept` must be a boolean.
   check_rejected(compile_plan_text(culling_chain([](nlohmann::json& doc) { doc["resources"][0]["kept"] = 1; })),
                  "wrong_type", "/resources/0/kept");
+}
+
+TEST_CASE("ferrum compile: split barriers on one queue get a line per event and a JSON member", "[cli][split]") {
+  const std::string text = split_plan_json(2);
+  const command_result table = compile_plan_text(text);
+  INFO(table.out << table.err);
+  REQUIRE(table.status == 0);
+  CHECK(table.out.find("\n  barriers: 1 per wave, before node/3\n") != std::string::npos);
+  CHECK(table.out.find("\n  split barriers on one queue: 0 barriers and 1 events per wave\n") != std::string::npos);
+  const std::string scope = "compute-shader|transfer storage-write|transfer-write";
+  CHECK(table.out.find("\n    event after node/0, waited for before node/3: waits for " + scope +
+                       "; blocks compute-shader|transfer storage-read|transfer-read\n") != std::string::npos);
+  const command_result json = compile_plan_text(text, {"--json"});
+  REQUIRE(json.status == 0);
+  const nlohmann::ordered_json doc = nlohmann::ordered_json::parse(json.out);
+  const nlohmann::ordered_json& split = doc["buckets"][0]["barriers"]["split"];
+  CHECK(split.at("per_wave") == 0);
+  CHECK(split.at("events_per_wave") == 1);
+  CHECK(split.at("before_nodes").empty());
+  REQUIRE(split.at("events").size() == 1);
+  const nlohmann::ordered_json& event = split.at("events")[0];
+  CHECK(event.at("set_after") == 0);
+  CHECK(event.at("waited_before") == nlohmann::json::array({3}));
+  CHECK(event.at("waits_for") == "compute-shader|transfer");
+  CHECK(event.at("flushes") == "storage-write|transfer-write");
+  CHECK(event.at("blocks") == "compute-shader|transfer");
+  CHECK(event.at("makes_visible") == "storage-read|transfer-read");
+  // One node closer: a barrier, no event line.
+  const command_result adjacent = compile_plan_text(split_plan_json(0));
+  REQUIRE(adjacent.status == 0);
+  CHECK(adjacent.out.find("split barriers") == std::string::npos);
 }

@@ -42,4 +42,38 @@ inline std::vector<std::size_t> barrier_nodes(const ferrum::compiled_bucket& buc
   return nodes;
 }
 
+// A v2 plan of compute nodes: node/0 writes resource/own.0, `gap` nodes
+// write their own, and the last reads resource/own.0 after node/0 — a
+// consumer `gap` + 1 nodes after its producer: an event on one queue with
+// split barriers.
+inline std::string split_plan_json(std::size_t gap) {
+  const auto storage = std::string(R"("storage": {"allocator": "linear-arena", "view": "contiguous", "contract": ")") +
+                       std::string(64, 'a') + "\"}";
+  std::string nodes;
+  std::string resources;
+  for (std::size_t n = 0; n < gap + 2; ++n) {
+    const std::string id = "node/" + std::to_string(n);
+    const std::string args = "resource/args." + std::to_string(n);
+    const bool reads = n == gap + 1;
+    const std::string own = "resource/own." + std::to_string(reads ? 0 : n);
+    nodes += std::string(n == 0 ? "" : ",\n") + R"({"id": ")" + id + R"(", "resources": [")" + args + R"(", ")" + own +
+             R"("], "binding": ")" + args + R"(", )" + (reads ? R"("after": ["node/0"], )" : "") + R"("access": {")" +
+             args + R"(": "read", ")" + own + R"(": ")" + (reads ? "read" : "write") + R"("}})";
+    resources += std::string(n == 0 ? "" : ",\n") + R"({"id": ")" + args +
+                 R"(", "pool": "pool/bindings", "kind": "binding", "node": ")" + id +
+                 R"(", "demand": {"fixed": 64}, "alignment": 64, "lifetime": "invocation", "usage": "binding", )"
+                 R"("element": "u8", )" +
+                 storage + "}";
+    if (!reads)
+      resources += R"(,
+{"id": ")" + own +
+                   R"(", "pool": "pool/own", "kind": "workspace", "demand": {"fixed": 256}, "alignment": 256, )"
+                   R"("lifetime": "invocation", "usage": "storage", "element": "f32", )" +
+                   storage + "}";
+  }
+  return R"({"format": "ferrum.plan.v2", "nodes": [)" + nodes + R"(], "resources": [)" + resources +
+         R"(], "buckets": [{"class": "step", "capacity": [1, 1, 1], "budgets": [{"pool": "pool/bindings", "min": 0, )"
+         R"("max": 4096}, {"pool": "pool/own", "min": 0, "max": 65536}]}], "lanes": 1, "budget_bytes": 1048576})";
+}
+
 }  // namespace cli_test

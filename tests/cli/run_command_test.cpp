@@ -625,3 +625,24 @@ TEST_CASE("ferrum run: --reorder needs the null device", "[cli]") {
   CHECK(r.err.find("--reorder needs --device null") != std::string::npos);
   CHECK(r.out.empty());
 }
+
+TEST_CASE("ferrum run: --split-barriers waits for events where a consumer runs far from its producer, no violation",
+          "[cli][split]") {
+  const cli_test::temp_file plan(cli_test::split_plan_json(2));
+  for (const bool split : {false, true}) {
+    INFO("split " << split);
+    std::vector<std::string> extra{"--waves", "6", "--reorder"};
+    if (split) extra.emplace_back("--split-barriers");
+    const json_run run = run_json(plan.path(), extra);
+    check_healthy(run, 6);
+    const nlohmann::ordered_json& bucket = run.report["memory"][0];
+    CHECK(u64(bucket["barriers_per_wave"]) == 1);
+    CHECK(u64(bucket["split_barriers"]["events_per_wave"]) == 1);
+    CHECK(u64(bucket["split_barriers"]["barriers_per_wave"]) == 0);
+  }
+  const command_result summary = run_ferrum({"run", plan.path(), "--waves", "2", "--split-barriers"});
+  INFO(summary.out << summary.err);
+  CHECK(summary.status == 0);
+  CHECK(summary.out.find(", 1 barriers per wave; split on one queue 0 barriers and 1 events per wave; ") !=
+        std::string::npos);
+}

@@ -110,7 +110,8 @@ inline void check_report(const nlohmann::ordered_json& r, std::uint64_t waves, s
         "bucket",         "lane_bytes",  "unaliased_lane_bytes",  "pools",
         "memory_classes", "image_bytes", "unaliased_image_bytes", "resources_checked_per_wave"};
     if (v2) expected_keys.push_back("resources_unchecked_per_wave");
-    expected_keys.insert(expected_keys.end(), {"barriers_per_wave", "barriers", "lanes_made", "made_bytes"});
+    expected_keys.insert(expected_keys.end(),
+                         {"barriers_per_wave", "split_barriers", "barriers", "lanes_made", "made_bytes"});
     CHECK(keys == expected_keys);
     // Made at create: every lane of the bucket, each of lane_bytes and its
     // image memory.
@@ -119,6 +120,8 @@ inline void check_report(const nlohmann::ordered_json& r, std::uint64_t waves, s
           u64(bucket["lanes_made"]) * (u64(bucket["lane_bytes"]) + u64(bucket["image_bytes"])));
     CHECK(u64(bucket["image_bytes"]) <= u64(bucket["unaliased_image_bytes"]));
     CHECK(bucket["barriers_per_wave"].is_number_unsigned());
+    CHECK(bucket["split_barriers"]["events_per_wave"].is_number_unsigned());
+    CHECK(bucket["split_barriers"]["barriers_per_wave"].is_number_unsigned());
     CHECK(bucket["barriers"].is_array());
     CHECK(bucket["barriers"].size() == bucket["barriers_per_wave"].get<std::size_t>());
     std::uint64_t end = 0;

@@ -45,20 +45,29 @@ std::shared_ptr<const ferrum::compiled_program> dropped(const ferrum::compiled_p
 }  // namespace
 
 TEST_CASE("wave barriers: over generated plans the derived barriers order every hazard, the device reordering the rest",
-          "[scheduler][barriers]") {
+          "[scheduler][barriers][split]") {
+  // And split (scheduler_options::split_barriers): the barriers and events
+  // left.
   auto device = reordering_device();
   std::mt19937_64 rng(11);
   hazard_encoder::outcome total;
+  std::size_t events = 0;
   for (int round = 0; round < 4; ++round) {
     const ferrum::plan p = hazard_plans::generate(rng, {});
-    const hazard_encoder::outcome o = hazard_encoder::run(*device, p, compiled(p), 4);
-    total.checks += o.checks;
-    total.mismatches += o.mismatches;
-    total.lists_opened += o.lists_opened;
+    for (const bool split : {false, true}) {
+      ferrum::scheduler_options options;
+      options.split_barriers = split;
+      const hazard_encoder::outcome o = hazard_encoder::run(*device, p, compiled(p), split ? 2 : 4, options);
+      total.checks += o.checks;
+      total.mismatches += o.mismatches;
+      total.lists_opened += o.lists_opened;
+      events += o.events;
+    }
   }
   CHECK(total.checks > 50);
   CHECK(total.mismatches == 0);
   CHECK(total.lists_opened > 0);
+  CHECK(events > 0);
 }
 
 TEST_CASE("wave barriers: a read after a write whose barrier is dropped reads before the write",
@@ -205,4 +214,44 @@ TEST_CASE(
   CHECK(levels.mismatches == 0);
   CHECK(plan_order.mismatches == 0);
   CHECK(levels.lists_opened < plan_order.lists_opened);
+}
+
+TEST_CASE(
+    "wave barriers: split, a consumer three nodes after its producer waits for an event; without the wait it "
+    "reads before the write",
+    "[scheduler][barriers][split]") {
+  auto device = reordering_device();
+  const ferrum::plan p = hazard_plans::far_pair(2);
+  const auto program = compiled(p);
+  const ferrum::lane_recipe& lane = program->buckets[0].lane;
+  REQUIRE(lane.order.empty());
+  REQUIRE(lane.one_queue_barrier_before[3]);
+  REQUIRE(lane.one_queue_split.events.size() == 1);
+  ferrum::scheduler_options split;
+  split.split_barriers = true;
+  // The plain barriers' access errors (the null device counts a dispatch
+  // as reading and writing its buffers, which a plan's read does not), for
+  // the split run to add none to.
+  const std::uint64_t before_plain = device->barrier_access_errors().count;
+  CHECK(hazard_encoder::run(*device, p, program, 2).mismatches == 0);
+  const std::uint64_t plain_errors = device->barrier_access_errors().count - before_plain;
+  const hazard_encoder::outcome kept = hazard_encoder::run(*device, p, program, 2, split);
+  CHECK(kept.checks == 2);
+  CHECK(kept.mismatches == 0);
+  // Per wave: the set, the wait and the last list's reset.
+  CHECK(kept.events == 2 * 3);
+  CHECK(device->barrier_access_errors().count - before_plain == 2 * plain_errors);
+  // The same program without the option: a barrier, no event.
+  CHECK(hazard_encoder::run(*device, p, program, 1).events == 0);
+  // The wait dropped, or its set waiting for the transfer stage alone.
+  auto no_wait = std::make_shared<ferrum::compiled_program>(*program);
+  ferrum::split_barriers& s = no_wait->buckets[0].lane.one_queue_split;
+  s.waits.clear();
+  std::fill(s.wait_begin.begin(), s.wait_begin.end(), 0);
+  const hazard_encoder::outcome without = hazard_encoder::run(*device, p, no_wait, 2, split);
+  CHECK(without.checks == 2);
+  CHECK(without.mismatches == 2 * 64);
+  auto weak = std::make_shared<ferrum::compiled_program>(*program);
+  weak->buckets[0].lane.one_queue_split.events[0].scope.before.stages = ferrum::stages::transfer;
+  CHECK(hazard_encoder::run(*device, p, weak, 1, split).mismatches == 64);
 }

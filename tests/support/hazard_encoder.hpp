@@ -116,6 +116,7 @@ struct outcome {
   std::size_t mismatches = 0;    // words the checks found other than the pattern they expected
   std::size_t barriers = 0;      // barriers the waves' lists recorded
   std::size_t lists_opened = 0;  // lists whose first command had a barrier
+  std::size_t events = 0;        // event sets, waits and resets the waves' lists recorded
 };
 
 // Runs `waves` waves of `program` (compiled from `p`, one bucket "step",
@@ -138,7 +139,10 @@ inline outcome run(ferrum::gpu::device& device, const ferrum::plan& p,
   // The set the waves open lists by: a compute plan's waves run on one
   // queue, in the bucket's level order unless it is plan order.
   const bool reordered = options.order == ferrum::node_order::levels && !bucket.lane.order.empty();
-  const std::vector<bool>& barrier_set = reordered ? bucket.lane.ordered_barrier_before : bucket.lane.barrier_before;
+  const ferrum::split_barriers& split = reordered ? bucket.lane.ordered_split : bucket.lane.one_queue_split;
+  const std::vector<bool>& barrier_set = options.split_barriers ? split.barrier_before
+                                         : reordered            ? bucket.lane.ordered_barrier_before
+                                                                : bucket.lane.barrier_before;
   outcome o;
   for (std::uint64_t w = 0; w < waves; ++w) {
     std::promise<std::pair<boost::system::error_code, ferrum::wave_report>> done;
@@ -163,6 +167,7 @@ inline outcome run(ferrum::gpu::device& device, const ferrum::plan& p,
       const std::size_t last = reordered ? bucket.lane.order.back() : p.nodes.size() - 1;
       CHECK(list.barriers() == (list.size() == 0 ? 0 : list.size() - 1 + (opens ? 1 : 0)) + (n == last ? 1 : 0));
       o.barriers += list.barriers();
+      o.events += list.events();
       o.lists_opened += list.size() != 0 && opens ? 1 : 0;
     }
   }

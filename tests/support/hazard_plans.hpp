@@ -143,6 +143,30 @@ inline ferrum::plan pair(bool independent) {
   return p;
 }
 
+// A node that writes resource/own.0, `gap` nodes that write their own, and
+// one that runs after the first and reads what it wrote: a consumer `gap`
+// + 1 nodes after its producer (split barriers: an event between them).
+inline ferrum::plan far_pair(std::size_t gap) {
+  std::mt19937_64 rng(0);
+  ferrum::plan p = generate(rng, {.nodes = gap + 2, .interval_resources = 0, .shared_resources = 0});
+  p.pools.clear();
+  p.buckets[0].budgets = {{ferrum::test::id<ferrum::pool_id>("pool/bindings"), 0, 1 << 20},
+                          {ferrum::test::id<ferrum::pool_id>("pool/own"), 0, 1 << 20}};
+  for (std::size_t n = 0; n < gap + 2; ++n) {
+    const bool reads = n == gap + 1;
+    const std::string name = "resource/own." + std::to_string(reads ? 0 : n);
+    if (!reads)
+      p.resources.push_back(
+          ferrum::test::workspace_resource(name, "pool/own", ferrum::resource_demand::fixed(256), 16));
+    p.nodes[n].resources.push_back(ferrum::test::id<ferrum::resource_id>(name));
+    p.nodes[n].access = {ferrum::resource_access::read_write,
+                         reads ? ferrum::resource_access::read : ferrum::resource_access::write};
+    p.nodes[n].after.clear();
+    if (reads) p.nodes[n].after.push_back(p.nodes[0].id);
+  }
+  return p;
+}
+
 // Pairs of nodes (earlier, later) of `bucket` whose uses conflict (overlapping
 // lane bytes, one writing) with no barrier before a node in (earlier, later]:
 // the brute-force form of what derive_barriers promises on one queue.
@@ -169,16 +193,22 @@ inline std::vector<std::array<std::size_t, 2>> unseparated_hazards(const ferrum:
 // Pairs of nodes (earlier, later in `order`: the nodes as submitted, empty
 // for plan order) of a recipe of compute nodes on one queue, whose uses
 // conflict and whose stages no chain of the barriers `before` with their
-// `scopes` orders: the brute-force form of what derive_barrier_scopes
-// promises. Barrier b orders the earlier use's stage s when s, or the
-// `after` of a barrier before b that orders it, meets b.before (Vulkan's
-// execution dependency chain); the later use's every stage must be in the
-// `after` of one that does. A write's accesses must be in the `before` of
-// a barrier in between, and the later use's in the `after` of one.
+// `scopes` — and, with `split`, of its events, each set after its producer
+// and waited for before each of its waiters (split->barrier_before and
+// barrier_scopes then replace `before` and `scopes`) — orders: the
+// brute-force form of what derive_barrier_scopes and derive_split_barriers
+// promise. A sync (a barrier, or a wait) orders the earlier use's stage s
+// when s meets its `before` and the use is in its first scope (before the
+// barrier; before the event's set, for a wait), or when the `after` of a
+// sync in its first scope that orders it does (Vulkan's execution
+// dependency chain); the later use's every stage must be in the `after` of
+// one that does. A write's accesses must be in the `before` of a sync in
+// between, and the later use's in the `after` of one.
 inline std::vector<std::array<std::size_t, 2>> unscoped_hazards(const ferrum::lane_recipe& r,
                                                                 std::span<const std::size_t> order,
                                                                 const std::vector<bool>& before,
-                                                                const std::vector<ferrum::barrier_scope>& scopes) {
+                                                                const std::vector<ferrum::barrier_scope>& scopes,
+                                                                const ferrum::split_barriers* split = nullptr) {
   const std::size_t nodes = r.use_begin.size() - 1;
   const auto node_at = [&](std::size_t at) { return order.empty() ? at : order[at]; };
   const auto scope_of = [&](std::size_t n, const ferrum::lane_use& u) {
@@ -188,23 +218,59 @@ inline std::vector<std::array<std::size_t, 2>> unscoped_hazards(const ferrum::la
     const bool overlap = a.offset < b.offset + b.size && b.offset < a.offset + a.size;
     return overlap && (ferrum::access_writes(a.access) || ferrum::access_writes(b.access));
   };
+  // The syncs in submission order: at the start of the node at position
+  // k, its waits, then its barrier. `commands`: the positions below it are
+  // in its first scope; `syncs`: so are the syncs below this index.
+  struct sync {
+    std::size_t at;
+    std::size_t commands;
+    std::size_t syncs;
+    ferrum::barrier_scope scope;
+  };
+  std::vector<std::size_t> position(nodes);
+  for (std::size_t k = 0; k < nodes; ++k) position[node_at(k)] = k;
+  std::vector<sync> syncs;
+  std::vector<std::size_t> syncs_before(nodes + 1, 0);  // syncs at positions below k
+  for (std::size_t k = 0; k < nodes; ++k) {
+    syncs_before[k] = syncs.size();
+    const std::size_t n = node_at(k);
+    if (split != nullptr)
+      for (std::size_t e : split->node_waits(n)) {
+        const std::size_t set_at = position[split->events[e].producer];
+        syncs.push_back({k, set_at + 1, 0, split->events[e].scope});
+      }
+    const std::vector<bool>& opens = split != nullptr ? split->barrier_before : before;
+    const std::vector<ferrum::barrier_scope>& scoped = split != nullptr ? split->barrier_scopes : scopes;
+    if (opens[n]) syncs.push_back({k, k, syncs.size(), scoped[n]});
+  }
+  syncs_before[nodes] = syncs.size();
+  // A wait's first scope holds the syncs at or before its set's node.
+  for (sync& s : syncs)
+    if (s.commands != s.at) s.syncs = syncs_before[s.commands];
   // Positions i < j.
   const auto ordered = [&](std::size_t i, const ferrum::sync_scope& first, std::size_t j,
                            const ferrum::sync_scope& second) {
     const ferrum::access_mask written = first.accesses & ferrum::accesses::writes;
     bool flushed = written == 0;
     bool seen = false;
+    // chained[x]: the `after` of the syncs below x that order the use.
+    std::vector<ferrum::stage_mask> chained(syncs.size() + 1);
     for (std::uint32_t bit = 0; bit < ferrum::stages::count; ++bit) {
       const ferrum::stage_mask s = 1U << bit;
       if ((first.stages & s) == 0) continue;
       ferrum::stage_mask after = 0;
-      for (std::size_t k = i + 1; k <= j; ++k) {
-        if (!before[node_at(k)]) continue;
-        const ferrum::barrier_scope& b = scopes[node_at(k)];
-        if ((b.before.stages & (s | after)) == 0) continue;
-        after |= b.after.stages;
-        flushed = flushed || (b.before.accesses & written) == written;
-        seen = seen || (b.after.accesses & second.accesses) == second.accesses;
+      const std::size_t from = syncs_before[i + 1];
+      chained[from] = 0;
+      for (std::size_t x = from; x < syncs_before[j + 1]; ++x) {
+        const sync& b = syncs[x];
+        chained[x + 1] = chained[x];
+        const bool orders = (i < b.commands && (b.scope.before.stages & s) != 0) ||
+                            (b.syncs > from && (b.scope.before.stages & chained[b.syncs]) != 0);
+        if (!orders) continue;
+        chained[x + 1] |= b.scope.after.stages;
+        after |= b.scope.after.stages;
+        flushed = flushed || (b.scope.before.accesses & written) == written;
+        seen = seen || (b.scope.after.accesses & second.accesses) == second.accesses;
       }
       if ((second.stages & ~after) != 0) return false;
     }

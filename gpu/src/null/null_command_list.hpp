@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -27,6 +28,17 @@ inline std::span<std::byte> bytes_of(arena_range range) noexcept {
   return static_cast<const null_arena*>(range.arena)->gpu_bytes().subspan(range.offset, range.size);
 }
 
+// An event: whether it is signaled, as the worker last ran its commands.
+class null_event final : public event {
+ public:
+  explicit null_event(const gpu::device& owner) noexcept : event(owner) {}
+  [[nodiscard]] bool signaled() const noexcept { return signaled_.load(std::memory_order_relaxed); }
+  void signal(bool on) const noexcept { signaled_.store(on, std::memory_order_relaxed); }
+
+ private:
+  mutable std::atomic<bool> signaled_{false};
+};
+
 // One recorded command. Lists keep their vector's capacity across begin(), so
 // a list recorded again with as many commands allocates nothing.
 struct command {
@@ -35,6 +47,9 @@ struct command {
   // barrier, so that it orders the next lists' commands after the list's.
   // `transition`: a layout change in a barrier (it stands alone: run
   // after the commands before the barrier, before those after it).
+  // `set_event`, `wait_event`: a split barrier's two halves, of scope
+  // `barrier` (their own; they carry no barrier before them: one due goes
+  // to the next command); `reset_event` stands alone.
   enum class op {
     dispatch,
     fill,
@@ -45,8 +60,12 @@ struct command {
     barrier,
     transition,
     image_copy,
-    clear
+    clear,
+    set_event,
+    wait_event,
+    reset_event
   } kind = op::host;
+  const null_event* event = nullptr;
   const null_kernel* kernel = nullptr;
   // A transition's image, an image copy's, a dispatch's image primary;
   // `second_image`, a dispatch's image secondary.
@@ -97,6 +116,13 @@ struct command {
         timestamps->write(value);
         break;
       case op::barrier:
+      case op::wait_event:
+        break;
+      case op::set_event:
+        event->signal(true);
+        break;
+      case op::reset_event:
+        event->signal(false);
         break;
       case op::transition:
         image->check(from, range, "a transition");
@@ -154,7 +180,7 @@ struct command {
 
   // Runs alone in a reordered stretch (null_device_options::reorder_unordered).
   [[nodiscard]] bool alone() const noexcept {
-    return kind == op::host || kind == op::timestamp || kind == op::transition;
+    return kind == op::host || kind == op::timestamp || kind == op::transition || kind == op::reset_event;
   }
 };
 
@@ -269,6 +295,17 @@ class null_command_list final : public command_list {
       c.range = change.range;
     }
     due_ |= scope;
+  }
+
+  // Appended as commands of no stage; the barrier due stays for the next
+  // command.
+  void do_event(event_op op, const gpu::event& e, const barrier_scope& scope) noexcept override {
+    command& c = commands_.emplace_back();
+    c.kind = op == event_op::set    ? command::op::set_event
+             : op == event_op::wait ? command::op::wait_event
+                                    : command::op::reset_event;
+    c.event = static_cast<const null_event*>(&e);
+    c.barrier = scope;
   }
 
  private:

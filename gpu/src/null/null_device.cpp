@@ -134,6 +134,10 @@ result<std::unique_ptr<semaphore>> null_device_impl::do_create_semaphore(semapho
   return std::unique_ptr<semaphore>(new null_semaphore(*this, kind));
 }
 
+result<std::unique_ptr<event>> null_device_impl::do_create_event() {
+  return std::unique_ptr<event>(new null_event(*this));
+}
+
 result<std::unique_ptr<timestamp_pool>> null_device_impl::do_create_timestamp_pool(std::uint32_t slots,
                                                                                    timestamp_clock&) {
   return std::unique_ptr<timestamp_pool>(new null_timestamp_pool(*this, slots));

@@ -53,6 +53,7 @@ class null_device_impl final : public null_device {
                                                                std::uint64_t bytes) override;
   result<std::unique_ptr<command_list>> do_create_command_list(queue_kind kind, list_stages stages) override;
   result<std::unique_ptr<semaphore>> do_create_semaphore(semaphore_kind kind) override;
+  result<std::unique_ptr<event>> do_create_event() override;
   result<std::unique_ptr<timestamp_pool>> do_create_timestamp_pool(std::uint32_t slots, timestamp_clock&) override;
 
  private:

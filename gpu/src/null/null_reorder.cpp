@@ -122,14 +122,66 @@ void null_reorderer::run_all(std::span<command_list* const> lists) noexcept {
   flush();
 }
 
+const null_reorderer::event_set* null_reorderer::set_of(const null_event* e) const noexcept {
+  for (const event_set& s : sets_)
+    if (s.event == e) return &s;
+  return nullptr;
+}
+
+void null_reorderer::report(std::string what) noexcept { report_(report_context_, std::move(what)); }
+
+void null_reorderer::add_event(const command& c) noexcept {
+  const barrier_scope& s = c.barrier;
+  const event_set* set = set_of(c.event);
+  if (c.kind == command::op::set_event) {
+    if (set != nullptr || c.event->signaled()) {
+      try {
+        report("a set_event (" + scope_text(s) + ") of an event already signaled: it orders nothing");
+      } catch (...) {
+        report(std::string());
+      }
+    }
+    const std::uint32_t level =
+        std::max(highest(after_command_, s.before.stages), highest(barrier_level_, s.before.stages));
+    const auto position = static_cast<std::uint32_t>(entries_.size());
+    try {
+      sets_.push_back({c.event, level, entries_.size()});
+      entries_.push_back({(std::uint64_t{level} << 32) | (0xffffffffU - position), &c, barriers_.size()});
+    } catch (...) {
+      c.run();  // out of memory: the wait finds it signaled, at level 0
+    }
+    return;
+  }
+  // A wait: a barrier whose first scope ends at the set.
+  std::uint32_t level = 0;
+  std::size_t first_end = 0;
+  if (set != nullptr) {
+    level = set->level;
+    first_end = set->first_end;
+  } else if (!c.event->signaled()) {
+    try {
+      report("a wait_event (" + scope_text(s) + ") for an event nothing set: the GPU would wait forever");
+    } catch (...) {
+      report(std::string());
+    }
+  }
+  raise(barrier_level_, s.after.stages, level);
+  try {
+    barriers_.push_back({s, first_end});
+  } catch (...) {
+    // Out of memory: the access check misses the wait.
+  }
+}
+
 void null_reorderer::add(const command& c) noexcept {
+  if (c.kind == command::op::set_event || c.kind == command::op::wait_event) return add_event(c);
   if (!c.barrier.empty()) {
     const barrier_scope& b = c.barrier;
     const std::uint32_t level =
         std::max(highest(after_command_, b.before.stages), highest(barrier_level_, b.before.stages));
     raise(barrier_level_, b.after.stages, level);
     try {
-      barriers_.push_back(b);
+      barriers_.push_back({b, entries_.size()});
     } catch (...) {
       // Out of memory: the access check misses the barrier.
     }
@@ -159,7 +211,8 @@ void null_reorderer::check_accesses() noexcept {
       bool covered = false;
       const barrier_scope* seen = nullptr;
       for (std::size_t b = entries_[i].barriers_before; b < entries_[j].barriers_before && !covered; ++b) {
-        const barrier_scope& s = barriers_[b];
+        if (i >= barriers_[b].first_end) continue;  // a wait whose set came after p
+        const barrier_scope& s = barriers_[b].scope;
         if ((s.before.stages & p.scope.stages) == 0 || (s.after.stages & c.scope.stages) == 0) continue;
         ordered = true;
         seen = &s;
@@ -167,12 +220,11 @@ void null_reorderer::check_accesses() noexcept {
       }
       if (!ordered || covered) continue;
       try {
-        report_(report_context_, std::string(name_of(p.kind)) + " (" + scope_text(p.scope) + ") before " +
-                                     name_of(c.kind) + " (" + scope_text(c.scope) +
-                                     ") reaching its writes: the barrier " + scope_text(*seen) +
-                                     " lacks their accesses");
+        report(std::string(name_of(p.kind)) + " (" + scope_text(p.scope) + ") before " + name_of(c.kind) + " (" +
+               scope_text(c.scope) + ") reaching its writes: the barrier " + scope_text(*seen) +
+               " lacks their accesses");
       } catch (...) {
-        report_(report_context_, std::string());
+        report(std::string());
       }
     }
   }
@@ -184,6 +236,7 @@ void null_reorderer::flush() noexcept {
   for (const entry& e : entries_) e.c->run();
   entries_.clear();
   barriers_.clear();
+  sets_.clear();
   after_command_.fill(0);
   barrier_level_.fill(0);
 }

@@ -82,14 +82,20 @@ void fill_image_barrier(ImageBarrier& b, const layout_change& change, const vk_b
                         change.range.base_layer, change.range.layers};
 }
 
-void record_sync2(VkCommandBuffer buffer, const vk_barrier_family& family, const vk_sync_scope& before,
-                  const vk_sync_scope& after, std::span<const layout_change> changes) noexcept {
+// A global memory barrier of `before` and `after` (synchronization2).
+VkMemoryBarrier2 memory_barrier2(const vk_sync_scope& before, const vk_sync_scope& after) noexcept {
   VkMemoryBarrier2 global{};
   global.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2;
   global.srcStageMask = before.stages;
   global.srcAccessMask = before.accesses;
   global.dstStageMask = after.stages;
   global.dstAccessMask = after.accesses;
+  return global;
+}
+
+void record_sync2(VkCommandBuffer buffer, const vk_barrier_family& family, const vk_sync_scope& before,
+                  const vk_sync_scope& after, std::span<const layout_change> changes) noexcept {
+  const VkMemoryBarrier2 global = memory_barrier2(before, after);
   VkDependencyInfo info{};
   info.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO;
   // None where both sides are empty: the layout changes' own scopes order them.
@@ -200,6 +206,49 @@ void record_vk_barrier(VkCommandBuffer buffer, const vk_barrier_family& family, 
     record_sync2(buffer, family, before, after, changes);
   else
     record_sync1(buffer, family, before, after, changes);
+}
+
+void record_vk_event(VkCommandBuffer buffer, const vk_barrier_family& family, event_op op, VkEvent e,
+                     const barrier_scope& scope) noexcept {
+  const vk_sync_scope before = vk_scope_of(scope.before, family);
+  const vk_sync_scope after = vk_scope_of(scope.after, family);
+  if (family.events != nullptr && family.barrier2 != nullptr) {
+    if (op == event_op::reset) {
+      family.events->reset(buffer, e, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+      return;
+    }
+    const VkMemoryBarrier2 global = memory_barrier2(before, after);
+    VkDependencyInfo info{};
+    info.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO;
+    info.memoryBarrierCount = 1;
+    info.pMemoryBarriers = &global;
+    if (op == event_op::set)
+      family.events->set(buffer, e, &info);
+    else
+      family.events->wait(buffer, 1, &e, &info);
+    return;
+  }
+  // Synchronization1 takes no empty stage mask (as record_sync1).
+  const auto source = before.stages != 0 ? static_cast<VkPipelineStageFlags>(before.stages)
+                                         : VkPipelineStageFlags{VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT};
+  const auto destination = after.stages != 0 ? static_cast<VkPipelineStageFlags>(after.stages)
+                                             : VkPipelineStageFlags{VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT};
+  switch (op) {
+    case event_op::set:
+      vkCmdSetEvent(buffer, e, source);
+      break;
+    case event_op::wait: {
+      VkMemoryBarrier global{};
+      global.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+      global.srcAccessMask = static_cast<VkAccessFlags>(before.accesses);
+      global.dstAccessMask = static_cast<VkAccessFlags>(after.accesses);
+      vkCmdWaitEvents(buffer, 1, &e, source, destination, 1, &global, 0, nullptr, 0, nullptr);
+      break;
+    }
+    case event_op::reset:
+      vkCmdResetEvent(buffer, e, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
+      break;
+  }
 }
 
 }  // namespace ferrum::gpu

@@ -23,6 +23,13 @@
 
 namespace ferrum::gpu {
 
+// synchronization2's event commands, looked up on a device that enabled it.
+struct vk_event_functions {
+  PFN_vkCmdSetEvent2 set = nullptr;
+  PFN_vkCmdWaitEvents2 wait = nullptr;
+  PFN_vkCmdResetEvent2 reset = nullptr;
+};
+
 // What a barrier may name: the queue family's stages, and how it is
 // recorded.
 struct vk_barrier_family {
@@ -32,6 +39,9 @@ struct vk_barrier_family {
   bool transfer_only = false;
   // vkCmdPipelineBarrier2 (synchronization2 enabled); null: vkCmdPipelineBarrier.
   PFN_vkCmdPipelineBarrier2 barrier2 = nullptr;
+  // The event commands of synchronization2, with barrier2 (null:
+  // vkCmdSetEvent, vkCmdWaitEvents and vkCmdResetEvent).
+  const vk_event_functions* events = nullptr;
 };
 
 // One side of a barrier in Vulkan's bits (synchronization2's, which are
@@ -55,5 +65,17 @@ struct vk_sync_scope {
 // recorded when neither side has a stage and there is no change.
 void record_vk_barrier(VkCommandBuffer buffer, const vk_barrier_family& family, const barrier_scope& scope,
                        std::span<const layout_change> changes) noexcept;
+
+// Records an event command (command_list::set_event, wait_event,
+// reset_event) of `scope` on `e`: with synchronization2
+// (family.events), vkCmdSetEvent2 and vkCmdWaitEvents2 with one global
+// memory barrier of the clipped scope (the same dependency for the set and
+// its waits), vkCmdResetEvent2 after every stage; else vkCmdSetEvent of the
+// source stages, vkCmdWaitEvents with both stage masks and the global
+// barrier in synchronization1's access bits, vkCmdResetEvent after every
+// stage (an empty side as record_vk_barrier's: TOP_OF_PIPE,
+// BOTTOM_OF_PIPE).
+void record_vk_event(VkCommandBuffer buffer, const vk_barrier_family& family, event_op op, VkEvent e,
+                     const barrier_scope& scope) noexcept;
 
 }  // namespace ferrum::gpu

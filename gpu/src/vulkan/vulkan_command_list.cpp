@@ -3,6 +3,7 @@
 #include "vulkan/vk_result.hpp"
 #include "vulkan/vulkan_arena.hpp"
 #include "vulkan/vulkan_barrier.hpp"
+#include "vulkan/vulkan_event.hpp"
 #include "vulkan/vulkan_image.hpp"
 #include "vulkan/vulkan_kernel.hpp"
 #include "vulkan/vulkan_timestamp_pool.hpp"
@@ -170,7 +171,12 @@ result<void> vulkan_command_list::do_begin() {
 void vulkan_command_list::do_barrier(const barrier_scope& scope, std::span<const layout_change> changes) noexcept {
   // A pipeline barrier's first scope covers every command earlier in
   // submission order, including earlier lists and submissions on the queue.
-  record_vk_barrier(buffer_, {context_.graphics, context_.transfer_only, context_.barrier2}, scope, changes);
+  record_vk_barrier(buffer_, family(), scope, changes);
+}
+
+void vulkan_command_list::do_event(event_op op, const event& e, const barrier_scope& scope) noexcept {
+  // An event's set and its waits may be in different lists of one queue.
+  record_vk_event(buffer_, family(), op, static_cast<const vulkan_event&>(e).handle(), scope);
 }
 
 result<void> vulkan_command_list::do_image_copy(const image& img, image_layout layout, arena_range bytes,

@@ -26,6 +26,7 @@
 #include "ferrum/error.hpp"
 #include "ferrum/gpu/command_list.hpp"
 
+#include "vulkan/vulkan_barrier.hpp"
 #include "vulkan/vulkan_kernel_layouts.hpp"
 
 #include <vulkan/vulkan_core.h>
@@ -54,6 +55,8 @@ class vulkan_command_list final : public command_list {
     // vkCmdPipelineBarrier2, where the device enabled synchronization2
     // (null: barriers are recorded with vkCmdPipelineBarrier).
     PFN_vkCmdPipelineBarrier2 barrier2 = nullptr;
+    // Its event commands (null: synchronization1's).
+    const vk_event_functions* events = nullptr;
     // Why the family cannot record timestamps (nullptr: it can).
     const char* no_timestamps = nullptr;
     // The device's kernel layouts (image operands' set layouts).
@@ -97,6 +100,7 @@ class vulkan_command_list final : public command_list {
   result<void> do_image_copy(const image& img, image_layout layout, arena_range bytes, image_copy direction) override;
   result<void> do_clear(const image& img, image_layout layout) override;
   void do_barrier(const barrier_scope& scope, std::span<const layout_change> changes) noexcept override;
+  void do_event(event_op op, const event& e, const barrier_scope& scope) noexcept override;
 
  private:
   vulkan_command_list(const gpu::device& owner, queue_kind kind, list_stages stages, const context& c,
@@ -111,6 +115,10 @@ class vulkan_command_list final : public command_list {
   [[nodiscard]] result<VkDescriptorSet> operand_set(const kernel_operand& op, kernel_operand_kind kind,
                                                     std::span<std::uint32_t, 2> words);
 
+  // What its barriers and events may name, and how they are recorded.
+  [[nodiscard]] vk_barrier_family family() const noexcept {
+    return {context_.graphics, context_.transfer_only, context_.barrier2, context_.events};
+  }
   // The stages and accesses of the family's device work.
   [[nodiscard]] VkPipelineStageFlags device_stages() const noexcept;
   [[nodiscard]] VkAccessFlags device_accesses() const noexcept;

@@ -3,6 +3,7 @@
 #include "vulkan/vk_result.hpp"
 #include "vulkan/vulkan_arena.hpp"
 #include "vulkan/vulkan_command_list.hpp"
+#include "vulkan/vulkan_event.hpp"
 #include "vulkan/vulkan_image.hpp"
 #include "vulkan/vulkan_kernel.hpp"
 #include "vulkan/vulkan_semaphore.hpp"
@@ -24,6 +25,15 @@ namespace {
 // driver does not give it, and barriers then use vkCmdPipelineBarrier).
 PFN_vkCmdPipelineBarrier2 pipeline_barrier2(VkDevice device) noexcept {
   return reinterpret_cast<PFN_vkCmdPipelineBarrier2>(vkGetDeviceProcAddr(device, "vkCmdPipelineBarrier2"));
+}
+
+// synchronization2's event commands of `device` (as pipeline_barrier2).
+vk_event_functions event_functions(VkDevice device) noexcept {
+  vk_event_functions f;
+  f.set = reinterpret_cast<PFN_vkCmdSetEvent2>(vkGetDeviceProcAddr(device, "vkCmdSetEvent2"));
+  f.wait = reinterpret_cast<PFN_vkCmdWaitEvents2>(vkGetDeviceProcAddr(device, "vkCmdWaitEvents2"));
+  f.reset = reinterpret_cast<PFN_vkCmdResetEvent2>(vkGetDeviceProcAddr(device, "vkCmdResetEvent2"));
+  return f;
 }
 
 // Shutdown waits this many times 100 ms for the last submission before it
@@ -259,6 +269,8 @@ result<std::unique_ptr<command_list>> vulkan_device::do_create_command_list(queu
   }
   c.graphics_stages = stages == list_stages::graphics;
   c.barrier2 = objects_->pipeline_barrier2;
+  const vk_event_functions& events = objects_->event_functions;
+  if (events.set != nullptr && events.wait != nullptr && events.reset != nullptr) c.events = &events;
   return vulkan_command_list::create(*this, kind, stages, c);
 }
 
@@ -267,6 +279,17 @@ result<std::unique_ptr<semaphore>> vulkan_device::do_create_semaphore(semaphore_
                                                : create_timeline_semaphore(objects_->device, "timeline");
   if (!handle) return handle.error();
   return std::unique_ptr<semaphore>(new vulkan_semaphore(*this, objects_->device, *handle, kind, true));
+}
+
+result<std::unique_ptr<event>> vulkan_device::do_create_event() {
+  VkEventCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_EVENT_CREATE_INFO;
+  // Only command buffers set and reset it (synchronization2's flag).
+  if (objects_->pipeline_barrier2 != nullptr) info.flags = VK_EVENT_CREATE_DEVICE_ONLY_BIT;
+  VkEvent handle = VK_NULL_HANDLE;
+  if (VkResult r = vkCreateEvent(objects_->device, &info, nullptr, &handle); r != VK_SUCCESS)
+    return make_vk_error(r, "event: vkCreateEvent");
+  return std::unique_ptr<event>(new vulkan_event(*this, objects_->device, handle));
 }
 
 result<std::unique_ptr<timestamp_pool>> vulkan_device::do_create_timestamp_pool(std::uint32_t slots,
@@ -475,7 +498,10 @@ result<std::unique_ptr<device>> create_vulkan_device(const vulkan_device_options
   objects->buffer_device_address = features12.bufferDeviceAddress == VK_TRUE;
   objects->texture_compression_bc = features.textureCompressionBC == VK_TRUE;
   objects->physical.limits.graphics = raster;
-  if (synchronization2) objects->pipeline_barrier2 = pipeline_barrier2(objects->device);
+  if (synchronization2) {
+    objects->pipeline_barrier2 = pipeline_barrier2(objects->device);
+    objects->event_functions = event_functions(objects->device);
+  }
   vulkan_device_objects::queue_objects compute;
   compute.family = chosen.queue_family;
   vkGetDeviceQueue(objects->device, compute.family, 0, &compute.queue);
@@ -549,7 +575,10 @@ result<std::unique_ptr<device>> adopt_vulkan_device(const vulkan_adopt_info& inf
   objects->buffer_device_address = info.buffer_device_address;
   objects->texture_compression_bc = info.texture_compression_bc;
   objects->physical.limits.graphics = info.dynamic_rendering && objects->physical.graphics_family;
-  if (info.synchronization2) objects->pipeline_barrier2 = pipeline_barrier2(objects->device);
+  if (info.synchronization2) {
+    objects->pipeline_barrier2 = pipeline_barrier2(objects->device);
+    objects->event_functions = event_functions(objects->device);
+  }
   return vulkan_device::start(std::move(objects));
 }
 

@@ -12,6 +12,7 @@
 
 #include "vulkan/fence_waiter.hpp"
 #include "vulkan/vulkan_arena.hpp"
+#include "vulkan/vulkan_barrier.hpp"
 #include "vulkan/vulkan_descriptor_pool.hpp"
 #include "vulkan/vulkan_instance.hpp"
 #include "vulkan/vulkan_kernel_layouts.hpp"
@@ -72,6 +73,8 @@ struct vulkan_device_objects {
   // vkCmdPipelineBarrier2, where synchronization2 is enabled on `device`
   // (null: barriers use vkCmdPipelineBarrier).
   PFN_vkCmdPipelineBarrier2 pipeline_barrier2 = nullptr;
+  // Its event commands, looked up with it (all null without it).
+  vk_event_functions event_functions;
   // Host-signalled only, to interrupt the fence waiter (fence_waiter.hpp).
   VkSemaphore wake = VK_NULL_HANDLE;
   // The kernel ABI's set and pipeline layouts.
@@ -109,6 +112,7 @@ class vulkan_device final : public device {
                                                                std::uint64_t bytes) override;
   result<std::unique_ptr<command_list>> do_create_command_list(queue_kind kind, list_stages stages) override;
   result<std::unique_ptr<semaphore>> do_create_semaphore(semaphore_kind kind) override;
+  result<std::unique_ptr<event>> do_create_event() override;
   result<std::unique_ptr<timestamp_pool>> do_create_timestamp_pool(std::uint32_t slots,
                                                                    timestamp_clock& clock) override;
 

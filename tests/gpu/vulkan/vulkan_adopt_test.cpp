@@ -4,6 +4,7 @@
 #include "ferrum/gpu/builtin_kernels.hpp"
 #include "ferrum/gpu/vulkan_device.hpp"
 
+#include "event_lists.hpp"
 #include "vulkan_test_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -437,6 +438,23 @@ TEST_CASE("vulkan: an adopted device without synchronization2 records precise ba
       ferrum::gpu::command_list* const lists[] = {produce.get(), consume.get()};
       require_reached(device->queue().timeline(), require(device->queue().submit_next(lists)));
       CHECK(word_at(*a, 512) == 7u);
+    }
+    INFO(log.text());
+    CHECK((log.text().find("SYNC-HAZARD-READ-AFTER-WRITE") != std::string::npos) == weak);
+    if (!weak) CHECK(log.empty());
+  }
+}
+
+TEST_CASE("vulkan: an adopted device without synchronization2 records events with vkCmdSetEvent and vkCmdWaitEvents",
+          "[vulkan][barriers][split]") {
+  for (const bool weak : {false, true}) {
+    INFO((weak ? "a wait without the copy's transfer stage" : "the right scope"));
+    message_log log;
+    {
+      engine e;
+      if (!e.start(log)) return;
+      auto device = require(ferrum::gpu::adopt_vulkan_device(e.adopt_info()));
+      CHECK(vulkan_test::run_event_lists(*device, weak) == 7u);
     }
     INFO(log.text());
     CHECK((log.text().find("SYNC-HAZARD-READ-AFTER-WRITE") != std::string::npos) == weak);

@@ -9,6 +9,7 @@
 // lavapipe runs a queue's commands in order, and Debian 12's validation
 // layers (1.3.239) check hazards within a command buffer only, not between
 // the lists of one submission.
+#include "event_lists.hpp"
 #include "hazard_encoder.hpp"
 #include "vulkan_test_support.hpp"
 
@@ -57,4 +58,33 @@ TEST_CASE("vulkan barriers: two independent nodes run with no barrier between th
   CHECK(o.lists_opened == 0);
   CHECK(o.mismatches == 0);
   s.finish();
+}
+
+TEST_CASE("vulkan barriers: split, a consumer three nodes after its producer waits for an event, validation silent",
+          "[vulkan][barriers][split]") {
+  session s;
+  if (!s.open()) return;
+  const ferrum::plan p = hazard_plans::far_pair(2);
+  auto program = std::make_shared<const ferrum::compiled_program>(ferrum::test::compile_ok(p));
+  ferrum::scheduler_options split;
+  split.split_barriers = true;
+  const hazard_encoder::outcome o = hazard_encoder::run(*s.device, p, program, 3, split);
+  CHECK(o.checks == 3);
+  CHECK(o.mismatches == 0);
+  CHECK(o.events == 3 * 3);  // per wave: the set, the wait, the reset
+  s.finish();
+}
+
+TEST_CASE("vulkan barriers: an event's wait without the consumer's stage is reported by synchronization validation",
+          "[vulkan][barriers][split]") {
+  for (const bool weak : {false, true}) {
+    INFO((weak ? "a wait without the copy's transfer stage" : "the right scope"));
+    session s;
+    if (!s.open()) return;
+    CHECK(run_event_lists(*s.device, weak) == 7u);
+    const std::string reported = s.finish_reported();
+    INFO(reported);
+    CHECK((reported.find("SYNC-HAZARD-READ-AFTER-WRITE") != std::string::npos) == weak);
+    if (!weak) CHECK(reported.empty());
+  }
 }

@@ -71,4 +71,22 @@ enum class barrier_queues : std::uint8_t { any, one };
                                                                barrier_queues queues = barrier_queues::any,
                                                                std::span<const std::size_t> order = {});
 
+// The one-queue barriers `before` (derive_barriers with barrier_queues::one
+// and `order`) split where that pays. A barrier whose hazards (those
+// derive_barrier_scopes credits to it: of its own node and of the later
+// nodes that rely on it) all come from nodes at least two positions before
+// their later node in plan order (`order` empty), or two levels before it
+// in level order (recipe.level), and that orders nothing else (no layout
+// change, no wave's first use of what the waves before used, no first use
+// of a pool's aliasable image), is dropped: each of its later nodes waits
+// instead for an event that the last of its earlier nodes sets after its
+// commands, of their hazards' scope — so that the nodes in between are
+// neither waited for nor held. A hazard on an image whose layout its later
+// node changes keeps its barrier. The other barriers keep their scopes.
+// One event per setting node, its scope the union over its waiters (a set
+// and its waits give one scope). O(u log u).
+[[nodiscard]] split_barriers derive_split_barriers(const lane_recipe& recipe, const dependency_graph& graph,
+                                                   const std::vector<bool>& before,
+                                                   std::span<const std::size_t> order = {});
+
 }  // namespace ferrum

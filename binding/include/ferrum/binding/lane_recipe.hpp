@@ -158,6 +158,44 @@ struct history_pair {
   friend bool operator==(const history_pair&, const history_pair&) = default;
 };
 
+// A split barrier (docs/design.md, "Barriers"): the node that sets it
+// after its commands, and its scope — the producer's hazards' `before`,
+// their consumers' `after` — which every wait for it gives too.
+struct barrier_event {
+  std::size_t producer = 0;
+  barrier_scope scope;
+  friend bool operator==(const barrier_event&, const barrier_event&) = default;
+};
+
+// A set of one-queue barriers with those whose hazards all come from two
+// nodes (in level order: two levels) back or more replaced by events
+// (derive_split_barriers, ferrum/binding/barriers.hpp): the barriers left,
+// the events and who sets and waits for each. For a wave on one queue with
+// scheduler_options::split_barriers.
+struct split_barriers {
+  static constexpr std::size_t no_event = std::numeric_limits<std::size_t>::max();
+
+  // Per node: whether its list opens with a barrier still, and its scope.
+  std::vector<bool> barrier_before;
+  std::vector<barrier_scope> barrier_scopes;
+  // The events, in the order of their first waiters; per node the event
+  // it sets (no_event: none), and the events node n waits for before its
+  // commands: waits[wait_begin[n] .. wait_begin[n + 1]).
+  std::vector<barrier_event> events;
+  std::vector<std::size_t> sets;
+  std::vector<std::size_t> waits;
+  std::vector<std::size_t> wait_begin;
+
+  [[nodiscard]] std::span<const std::size_t> node_waits(std::size_t n) const noexcept {
+    if (n + 1 >= wait_begin.size()) return {};
+    return std::span<const std::size_t>(waits).subspan(wait_begin[n], wait_begin[n + 1] - wait_begin[n]);
+  }
+  [[nodiscard]] std::size_t set_by(std::size_t n) const noexcept { return n < sets.size() ? sets[n] : no_event; }
+  [[nodiscard]] std::size_t barriers_per_wave() const noexcept {
+    return static_cast<std::size_t>(std::count(barrier_before.begin(), barrier_before.end(), true));
+  }
+};
+
 struct lane_recipe {
   static constexpr std::size_t no_domain = std::numeric_limits<std::size_t>::max();
 
@@ -185,6 +223,11 @@ struct lane_recipe {
   std::vector<std::size_t> order;
   std::vector<bool> ordered_barrier_before;
   std::vector<barrier_scope> ordered_barrier_scopes;
+  // The one-queue barriers of plan order and of level order split into
+  // events where a producer runs two nodes (levels) before its consumer
+  // (scheduler_options::split_barriers).
+  split_barriers one_queue_split;
+  split_barriers ordered_split;
   // With `order`: each node's level, and where each level's nodes begin in
   // `order` (one more entry: its size). In level order the first node of a
   // level makes the layout changes of the whole level in its barrier

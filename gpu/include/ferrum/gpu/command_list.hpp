@@ -43,6 +43,7 @@
 
 #include "ferrum/error.hpp"
 #include "ferrum/gpu/arena.hpp"
+#include "ferrum/gpu/event.hpp"
 #include "ferrum/gpu/image.hpp"
 #include "ferrum/gpu/kernel.hpp"
 #include "ferrum/gpu/timestamp_pool.hpp"
@@ -132,6 +133,9 @@ enum class list_stages : std::uint8_t { compute, graphics };
 // command reaches an unguarded arena or reads a guarded one outside the
 // list's grants (what the owner's hazards cannot know about).
 enum class list_opening : std::uint8_t { barrier, by_hazards };
+
+// An event command (command_list::set_event, wait_event, reset_event).
+enum class event_op : std::uint8_t { set, wait, reset };
 
 class command_list {
  public:
@@ -246,6 +250,22 @@ class command_list {
   // Errors: command_list_state.
   [[nodiscard]] result<void> barrier();
 
+  // A split barrier (ferrum/gpu/event.hpp). set_event signals `e` once
+  // every command before it in submission order of a stage in
+  // `scope.before` completed, its writes among `scope.before.accesses`
+  // made available; wait_event holds every later command of a stage in
+  // `scope.after` until `e` is signaled, those writes visible to the
+  // accesses of `scope.after`; the commands between the two are not held.
+  // A set and the waits for it give the same scope. reset_event unsignals
+  // `e` after every earlier command (a barrier() before it orders the
+  // waits). None is a command of size() or a barrier of barriers(); each
+  // is counted in events(). Errors: command_list_state, foreign_object (an
+  // event of another device), unsupported_command (a list for a transfer
+  // queue of its own: Vulkan sets events on graphics and compute queues).
+  [[nodiscard]] result<void> set_event(const event& e, const barrier_scope& scope);
+  [[nodiscard]] result<void> wait_event(const event& e, const barrier_scope& scope);
+  [[nodiscard]] result<void> reset_event(const event& e);
+
   // Calls `function` on the device's timeline thread, in order with the other
   // commands. Only the null device runs host functions (unsupported_command on
   // others): tests and the checking encoders of `ferrum run` use it.
@@ -293,6 +313,8 @@ class command_list {
   [[nodiscard]] std::size_t size() const noexcept { return commands_; }
   // Barriers recorded since begin(), on every device alike.
   [[nodiscard]] std::size_t barriers() const noexcept { return barriers_; }
+  // Event sets, waits and resets recorded since begin().
+  [[nodiscard]] std::size_t events() const noexcept { return events_; }
   // The scope of the last barrier recorded since begin() (empty when none
   // was, or when it held layout changes alone), as given to the device:
   // barrier_scope::full() for a full one, before the device clips it.
@@ -345,6 +367,9 @@ class command_list {
   // (barrier_scope::full() is every stage it has); an empty scope orders
   // the changes alone.
   virtual void do_barrier(const barrier_scope& scope, std::span<const layout_change> changes) noexcept = 0;
+  // The event commands (set_event, wait_event, reset_event), `e` this
+  // device's; a device clips `scope` as a barrier's.
+  virtual void do_event(event_op op, const event& e, const barrier_scope& scope) noexcept = 0;
 
  private:
   friend class queue;
@@ -352,6 +377,7 @@ class command_list {
   enum class state { initial, recording, executable, queued, submitted };
 
   [[nodiscard]] result<void> check_recording(const char* command) const;
+  [[nodiscard]] result<void> record_event(const char* command, event_op op, const event& e, const barrier_scope& scope);
   enum class access : std::uint8_t { read, write };
   // `usage`: the buffer_usage bits the command needs of the range's arena.
   [[nodiscard]] result<void> check_range(const char* command, const char* role, arena_range range, access mode,
@@ -385,6 +411,7 @@ class command_list {
   state state_ = state::initial;
   std::size_t commands_ = 0;
   std::size_t barriers_ = 0;
+  std::size_t events_ = 0;
   // A command of the list came before and no barrier() since: the next
   // command's barrier orders it after recorded_.
   bool barrier_due_ = false;

@@ -30,6 +30,7 @@
 #include "ferrum/error.hpp"
 #include "ferrum/gpu/arena.hpp"
 #include "ferrum/gpu/command_list.hpp"
+#include "ferrum/gpu/event.hpp"
 #include "ferrum/gpu/image.hpp"
 #include "ferrum/gpu/kernel.hpp"
 #include "ferrum/gpu/queue.hpp"
@@ -155,6 +156,11 @@ class device {
   // Errors: device_lost and the device's allocation errors.
   [[nodiscard]] result<std::unique_ptr<semaphore>> create_semaphore(semaphore_kind kind);
 
+  // An event (ferrum/gpu/event.hpp), unsignaled, for the lists of one of
+  // this device's queues to set, wait for and reset. Errors: device_lost
+  // and the device's allocation errors.
+  [[nodiscard]] result<std::unique_ptr<event>> create_event();
+
   // Whether and how the device times its queue's commands
   // (ferrum/gpu/timestamp_pool.hpp).
   [[nodiscard]] timestamp_clock timestamps() const;
@@ -236,6 +242,7 @@ class device {
                                                                    const image_subresources& range) = 0;
   virtual result<std::unique_ptr<command_list>> do_create_command_list(queue_kind kind, list_stages stages) = 0;
   virtual result<std::unique_ptr<semaphore>> do_create_semaphore(semaphore_kind kind) = 0;
+  virtual result<std::unique_ptr<event>> do_create_event() = 0;
   // Called under the device's timestamp lock, with the timestamps supported;
   // may refine `clock` (a calibration's uncertainty).
   virtual result<std::unique_ptr<timestamp_pool>> do_create_timestamp_pool(std::uint32_t slots,

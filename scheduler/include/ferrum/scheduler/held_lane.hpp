@@ -166,6 +166,9 @@ class lane_contents {
     return std::span<const node_image>(images_.uses)
         .subspan(images_.use_begin[n], images_.use_begin[n + 1] - images_.use_begin[n]);
   }
+  // Event `i` of the bucket's split barriers (lane_recipe::one_queue_split,
+  // ordered_split), unsignaled between waves.
+  [[nodiscard]] const gpu::event& event(std::size_t i) const noexcept { return *events_[i]; }
   // With GPU timestamps (scheduler_options::gpu_timestamps), else null:
   // slots 2n and 2n + 1 are node n's begin and end, written by its list.
   [[nodiscard]] gpu::timestamp_pool* timestamps() noexcept { return timestamps_.get(); }
@@ -250,6 +253,9 @@ class lane_contents {
   std::vector<import_use> import_uses_;
   // Before the lists, which name its images: destroyed after them.
   lane_images images_;
+  // The split barriers' events (lane_recipe::one_queue_split, ordered_split:
+  // as many as the more of the two has), before the lists that set them.
+  std::vector<std::unique_ptr<gpu::event>> events_;
   std::vector<std::unique_ptr<gpu::command_list>> node_lists_;
   std::vector<gpu::command_list*> lists_;
   std::vector<gpu::command_list*> ordered_lists_;

@@ -92,6 +92,14 @@ struct scheduler_options {
   barrier_placement barriers = barrier_placement::derived;
   // The order of a wave's nodes on one queue (node_order, above).
   node_order order = node_order::levels;
+  // Split barriers: where a wave's nodes all run on one queue and barriers
+  // are `derived`, a node whose hazards all come from two or more nodes
+  // (in level order: levels) back opens with no barrier and waits for an
+  // event the last of those nodes set after its commands instead
+  // (lane_recipe::one_queue_split, ordered_split; gpu::event), so that the
+  // nodes in between are not drained. The wave's last list resets the
+  // events after its closing barrier. Off: barriers only.
+  bool split_barriers = false;
   // When each bucket's lanes are made (lane_making, above). at_create,
   // the default: create makes every lane of every bucket, so that it fails
   // on what the device refuses and no wave ever waits for a lane to be made.
