@@ -271,6 +271,7 @@ std::string far_pairs_text(std::size_t steps = 8) {
            {"usage", "storage"},
            {"element", "f32"},
            {"storage", {{"allocator", "linear-arena"}, {"view", "contiguous"}, {"contract", std::string(64, 'a')}}}});
+      if (k + 1 == steps) resources.back()["kept"] = true;  // the chains' results: nothing culled
       json node = {
           {"id", "node/" + name}, {"resources", {"buffer/" + name}}, {"access", {{"buffer/" + name, "write"}}}};
       if (k > 0) {

@@ -146,8 +146,8 @@ class submission_plan {
   // the order to submit them (lane_recipe::order, held_lane::ordered_lists),
   // which only a wave on one queue — one segment — may do.
   [[nodiscard]] outcome submit(std::span<gpu::command_list* const> lists, values& v,
-                               const gpu::external_sync& sync = {}, staging_lists staging = {},
-                               std::uint64_t after = 0, bool live_in_order = false) const noexcept;
+                               const gpu::external_sync& sync = {}, staging_lists staging = {}, std::uint64_t after = 0,
+                               bool live_in_order = false) const noexcept;
 
  private:
   // The join after segment `last`: a compute submission of `out` (when not

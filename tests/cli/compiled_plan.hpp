@@ -45,7 +45,8 @@ inline std::vector<std::size_t> barrier_nodes(const ferrum::compiled_bucket& buc
 // A v2 plan of compute nodes: node/0 writes resource/own.0, `gap` nodes
 // write their own, and the last reads resource/own.0 after node/0 — a
 // consumer `gap` + 1 nodes after its producer: an event on one queue with
-// split barriers.
+// split barriers. Nothing is culled: the nodes between write what nothing
+// reads.
 inline std::string split_plan_json(std::size_t gap) {
   const auto storage = std::string(R"("storage": {"allocator": "linear-arena", "view": "contiguous", "contract": ")") +
                        std::string(64, 'a') + "\"}";
@@ -71,7 +72,7 @@ inline std::string split_plan_json(std::size_t gap) {
                    R"("lifetime": "invocation", "usage": "storage", "element": "f32", )" +
                    storage + "}";
   }
-  return R"({"format": "ferrum.plan.v2", "nodes": [)" + nodes + R"(], "resources": [)" + resources +
+  return R"({"format": "ferrum.plan.v2", "cull": false, "nodes": [)" + nodes + R"(], "resources": [)" + resources +
          R"(], "buckets": [{"class": "step", "capacity": [1, 1, 1], "budgets": [{"pool": "pool/bindings", "min": 0, )"
          R"("max": 4096}, {"pool": "pool/own", "min": 0, "max": 65536}]}], "lanes": 1, "budget_bytes": 1048576})";
 }

@@ -168,7 +168,8 @@ TEST_CASE("null device: a wait does not order the lists between the set and itse
   CHECK(f.device->barrier_access_errors().count == 0);
 }
 
-TEST_CASE("null device: an event set again before its reset is counted; a reset makes it settable", "[gpu][event]") {
+TEST_CASE("null device: an event set again before its reset is counted, and a reset makes it settable",
+          "[gpu][event]") {
   event_fixture f;
   const auto set_once = [&] {
     auto l = f.list();

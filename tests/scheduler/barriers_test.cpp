@@ -217,7 +217,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "wave barriers: split, a consumer three nodes after its producer waits for an event; without the wait it "
+    "wave barriers: split, a consumer three nodes after its producer waits for an event, and without the wait it "
     "reads before the write",
     "[scheduler][barriers][split]") {
   auto device = reordering_device();

@@ -205,7 +205,8 @@ TEST_CASE("zero allocations: also with GPU timestamps, read back and traced ever
 }
 
 TEST_CASE(
-    "zero allocations: 20,000 waves (5,000 under a sanitizer) on a thread_pool, as many in flight as the scheduler reserves, traced and "
+    "zero allocations: 20,000 waves (5,000 under a sanitizer) on a thread_pool, as many in flight as the scheduler "
+    "reserves, traced and "
     "timed, allocate nothing",
     "[scheduler]") {
   // Two lanes and a window of twice the lanes submitted ahead, each
