@@ -5,8 +5,8 @@
 # raster pass, compute post-processing, 3 frames in flight) at 1920x1080 for
 # 600 frames with GPU timestamps (also with --discrete-layout), at 3840x2160
 # for 300,
-# and the fence latency, pipelining, replay, barriers, barrier order (split
-# barriers among them), memory classes and FFT
+# the async compute example plan, and the fence latency, pipelining, replay,
+# barriers, barrier order (split barriers among them), memory classes and FFT
 # convolution benchmarks, then prints one summary: the device, its driver and
 # each figure. Full outputs go to build/gpu-check/.
 #
@@ -77,6 +77,12 @@ release=build/release
 # for, the needless drains events save (the compiler's figures: no device).
 "$release/bench/ferrum_bench_barrier_order" 21 >"$out/barrier_order.log" 2>&1 ||
   fail "barrier order bench (see $out/barrier_order.log)"
+# Async compute: the example plan whose cull and reduce passes run on the
+# async compute queue beside the main queue's shade pass; on a GPU with a
+# compute family apart from the main one, a queue of its own (the queues
+# line says which), checked and timed per node.
+"$release/tools/ferrum" run examples/plans/async_compute.json --device vulkan --waves 300 --gpu-timestamps \
+  >"$out/async_compute.log" 2>&1 || fail "async compute run (see $out/async_compute.log)"
 # Memory classes: a bandwidth-bound dispatch over 256 MiB, device-local
 # against host-visible (and upload) memory.
 "$release/bench/ferrum_bench_memory_classes" --device vulkan --mib 256 20 9 >"$out/memory_classes.log" 2>&1 ||
@@ -114,6 +120,8 @@ echo "-- barriers: 32 nodes x 1024 KiB"
 grep -E "$barrier_figures" "$out/barriers_large.log"
 echo "-- split barriers (compiler's figures): barriers, events and needless drains per frame"
 sed -n '/^split barriers/,$p' "$out/barrier_order.log"
+echo "-- async compute (examples/plans/async_compute.json, 300 waves): its queues, GPU time and critical path"
+grep -E '^ *(queues|gpu|gpu path|violations) ' "$out/async_compute.log"
 echo "-- memory classes: one dispatch over 256 MiB, device-local against host-visible"
 grep -E '^upload arena|^ *(arena|device|host_visible|upload) [|]|/device:|^check:' "$out/memory_classes.log"
 fft_figures='^ *(way|ferrum|floor) [|]|^ferrum/floor:|^target:|^check:'
