@@ -79,10 +79,10 @@ stage fuzz-build build_finish
 
 # The fuzzers explore from the example plans and from their compiled
 # programs; any crash, hang (-timeout) or sanitizer report fails the run.
-# Both run at once, one core each, for FERRUM_FUZZ_SECONDS (default 40)
+# Both run at once, one core each, for FERRUM_FUZZ_SECONDS (default 30)
 # each. Plan inputs may grow to 16 KiB, past the largest example (libFuzzer
 # caps them at the largest seed otherwise).
-fuzz_seconds=${FERRUM_FUZZ_SECONDS:-40}
+fuzz_seconds=${FERRUM_FUZZ_SECONDS:-30}
 fuzz_dir="$work/fuzz"
 mkdir "$fuzz_dir" "$fuzz_dir/plans" "$fuzz_dir/programs"
 cp examples/plans/*.json "$fuzz_dir/plans"/

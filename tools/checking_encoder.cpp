@@ -37,8 +37,7 @@ result<std::unique_ptr<wave_checks>> wave_checks::create(gpu::device& device, st
   checks->lanes_ = program.lanes;
   checks->completion_times_ = completion_times;
   for (const plan_node& node : p.nodes) checks->max_listed_ = std::max(checks->max_listed_, node.resources.size());
-  for (std::size_t n = 0; n < program.node_count; ++n)
-    checks->transfer_nodes_.push_back(program.dependencies.queue(n) == queue_kind::transfer);
+  for (std::size_t n = 0; n < program.node_count; ++n) checks->node_queues_.push_back(program.dependencies.queue(n));
 
   auto writer = device.create_kernel(gpu::builtin::write_pattern());
   if (!writer) return writer.error();
@@ -48,7 +47,7 @@ result<std::unique_ptr<wave_checks>> wave_checks::create(gpu::device& device, st
   checks->checker_ = std::move(*checker);
 
   const std::span<const std::unique_ptr<lane_pool>> pools = s.pools(device_index);
-  auto counters = device.create_arena(std::max<std::size_t>(pools.size() * checks->lanes_, 1) * 4);
+  auto counters = device.create_arena(std::max<std::size_t>(pools.size() * checks->lanes_, 1) * queue_kind_count * 4);
   if (!counters) return counters.error();
   checks->counters_ = std::move(*counters);
 
@@ -166,10 +165,13 @@ void wave_checks::record(const encode_context& c) const {
       throw std::runtime_error("node " + std::to_string(c.node_index) + " was handed " +
                                std::to_string(c.resources.size()) + " resources; the plan lists more");
 
-  if (transfer_nodes_[c.node_index]) {
+  const queue_kind kind = node_queues_[c.node_index];
+  if (kind == queue_kind::transfer) {
     record_transfer(c, bucket, on);
   } else {
-    const gpu::arena_range counter = counters_->range((bucket_index * lanes_ + c.lane) * 4, 4);
+    // A counter per queue kind: checks on two queues run at once.
+    const gpu::arena_range counter =
+        counters_->range(((bucket_index * lanes_ + c.lane) * queue_kind_count + index_of(kind)) * 4, 4);
     const auto check = [&](gpu::arena_range range, std::uint32_t expected) {
       const std::array<std::uint32_t, 1> push{expected};
       if (auto done = c.commands.dispatch(*checker_, range, counter, push); !done)

@@ -189,14 +189,15 @@ class wave_checks {
   void record_transfer(const encode_context& c, const bucket_checks& bucket, const lane_contents& on) const;
 
   std::vector<bucket_checks> buckets_;
-  std::vector<bool> transfer_nodes_;  // by plan index
+  std::vector<queue_kind> node_queues_;  // by plan index
   std::vector<std::string> unchecked_;
   std::size_t nodes_ = 0;
   std::size_t lanes_ = 0;
   std::size_t max_listed_ = 1;  // the most resources one node lists
   std::unique_ptr<gpu::kernel> writer_;
   std::unique_ptr<gpu::kernel> checker_;
-  // One u32 per (bucket, lane), bucket-major.
+  // One u32 per (bucket, lane, queue kind), bucket-major: the checks of
+  // nodes on two queues of a wave run at once.
   std::unique_ptr<gpu::arena> counters_;
   // The transfer nodes' staging and snapshots, one block per (bucket, lane);
   // null when the plan has no transfer node.

@@ -21,7 +21,8 @@ result<std::uint64_t> pack_conservative(std::vector<projection>& projections, co
 }  // namespace
 
 result<capacity_layout> compile_capacity_layout(const plan& p, std::size_t bucket_index, const pool_domain& domain,
-                                                const wave_domain_layout& layout, std::size_t budget_index) {
+                                                const wave_domain_layout& layout, std::size_t budget_index,
+                                                const std::vector<bool>& unused) {
   const bucket_spec& bucket = p.buckets[bucket_index];
   capacity_layout out{domain.pool, domain.liveness, {}, 0, 0};
   detail::reserve_huge(out.projections, domain.members.size());
@@ -29,7 +30,7 @@ result<capacity_layout> compile_capacity_layout(const plan& p, std::size_t bucke
     const resource_descriptor& r = p.resources[index];
     auto bytes = detail::resource_capacity(r, index, bucket.dims);
     if (!bytes) return bytes.error();
-    out.projections.push_back({r.id, 0, *bytes, r.alignment});
+    out.projections.push_back({r.id, 0, index < unused.size() && unused[index] ? 0 : *bytes, r.alignment});
   }
 
   auto packed = pack_conservative(out.projections, domain.members);

@@ -3,6 +3,7 @@
 #include "ferrum/binding/admission.hpp"
 #include "ferrum/binding/demand.hpp"
 
+#include "culling.hpp"
 #include "dependency_graph_build.hpp"
 #include "lane_placement.hpp"
 #include "lane_recipes.hpp"
@@ -34,6 +35,9 @@ result<compiled_program> compile(const plan& p) {
                                   [&p, &index] { return detail::hash_plan(p, index); });
   auto domains = detail::derive_pool_domains(p, index);
   if (!domains) return domains.error();
+  // Culled nodes first: the buffers only they use take no bytes.
+  std::vector<cull_reason> culling = detail::derive_culling(p, index, *domains);
+  const std::vector<bool> unused = detail::unused_resources(p, index, culling, *domains);
 
   // Live intervals matter to interval pools only.
   std::vector<live_interval> intervals;
@@ -67,7 +71,7 @@ result<compiled_program> compile(const plan& p) {
     std::vector<std::optional<capacity_layout>>& per_domain = capacities[id];
     for (std::size_t d = 0; d < domains->size(); ++d) {
       // Pools and budgets are both in pool id order and match one to one.
-      auto layout = compile_capacity_layout(p, b, (*domains)[d], *layouts[d], budgets[d].second);
+      auto layout = compile_capacity_layout(p, b, (*domains)[d], *layouts[d], budgets[d].second, unused);
       if (!layout) return layout.error();
       per_domain.emplace_back(std::move(*layout));
     }
@@ -112,6 +116,7 @@ result<compiled_program> compile(const plan& p) {
   }
   for (auto& layout : layouts) program.wave_layouts.push_back(std::move(*layout));
   program.domains = std::move(*domains);
+  program.culling = std::move(culling);
   if (auto recipes = detail::make_lane_recipes(program, p, index); !recipes) return recipes.error();
   return program;
 }

@@ -68,6 +68,29 @@ std::vector<cull_reason> derive_culling(const plan& p, const plan_index& index,
   return culling;
 }
 
+std::vector<bool> unused_resources(const plan& p, const plan_index& index, const std::vector<cull_reason>& culling,
+                                   const std::vector<pool_domain>& domains) {
+  if (std::none_of(culling.begin(), culling.end(), [](const cull_reason& c) { return c.culled; })) return {};
+  std::vector<bool> used(p.resources.size(), false);
+  std::vector<bool> used_live(p.resources.size(), false);
+  for (std::size_t n = 0; n < p.nodes.size(); ++n)
+    for (std::size_t r : index.uses(n)) {
+      if (r == plan_index::none) continue;
+      used[r] = true;
+      used_live[r] = used_live[r] || !culling[n].culled;
+    }
+  std::vector<bool> unused(p.resources.size(), false);
+  for (const pool_domain& d : domains) {
+    if (d.images || d.history || d.memory != memory_class::device) continue;
+    for (std::size_t r : d.members) {
+      const resource_descriptor& desc = p.resources[r];
+      unused[r] = used[r] && !used_live[r] && desc.kind != allocation_kind::binding && !desc.kept &&
+                  desc.lifetime == allocation_lifetime::invocation;
+    }
+  }
+  return unused;
+}
+
 plan without_culled_uses(const plan& p, const plan_index& index, const std::vector<cull_reason>& culling) {
   plan out = p;
   for (std::size_t n = 0; n < out.nodes.size(); ++n) {

@@ -245,7 +245,7 @@ result<void> make_recipes(compiled_program& program, const plan& p, const plan_i
 }  // namespace
 
 result<void> make_lane_recipes(compiled_program& program, const plan& p, const plan_index& index) {
-  program.culling = derive_culling(p, index, program.domains);
+  if (program.culling.size() != p.nodes.size()) program.culling = derive_culling(p, index, program.domains);
   program.culled_nodes = static_cast<std::size_t>(
       std::count_if(program.culling.begin(), program.culling.end(), [](const cull_reason& c) { return c.culled; }));
   program.first_live_node = static_cast<std::size_t>(

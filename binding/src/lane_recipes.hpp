@@ -9,7 +9,8 @@ namespace ferrum::detail {
 
 // Fills compiled_bucket::lane for every bucket of `program`, compiled from
 // `p`, a checked plan (its domains and capacity layouts made; `index` is
-// p's). Errors: those of record_backing_slices.
+// p's; `program.culling` derived here unless compile derived it already).
+// Errors: those of record_backing_slices.
 [[nodiscard]] result<void> make_lane_recipes(compiled_program& program, const plan& p, const plan_index& index);
 
 }  // namespace ferrum::detail

@@ -60,6 +60,9 @@ struct file_plan {
   std::vector<interval_events> events;
   std::vector<std::vector<std::size_t>> packing;
   std::vector<std::size_t> placement;
+  // Per resource: whether it takes no bytes, only culled nodes using it
+  // (unused_resources; empty: none).
+  std::vector<bool> unused;
 };
 
 // A program_inconsistent error: the file contradicts its plan.
@@ -67,7 +70,8 @@ struct file_plan {
 
 // program_file_layouts.cpp: the buckets.
 
-// The interval events, packing orders and placement order of `f`'s domains.
+// The interval events, packing orders and placement order of `f`'s domains,
+// and the resources that take no bytes.
 void prepare_layout_checks(file_plan& f);
 
 // Bucket entry i of the file: its plan bucket, capacity layouts and

@@ -5,6 +5,7 @@
 #include "program_file_check.hpp"
 
 #include "conservative_packing.hpp"
+#include "culling.hpp"
 #include "huge_pages.hpp"
 #include "lane_placement.hpp"
 #include "plan_rules.hpp"
@@ -136,6 +137,7 @@ result<capacity_layout> file_projections(const file_plan& f, const program_table
     const auto& stored = record.projections[first + m];
     auto bytes = resource_capacity(res, r, spec.dims);
     if (!bytes) return bytes.error();
+    if (r < f.unused.size() && f.unused[r]) *bytes = 0;  // only culled nodes use it
     if (stored.capacity != *bytes)
       return inconsistent(where + ", resource " + quote_text(res.id.view()) + ": capacity " +
                           std::to_string(stored.capacity) + ", its demand is " + std::to_string(*bytes));
@@ -237,6 +239,10 @@ void prepare_layout_checks(file_plan& f) {
     f.packing[d] = conservative_order(members.size(), [&](std::size_t m) { return f.alignment_classes[members[m]]; });
   }
   f.placement = placement_order(f.p, f.domains);
+  if (f.p.format == plan_format::v2 && f.p.cull) {
+    const plan_index index(f.p);
+    f.unused = unused_resources(f.p, index, derive_culling(f.p, index, f.domains), f.domains);
+  }
 }
 
 result<compiled_bucket> check_bucket(const file_plan& f, std::size_t i, std::vector<bool>& bucket_seen,

@@ -162,6 +162,41 @@ TEST_CASE("culling: an image only culled nodes use is not made", "[culling]") {
   CHECK(cull_compiled(doc).buckets[0].lane.images.size() == 1);
 }
 
+TEST_CASE("culling: a buffer only culled nodes use takes no bytes, and one a live node uses keeps them", "[culling]") {
+  // resource/y kept: node/a and node/b live, node/c culled; resource/z only
+  // c uses.
+  nlohmann::json doc = cull_chain();
+  cull_resource(doc, "resource/y")["kept"] = true;
+  const auto capacity_of = [](const compiled_program& program, std::string_view id) {
+    for (const capacity_layout& layout : program.buckets[0].capacity_layouts)
+      for (const projection& p : layout.projections)
+        if (p.resource.view() == id) return p.capacity;
+    FAIL("no projection of " << id);
+    return std::uint64_t{0};
+  };
+  const compiled_program culled = cull_compiled(doc);
+  REQUIRE(culled_flags(culled) == std::vector<bool>{false, false, true});
+  CHECK(capacity_of(culled, "resource/z") == 0);
+  CHECK(capacity_of(culled, "resource/y") == 256);
+  CHECK(capacity_of(culled, "resource/x") == 256);
+  doc["cull"] = false;
+  const compiled_program all = cull_compiled(doc);
+  CHECK(capacity_of(all, "resource/z") == 256);
+  CHECK(culled.buckets[0].lane_size_bytes + 256 == all.buckets[0].lane_size_bytes);
+  // What the host writes keeps its bytes: resource/u, of an upload pool,
+  // which only the culled node/c reads.
+  doc = cull_chain();
+  cull_resource(doc, "resource/y")["kept"] = true;
+  doc["resources"].push_back(cull_buffer("resource/u", "pool/up"));
+  doc["pools"] = {{"pool/up", {{"memory", "upload"}}}};
+  doc["buckets"][0]["budgets"].push_back({{"pool", "pool/up"}, {"min", 0}, {"max", 65536}});
+  doc["nodes"][2] = cull_node("node/c", {{"resource/y", "read"}, {"resource/u", "read"}, {"resource/z", "write"}});
+  const compiled_program upload = cull_compiled(doc);
+  REQUIRE(culled_flags(upload) == std::vector<bool>{false, false, true});
+  CHECK(capacity_of(upload, "resource/u") == 256);
+  CHECK(capacity_of(upload, "resource/z") == 0);
+}
+
 TEST_CASE("culling: a loaded program file culls as compile does", "[culling]") {
   const plan p = both_parsers::parsed(cull_chain().dump());
   const compiled_program program = compile(p).value();

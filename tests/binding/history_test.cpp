@@ -150,7 +150,9 @@ TEST_CASE("history: taa_history.json compiles, keeps its pinned hash, and its pa
 
 TEST_CASE("history: a buffer pair is listed with the imports, and a saved program loads with its pairs",
           "[binding][history]") {
-  const plan p = both_parsers::parsed(buffer_plan().dump());
+  nlohmann::json doc = buffer_plan();
+  doc["resources"][2]["kept"] = true;  // resource/out: node/read live, its bytes in the lane
+  const plan p = both_parsers::parsed(doc.dump());
   const compiled_program program = compile(p).value();
   const lane_recipe& lane = program.buckets.front().lane;
   REQUIRE(lane.imports.size() == 2);

@@ -43,10 +43,13 @@ struct capacity_layout {
 // Lays out one pool for bucket `bucket_index` of a validated plan and checks
 // the arena against the bucket's budget `budget_index` (which names the pool).
 // Errors: those of resolve_demand (path: the resource), size_overflow,
-// workspace_budget_exceeded (path: the budget).
+// workspace_budget_exceeded (path: the budget). `unused`, per plan resource
+// (empty: none): those that take no bytes, only culled nodes using them
+// (ferrum/binding/culling.hpp): their projections have capacity 0.
 [[nodiscard]] result<capacity_layout> compile_capacity_layout(const plan& p, std::size_t bucket_index,
                                                               const pool_domain& domain,
                                                               const wave_domain_layout& layout,
-                                                              std::size_t budget_index);
+                                                              std::size_t budget_index,
+                                                              const std::vector<bool>& unused = {});
 
 }  // namespace ferrum
