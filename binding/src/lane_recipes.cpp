@@ -251,6 +251,11 @@ result<void> make_lane_recipes(compiled_program& program, const plan& p, const p
   program.first_live_node = static_cast<std::size_t>(
       std::find_if(program.culling.begin(), program.culling.end(), [](const cull_reason& c) { return !c.culled; }) -
       program.culling.begin());
+  const auto last_live =
+      std::find_if(program.culling.rbegin(), program.culling.rend(), [](const cull_reason& c) { return !c.culled; });
+  program.last_live_node = last_live == program.culling.rend()
+                               ? program.culling.size()
+                               : static_cast<std::size_t>(program.culling.rend() - last_live) - 1;
   if (program.culled_nodes == 0) return make_recipes(program, p, index);
   // The recipes are made as if the culled nodes used nothing but their
   // binding resources.

@@ -158,8 +158,10 @@ void scheduler_impl::submit(const copied_request& request, encoder_ref encode, c
     } else {
       const compiled_bucket& bucket = program->program().buckets[choice.bucket];
       const auto devices = host_.devices();
-      auto imports = resolve_imports(request.imports(), request.images(), bucket.lane, bucket.id,
-                                     devices.size() == 1 ? devices.front().device : nullptr);
+      const bool one_device = devices.size() == 1;
+      auto imports = resolve_imports(
+          request.imports(), request.images(), bucket.lane, bucket.id, one_device ? devices.front().device : nullptr,
+          {one_device ? program->submissions(0).node_queues() : std::span<const queue_kind>{}, &program->program()});
       if (!imports) {
         w->prepare(id, *program, nullptr, nullptr, encode, &request, imports.error().code, imports.error().what());
       } else {

@@ -29,17 +29,13 @@ result<void> wave::close_wave(std::size_t node, gpu::command_list& list) const {
   // The events of split barriers are unsignaled again after it, for the
   // next wave to set (a set of a signaled one orders nothing); the next
   // wave comes after the host saw this one's fence.
-  // The last live node in submission order (culled ones come last in
-  // level order too).
-  const lane_recipe& recipe = bucket_->lane;
+  // The last live node in submission order: in level order, where culled
+  // nodes come last, the one before them (a culled node is never encoded,
+  // so some node is live here).
   const compiled_program& program = program_->program();
-  const bool levels = reordered();
-  for (std::size_t k = contexts_.size(); k-- > 0;) {
-    const std::size_t last = levels ? recipe.order[k] : k;
-    if (program.culled(last)) continue;
-    if (node != last) return {};
-    break;
-  }
+  const std::size_t last =
+      reordered() ? bucket_->lane.order[program.node_count - program.culled_nodes - 1] : program.last_live_node;
+  if (node != last) return {};
   if (auto r = list.barrier(); !r) return r;
   if (const split_barriers* split = barriers().split; split != nullptr)
     for (std::size_t e = 0; e < split->events.size(); ++e)

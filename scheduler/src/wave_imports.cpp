@@ -107,8 +107,32 @@ result<void> check_usage(const lane_import& r, std::uint32_t has, const Where& w
   return {};
 }
 
+// Whether the queues of the live nodes that use the resource of
+// (`domain`, `member`) all take an object shared with the queue kinds
+// `shared` (arena::queues, image::queues): import_not_shared naming the
+// first node that runs on another, and the queues the object is shared
+// with.
+template <class Where>
+result<void> check_shared(std::uint32_t shared, std::size_t domain, std::size_t member, const node_placement& nodes,
+                          const lane_recipe& recipe, const Where& where) {
+  if (shared == every_queue_kind) return {};
+  for (std::size_t n = 0; n < nodes.queues.size(); ++n) {
+    const queue_kind kind = nodes.queues[n];
+    if ((shared & queue_bit(kind)) != 0 || nodes.program->culled(n)) continue;
+    for (const lane_use& u : recipe.node_uses(n))
+      if (u.domain == domain && u.member == member)
+        return make_error(errc::import_not_shared,
+                          where() + ": node " + std::to_string(n) + " runs on the device's " +
+                              quote_text(to_string(kind)) + " queue, of a family the engine did not share it with (" +
+                              (shared == 0 ? std::string("none of the device's queues")
+                                           : "only the " + queue_kind_names(shared) + " queues") +
+                              "); make it VK_SHARING_MODE_CONCURRENT over their families (gpu::vulkan_sharing)");
+  }
+  return {};
+}
+
 result<void> resolve_buffers(const copied_imports& given, const lane_recipe& recipe, const bucket_id& bucket,
-                             const gpu::device* device, wave_imports& out) {
+                             const gpu::device* device, const node_placement& nodes, wave_imports& out) {
   // The engine's buffers: the recipe's imported ones but history buffers.
   boost::container::static_vector<std::string_view, max_wave_imports> ids;
   std::size_t engine = 0;
@@ -149,6 +173,7 @@ result<void> resolve_buffers(const copied_imports& given, const lane_recipe& rec
                                                     std::to_string(r.size) +
                                                     " (the resource's bytes, not rounded up to its alignment)");
     if (auto ok = check_usage(r, range.arena->usage(), where); !ok) return ok.error();
+    if (auto ok = check_shared(range.arena->queues(), r.domain, r.member, nodes, recipe, where); !ok) return ok.error();
     out.push_back({{range.arena, range.offset, static_cast<std::size_t>(r.size)}, nullptr, {}, r.written});
   }
   // Two resources in the same bytes: the plan's barriers would not see
@@ -214,7 +239,7 @@ wave_import history_image(const lane_recipe& recipe, std::size_t i) {
 }
 
 result<void> resolve_images(const copied_images& given, const lane_recipe& recipe, const bucket_id& bucket,
-                            const gpu::device* device, wave_imports& out) {
+                            const gpu::device* device, const node_placement& nodes, wave_imports& out) {
   boost::container::static_vector<std::string_view, max_wave_images> ids;
   std::size_t all = 0;  // history images too
   for (std::size_t i = 0; i < recipe.images.size(); ++i) {
@@ -253,6 +278,7 @@ result<void> resolve_images(const copied_images& given, const lane_recipe& recip
     if (!gpu::usage_allows(image.image->spec().usage, image.layout))
       return make_error(errc::invalid_image, where() + ": layout " + quote_text(to_string(image.layout)) +
                                                  ", which an image without its usage is never in");
+    if (auto ok = check_shared(image.image->queues(), r.domain, r.member, nodes, recipe, where); !ok) return ok.error();
     for (std::size_t j = first; j < out.size(); ++j)
       if (out[j].image == image.image)
         return make_error(errc::invalid_wave_request,
@@ -266,10 +292,11 @@ result<void> resolve_images(const copied_images& given, const lane_recipe& recip
 }  // namespace
 
 result<wave_imports> resolve_imports(const copied_imports& buffers, const copied_images& images,
-                                     const lane_recipe& recipe, const bucket_id& bucket, const gpu::device* device) {
+                                     const lane_recipe& recipe, const bucket_id& bucket, const gpu::device* device,
+                                     const node_placement& nodes) {
   wave_imports out;
-  if (auto ok = resolve_buffers(buffers, recipe, bucket, device, out); !ok) return ok.error();
-  if (auto ok = resolve_images(images, recipe, bucket, device, out); !ok) return ok.error();
+  if (auto ok = resolve_buffers(buffers, recipe, bucket, device, nodes, out); !ok) return ok.error();
+  if (auto ok = resolve_images(images, recipe, bucket, device, nodes, out); !ok) return ok.error();
   return out;
 }
 

@@ -4,6 +4,7 @@
 // the scheduler's other waves that use the same ones when it is submitted.
 #pragma once
 
+#include "ferrum/binding/compiled_program.hpp"
 #include "ferrum/binding/lane_recipe.hpp"
 #include "ferrum/error.hpp"
 #include "ferrum/gpu/device.hpp"
@@ -49,6 +50,14 @@ struct wave_import {
 };
 using wave_imports = boost::container::static_vector<wave_import, max_wave_imports + max_wave_images>;
 
+// Where a wave's nodes run on its device: per node the kind its device
+// queue is named by (submission_plan::node_queues), and the program that
+// says which nodes are culled (which run nowhere).
+struct node_placement {
+  std::span<const queue_kind> queues;
+  const compiled_program* program = nullptr;
+};
+
 // The request's buffers for `recipe`'s imported buffers (its order), each
 // cut to its resource's size, then its images for the recipe's imported
 // images (its order); a history resource's entry (the recipe lists them
@@ -60,11 +69,13 @@ using wave_imports = boost::container::static_vector<wave_import, max_wave_impor
 // given and the bytes wanted), buffer_usage_missing (a buffer without the
 // usage an access of the plan needs: buffer_usage_of, naming the usage and
 // the access), invalid_image, foreign_object, range_out_of_bounds
-// (wave.hpp, wave_request). `device`: the scheduler's one device, or null
-// when it has several.
+// (wave.hpp, wave_request), import_not_shared (a buffer or image not
+// shared with the queue a live node that uses it runs on: arena::queues,
+// image::queues, naming the node). `device`: the scheduler's one device,
+// or null when it has several; `nodes`: where the nodes run on it.
 [[nodiscard]] result<wave_imports> resolve_imports(const copied_imports& buffers, const copied_images& images,
                                                    const lane_recipe& recipe, const bucket_id& bucket,
-                                                   const gpu::device* device);
+                                                   const gpu::device* device, const node_placement& nodes);
 
 // Orders the waves of a scheduler that use one buffer or image: a wave
 // waits on the GPU for the last earlier wave that wrote bytes of a buffer

@@ -526,7 +526,8 @@ TEST_CASE("errc: the queue codes follow the plan dependency codes, and the timel
   CHECK(static_cast<int>(errc::format_unsupported) == static_cast<int>(errc::unknown_resource) + 1);
   CHECK(static_cast<int>(errc::buffer_usage_missing) == static_cast<int>(errc::format_unsupported) + 1);
   CHECK(static_cast<int>(errc::invalid_history) == static_cast<int>(errc::buffer_usage_missing) + 1);
-  CHECK(ferrum::errc_name(static_cast<errc>(static_cast<int>(errc::invalid_history) + 1)) == "unknown");
+  CHECK(static_cast<int>(errc::import_not_shared) == static_cast<int>(errc::invalid_history) + 1);
+  CHECK(ferrum::errc_name(static_cast<errc>(static_cast<int>(errc::import_not_shared) + 1)) == "unknown");
 }
 
 TEST_CASE("queues: lock() holds back every submission to the queue until released", "[gpu]") {

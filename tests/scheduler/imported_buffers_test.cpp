@@ -388,6 +388,40 @@ TEST_CASE("imports: a buffer must have the usage its plan's accesses need, named
   CHECK_FALSE(sched_test::get(done).ec);
 }
 
+TEST_CASE("imports: a buffer not shared with a queue a node that uses it runs on is refused, naming both",
+          "[scheduler][imported]") {
+  const std::uint32_t compute = ferrum::queue_bit(ferrum::queue_kind::compute);
+  const auto first_wave = [](auto& f) {
+    ferrum::wave_request request{"step", {1, 1, 1}};
+    const auto named = f.engine.of(0);
+    request.imports = named;
+    auto encode = import_nothing;
+    auto done = sched_test::submit(*f.scheduler, encode, request);
+    return sched_test::get(done);
+  };
+  // node/produce, on a transfer queue of its own, fills the mesh: a buffer
+  // made EXCLUSIVE on the main family cannot be used there.
+  two_queue_imports f;
+  ferrum::gpu::null_device::share_with(*f.engine.mesh, compute);
+  const sched_test::outcome refused = first_wave(f);
+  CHECK(refused.ec == errc::import_not_shared);
+  CHECK_THAT(refused.report.message,
+             Catch::Contains("wave_request::imports[1] (resource 'resource/mesh'): node 0 runs on the device's "
+                             "'transfer' queue, of a family the engine did not share it with (only the compute "
+                             "queues)"));
+  ferrum::gpu::null_device::share_with(*f.engine.mesh, 0);
+  CHECK_THAT(first_wave(f).report.message, Catch::Contains("(none of the device's queues)"));
+  // Shared with both queues: the wave runs.
+  ferrum::gpu::null_device::share_with(*f.engine.mesh, compute | ferrum::queue_bit(ferrum::queue_kind::transfer));
+  CHECK_FALSE(first_wave(f).ec);
+  // On one queue, which runs the transfer node too, compute alone is enough.
+  ferrum::gpu::null_device_options one_queue;
+  one_queue.queues = 1;
+  import_fixture<on_thread_pool> one(two_queue_imports::transfer_plan(), one_queue);
+  ferrum::gpu::null_device::share_with(*one.engine.mesh, compute);
+  CHECK_FALSE(first_wave(one).ec);
+}
+
 TEST_CASE("imports: a command refuses a buffer without the usage it needs", "[gpu][imported]") {
   namespace usage = ferrum::gpu::buffer_usage;
   auto device = ::test::null_device();

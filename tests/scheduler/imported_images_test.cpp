@@ -326,3 +326,40 @@ TEST_CASE("imported images: waves that change an engine's image's layout still w
   // Named undefined: each wave transitions it to transfer-src (a write).
   CHECK(second_texture_wave_waited(image_layout::undefined, std::chrono::milliseconds(150)));
 }
+
+TEST_CASE("imported images: an image not shared with a queue a node that uses it runs on is refused, naming both",
+          "[scheduler][image][imported]") {
+  const auto program = std::make_shared<const ferrum::compiled_program>(
+      ferrum::test::compile_ok(ferrum::test::require(ferrum::parse_plan(texture_plan))));
+  const auto waves_on = [&](unsigned queues, std::uint32_t shared) {
+    ferrum::gpu::null_device_options device_options;
+    device_options.queues = queues;
+    auto device = ::test::null_device(device_options);
+    const auto texture = ferrum::test::engine_image(*device, engine_images::spec(copies));
+    ferrum::gpu::null_device::share_with(texture->at(0), shared);
+    boost::asio::thread_pool pool(1);
+    ferrum::scheduler_options options;
+    options.queues = ferrum::queue_placement::plan;
+    auto scheduler = ferrum::scheduler::create(program, *device, pool.get_executor(), options).value();
+    const std::array<ferrum::imported_image, 1> images{{{"image/tex", &texture->at(0), image_layout::undefined}}};
+    ferrum::wave_request request{"frame", {1, 1, 1}};
+    request.images = images;
+    auto encode = [](const ferrum::encode_context&) {};
+    auto done = sched_test::submit(*scheduler, encode, request);
+    const sched_test::outcome outcome = sched_test::get(done);
+    scheduler.reset();
+    pool.join();
+    return outcome;
+  };
+  const std::uint32_t compute = ferrum::queue_bit(ferrum::queue_kind::compute);
+  // node/read runs on a transfer queue of its own, which an image made
+  // EXCLUSIVE on the main family cannot be used on.
+  const sched_test::outcome refused = waves_on(2, compute);
+  CHECK(refused.ec == errc::import_not_shared);
+  CHECK_THAT(refused.report.message,
+             Catch::Contains("wave_request::images[0] (resource 'image/tex'): node 0 runs on the device's 'transfer' "
+                             "queue, of a family the engine did not share it with (only the compute queues)"));
+  // Shared with both, or on a device whose one queue runs both kinds: it runs.
+  CHECK_FALSE(waves_on(2, compute | ferrum::queue_bit(ferrum::queue_kind::transfer)).ec);
+  CHECK_FALSE(waves_on(1, compute).ec);
+}

@@ -169,7 +169,9 @@ namespace ferrum {
   /* buffers' usage */                                                                                               \
   X(buffer_usage_missing, "a buffer lacks the usage a command or its plan's accesses need")                          \
   /* history resources (ferrum.plan.v2) */                                                                           \
-  X(invalid_history, "a history resource does not form a pair with its current or previous, or does not fit one")
+  X(invalid_history, "a history resource does not form a pair with its current or previous, or does not fit one")    \
+  /* an engine's resources across queue families */                                                                  \
+  X(import_not_shared, "an engine's buffer or image is not shared with the queue family of a node that uses it")
 
 enum class errc : int {
 // 0 is reserved for success, as error_code requires.

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace ferrum {
@@ -58,5 +59,18 @@ inline constexpr std::size_t queue_kind_count = queue_kinds.size();
 
 // The kind's position in queue_kinds (an index for per-kind arrays).
 [[nodiscard]] constexpr std::size_t index_of(queue_kind kind) noexcept { return static_cast<std::size_t>(kind); }
+
+// A set of kinds, a bit each (1 << index_of(kind)): the queues a buffer or
+// image may be used on (gpu::arena::queues, gpu::image::queues).
+[[nodiscard]] constexpr std::uint32_t queue_bit(queue_kind kind) noexcept { return 1u << index_of(kind); }
+inline constexpr std::uint32_t every_queue_kind = (1u << queue_kind_count) - 1;
+
+// "compute, async-compute": the kinds of a set, in enum order.
+[[nodiscard]] inline std::string queue_kind_names(std::uint32_t kinds) {
+  std::string out;
+  for (queue_kind kind : queue_kinds)
+    if ((kinds & queue_bit(kind)) != 0) out += (out.empty() ? "" : ", ") + std::string(to_string(kind));
+  return out;
+}
 
 }  // namespace ferrum

@@ -199,7 +199,8 @@ result<std::unique_ptr<arena>> vulkan_arena::create(const gpu::device& owner, co
 }
 
 result<std::unique_ptr<arena>> vulkan_arena::adopt(const gpu::device& owner, const context& c, VkBuffer buffer,
-                                                   std::size_t bytes, std::uint32_t usage, bool addressable) {
+                                                   std::size_t bytes, std::uint32_t usage, std::uint32_t queues,
+                                                   bool addressable) {
   const std::string what = "imported buffer of " + std::to_string(bytes) + " bytes: ";
   VkMemoryRequirements requirements{};
   vkGetBufferMemoryRequirements(c.device, buffer, &requirements);
@@ -218,6 +219,7 @@ result<std::unique_ptr<arena>> vulkan_arena::adopt(const gpu::device& owner, con
       new vulkan_arena(owner, c, bytes, memory_class::imported, allocation{buffer}, allocation{}, set));
   made->owned_ = false;
   made->set_usage(usage);
+  made->set_queues(queues);
   if (c.buffer_device_address && addressable) made->set_device_address(address_of(c, buffer));
   return std::unique_ptr<arena>(std::move(made));
 }

@@ -51,12 +51,14 @@ class vulkan_arena final : public arena {
 
   // An engine's buffer of at least `bytes` bytes, as an arena of class
   // imported (gpu::import_vulkan_buffer) with `usage` (buffer_usage bits,
-  // what it was made with): its own descriptor set where it has storage
+  // what it was made with) and `queues` (the kinds it is shared with,
+  // arena::queues): its own descriptor set where it has storage
   // usage, its device address where `addressable` and the device has them;
   // the buffer stays the engine's. Errors: invalid_arena_size (the buffer's memory
   // requirements are smaller than `bytes`), the descriptor pool's.
   [[nodiscard]] static result<std::unique_ptr<arena>> adopt(const gpu::device& owner, const context& c, VkBuffer buffer,
-                                                            std::size_t bytes, std::uint32_t usage, bool addressable);
+                                                            std::size_t bytes, std::uint32_t usage,
+                                                            std::uint32_t queues, bool addressable);
 
   // Frees the set, unmaps and frees the memory, destroys the buffers (an
   // adopted buffer is left to its engine). The GPU must be done with the

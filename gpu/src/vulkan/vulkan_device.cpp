@@ -7,6 +7,7 @@
 #include "vulkan/vulkan_image.hpp"
 #include "vulkan/vulkan_kernel.hpp"
 #include "vulkan/vulkan_semaphore.hpp"
+#include "vulkan/vulkan_sharing.hpp"
 #include "vulkan/vulkan_timestamp_pool.hpp"
 
 #include <algorithm>
@@ -377,7 +378,7 @@ result<std::unique_ptr<semaphore>> import_vulkan_semaphore(device& d, VkSemaphor
 }
 
 result<std::unique_ptr<arena>> import_vulkan_buffer(device& d, VkBuffer handle, std::size_t bytes,
-                                                    VkBufferUsageFlags usage) {
+                                                    VkBufferUsageFlags usage, const vulkan_sharing& sharing) {
   auto* v = dynamic_cast<vulkan_device*>(&d);
   const std::string what = "import_vulkan_buffer: ";
   if (v == nullptr)
@@ -399,7 +400,9 @@ result<std::unique_ptr<arena>> import_vulkan_buffer(device& d, VkBuffer handle, 
                                   {VK_BUFFER_USAGE_TRANSFER_SRC_BIT, buffer_usage::transfer_src},
                                   {VK_BUFFER_USAGE_TRANSFER_DST_BIT, buffer_usage::transfer_dst}})
     if ((usage & flag) != 0) bits |= bit;
-  return vulkan_arena::adopt(d, v->arena_context(), handle, bytes, bits,
+  const auto queues = shared_queue_kinds(sharing, queue_families_of(v->native()), what);
+  if (!queues) return queues.error();
+  return vulkan_arena::adopt(d, v->arena_context(), handle, bytes, bits, *queues,
                              (usage & VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT) != 0);
 }
 

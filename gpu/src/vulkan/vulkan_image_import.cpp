@@ -2,6 +2,7 @@
 // (gpu::import_vulkan_image, ferrum/gpu/vulkan_device.hpp).
 #include "vulkan/vulkan_device.hpp"
 #include "vulkan/vulkan_image.hpp"
+#include "vulkan/vulkan_sharing.hpp"
 
 #include <string>
 
@@ -13,10 +14,12 @@ namespace {
 class vulkan_imported_image final : public vulkan_image {
  public:
   vulkan_imported_image(const gpu::device& owner, const image_spec& spec, VkDevice device, VkImage handle,
-                        VkImageView view, bool owns_view) noexcept
+                        VkImageView view, bool owns_view, std::uint32_t queues) noexcept
       : vulkan_image(owner, placed_image{spec, 0}, handle, view),
         device_(device),
-        owned_view_(owns_view ? view : VK_NULL_HANDLE) {}
+        owned_view_(owns_view ? view : VK_NULL_HANDLE) {
+    set_queues(queues);
+  }
   vulkan_imported_image(const vulkan_imported_image&) = delete;
   vulkan_imported_image& operator=(const vulkan_imported_image&) = delete;
   ~vulkan_imported_image() override {
@@ -78,6 +81,8 @@ result<std::unique_ptr<image>> import_vulkan_image(device& d, const vulkan_image
     e.detail = what + e.detail + " (VkImageUsageFlags " + std::to_string(info.usage) + ")";
     return e;
   }
+  const auto queues = shared_queue_kinds(info.sharing, queue_families_of(v->native()), what);
+  if (!queues) return queues.error();
   const VkDevice device = v->native().device;
   VkImageView view = info.view;
   const bool made_view = view == VK_NULL_HANDLE;
@@ -90,7 +95,7 @@ result<std::unique_ptr<image>> import_vulkan_image(device& d, const vulkan_image
     }
     view = *made;
   }
-  return std::unique_ptr<image>(new vulkan_imported_image(d, spec, device, info.image, view, made_view));
+  return std::unique_ptr<image>(new vulkan_imported_image(d, spec, device, info.image, view, made_view, *queues));
 }
 
 }  // namespace ferrum::gpu

@@ -17,6 +17,7 @@ set(ferrum_gpu_vulkan_sources
   src/vulkan/vulkan_physical_device.cpp
   src/vulkan/vulkan_queue.cpp
   src/vulkan/vulkan_semaphore.cpp
+  src/vulkan/vulkan_sharing.cpp
   src/vulkan/vulkan_swapchain.cpp
   src/vulkan/vulkan_swapchain_acquire.cpp
   src/vulkan/vulkan_timestamp_clock.cpp

@@ -87,6 +87,12 @@ TEST_CASE("vulkan: an engine's buffer imports as an arena of class imported, or 
     auto null = ::test::null_device();
     refused(ferrum::gpu::import_vulkan_buffer(*null, plain.buffer, 256, ferrum_usage),
             ferrum::errc::invalid_device_option, "is not a Vulkan device");
+    const std::array<std::uint32_t, 2> families{0, 2};
+    refused(ferrum::gpu::import_vulkan_buffer(
+                device, plain.buffer, 256, ferrum_usage,
+                ferrum::gpu::vulkan_sharing::of(VK_SHARING_MODE_CONCURRENT, 2, families.data())),
+            ferrum::errc::invalid_device_option, "VK_SHARING_MODE_CONCURRENT over queue family 2");
+    CHECK(unaddressed->queues() == ferrum::every_queue_kind);
     list.reset();
   }
   s.finish();
@@ -232,6 +238,18 @@ TEST_CASE("vulkan: an engine's image imports as a ferrum image, its view kept or
               i.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT;
             }),
             ferrum::errc::invalid_image, "a depth format is neither stored to nor a color attachment");
+    // How it is shared: lavapipe has one queue family, which every queue
+    // kind runs on.
+    CHECK(good.sharing.mode == VK_SHARING_MODE_EXCLUSIVE);
+    auto exclusive = require(ferrum::gpu::import_vulkan_image(device, good));
+    CHECK(exclusive->queues() == ferrum::every_queue_kind);
+    exclusive.reset();
+    const std::uint32_t family = 0;
+    refused(device,
+            with([&](auto& i) { i.sharing = ferrum::gpu::vulkan_sharing::of(VK_SHARING_MODE_CONCURRENT, 1, &family); }),
+            ferrum::errc::invalid_device_option, "VK_SHARING_MODE_CONCURRENT over 1 queue families");
+    refused(device, with([](auto& i) { i.sharing.owner = 3; }), ferrum::errc::invalid_device_option,
+            "owned by queue family 3; the device has 1 queue families");
   }
   s.finish();
 }

@@ -8,12 +8,15 @@
 #include "ferrum/gpu/vulkan_device.hpp"
 
 #include "vulkan/vulkan_physical_device.hpp"
+#include "vulkan/vulkan_sharing.hpp"
 #include "vulkan_test_support.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <array>
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -121,6 +124,46 @@ TEST_CASE(
   // lavapipe: one family, one queue: the main queue itself.
   CHECK(chosen({q{graphics, 1, 64, {}}}, 0, 0) == std::pair{0u, 0u});
   CHECK(chosen({q{graphics, 2, 64, {}}}, 0, 1) == std::pair{0u, 0u});
+}
+
+TEST_CASE("vulkan queues: an engine's resource may be used on the queues of the families it is shared with",
+          "[vulkan]") {
+  using ferrum::queue_bit;
+  using ferrum::queue_kind;
+  using ferrum::gpu::vulkan_sharing;
+  const std::uint32_t compute = queue_bit(queue_kind::compute);
+  const std::uint32_t transfer = queue_bit(queue_kind::transfer);
+  const std::uint32_t async = queue_bit(queue_kind::async_compute);
+  const auto kinds = [](const vulkan_sharing& sharing, ferrum::gpu::queue_families families) {
+    return ferrum::gpu::shared_queue_kinds(sharing, families, "");
+  };
+  // AMD-like: compute on family 0, transfer on 2, async on 1.
+  const ferrum::gpu::queue_families amd{{0, 2, 1}, 3};
+  CHECK(kinds({}, amd).value() == compute);
+  CHECK(kinds({VK_SHARING_MODE_EXCLUSIVE, 1, 0}, amd).value() == async);
+  const std::array<std::uint32_t, 2> main_and_async{0, 1};
+  CHECK(kinds(vulkan_sharing::of(VK_SHARING_MODE_CONCURRENT, 2, main_and_async.data()), amd).value() ==
+        (compute | async));
+  const std::array<std::uint32_t, 3> all{2, 0, 1};
+  CHECK(kinds(vulkan_sharing::of(VK_SHARING_MODE_CONCURRENT, 3, all.data()), amd).value() == ferrum::every_queue_kind);
+  // Transfer sharing the main family (a second queue of it): exclusive covers both.
+  CHECK(kinds({}, {{0, 0, 1}, 2}).value() == (compute | transfer));
+  // lavapipe: one family, every kind.
+  CHECK(kinds({}, {{0, 0, 0}, 1}).value() == ferrum::every_queue_kind);
+  // What Vulkan does not allow, or the device does not have.
+  const auto refused = [&](const vulkan_sharing& sharing, std::string_view says) {
+    const auto r = kinds(sharing, amd);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == ferrum::errc::invalid_device_option);
+    CHECK_THAT(r.error().detail, Catch::Contains(std::string(says)));
+  };
+  refused({VK_SHARING_MODE_EXCLUSIVE, 3, 0}, "owned by queue family 3; the device has 3 queue families");
+  refused(vulkan_sharing::of(VK_SHARING_MODE_CONCURRENT, 1, main_and_async.data()),
+          "VK_SHARING_MODE_CONCURRENT over 1 queue families; Vulkan takes two or more");
+  const std::array<std::uint32_t, 2> far{0, 70};
+  refused(vulkan_sharing::of(VK_SHARING_MODE_CONCURRENT, 2, far.data()),
+          "over queue family 63 or more; the device has 3 queue families");
+  refused({VK_SHARING_MODE_MAX_ENUM, 0, 0}, "is neither EXCLUSIVE nor CONCURRENT");
 }
 
 TEST_CASE("vulkan queues: a transfer that waits on a compute submission copies what the kernel wrote", "[vulkan]") {

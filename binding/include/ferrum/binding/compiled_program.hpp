@@ -110,10 +110,11 @@ struct compiled_program {
   // A culled node has no uses in the lane recipes and the scheduler never
   // encodes nor submits it.
   std::vector<cull_reason> culling;
-  // How many of them are culled; the first node that is not (node_count
-  // when every one is).
+  // How many of them are culled; the first and the last node that is not
+  // (node_count when every one is).
   std::size_t culled_nodes = 0;
   std::size_t first_live_node = 0;
+  std::size_t last_live_node = 0;
 
   [[nodiscard]] bool culled(std::size_t node) const noexcept { return node < culling.size() && culling[node].culled; }
 

@@ -29,6 +29,7 @@
 
 #include "ferrum/error.hpp"
 #include "ferrum/memory_class.hpp"
+#include "ferrum/queue_kind.hpp"
 
 #include <array>
 #include <cstddef>
@@ -100,6 +101,10 @@ class arena {
   // What the buffer may be used for (buffer_usage bits): all of it, but
   // for an engine's buffer.
   [[nodiscard]] std::uint32_t usage() const noexcept { return usage_; }
+  // The kinds of its device's queues that may use it (queue_bit each): every
+  // kind, but for an engine's buffer shared with fewer queue families than
+  // the device's queues are of (gpu::vulkan_sharing).
+  [[nodiscard]] std::uint32_t queues() const noexcept { return queues_; }
 
   // Makes what the GPU wrote, up to a reached timeline value, visible in
   // bytes() where the memory is not coherent; nothing where it is. Errors:
@@ -138,6 +143,9 @@ class arena {
   void set_device_address(std::uint64_t address) noexcept { device_address_ = address; }
   // Set by the device for an engine's buffer made with less than all.
   void set_usage(std::uint32_t usage) noexcept { usage_ = usage; }
+  // Set by the device for an engine's buffer not shared with every queue.
+  void set_queues(std::uint32_t kinds) noexcept { queues_ = kinds; }
+  friend class null_device;  // share_with
 
  private:
   const gpu::device* device_;
@@ -146,6 +154,7 @@ class arena {
   std::uint64_t native_handle_;
   std::uint64_t device_address_ = 0;
   std::uint32_t usage_ = buffer_usage::all;
+  std::uint32_t queues_ = every_queue_kind;
   memory_class class_;
   bool staged_;
   bool guarded_ = false;

@@ -30,6 +30,7 @@
 
 #include "ferrum/error.hpp"
 #include "ferrum/image.hpp"
+#include "ferrum/queue_kind.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -194,8 +195,15 @@ class image {
   [[nodiscard]] std::uint64_t native_handle() const noexcept { return native_handle_; }
   [[nodiscard]] std::uint64_t native_view() const noexcept { return native_view_; }
   [[nodiscard]] const gpu::device& device() const noexcept { return *device_; }
+  // The kinds of its device's queues that may use it (queue_bit each): every
+  // kind, but for an engine's image shared with fewer queue families than
+  // the device's queues are of (gpu::vulkan_sharing).
+  [[nodiscard]] std::uint32_t queues() const noexcept { return queues_; }
 
  protected:
+  // Set by the device for an engine's image not shared with every queue.
+  void set_queues(std::uint32_t kinds) noexcept { queues_ = kinds; }
+  friend class null_device;  // share_with
   image(const gpu::device& owner, const image_spec& spec, std::uint64_t offset, std::uint64_t handle,
         std::uint64_t view) noexcept
       : device_(&owner), spec_(spec), offset_(offset), native_handle_(handle), native_view_(view) {}
@@ -206,6 +214,7 @@ class image {
   std::uint64_t offset_;
   std::uint64_t native_handle_;
   std::uint64_t native_view_;
+  std::uint32_t queues_ = every_queue_kind;
 };
 
 // A view of a range of an image (device::create_image_view): on Vulkan a

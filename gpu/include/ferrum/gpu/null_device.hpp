@@ -182,6 +182,15 @@ class null_device : public device {
   // hazard on Vulkan. The commands run all the same.
   [[nodiscard]] virtual barrier_access_report barrier_access_errors() const = 0;
 
+  // Marks `a` or `i` as shared with the queues of `kinds` alone (queue_bit
+  // each; arena::queues, image::queues): the null device's stand-in for an
+  // engine's resource made EXCLUSIVE on a Vulkan device whose queues are of
+  // several families (gpu::vulkan_sharing), which a wave refuses to use on
+  // another queue (import_not_shared). Commands still reach it on any queue.
+  static void share_with(arena& a, std::uint32_t kinds) noexcept { a.set_queues(kinds); }
+  // (An image_memory hands its images out const; a device made each one.)
+  static void share_with(const image& i, std::uint32_t kinds) noexcept { const_cast<image&>(i).set_queues(kinds); }
+
  protected:
   using device::device;
 };

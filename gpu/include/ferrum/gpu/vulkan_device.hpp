@@ -202,6 +202,37 @@ struct vulkan_native_handles {
 [[nodiscard]] result<std::unique_ptr<semaphore>> import_vulkan_semaphore(device& d, VkSemaphore handle,
                                                                          semaphore_kind kind);
 
+// How an engine's buffer or image is shared among the device's queue
+// families: its VkSharingMode and, for CONCURRENT, the families of its
+// create info's pQueueFamilyIndices. import_vulkan_buffer and
+// import_vulkan_image record from it the queues that may use the resource
+// (arena::queues, image::queues): a wave that would use it on another
+// queue is refused (import_not_shared) rather than left to race for it.
+// ferrum records no queue family ownership transfer of an engine's
+// resource: an EXCLUSIVE one is used only on the queues of the family that
+// owns it while waves run (docs/embedding.md, "Async compute").
+struct vulkan_sharing {
+  VkSharingMode mode = VK_SHARING_MODE_EXCLUSIVE;
+  // EXCLUSIVE: the family that owns it; VK_QUEUE_FAMILY_IGNORED for the
+  // device's main queue's (vulkan_native_handles::queue_family).
+  std::uint32_t owner = VK_QUEUE_FAMILY_IGNORED;
+  // CONCURRENT: the families it is shared with, bit i for family i.
+  std::uint64_t families = 0;
+
+  // CONCURRENT over `indices` (a create info's queueFamilyIndexCount and
+  // pQueueFamilyIndices); EXCLUSIVE, owned by the main queue's family, for
+  // VK_SHARING_MODE_EXCLUSIVE. A family index of 64 or more is kept as a
+  // bit that no family has, which the import refuses.
+  [[nodiscard]] static vulkan_sharing of(VkSharingMode mode, std::uint32_t count,
+                                         const std::uint32_t* indices) noexcept {
+    vulkan_sharing out{mode, VK_QUEUE_FAMILY_IGNORED, 0};
+    if (mode != VK_SHARING_MODE_CONCURRENT) return out;
+    for (std::uint32_t i = 0; i < count && indices != nullptr; ++i)
+      out.families |= indices[i] < 64 ? std::uint64_t{1} << indices[i] : std::uint64_t{1} << 63;
+    return out;
+  }
+};
+
 // An engine's buffer, made on `d`'s VkDevice, as a ferrum arena of class
 // imported (ferrum/gpu/arena.hpp): what a wave names for an imported
 // resource of its plan (wave_request::imports), and what ferrum's own
@@ -216,12 +247,16 @@ struct vulkan_native_handles {
 // arena has its device address. The buffer and its memory stay the
 // engine's: it destroys them after this object, once the GPU is done with
 // every wave that named it. The arena has no host bytes (the engine maps its
-// memory as it likes). Errors: invalid_device_option (`d` not a Vulkan
-// device, a null handle), invalid_arena_size (0 bytes, more than the
-// device's max_arena_bytes or the buffer's memory requirements),
+// memory as it likes). `sharing`: how the buffer was made to be shared
+// (vulkan_sharing; the default: EXCLUSIVE, owned by the main queue's
+// family). Errors: invalid_device_option (`d` not a Vulkan device, a null
+// handle, a sharing that names a family the device does not have, or is
+// CONCURRENT over fewer than two), invalid_arena_size (0 bytes, more than
+// the device's max_arena_bytes or the buffer's memory requirements),
 // device_lost.
 [[nodiscard]] result<std::unique_ptr<arena>> import_vulkan_buffer(device& d, VkBuffer handle, std::size_t bytes,
-                                                                  VkBufferUsageFlags usage);
+                                                                  VkBufferUsageFlags usage,
+                                                                  const vulkan_sharing& sharing = {});
 
 // An engine's VkImage as the engine made it (the fields of its
 // VkImageCreateInfo that ferrum needs: `of` copies them), and optionally the
@@ -239,12 +274,17 @@ struct vulkan_image_import {
   // VK_NULL_HANDLE: ferrum makes a view where the usage takes one (sampled,
   // storage, an attachment), and destroys it with the wrapper.
   VkImageView view = VK_NULL_HANDLE;
+  // How the engine made it to be shared among queue families.
+  vulkan_sharing sharing{};
 
   // The import of `image`, made by the engine with `info`.
   [[nodiscard]] static vulkan_image_import of(VkImage image, const VkImageCreateInfo& info,
                                               VkImageView view = VK_NULL_HANDLE) noexcept {
-    return {image,        info.imageType, info.format, info.extent, info.mipLevels, info.arrayLayers,
-            info.samples, info.usage,     view};
+    return {image,          info.imageType,
+            info.format,    info.extent,
+            info.mipLevels, info.arrayLayers,
+            info.samples,   info.usage,
+            view,           vulkan_sharing::of(info.sharingMode, info.queueFamilyIndexCount, info.pQueueFamilyIndices)};
   }
 };
 
@@ -266,11 +306,14 @@ struct vulkan_image_import {
 // makes. The image, its memory and the engine's view stay the engine's:
 // destroying the wrapper destroys only a view ferrum made; the engine
 // destroys its objects after the wrapper, once the GPU is done with every
-// wave that named it (the wave's submitted value). On a device whose
-// transfer queue is of another family (native_handles: transfer_queue_family
-// != queue_family), an image a transfer node uses must be made
+// wave that named it (the wave's submitted value). `sharing` says which of
+// the device's queues may use it (image::queues): on a device whose
+// transfer or async compute queue is of another family than the main one
+// (native_handles), an image a node on that queue uses must be made
 // VK_SHARING_MODE_CONCURRENT over both, as ferrum's own images are.
-// Errors: invalid_device_option (`d` not a Vulkan device, a null image),
+// Errors: invalid_device_option (`d` not a Vulkan device, a null image, a
+// sharing that names a family the device does not have, or is CONCURRENT
+// over fewer than two),
 // invalid_image (not a 2D image of depth 1, a VkFormat ferrum has no format
 // for, more than one sample, a spec check_image_spec refuses: no usage
 // ferrum has, a depth format with color usage, ...), and vkCreateImageView's
