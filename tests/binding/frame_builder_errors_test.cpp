@@ -83,13 +83,18 @@ TEST_CASE("frame builder refuses a handle of another builder", "[frame_builder][
   const buffer_handle foreign_buffer = other.add_buffer("resource/b", bytes(64));
   const image_handle foreign_image = other.add_image("image/i", color());
   const node_handle foreign_pass = other.add_pass("node/a");
+  // Each builder below declares as many of each as `other`, so that only
+  // the builder's identity tells the handles apart.
   SECTION("a buffer") {
     frame_builder f;
+    f.add_buffer("resource/own", bytes(64));
     f.access(f.add_pass("node/a"), foreign_buffer, resource_access::write);
     check_refused(f, errc::dangling_reference, {"pass 'node/a'", "buffer handle"});
   }
   SECTION("an image") {
     frame_builder f;
+    f.add_buffer("resource/own", bytes(64));
+    f.add_image("image/own", color());
     f.access(f.add_pass("node/a"), foreign_image, resource_access::storage_write);
     check_refused(f, errc::dangling_reference, {"pass 'node/a'", "image handle"});
   }
@@ -101,6 +106,9 @@ TEST_CASE("frame builder refuses a handle of another builder", "[frame_builder][
   }
   SECTION("a pass") {
     frame_builder f;
+    f.add_pass("node/x");
+    f.add_pass("node/y");
+    f.add_pass("node/z");
     f.access(foreign_pass, f.add_buffer("resource/b", bytes(64)), resource_access::write);
     check_refused(f, errc::dangling_reference, {"pass handle"});
   }
