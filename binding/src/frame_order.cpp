@@ -1,8 +1,9 @@
 // frame_order: the `after` of a frame's passes, from their accesses
 // (frame_builder.hpp). A pass runs after every earlier pass whose access of
-// a resource conflicts with one of its own (either writes, on parts of an
-// image that overlap; across queues also an image needed in two layouts,
-// which queue_order.cpp requires a path for); of those, the ones another
+// a resource conflicts with one of its own: either writes, on parts of an
+// image that overlap; across queues, where queue_order.cpp requires a path
+// of `after` between them, on any parts of it, and also an image needed in
+// two layouts. Of those, the ones another
 // of them already runs after are left out, so that the plan lists what a
 // careful author would.
 #include "frame_builder_state.hpp"
@@ -80,7 +81,8 @@ result<std::vector<std::vector<std::uint32_t>>> frame_builder::state::derive_aft
       const resource& r = resources[u.resource];
       const reach_box box = box_of(r, u.range);
       for (const earlier_use& e : by_resource[u.resource])
-        if (e.pass != i && e.box.overlaps(box) && uses_conflict(r.image, e, p.queue, u.how)) deps.push_back(e.pass);
+        if (e.pass != i && (e.queue != p.queue || e.box.overlaps(box)) && uses_conflict(r.image, e, p.queue, u.how))
+          deps.push_back(e.pass);
     }
     for (const std::uint32_t e : p.after) {
       if (e == i)
