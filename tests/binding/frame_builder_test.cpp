@@ -307,3 +307,27 @@ TEST_CASE("frame builder: a pass without parameters has no binding slot", "[fram
   CHECK(p.resources.size() == 1);
   CHECK(p.buckets[0].id().value().str() == "frame@1x1x1");
 }
+
+TEST_CASE("frame builder: the embedding guide's frame builds, compiles and orders tonemap after lighting",
+          "[frame_builder]") {
+  // docs/embedding.md, "A frame declared in C++".
+  frame_builder f({.lanes = 2});
+  auto hdr = f.add_image("image/hdr", {.image = {.format = image_format::rgba16_float, .bucket_extent = true}});
+  auto ldr = f.add_image("image/ldr", {.image = {.format = image_format::rgba8_unorm, .bucket_extent = true},
+                                       .memory = memory_class::imported});
+  auto lights = f.add_buffer("resource/lights", {.size = resource_demand::fixed(4096),
+                                                 .element = element_type::f32,
+                                                 .memory = memory_class::upload});
+  auto light = f.add_pass("node/lighting", {.parameter_bytes = 64});
+  f.access(light, lights, resource_access::read);
+  f.access(light, hdr, resource_access::storage_write);
+  auto tonemap = f.add_pass("node/tonemap");
+  f.access(tonemap, hdr, resource_access::sampled);
+  f.access(tonemap, ldr, resource_access::storage_write);
+  f.add_bucket("frame", {1920, 1080, 1});
+  const plan p = f.build().value();
+  CHECK(after_of(p, "node/tonemap") == std::vector<std::string>{"node/lighting"});
+  CHECK_FALSE(p.nodes[1].binding.has_value());
+  CHECK(hash_plan(parse_plan(write_plan_json(p)).value()).value() == hash_plan(p).value());
+  CHECK(test::compile_ok(p).buckets.size() == 1);
+}
