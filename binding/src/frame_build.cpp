@@ -47,7 +47,6 @@ pool_choice choose_pool(const frame_pools& pools, const frame_builder::state::re
   return c;
 }
 
-
 struct built_pool {
   pool_choice choice;
   std::uint32_t first;  // the first resource in it
@@ -64,9 +63,10 @@ result<void> describe_resources(const frame_builder::state& s, plan& p, std::map
     const pool_choice choice = choose_pool(s.options.pools, r);
     const result<pool_id> pool = pool_id::make(choice.name);
     if (!pool)
-      return make_error(errc::invalid_id,
-                        "resource " + resource_id::quote(r.name) + ": pool " + quote_text(choice.name) + " is not an id",
-                        resource_path(k) + "/pool");
+      return make_error(
+          errc::invalid_id,
+          "resource " + resource_id::quote(r.name) + ": pool " + quote_text(choice.name) + " is not an id",
+          resource_path(k) + "/pool");
     const auto [it, fresh] = pools.try_emplace(*pool, built_pool{choice, k});
     if (!fresh && !(it->second.choice == choice))
       return make_error(errc::incompatible_pool_member,

@@ -99,8 +99,8 @@ bool owned(frame_builder::state& s, const Handle& h, std::string_view what, std:
   if constexpr (std::is_same_v<Handle, node_handle>)
     ok = ok && h.index < s.passes.size();
   else
-    ok = ok && h.index < s.resources.size() &&
-         s.resources[h.index].image == std::is_same_v<Handle, image_handle> && !s.resources[h.index].owner;
+    ok = ok && h.index < s.resources.size() && s.resources[h.index].image == std::is_same_v<Handle, image_handle> &&
+         !s.resources[h.index].owner;
   if (!ok)
     note(s, make_error(errc::dangling_reference,
                        std::string(where) + ": the " + std::string(what) +
@@ -203,7 +203,8 @@ void frame_builder::after(node_handle pass, node_handle earlier) {
 
 void frame_builder::add_bucket(std::string_view cls, bucket_capacity dims, std::vector<pool_budget> budgets) {
   state::bucket b{std::string(cls), dims, {}};
-  for (const pool_budget& budget : budgets) b.budgets.push_back({std::string(budget.pool), {{}, budget.min, budget.max}});
+  for (const pool_budget& budget : budgets)
+    b.budgets.push_back({std::string(budget.pool), {{}, budget.min, budget.max}});
   s_->buckets.push_back(std::move(b));
 }
 

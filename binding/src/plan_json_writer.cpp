@@ -264,7 +264,8 @@ void write_bucket(plan_text& w, const bucket_spec& b) {
 void write_pools(plan_text& w, const plan& p) {
   std::vector<const pool_option*> pools;
   for (const pool_option& o : p.pools) pools.push_back(&o);
-  std::stable_sort(pools.begin(), pools.end(), [](const pool_option* a, const pool_option* b) { return a->pool < b->pool; });
+  std::stable_sort(pools.begin(), pools.end(),
+                   [](const pool_option* a, const pool_option* b) { return a->pool < b->pool; });
   w.key("pools");
   w.raw("{");
   for (std::size_t i = 0; i < pools.size(); ++i) {

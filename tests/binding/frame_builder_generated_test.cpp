@@ -44,9 +44,10 @@ generated_frame generate_frame(std::mt19937_64& rng, std::size_t passes) {
   std::map<std::size_t, buffer_handle> buffers;
   const auto buffer = [&](std::size_t i) {
     if (!buffers.contains(i))
-      buffers[i] = f.add_buffer("resource/b" + std::to_string(i),
-                                {.size = resource_demand::fixed(256),
-                                 .lifetime = i == 3 ? allocation_lifetime::persistent : allocation_lifetime::invocation});
+      buffers[i] =
+          f.add_buffer("resource/b" + std::to_string(i),
+                       {.size = resource_demand::fixed(256),
+                        .lifetime = i == 3 ? allocation_lifetime::persistent : allocation_lifetime::invocation});
     return buffers[i];
   };
   std::map<std::size_t, image_handle> images;

@@ -2,8 +2,8 @@
 // files; the derived order, pools, contracts and parameter blocks; the
 // written plan reads back to the same hash. Its refusals:
 // frame_builder_errors_test.cpp.
-#include "ferrum/binding/compiled_program.hpp"
 #include "ferrum/binding/frame_builder.hpp"
+#include "ferrum/binding/compiled_program.hpp"
 #include "ferrum/binding/plan_json.hpp"
 
 #include "example_plans.hpp"
@@ -218,8 +218,8 @@ TEST_CASE("frame builder: a pass runs after what it reads, with no 'after' impli
   // The cascades write layers of one image, which no access overlaps.
   CHECK(after_of(p, "node/shadow.cascade1").empty());
   CHECK(after_of(p, "node/lighting") == std::vector<std::string>{"node/upload", "node/shadow.cascade0",
-                                                                  "node/shadow.cascade1", "node/shadow.cascade2",
-                                                                  "node/gbuffer"});
+                                                                 "node/shadow.cascade1", "node/shadow.cascade2",
+                                                                 "node/gbuffer"});
   // bloom.up1 rewrites mip 1 (down1 wrote it, down2 read it): down2 alone,
   // which runs after down1.
   CHECK(after_of(p, "node/bloom.up1") == std::vector<std::string>{"node/bloom.down2"});
@@ -260,8 +260,8 @@ TEST_CASE("frame builder: explicit 'after' for what the data does not say", "[fr
 
 TEST_CASE("frame builder: derived pools, contracts and parameter blocks compile", "[frame_builder]") {
   frame_builder f;
-  const buffer_handle data = f.add_buffer("resource/data", {.size = resource_demand::scaled(0, 64, 0),
-                                                            .element = element_type::f32});
+  const buffer_handle data =
+      f.add_buffer("resource/data", {.size = resource_demand::scaled(0, 64, 0), .element = element_type::f32});
   const buffer_handle kept = f.add_buffer("resource/kept", {.size = resource_demand::fixed(1024),
                                                             .element = element_type::f32,
                                                             .lifetime = allocation_lifetime::persistent});
@@ -315,9 +315,9 @@ TEST_CASE("frame builder: the embedding guide's frame builds, compiles and order
   auto hdr = f.add_image("image/hdr", {.image = {.format = image_format::rgba16_float, .bucket_extent = true}});
   auto ldr = f.add_image("image/ldr", {.image = {.format = image_format::rgba8_unorm, .bucket_extent = true},
                                        .memory = memory_class::imported});
-  auto lights = f.add_buffer("resource/lights", {.size = resource_demand::fixed(4096),
-                                                 .element = element_type::f32,
-                                                 .memory = memory_class::upload});
+  auto lights = f.add_buffer(
+      "resource/lights",
+      {.size = resource_demand::fixed(4096), .element = element_type::f32, .memory = memory_class::upload});
   auto light = f.add_pass("node/lighting", {.parameter_bytes = 64});
   f.access(light, lights, resource_access::read);
   f.access(light, hdr, resource_access::storage_write);
