@@ -49,21 +49,16 @@ namespace ferrum {
 // A pass, buffer or image of one frame_builder: its index in declaration
 // order and the builder's serial, so that a handle of another builder (or a
 // default-made one) is refused.
-struct node_handle {
+// `Tag` keeps the kinds apart (a buffer's handle is no image's).
+template <class Tag>
+struct frame_handle {
   std::uint32_t index = 0;
   std::uint64_t builder = 0;
-  friend bool operator==(const node_handle&, const node_handle&) = default;
+  friend bool operator==(const frame_handle&, const frame_handle&) = default;
 };
-struct buffer_handle {
-  std::uint32_t index = 0;
-  std::uint64_t builder = 0;
-  friend bool operator==(const buffer_handle&, const buffer_handle&) = default;
-};
-struct image_handle {
-  std::uint32_t index = 0;
-  std::uint64_t builder = 0;
-  friend bool operator==(const image_handle&, const image_handle&) = default;
-};
+using node_handle = frame_handle<struct frame_pass_tag>;
+using buffer_handle = frame_handle<struct frame_buffer_tag>;
+using image_handle = frame_handle<struct frame_image_tag>;
 
 // A pass: its queue and its parameter block (the node's binding slot), if
 // it has parameters.
