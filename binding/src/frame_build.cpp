@@ -56,6 +56,8 @@ std::string resource_path(std::size_t k) { return "/resources/" + std::to_string
 
 // Each resource as the plan describes it, its pool's options in `pools`.
 result<void> describe_resources(const frame_builder::state& s, plan& p, std::map<pool_id, built_pool>& pools) {
+  // derived_contract is a SHA-256: once per description.
+  std::map<std::pair<buffer_usage, element_type>, std::string> contracts;
   for (std::uint32_t k = 0; k < s.resources.size(); ++k) {
     const frame_builder::state::resource& r = s.resources[k];
     resource_descriptor d;
@@ -90,7 +92,13 @@ result<void> describe_resources(const frame_builder::state& s, plan& p, std::map
       d.lifetime = r.buffer.lifetime;
       d.usage = r.buffer.usage;
       d.element = r.buffer.element;
-      d.storage.digest = r.contract.empty() ? derived_contract(d.usage, d.element) : r.contract;
+      if (r.contract.empty()) {
+        auto [known, first] = contracts.try_emplace({d.usage, d.element});
+        if (first) known->second = derived_contract(d.usage, d.element);
+        d.storage.digest = known->second;
+      } else {
+        d.storage.digest = r.contract;
+      }
       d.kept = r.buffer.kept;
     }
     if (r.previous_of) d.history_of = resource_id::make(s.resources[*r.previous_of].name).value();
@@ -182,6 +190,8 @@ result<plan> frame_builder::build() const {
   p.lanes = s.options.lanes;
   p.budget_bytes = s.options.budget_bytes;
   p.cull = s.options.cull;
+  p.nodes.reserve(s.passes.size());
+  p.resources.reserve(s.resources.size());
   std::map<pool_id, built_pool> pools;
   if (auto described = describe_resources(s, p, pools); !described) return described.error();
   auto after = s.derive_after();

@@ -74,27 +74,22 @@ void note(frame_builder::state& s, error e) {
   if (!s.first_error) s.first_error = std::move(e);
 }
 
-bool resource_named(const frame_builder::state& s, std::string_view name) {
-  return std::any_of(s.resources.begin(), s.resources.end(),
-                     [&](const frame_builder::state::resource& r) { return r.name == name; });
-}
-
 // A new resource, noting an invalid or repeated name.
 std::uint32_t add_resource(frame_builder::state& s, frame_builder::state::resource r) {
-  const std::string where = "/resources/" + std::to_string(s.resources.size());
+  const auto where = [&] { return "/resources/" + std::to_string(s.resources.size()) + "/id"; };
   if (!resource_id::make(r.name))
-    note(s, make_error(errc::invalid_id, "resource " + quote_text(r.name) + " is not an id", where + "/id"));
-  else if (resource_named(s, r.name))
-    note(s, make_error(errc::duplicate_id, "resource " + resource_id::quote(r.name) + " is declared twice",
-                       where + "/id"));
+    note(s, make_error(errc::invalid_id, "resource " + quote_text(r.name) + " is not an id", where()));
+  else if (!s.resource_names.insert(r.name).second)
+    note(s, make_error(errc::duplicate_id, "resource " + resource_id::quote(r.name) + " is declared twice", where()));
   s.resources.push_back(std::move(r));
   return static_cast<std::uint32_t>(s.resources.size() - 1);
 }
 
 // Whether a handle is this builder's (and of the kind its use says);
-// notes a dangling_reference where it is not.
-template <class Handle>
-bool owned(frame_builder::state& s, const Handle& h, std::string_view what, std::string_view where) {
+// notes a dangling_reference where it is not, `where()` naming the call
+// (made only then).
+template <class Handle, class Where>
+bool owned(frame_builder::state& s, const Handle& h, std::string_view what, Where where) {
   bool ok = h.builder == s.serial;
   if constexpr (std::is_same_v<Handle, node_handle>)
     ok = ok && h.index < s.passes.size();
@@ -103,7 +98,7 @@ bool owned(frame_builder::state& s, const Handle& h, std::string_view what, std:
          !s.resources[h.index].owner;
   if (!ok)
     note(s, make_error(errc::dangling_reference,
-                       std::string(where) + ": the " + std::string(what) +
+                       std::string(where()) + ": the " + std::string(what) +
                            " handle is not one this frame_builder made (another builder's, or a default one)"));
   return ok;
 }
@@ -115,11 +110,11 @@ std::string pass_text(const frame_builder::state& s, node_handle n) { return nod
 node_handle frame_builder::add_pass(std::string_view name, pass_info info) {
   state& s = *s_;
   const node_handle handle{static_cast<std::uint32_t>(s.passes.size()), s.serial};
-  const std::string where = "/nodes/" + std::to_string(handle.index);
+  const auto where = [&] { return "/nodes/" + std::to_string(handle.index) + "/id"; };
   if (!node_id::make(name))
-    note(s, make_error(errc::invalid_id, "pass " + quote_text(name) + " is not an id", where + "/id"));
-  else if (std::any_of(s.passes.begin(), s.passes.end(), [&](const state::pass& p) { return p.name == name; }))
-    note(s, make_error(errc::duplicate_id, "pass " + node_id::quote(name) + " is declared twice", where + "/id"));
+    note(s, make_error(errc::invalid_id, "pass " + quote_text(name) + " is not an id", where()));
+  else if (!s.pass_names.emplace(name).second)
+    note(s, make_error(errc::duplicate_id, "pass " + node_id::quote(name) + " is declared twice", where()));
   state::pass p;
   p.name = std::string(name);
   p.queue = info.queue;
@@ -164,7 +159,7 @@ namespace {
 
 template <class Handle>
 Handle add_previous_of(frame_builder::state& s, std::string_view name, Handle current) {
-  if (!owned(s, current, "current's", "previous " + quote_text(name))) return {0, 0};
+  if (!owned(s, current, "current's", [&] { return "previous " + quote_text(name); })) return {0, 0};
   frame_builder::state::resource r = s.resources[current.index];
   r.name = std::string(name);
   r.previous_of = current.index;
@@ -182,22 +177,22 @@ image_handle frame_builder::add_previous(std::string_view name, image_handle cur
 
 void frame_builder::access(node_handle pass, buffer_handle buffer, resource_access how) {
   state& s = *s_;
-  if (!owned(s, pass, "pass", "an access")) return;
-  if (!owned(s, buffer, "buffer", "pass " + pass_text(s, pass))) return;
+  if (!owned(s, pass, "pass", [] { return "an access"; })) return;
+  if (!owned(s, buffer, "buffer", [&] { return "pass " + pass_text(s, pass); })) return;
   s.passes[pass.index].uses.push_back({buffer.index, how, {}});
 }
 
 void frame_builder::access(node_handle pass, image_handle image, resource_access how, subresource_range range) {
   state& s = *s_;
-  if (!owned(s, pass, "pass", "an access")) return;
-  if (!owned(s, image, "image", "pass " + pass_text(s, pass))) return;
+  if (!owned(s, pass, "pass", [] { return "an access"; })) return;
+  if (!owned(s, image, "image", [&] { return "pass " + pass_text(s, pass); })) return;
   s.passes[pass.index].uses.push_back({image.index, how, range});
 }
 
 void frame_builder::after(node_handle pass, node_handle earlier) {
   state& s = *s_;
-  if (!owned(s, pass, "pass", "an 'after'")) return;
-  if (!owned(s, earlier, "pass", "the 'after' of pass " + pass_text(s, pass))) return;
+  if (!owned(s, pass, "pass", [] { return "an 'after'"; })) return;
+  if (!owned(s, earlier, "pass", [&] { return "the 'after' of pass " + pass_text(s, pass); })) return;
   s.passes[pass.index].after.push_back(earlier.index);
 }
 

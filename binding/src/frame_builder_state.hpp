@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace ferrum {
@@ -48,7 +49,8 @@ struct frame_builder::state {
   std::vector<pass> passes;
   std::vector<resource> resources;
   std::vector<bucket> buckets;
-  std::optional<error> first_error;  // the first bad call, which build() returns
+  std::unordered_set<std::string> pass_names, resource_names;  // to refuse one twice
+  std::optional<error> first_error;                            // the first bad call, which build() returns
 
   // The `after` of each pass (plan indices, ascending), derived from the
   // accesses and the explicit ones (frame_order.cpp); dependency_cycle or

@@ -141,6 +141,8 @@ struct pool_budget {
 
 class frame_builder {
  public:
+  // Movable (its handles move with it: the identity goes along); a
+  // moved-from builder may only be assigned to or destroyed.
   explicit frame_builder(frame_options options = {});
   frame_builder(const frame_builder&) = delete;
   frame_builder& operator=(const frame_builder&) = delete;
