@@ -168,7 +168,8 @@ result<void> describe_buckets(const frame_builder::state& s, plan& p, const std:
                               ", which no resource of the frame is in",
                           where + "/budgets/" + std::to_string(j) + "/pool");
     }
-    for (const auto& [pool, built] : pools) {
+    for (const auto& used : pools) {
+      const pool_id& pool = used.first;
       const auto given = std::find_if(buckets[b].budgets.begin(), buckets[b].budgets.end(),
                                       [&](const auto& g) { return g.first == pool.view(); });
       spec.budgets.push_back(given != buckets[b].budgets.end()
