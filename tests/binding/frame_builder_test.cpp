@@ -130,6 +130,13 @@ pass_info with_args(queue_kind queue = queue_kind::compute) {
   return {.queue = queue, .parameter_bytes = 64, .parameter_contract = args_contract};
 }
 
+// A pass with a parameter block, using buffers only.
+void buffer_pass(frame_builder& f, std::string_view name, queue_kind queue,
+                 std::initializer_list<std::pair<buffer_handle, resource_access>> uses) {
+  const node_handle n = f.add_pass(name, with_args(queue));
+  for (const auto& [buffer, how] : uses) f.access(n, buffer, how);
+}
+
 // examples/plans/async_compute.json, declared: no `after` anywhere.
 plan async_compute() {
   using a = resource_access;
@@ -139,21 +146,11 @@ plan async_compute() {
   const buffer_handle lit = f.add_buffer("resource/lit", per_unit());
   const buffer_handle counts = f.add_buffer("resource/counts", per_unit());
   const buffer_handle frame = f.add_buffer("resource/frame", per_unit(allocation_lifetime::persistent, "pool/frame"));
-  const node_handle prepare = f.add_pass("node/prepare", with_args());
-  f.access(prepare, input, a::write);
-  const node_handle cull = f.add_pass("node/cull", with_args(queue_kind::async_compute));
-  f.access(cull, input, a::read);
-  f.access(cull, visible, a::write);
-  const node_handle shade = f.add_pass("node/shade", with_args());
-  f.access(shade, input, a::read);
-  f.access(shade, lit, a::write);
-  const node_handle reduce = f.add_pass("node/reduce", with_args(queue_kind::async_compute));
-  f.access(reduce, visible, a::read);
-  f.access(reduce, counts, a::write);
-  const node_handle compose = f.add_pass("node/compose", with_args());
-  f.access(compose, lit, a::read);
-  f.access(compose, counts, a::read);
-  f.access(compose, frame, a::read_write);
+  buffer_pass(f, "node/prepare", queue_kind::compute, {{input, a::write}});
+  buffer_pass(f, "node/cull", queue_kind::async_compute, {{input, a::read}, {visible, a::write}});
+  buffer_pass(f, "node/shade", queue_kind::compute, {{input, a::read}, {lit, a::write}});
+  buffer_pass(f, "node/reduce", queue_kind::async_compute, {{visible, a::read}, {counts, a::write}});
+  buffer_pass(f, "node/compose", queue_kind::compute, {{lit, a::read}, {counts, a::read}, {frame, a::read_write}});
   f.add_bucket("frame", {1, 1, 1}, {{"pool/bindings", 0, 320}, {"pool/frame", 0, 4096}, {"pool/transient", 0, 16384}});
   return f.build().value();
 }
@@ -172,15 +169,9 @@ plan imported() {
   frame_info.memory = memory_class::imported;
   const buffer_handle frame = f.add_buffer("resource/frame", frame_info);
   const buffer_handle state = f.add_buffer("resource/state", per_unit(allocation_lifetime::persistent, "pool/state"));
-  const node_handle upload = f.add_pass("node/upload", with_args(queue_kind::transfer));
-  f.access(upload, mesh, a::write);
-  const node_handle simulate = f.add_pass("node/simulate", with_args());
-  f.access(simulate, mesh, a::read);
-  f.access(simulate, lut, a::read);
-  f.access(simulate, state, a::read_write);
-  const node_handle shade = f.add_pass("node/shade", with_args());
-  f.access(shade, state, a::read);
-  f.access(shade, frame, a::write);
+  buffer_pass(f, "node/upload", queue_kind::transfer, {{mesh, a::write}});
+  buffer_pass(f, "node/simulate", queue_kind::compute, {{mesh, a::read}, {lut, a::read}, {state, a::read_write}});
+  buffer_pass(f, "node/shade", queue_kind::compute, {{state, a::read}, {frame, a::write}});
   for (const std::uint64_t d0 : {1, 4})
     f.add_bucket("frame", {d0, 1, 1}, {{"pool/bindings", 0, 256}, {"pool/engine", 0, 65536}, {"pool/state", 0, 65536}});
   return f.build().value();
