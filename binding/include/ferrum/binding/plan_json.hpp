@@ -13,6 +13,7 @@
 
 #include "ferrum/binding/plan.hpp"
 
+#include <string>
 #include <string_view>
 
 namespace ferrum {
@@ -40,6 +41,16 @@ enum class plan_checks {
 // duplicate ids, so pass it to compile (or validate_plan) before anything
 // else.
 [[nodiscard]] result<plan> parse_plan(std::string_view text, plan_checks checks);
+
+// The plan as a plan file of its format (`ferrum.plan.v1` or `v2`), which
+// parse_plan reads back to a plan of the same hash_plan: one node, resource
+// and bucket a line, in the plan's order, pools in id order, fields at their
+// defaults left out where the format allows. Stable: a plan always gives
+// the same text. A node's repeated listings of one resource are written as
+// its access array, so they come back listed right after its first
+// listing. For `ferrum compile --graph`, `ferrum run` and bug reports of a
+// plan built in code (frame_builder.hpp).
+[[nodiscard]] std::string write_plan_json(const plan& p);
 
 namespace detail {
 // parse_plan through the reference parser (nlohmann) only: for tests and the
