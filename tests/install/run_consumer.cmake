@@ -16,7 +16,8 @@
 #   FERRUM_SOURCE_DIR   ferrum's source tree (subdirectory mode)
 #   CONFIG              build configuration, e.g. Debug (optional)
 #   GENERATOR, MAKE_PROGRAM, CXX_COMPILER, CXX_FLAGS, EXE_LINKER_FLAGS,
-#   UNITY_BUILD         the parent build's, so that the consumer compiles and
+#   UNITY_BUILD, UNITY_BUILD_BATCH_SIZE
+#                       the parent build's, so that the consumer compiles and
 #                       links like the libraries it links (sanitizer flags,
 #                       -DBOOST_ASIO_DISABLE_STD_ATOMIC under tsan; a unity
 #                       build of ferrum's libraries in subdirectory mode)
@@ -47,7 +48,7 @@ set(configure_args -S "${consumer_source}" -B "${consumer_build}")
 if(GENERATOR)
   list(APPEND configure_args -G "${GENERATOR}")
 endif()
-foreach(forwarded MAKE_PROGRAM CXX_COMPILER CXX_FLAGS EXE_LINKER_FLAGS UNITY_BUILD)
+foreach(forwarded MAKE_PROGRAM CXX_COMPILER CXX_FLAGS EXE_LINKER_FLAGS UNITY_BUILD UNITY_BUILD_BATCH_SIZE)
   if(DEFINED ${forwarded})
     list(APPEND configure_args "-DCMAKE_${forwarded}=${${forwarded}}")
   endif()
