@@ -129,7 +129,6 @@ result<void> detail::lane_memory::make(lane& l, const compiled_program& program,
                                        gpu::device& device, bool gpu_timestamps, queue_placement queues,
                                        const lane_state_factory& make_state) {
   const lane_recipe& recipe = bucket.lane;
-  const program_binding_layout& layout = *bucket.binding;
   lane_contents& c = l.contents;
   // An arena per window, each of its class.
   for (memory_class m : window_order) {
@@ -147,14 +146,20 @@ result<void> detail::lane_memory::make(lane& l, const compiled_program& program,
   if (!images) return images.error();
   c.images_ = std::move(*images);
   // The binding pool is the upload window's first (compiled_program.hpp).
-  gpu::arena& upload = *c.arena_of(memory_class::upload);
-  const auto binding_offset = static_cast<std::size_t>(bucket.pool_offsets[recipe.binding_domain]);
-  c.binding_target_ = {bucket.id, l.index, allocation_lifetime::invocation,
-                       upload.bytes().subspan(binding_offset, static_cast<std::size_t>(layout.physical_size_bytes()))};
-  c.backing_ = recipe.backing;
-  auto bound = execution_binding::bind(program.hash, program.node_count, bucket.binding, c.binding_target_, c.backing_);
-  if (!bound) return bound.error();
-  c.binding_.emplace(std::move(*bound));
+  // A plan without binding nodes has none: no node has a slot.
+  gpu::arena* upload = c.arena_of(memory_class::upload);
+  std::size_t binding_offset = 0;
+  if (bucket.binding) {
+    binding_offset = static_cast<std::size_t>(bucket.pool_offsets[recipe.binding_domain]);
+    c.binding_target_ = {
+        bucket.id, l.index, allocation_lifetime::invocation,
+        upload->bytes().subspan(binding_offset, static_cast<std::size_t>(bucket.binding->physical_size_bytes()))};
+    c.backing_ = recipe.backing;
+    auto bound =
+        execution_binding::bind(program.hash, program.node_count, bucket.binding, c.binding_target_, c.backing_);
+    if (!bound) return bound.error();
+    c.binding_.emplace(std::move(*bound));
+  }
   // Every node's resources on this lane, and what each node's list is
   // granted; reserved first: the lists' grants point into `grants_`.
   c.resources_.reserve(recipe.uses.size());
@@ -197,8 +202,9 @@ result<void> detail::lane_memory::make(lane& l, const compiled_program& program,
   c.slots_.reserve(program.node_count);
   c.node_lists_.reserve(program.node_count);
   for (std::size_t node = 0; node < program.node_count; ++node) {
-    const std::optional<node_binding>& handle = c.nodes_.emplace_back(c.binding_->node(node));
-    c.slots_.push_back(handle ? upload.range(binding_offset + static_cast<std::size_t>(handle->slot().offset),
+    const std::optional<node_binding>& handle =
+        c.nodes_.emplace_back(c.binding_ ? c.binding_->node(node) : std::nullopt);
+    c.slots_.push_back(handle ? upload->range(binding_offset + static_cast<std::size_t>(handle->slot().offset),
                                              static_cast<std::size_t>(handle->slot().capacity))
                               : gpu::arena_range{});
     const queue_kind kind = detail::placed_queue(program.dependencies, node, queues, device);
@@ -265,8 +271,7 @@ result<std::unique_ptr<lane_pool>> lane_pool::make(const compiled_program& progr
                                                    lane_state_factory make_state,
                                                    std::shared_ptr<detail::lane_dispatcher> dispatcher,
                                                    detail::lane_pool_hooks hooks) {
-  if (!bucket.binding) return make_error(errc::no_binding_layout, "bucket " + quote_text(bucket.id.str()));
-  if (bucket.lane.binding_domain == lane_recipe::no_domain)
+  if (bucket.binding && bucket.lane.binding_domain == lane_recipe::no_domain)
     return make_error(errc::missing_domain_layout, "bucket " + quote_text(bucket.id.str()));
   // Made when needed, a lane's timestamp pool would fail only then: the
   // device is asked now.

@@ -217,7 +217,7 @@ TEST_CASE("frame builder: a pass runs after what it reads, with no 'after' impli
   CHECK(after_of(p, "node/taa") == std::vector<std::string>{"node/bloom.up0"});
 }
 
-TEST_CASE("frame builder: across queues, an image needed in two layouts is ordered; on one queue not",
+TEST_CASE("frame builder: across queues an image needed in two layouts is ordered, on one queue not",
           "[frame_builder]") {
   frame_builder f;
   const image_handle color = f.add_image("image/color", screen(image_format::rgba8_unorm));

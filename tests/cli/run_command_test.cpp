@@ -336,13 +336,9 @@ TEST_CASE("ferrum run: a rejected plan exits 2 with the error line of compile", 
   CHECK(nlohmann::json::parse(json.out)["error"]["code"] == "invalid_alignment");
 }
 
-TEST_CASE("ferrum run: a plan without binding nodes exits 2 with no_binding_layout", "[cli]") {
+TEST_CASE("ferrum run: a plan without binding nodes runs, its nodes without slots", "[cli]") {
   const cli_test::temp_file file(cli_test::workspace_only_plan);
-  const command_result r = run_ferrum({"run", file.path(), "--waves", "3"});
-  INFO("stderr: " << r.err);
-  CHECK(r.status == 2);
-  CHECK(cli_test::one_line(r.err));
-  CHECK(cli_test::starts_with(r.err, "ferrum: error: no_binding_layout: "));
+  check_healthy(run_json(file.path(), {"--waves", "3"}), 3);
 }
 
 TEST_CASE("ferrum run: a missing plan file exits 1 with io_error", "[cli]") {
@@ -547,7 +543,13 @@ TEST_CASE("ferrum run: --device vulkan runs the checking encoders on the GPU", "
 }
 
 TEST_CASE("ferrum run: on Vulkan, workspace and persistent resources hold what the layout says", "[cli][vulkan]") {
-  for (const char* name : {"interval_liveness.json", "history.json", "two_queues.json"}) {
+  // Under a sanitizer one plan (a lavapipe process costs ASan about 8 s of
+  // CPU; the vulkan tests check these paths there).
+  const std::vector<const char*> plans = test_support::sanitized
+                                             ? std::vector<const char*>{"history.json"}
+                                             : std::vector<const char*>{"interval_liveness.json", "history.json",
+                                                                        "two_queues.json"};
+  for (const char* name : plans) {
     INFO(name);
     const auto run = vulkan_run_json(example_plan(name), {"--waves", std::to_string(vulkan_waves), "--fence-timeout",
                                                           cli_test::vulkan_fence_timeout_ms});
@@ -606,7 +608,12 @@ TEST_CASE("ferrum run: --discrete-layout runs the example plans with staged memo
 }
 
 TEST_CASE("ferrum run: --discrete-layout on Vulkan stages memory as a discrete GPU, no violation", "[cli][vulkan]") {
-  for (const char* name : {"history.json", "readback.json", "two_queues.json", "imported.json"}) {
+  // Under a sanitizer two plans: staged readback and an engine's buffers.
+  const std::vector<const char*> plans =
+      test_support::sanitized ? std::vector<const char*>{"readback.json", "imported.json"}
+                              : std::vector<const char*>{"history.json", "readback.json", "two_queues.json",
+                                                         "imported.json"};
+  for (const char* name : plans) {
     INFO(name);
     const auto run = vulkan_run_json(example_plan(name), {"--waves", "12", "--fence-timeout",
                                                           cli_test::vulkan_fence_timeout_ms, "--discrete-layout"});

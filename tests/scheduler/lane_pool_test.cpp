@@ -287,7 +287,7 @@ TEST_CASE("lane_pool: closing fails queued and later waiters with the given code
   test::require(held.give_back(lane_return::fence_reached));
 }
 
-TEST_CASE("lane_pool: a bucket without binding nodes has no layout to bind and is refused", "[scheduler]") {
+TEST_CASE("lane_pool: a bucket without binding nodes makes lanes whose nodes have no slot", "[scheduler]") {
   auto p = ferrum::test::plan_builder()
                .node("node/plain", {"resource/scratch"})
                .resource(ferrum::test::workspace_resource("resource/scratch", "pool/scratch", {64, 0, 0}))
@@ -295,10 +295,18 @@ TEST_CASE("lane_pool: a bucket without binding nodes has no layout to bind and i
                .build();
   auto program = ferrum::compile(p);
   REQUIRE(program.has_value());
+  REQUIRE_FALSE(program->buckets[0].binding);
   auto device = ::test::null_device();
   const auto pool = lane_pool::create(*program, program->buckets[0], *device);
-  REQUIRE_FALSE(pool.has_value());
-  CHECK(pool.error() == errc::no_binding_layout);
+  REQUIRE(pool.has_value());
+  held_lane held = take_free(**pool);
+  CHECK(held->binding() == nullptr);
+  CHECK_FALSE(held->node(0).has_value());
+  CHECK(held->slot(0).size == 0);
+  CHECK(held->resources(0).size() == 1);
+  CHECK(held->resources(0)[0].range.size == program->buckets[0].lane.uses[0].size);
+  CHECK(held->resources(0)[0].range.size >= 64);
+  test::require(held.give_back(lane_return::fence_reached));
 }
 
 TEST_CASE("lane_pool: a lane places its images by the device's sizes, two transients sharing memory",

@@ -113,8 +113,9 @@ class lane_contents {
   [[nodiscard]] const lane_binding_target& binding_target() const noexcept { return binding_target_; }
   [[nodiscard]] std::span<const backing_slice> backing() const noexcept { return backing_; }
   // The bucket's layout bound to this lane, once, when it was made (the
-  // arena never moves: every wave on the lane uses it). Made lanes only.
-  [[nodiscard]] const execution_binding& binding() const noexcept { return *binding_; }
+  // arena never moves: every wave on the lane uses it); null for a plan
+  // without binding nodes (no node has a slot). Made lanes only.
+  [[nodiscard]] const execution_binding* binding() const noexcept { return binding_ ? &*binding_ : nullptr; }
 
   // Per node n (of the program): its handle on its binding slot (none for a
   // node without one), that slot as a range of the upload arena (empty

@@ -100,7 +100,7 @@ class lane_pool {
   // (ferrum/scheduler/lane_state.hpp). A lane made when needed that the
   // device (or `make_state`) refuses fails the waiter it was made for with
   // that code. `program` must outlive the lane pool. Errors:
-  // no_binding_layout, missing_domain_layout, timestamps_unsupported, those
+  // missing_domain_layout, timestamps_unsupported, those
   // of the device, of execution_binding::bind and of `make_state`
   // (lane_state_failed where it throws).
   [[nodiscard]] static result<std::unique_ptr<lane_pool>> create(

@@ -78,9 +78,8 @@ class scheduler {
   // Makes a lane pool per bucket of `program` on `device` from the
   // program alone (each bucket's lane recipe), waves running on `executor`.
   // Errors: invalid_scheduler_option (no program, encoder_tasks 0, a fence
-  // timeout not above 0), no_binding_layout (a plan without binding
-  // resources), timestamps_unsupported (gpu_timestamps on a device without
-  // them), and the device's allocation errors.
+  // timeout not above 0), timestamps_unsupported (gpu_timestamps on a
+  // device without them), and the device's allocation errors.
   [[nodiscard]] static result<std::unique_ptr<scheduler>> create(std::shared_ptr<const compiled_program> program,
                                                                  gpu::device& device, executor_type executor,
                                                                  const scheduler_options& options = {});
@@ -177,7 +176,7 @@ class scheduler {
   // keeps while pending; its associated allocator holds the pending
   // handler. Errors (nothing replaced): invalid_scheduler_option (no
   // program), scheduler_shut_down (after async_shutdown or during the
-  // destruction), and those of create's lane pools (no_binding_layout,
+  // destruction), and those of create's lane pools (missing_domain_layout,
   // timestamps_unsupported, the device's allocation errors). A scheduler
   // destroyed first completes it with operation_aborted. Cancellation:
   // none — the replacement is made at initiation; what remains is waiting
