@@ -3,9 +3,9 @@
 // order; pools in id order; a field at its default left out where the
 // format lets it be (a node's compute queue, `kept`, `cull`).
 #include "ferrum/binding/plan_json.hpp"
+#include "ferrum/json_text.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,20 +21,10 @@ class plan_text {
   // A JSON string: ids need no escaping, a hand-set contract might.
   void str(std::string_view s) {
     out += '"';
-    for (const char c : s) {
-      if (c == '"' || c == '\\') {
-        out += '\\';
-        out += c;
-      } else if (static_cast<unsigned char>(c) < 0x20) {
-        char escaped[8];
-        std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
-        out += escaped;
-      } else {
-        out += c;
-      }
-    }
+    out += json_escaped(s);
     out += '"';
   }
+
   void num(std::uint64_t v) { out += std::to_string(v); }
   // `"key": ` before a value.
   void key(std::string_view k) {

@@ -1,4 +1,5 @@
 // write_chrome_trace: the Chrome trace-event JSON of a trace.
+#include "ferrum/json_text.hpp"
 #include "ferrum/scheduler/trace.hpp"
 #include "trace_layout.hpp"
 
@@ -15,7 +16,7 @@ constexpr int gpu_pid = 3;
 // Metadata events naming a process or thread, and fixing its order.
 void name_event(std::ostream& out, const char* what, int pid, std::uint32_t tid, const std::string& name, bool& first) {
   out << (first ? "\n  " : ",\n  ") << R"({"name": ")" << what << R"(", "ph": "M", "pid": )" << pid << R"(, "tid": )"
-      << tid << R"(, "args": {"name": ")" << detail::json_escaped(name) << R"("}})";
+      << tid << R"(, "args": {"name": ")" << json_escaped(name) << R"("}})";
   first = false;
 }
 
@@ -37,11 +38,11 @@ void write_chrome_trace(std::ostream& out, const trace_recorder& trace, const pl
       name += span.node < p.nodes.size() ? p.nodes[span.node].id.str() : std::to_string(span.node);
     }
     out << ",\n  "
-        << R"({"name": ")" << detail::json_escaped(name) << R"(", "cat": ")" << (span.gpu ? "gpu" : "wave")
+        << R"({"name": ")" << json_escaped(name) << R"(", "cat": ")" << (span.gpu ? "gpu" : "wave")
         << R"(", "ph": "X", "ts": )" << detail::fixed(detail::micros(trace.epoch(), s.shown_begin), 3) << R"(, "dur": )"
         << detail::fixed(detail::micros(s.shown_begin, span.end), 3) << R"(, "pid": )" << pid << R"(, "tid": )" << tid
         << R"(, "args": {"wave": )" << span.wave << R"(, "bucket": ")"
-        << detail::json_escaped(span.bucket != nullptr ? span.bucket->str() : "") << R"(", "lane": )" << span.lane;
+        << json_escaped(span.bucket != nullptr ? span.bucket->str() : "") << R"(", "lane": )" << span.lane;
     if (span.node != trace_span::no_node) out << R"(, "node": )" << span.node;
     if (span.phase == wave_phase::acquire && span.node == trace_span::no_node)
       out << R"(, "waited_us": )" << detail::fixed(detail::micros(span.begin, span.end), 3);

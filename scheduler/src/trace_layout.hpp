@@ -58,8 +58,7 @@ struct trace_layout {
 // Microseconds from `from` to `to`, as a double.
 [[nodiscard]] double micros(std::chrono::steady_clock::time_point from, std::chrono::steady_clock::time_point to);
 
-// `text` with XML's or JSON's special characters escaped.
+// `text` with XML's special characters escaped (JSON's: ferrum/json_text.hpp).
 [[nodiscard]] std::string xml_escaped(std::string_view text);
-[[nodiscard]] std::string json_escaped(std::string_view text);
 
 }  // namespace ferrum::detail
