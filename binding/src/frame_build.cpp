@@ -53,18 +53,30 @@ const frame_pool_set::pool* frame_pool_set::find(std::string_view name) const no
 
 result<void> frame_builder::state::assign_pools(frame_pool_set& out) const {
   out.index.clear();
+  out.by_address.clear();
   out.pools.clear();
   out.of.resize(resources.size());
   for (std::uint32_t k = 0; k < resources.size(); ++k) {
     const resource& r = resources[k];
     const pool_choice c = choose_pool(r);
-    if (!is_valid_id(c.name))
-      return make_error(errc::invalid_id,
-                        "resource " + resource_id::quote(r.name) + ": pool " + quote_text(c.name) + " is not an id",
-                        resource_path(k) + "/pool");
-    const auto [it, fresh] = out.index.try_emplace(c.name, static_cast<std::uint32_t>(out.pools.size()));
-    if (fresh) out.pools.push_back({c.name, c.liveness, c.memory, k, false});
-    frame_pool_set::pool& pool = out.pools[it->second];
+    // Most resources take a pool of the options, known by its address
+    // once one has: no id check, no lookup by name.
+    const auto known = std::find_if(out.by_address.begin(), out.by_address.end(),
+                                    [&](const auto& a) { return a.first == c.name.data(); });
+    std::uint32_t index = 0;
+    if (known != out.by_address.end() && out.pools[known->second].name.size() == c.name.size()) {
+      index = known->second;
+    } else {
+      if (!is_valid_id(c.name))
+        return make_error(errc::invalid_id,
+                          "resource " + resource_id::quote(r.name) + ": pool " + quote_text(c.name) + " is not an id",
+                          resource_path(k) + "/pool");
+      const auto [it, fresh] = out.index.try_emplace(c.name, static_cast<std::uint32_t>(out.pools.size()));
+      if (fresh) out.pools.push_back({c.name, c.liveness, c.memory, k, false});
+      index = it->second;
+      if (r.pool.empty()) out.by_address.emplace_back(c.name.data(), index);
+    }
+    frame_pool_set::pool& pool = out.pools[index];
     if (!(pool_choice{pool.name, pool.liveness, pool.memory} == c))
       return make_error(errc::incompatible_pool_member,
                         "resources " + resource_id::quote(resources[pool.first].name) + " and " +
@@ -73,7 +85,7 @@ result<void> frame_builder::state::assign_pools(frame_pool_set& out) const {
                             "name another pool for one of them",
                         resource_path(k) + "/pool");
     pool.binding = pool.binding || r.owner.has_value();
-    out.of[k] = it->second;
+    out.of[k] = index;
   }
   // In id order, and each resource's renumbered.
   out.renumber.resize(out.pools.size());
@@ -151,7 +163,7 @@ void describe_uses(const frame_builder::state& s, const frame_builder::state::pa
 }
 
 void describe_buckets(const frame_builder::state& s, plan& p, const frame_pool_set& pools) {
-  std::vector<frame_builder::state::bucket> buckets = s.buckets;
+  std::vector<frame_builder::state::bucket> buckets(s.buckets.begin(), s.buckets.end());
   if (buckets.empty()) buckets.push_back({"frame", {1, 1, 1}, {}});
   for (const frame_builder::state::bucket& declared : buckets) {
     bucket_spec spec;

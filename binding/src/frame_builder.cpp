@@ -87,36 +87,29 @@ frame_builder::state::state()
       resource_names(0, name_hash<resource>{{&resources}}, name_equal<resource>{{&resources}}) {}
 
 frame_builder::state::pass& frame_builder::state::new_pass() {
-  if (spare_passes.empty()) return passes.emplace_back();
-  pass& p = passes.emplace_back(std::move(spare_passes.back()));
-  spare_passes.pop_back();
-  p.queue = queue_kind::compute;
-  p.parameters.reset();
-  p.uses.clear();
-  p.after.clear();
-  return p;
+  return passes.add([](pass& p) {
+    p.queue = queue_kind::compute;
+    p.parameters.reset();
+    p.uses.clear();
+    p.after.clear();
+  });
 }
 
 frame_builder::state::resource& frame_builder::state::new_resource() {
-  if (spare_resources.empty()) return resources.emplace_back();
-  resource& r = resources.emplace_back(std::move(spare_resources.back()));
-  spare_resources.pop_back();
-  r.name.clear();
-  r.image = false;
-  r.owner.reset();
-  r.buffer = {};
-  r.picture = {};
-  r.pool.clear();
-  r.contract.clear();
-  r.previous_of.reset();
-  return r;
+  return resources.add([](resource& r) {
+    r.name.clear();
+    r.image = false;
+    r.owner.reset();
+    r.buffer = {};
+    r.picture = {};
+    r.pool.clear();
+    r.contract.clear();
+    r.previous_of.reset();
+  });
 }
 
 frame_builder::state::bucket& frame_builder::state::new_bucket() {
-  if (spare_buckets.empty()) return buckets.emplace_back();
-  bucket& b = buckets.emplace_back(std::move(spare_buckets.back()));
-  spare_buckets.pop_back();
-  return b;
+  return buckets.add([](bucket&) {});
 }
 
 frame_builder::frame_builder(frame_options options) : s_(std::make_unique<state>()) {
@@ -129,24 +122,12 @@ frame_builder::~frame_builder() = default;
 
 std::size_t frame_builder::pass_count() const noexcept { return s_->passes.size(); }
 
-namespace {
-
-// Moves `used` onto `spare` latest first, so that the next declarations
-// take back, in order, the storage of the ones before.
-template <class Item>
-void keep_spare(std::vector<Item>& used, std::vector<Item>& spare) {
-  for (auto it = used.rbegin(); it != used.rend(); ++it) spare.push_back(std::move(*it));
-  used.clear();
-}
-
-}  // namespace
-
 void frame_builder::reset() {
   state& s = *s_;
   s.serial = next_builder_serial.fetch_add(1, std::memory_order_relaxed);
-  keep_spare(s.passes, s.spare_passes);
-  keep_spare(s.resources, s.spare_resources);
-  keep_spare(s.buckets, s.spare_buckets);
+  s.passes.clear();
+  s.resources.clear();
+  s.buckets.clear();
   s.pass_names.clear();
   s.resource_names.clear();
   s.first_error.reset();

@@ -27,6 +27,38 @@ namespace detail {
 
 }  // namespace detail
 
+// A vector whose clear() keeps its elements, for the next add() to reuse
+// (their strings' and vectors' storage with them): what reset() forgets.
+template <class T>
+class kept_vector {
+ public:
+  [[nodiscard]] std::size_t size() const noexcept { return live_; }
+  [[nodiscard]] bool empty() const noexcept { return live_ == 0; }
+  [[nodiscard]] T& operator[](std::size_t i) noexcept { return items_[i]; }
+  [[nodiscard]] const T& operator[](std::size_t i) const noexcept { return items_[i]; }
+  [[nodiscard]] T* begin() noexcept { return items_.data(); }
+  [[nodiscard]] T* end() noexcept { return items_.data() + live_; }
+  [[nodiscard]] const T* begin() const noexcept { return items_.data(); }
+  [[nodiscard]] const T* end() const noexcept { return items_.data() + live_; }
+
+  // One more element: a kept one, which `clear` empties, else a new one.
+  template <class Clear>
+  T& add(Clear clear) {
+    if (live_ < items_.size()) {
+      T& kept = items_[live_++];
+      clear(kept);
+      return kept;
+    }
+    ++live_;
+    return items_.emplace_back();
+  }
+  void clear() noexcept { live_ = 0; }
+
+ private:
+  std::vector<T> items_;
+  std::size_t live_ = 0;
+};
+
 // The `after` of each pass, derived (frame_order.cpp), and the storage its
 // derivation works in, kept from one derivation to the next.
 struct frame_order {
@@ -71,8 +103,10 @@ struct frame_pool_set {
   // The pool named `name`, or nullptr.
   [[nodiscard]] const pool* find(std::string_view name) const noexcept;
 
-  // Working storage.
+  // Working storage: the pools by name, and those of the options by the
+  // address of their name.
   boost::unordered_flat_map<std::string_view, std::uint32_t> index;
+  std::vector<std::pair<const char*, std::uint32_t>> by_address;
   std::vector<std::uint32_t> renumber;
 };
 
@@ -112,7 +146,7 @@ struct frame_builder::state {
   // looked up by name, so that it holds no string of its own.
   template <class Item>
   struct name_of {
-    const std::vector<Item>* items;
+    const kept_vector<Item>* items;
     using is_transparent = void;
     [[nodiscard]] std::string_view operator()(std::uint32_t i) const noexcept { return (*items)[i].name; }
     [[nodiscard]] std::string_view operator()(std::string_view name) const noexcept { return name; }
@@ -141,23 +175,19 @@ struct frame_builder::state {
 
   std::uint64_t serial = 0;
   frame_options options;
-  std::vector<pass> passes;
-  std::vector<resource> resources;
-  std::vector<bucket> buckets;
+  kept_vector<pass> passes;
+  kept_vector<resource> resources;
+  kept_vector<bucket> buckets;
   name_set<pass> pass_names;  // to refuse one twice
   name_set<resource> resource_names;
   std::optional<error> first_error;  // the first bad call, which build() returns
-
-  // What reset() forgot, latest first, for the next declarations to reuse.
-  std::vector<pass> spare_passes;
-  std::vector<resource> spare_resources;
-  std::vector<bucket> spare_buckets;
 
   // hash()'s storage (frame_hash.cpp).
   struct hash_scratch;
   std::unique_ptr<hash_scratch> hashing;
 
-  // A new pass, resource or bucket: a spare one, its storage kept, cleared.
+  // A new pass, resource or bucket: one reset() forgot, its storage kept,
+  // cleared.
   pass& new_pass();
   resource& new_resource();
   bucket& new_bucket();

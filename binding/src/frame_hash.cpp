@@ -29,17 +29,17 @@ namespace detail {
 class frame_encoding {
  public:
   void clear() noexcept { used_ = 0; }
-  void u8(std::uint8_t v) { put(&v, 1); }
-  void u64(std::uint64_t v) {
+  [[gnu::always_inline]] void u8(std::uint8_t v) { put(&v, 1); }
+  [[gnu::always_inline]] void u64(std::uint64_t v) {
     if constexpr (std::endian::native != std::endian::little) v = byteswap64(v);
     put(&v, sizeof v);
   }
-  void str(std::string_view s) {
+  [[gnu::always_inline]] void str(std::string_view s) {
     u64(s.size());
     put(s.data(), s.size());
   }
   template <class Enum>
-  void enumeration(Enum v) {
+  [[gnu::always_inline]] void enumeration(Enum v) {
     u8(static_cast<std::uint8_t>(v));
   }
   [[nodiscard]] std::span<const unsigned char> bytes() const noexcept { return {bytes_.data(), used_}; }
@@ -50,11 +50,15 @@ class frame_encoding {
     for (int i = 0; i < 8; ++i) out |= ((v >> (8 * i)) & 0xff) << (8 * (7 - i));
     return out;
   }
-  void put(const void* data, std::size_t size) {
-    if (bytes_.size() - used_ < size) bytes_.resize(std::max(bytes_.size() * 2, used_ + size + 4096));
+  // Inline, each a store into the buffer (grown out of line, once warm
+  // never).
+  [[gnu::always_inline]] void put(const void* data, std::size_t size) {
+    if (bytes_.size() - used_ < size) [[unlikely]]
+      grow(size);
     std::memcpy(bytes_.data() + used_, data, size);
     used_ += size;
   }
+  [[gnu::noinline]] void grow(std::size_t size) { bytes_.resize(std::max(bytes_.size() * 2, used_ + size + 4096)); }
   std::vector<unsigned char> bytes_;
   std::size_t used_ = 0;
 };
@@ -165,7 +169,7 @@ void encode_pass(frame_encoding& w, const state& s, std::uint32_t i, state::hash
 // The buckets, in (class, capacity) order, each with a budget per pool.
 void encode_buckets(frame_encoding& w, const state& s, state::hash_scratch& h) {
   const std::span<const state::bucket> buckets =
-      s.buckets.empty() ? std::span<const state::bucket>(&h.fallback, 1) : std::span<const state::bucket>(s.buckets);
+      s.buckets.empty() ? std::span<const state::bucket>(&h.fallback, 1) : std::span<const state::bucket>(s.buckets.begin(), s.buckets.size());
   h.buckets.resize(buckets.size());
   std::iota(h.buckets.begin(), h.buckets.end(), 0U);
   const auto key = [&](std::uint32_t b) { return std::tie(buckets[b].cls, buckets[b].dims); };
