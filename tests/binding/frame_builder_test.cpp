@@ -225,6 +225,41 @@ TEST_CASE("frame builder: hash() of the example frames is hash_plan(build())", "
   }
 }
 
+TEST_CASE("frame builder: hash() covers what only some frames declare", "[frame_builder]") {
+  using a = resource_access;
+  // Kept images and buffers, no culling, an image a fraction of the
+  // bucket's, the engine's image, a readback buffer, a history pair.
+  for (const bool cull : {true, false}) {
+    frame_builder f({.cull = cull});
+    image_info kept_image = screen(image_format::rgba16_float);
+    kept_image.kept = true;
+    const image_handle shown = f.add_image("image/shown", kept_image);
+    const image_handle small = f.add_image(
+        "image/small", {.image = {.format = image_format::r32_float, .bucket_extent = true, .extent_divisor = 4}});
+    image_info engine = screen(image_format::rgba8_unorm);
+    engine.memory = memory_class::imported;
+    const image_handle target = f.add_image("image/target", engine);
+    image_info history = screen(image_format::rgba16_float);
+    history.lifetime = allocation_lifetime::history;
+    const image_handle now = f.add_image("image/now", history);
+    const image_handle before = f.add_previous("image/before", now);
+    const buffer_handle out = f.add_buffer("resource/out", {.size = resource_demand::fixed(256),
+                                                            .memory = memory_class::readback, .kept = true});
+    const node_handle draw = f.add_pass("node/draw", {.parameter_bytes = 16});
+    f.access(draw, before, a::sampled);
+    f.access(draw, now, a::storage_write);
+    f.access(draw, small, a::storage_write);
+    f.access(draw, shown, a::storage_write);
+    const node_handle show = f.add_pass("node/show");
+    f.access(show, small, a::sampled);
+    f.access(show, target, a::storage_write);
+    f.access(show, out, a::write);
+    f.add_bucket("frame", {64, 32, 1});
+    const plan p = built_plan(f);
+    CHECK(f.hash().value() == hash_plan(p).value());
+  }
+}
+
 TEST_CASE("frame builder: a pass runs after what it reads, with no 'after' implied by another", "[frame_builder]") {
   const plan p = deferred_frame();
   // The cascades write layers of one image, which no access overlaps.

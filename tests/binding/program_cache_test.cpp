@@ -25,9 +25,10 @@ plan_hash built_hash(const frame_builder& f) {
 }
 
 // `f`, reset, declaring the chain's first `length` passes.
-frame_builder& redeclare(frame_builder& f, const test::chain_names& names, std::size_t length) {
+frame_builder& redeclare(frame_builder& f, const test::chain_names& names, std::size_t length,
+                         std::uint64_t width = 64) {
   f.reset();
-  test::declare_chain(f, names, length);
+  test::declare_chain(f, names, length, width);
   return f;
 }
 
@@ -57,6 +58,12 @@ TEST_CASE("frame builder: reset() forgets the frame, its handles, and hashes it 
     const std::size_t length = round % 2 == 0 ? 8 : 9;
     CHECK(redeclare(f, names, length).hash().value() == (length == 8 ? chain : nine));
     CHECK(built_hash(f) == (length == 8 ? chain : nine));
+  }
+  // Two frames whose encodings are as long, in turn.
+  const plan_hash wide = built_hash(redeclare(f, names, 8, 65));
+  for (int round = 0; round < 4; ++round) {
+    const std::uint64_t width = round % 2 == 0 ? 64 : 65;
+    CHECK(redeclare(f, names, 8, width).hash().value() == (width == 64 ? chain : wide));
   }
   // A third shape in between, then the first again.
   const plan_hash ten = redeclare(f, names, 10).hash().value();

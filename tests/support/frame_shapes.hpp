@@ -23,8 +23,9 @@ struct chain_names {
   }
 };
 
-// The first `length` passes of the chain (length <= the names').
-inline void declare_chain(frame_builder& f, const chain_names& names, std::size_t length) {
+// The first `length` passes of the chain (length <= the names'), at a
+// bucket `width` wide (another width: another plan, encoded as long).
+inline void declare_chain(frame_builder& f, const chain_names& names, std::size_t length, std::uint64_t width = 64) {
   buffer_handle previous{};
   for (std::size_t i = 0; i < length; ++i) {
     const node_handle pass = f.add_pass(names.passes[i], {.parameter_bytes = 64});
@@ -32,7 +33,7 @@ inline void declare_chain(frame_builder& f, const chain_names& names, std::size_
     previous = f.add_buffer(names.buffers[i], {.size = resource_demand::scaled(0, 256, 0), .element = element_type::f32});
     f.access(pass, previous, resource_access::write);
   }
-  f.add_bucket("frame", {64, 32, 1});
+  f.add_bucket("frame", {width, 32, 1});
 }
 
 }  // namespace ferrum::test
