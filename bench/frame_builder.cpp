@@ -77,8 +77,8 @@ void declare(ferrum::frame_builder& f, const frame_names& names, std::size_t pas
     f.access(pass, previous, resource_access::write);
     if (!has_image(i)) continue;
     if (any_image) f.access(pass, previous_image, resource_access::sampled);
-    previous_image = f.add_image(names.images[i],
-                                 {.image = {.format = ferrum::image_format::rgba16_float, .bucket_extent = true}});
+    previous_image =
+        f.add_image(names.images[i], {.image = {.format = ferrum::image_format::rgba16_float, .bucket_extent = true}});
     f.access(pass, previous_image, resource_access::storage_write);
     any_image = true;
   }

@@ -28,7 +28,6 @@ std::uint64_t parameter_alignment(std::uint64_t bytes) {
   return bytes == 0 ? 1 : std::min<std::uint64_t>(256, std::uint64_t{1} << std::countr_zero(bytes));
 }
 
-
 }  // namespace
 
 namespace {
@@ -65,8 +64,7 @@ std::string_view derived_contract_digest(buffer_usage usage, element_type elemen
     contract_table t{};
     for (std::size_t u = 0; u < usage_count; ++u)
       for (std::size_t e = 0; e < element_count; ++e)
-        t[u * element_count + e] =
-            compute_contract(static_cast<buffer_usage>(u), static_cast<element_type>(e));
+        t[u * element_count + e] = compute_contract(static_cast<buffer_usage>(u), static_cast<element_type>(e));
     return t;
   }();
   const auto u = static_cast<std::size_t>(usage);

@@ -129,7 +129,7 @@ void encode_resource(frame_encoding& w, const state& s, const frame_pool_set& po
   w.enumeration(element);
   w.enumeration(image_fields.storage.allocator);
   w.enumeration(image_fields.storage.view);
-  w.str(!buffer                ? std::string_view(image_fields.storage.digest)
+  w.str(!buffer              ? std::string_view(image_fields.storage.digest)
         : r.contract.empty() ? detail::derived_contract_digest(usage, element)
                              : std::string_view(r.contract));
 }
@@ -169,7 +169,8 @@ void encode_pass(frame_encoding& w, const state& s, std::uint32_t i, state::hash
 // The buckets, in (class, capacity) order, each with a budget per pool.
 void encode_buckets(frame_encoding& w, const state& s, state::hash_scratch& h) {
   const std::span<const state::bucket> buckets =
-      s.buckets.empty() ? std::span<const state::bucket>(&h.fallback, 1) : std::span<const state::bucket>(s.buckets.begin(), s.buckets.size());
+      s.buckets.empty() ? std::span<const state::bucket>(&h.fallback, 1)
+                        : std::span<const state::bucket>(s.buckets.begin(), s.buckets.size());
   h.buckets.resize(buckets.size());
   std::iota(h.buckets.begin(), h.buckets.end(), 0U);
   const auto key = [&](std::uint32_t b) { return std::tie(buckets[b].cls, buckets[b].dims); };

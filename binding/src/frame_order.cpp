@@ -72,7 +72,8 @@ result<void> frame_builder::state::derive_after(frame_order& out) const {
       reach_of(r, u.range, mine);
       for (std::int64_t k = out.head[u.resource]; k >= 0; k = out.uses[static_cast<std::size_t>(k)].next) {
         const earlier_use& e = out.uses[static_cast<std::size_t>(k)];
-        if (e.pass != i && (e.queue != p.queue || reaches_overlap(e, mine)) && uses_conflict(r.image, e, p.queue, u.how))
+        if (e.pass != i && (e.queue != p.queue || reaches_overlap(e, mine)) &&
+            uses_conflict(r.image, e, p.queue, u.how))
           out.deps.push_back(e.pass);
       }
     }

@@ -243,8 +243,8 @@ TEST_CASE("frame builder: hash() covers what only some frames declare", "[frame_
     history.lifetime = allocation_lifetime::history;
     const image_handle now = f.add_image("image/now", history);
     const image_handle before = f.add_previous("image/before", now);
-    const buffer_handle out = f.add_buffer("resource/out", {.size = resource_demand::fixed(256),
-                                                            .memory = memory_class::readback, .kept = true});
+    const buffer_handle out = f.add_buffer(
+        "resource/out", {.size = resource_demand::fixed(256), .memory = memory_class::readback, .kept = true});
     const node_handle draw = f.add_pass("node/draw", {.parameter_bytes = 16});
     f.access(draw, before, a::sampled);
     f.access(draw, now, a::storage_write);

@@ -30,7 +30,8 @@ inline void declare_chain(frame_builder& f, const chain_names& names, std::size_
   for (std::size_t i = 0; i < length; ++i) {
     const node_handle pass = f.add_pass(names.passes[i], {.parameter_bytes = 64});
     if (i > 0) f.access(pass, previous, resource_access::read);
-    previous = f.add_buffer(names.buffers[i], {.size = resource_demand::scaled(0, 256, 0), .element = element_type::f32});
+    previous =
+        f.add_buffer(names.buffers[i], {.size = resource_demand::scaled(0, 256, 0), .element = element_type::f32});
     f.access(pass, previous, resource_access::write);
   }
   f.add_bucket("frame", {width, 32, 1});
