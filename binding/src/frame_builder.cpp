@@ -80,10 +80,6 @@ std::string derived_contract(buffer_usage usage, element_type element) {
   return std::string(detail::derived_contract_digest(usage, element));
 }
 
-frame_builder::state::state()
-    : pass_names(0, name_hash<pass>{{&passes}}, name_equal<pass>{{&passes}}),
-      resource_names(0, name_hash<resource>{{&resources}}, name_equal<resource>{{&resources}}) {}
-
 frame_builder::state::pass& frame_builder::state::new_pass() {
   return passes.add([](pass& p) {
     p.queue = queue_kind::compute;

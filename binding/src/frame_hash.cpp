@@ -100,6 +100,11 @@ struct frame_builder::state::hash_scratch {
   resource_descriptor image_fields;                // an image's buffer fields: the defaults
 };
 
+// Here, where hash_scratch is complete: a constructor that throws
+// destroys `hashing` too.
+frame_builder::state::state()
+    : pass_names(0, name_hash<pass>{{&passes}}, name_equal<pass>{{&passes}}),
+      resource_names(0, name_hash<resource>{{&resources}}, name_equal<resource>{{&resources}}) {}
 frame_builder::state::~state() = default;
 
 namespace {
