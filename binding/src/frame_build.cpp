@@ -1,6 +1,8 @@
 // frame_build: frame_builder::build(), the declarations as a plan
 // (frame_builder.hpp): resources and their pools, passes with their uses
-// and derived `after`, buckets and budgets; then validate_plan.
+// and derived `after`, buckets and budgets; then validate_plan. The checks
+// of the declarations (pools, buckets, a buffer read first) are also
+// hash()'s (frame_hash.cpp).
 #include "ferrum/binding/frame_builder.hpp"
 
 #include "frame_builder_state.hpp"
@@ -9,22 +11,18 @@
 #include "ferrum/binding/image_access.hpp"
 
 #include <algorithm>
-#include <map>
 #include <string>
 #include <utility>
 
 namespace ferrum {
 namespace {
 
-// Where a pool's resources go, and its options.
-struct pool_choice {
-  std::string name;
-  liveness_mode liveness = liveness_mode::conservative;
-  std::optional<memory_class> memory;
-  friend bool operator==(const pool_choice&, const pool_choice&) = default;
-};
+std::string resource_path(std::size_t k) { return "/resources/" + std::to_string(k); }
 
-pool_choice choose_pool(const frame_pools& pools, const frame_builder::state::resource& r) {
+}  // namespace
+
+frame_builder::state::pool_choice frame_builder::state::choose_pool(const resource& r) const {
+  const frame_pools& pools = options.pools;
   pool_choice c;
   const allocation_lifetime life = r.image ? r.picture.lifetime : r.buffer.lifetime;
   const memory_class memory = r.image ? r.picture.memory : r.buffer.memory;
@@ -47,37 +45,83 @@ pool_choice choose_pool(const frame_pools& pools, const frame_builder::state::re
   return c;
 }
 
-struct built_pool {
-  pool_choice choice;
-  std::uint32_t first;  // the first resource in it
-};
+const frame_pool_set::pool* frame_pool_set::find(std::string_view name) const noexcept {
+  const auto it =
+      std::lower_bound(pools.begin(), pools.end(), name, [](const pool& p, std::string_view n) { return p.name < n; });
+  return it != pools.end() && it->name == name ? &*it : nullptr;
+}
 
-std::string resource_path(std::size_t k) { return "/resources/" + std::to_string(k); }
+result<void> frame_builder::state::assign_pools(frame_pool_set& out) const {
+  out.index.clear();
+  out.by_address.clear();
+  out.pools.clear();
+  out.of.resize(resources.size());
+  for (std::uint32_t k = 0; k < resources.size(); ++k) {
+    const resource& r = resources[k];
+    const pool_choice c = choose_pool(r);
+    // Most resources take a pool of the options, known by its address
+    // once one has: no id check, no lookup by name.
+    const auto known = std::find_if(out.by_address.begin(), out.by_address.end(),
+                                    [&](const auto& a) { return a.first == c.name.data(); });
+    std::uint32_t index = 0;
+    if (known != out.by_address.end() && out.pools[known->second].name.size() == c.name.size()) {
+      index = known->second;
+    } else {
+      if (!is_valid_id(c.name))
+        return make_error(errc::invalid_id,
+                          "resource " + resource_id::quote(r.name) + ": pool " + quote_text(c.name) + " is not an id",
+                          resource_path(k) + "/pool");
+      const auto [it, fresh] = out.index.try_emplace(c.name, static_cast<std::uint32_t>(out.pools.size()));
+      if (fresh) out.pools.push_back({c.name, c.liveness, c.memory, k, false});
+      index = it->second;
+      if (r.pool.empty()) out.by_address.emplace_back(c.name.data(), index);
+    }
+    frame_pool_set::pool& pool = out.pools[index];
+    if (!(pool_choice{pool.name, pool.liveness, pool.memory} == c))
+      return make_error(errc::incompatible_pool_member,
+                        "resources " + resource_id::quote(resources[pool.first].name) + " and " +
+                            resource_id::quote(r.name) + " share pool " + pool_id::quote(c.name) +
+                            " but differ in memory class or liveness (a transient device pool is 'interval'): "
+                            "name another pool for one of them",
+                        resource_path(k) + "/pool");
+    pool.binding = pool.binding || r.owner.has_value();
+    out.of[k] = index;
+  }
+  // In id order, and each resource's renumbered.
+  out.renumber.resize(out.pools.size());
+  std::sort(out.pools.begin(), out.pools.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  for (std::uint32_t j = 0; j < out.pools.size(); ++j) out.renumber[out.index.find(out.pools[j].name)->second] = j;
+  for (std::uint32_t& pool : out.of) pool = out.renumber[pool];
+  return {};
+}
 
-// Each resource as the plan describes it, its pool's options in `pools`.
-result<void> describe_resources(const frame_builder::state& s, plan& p, std::map<pool_id, built_pool>& pools) {
-  // derived_contract is a SHA-256: once per description.
-  std::map<std::pair<buffer_usage, element_type>, std::string> contracts;
+result<void> frame_builder::state::check_buckets(const frame_pool_set& pools) const {
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    const auto where = [b] { return "/buckets/" + std::to_string(b); };
+    if (!is_valid_id(buckets[b].cls))
+      return make_error(errc::invalid_id, "bucket class " + quote_text(buckets[b].cls) + " is not an id",
+                        where() + "/class");
+    for (std::size_t j = 0; j < buckets[b].budgets.size(); ++j) {
+      const std::string& name = buckets[b].budgets[j].first;
+      if (!is_valid_id(name) || pools.find(name) == nullptr)
+        return make_error(errc::dangling_reference,
+                          "bucket " + quote_text(buckets[b].cls) + " budgets pool " + quote_text(name) +
+                              ", which no resource of the frame is in",
+                          where() + "/budgets/" + std::to_string(j) + "/pool");
+    }
+  }
+  return {};
+}
+
+namespace {
+
+// Each resource as the plan describes it.
+void describe_resources(const frame_builder::state& s, plan& p, const frame_pool_set& pools) {
   for (std::uint32_t k = 0; k < s.resources.size(); ++k) {
     const frame_builder::state::resource& r = s.resources[k];
     resource_descriptor d;
     d.id = resource_id::make(r.name).value();
-    const pool_choice choice = choose_pool(s.options.pools, r);
-    const result<pool_id> pool = pool_id::make(choice.name);
-    if (!pool)
-      return make_error(
-          errc::invalid_id,
-          "resource " + resource_id::quote(r.name) + ": pool " + quote_text(choice.name) + " is not an id",
-          resource_path(k) + "/pool");
-    const auto [it, fresh] = pools.try_emplace(*pool, built_pool{choice, k});
-    if (!fresh && !(it->second.choice == choice))
-      return make_error(errc::incompatible_pool_member,
-                        "resources " + resource_id::quote(s.resources[it->second.first].name) + " and " +
-                            resource_id::quote(r.name) + " share pool " + pool_id::quote(choice.name) +
-                            " but differ in memory class or liveness (a transient device pool is 'interval'): "
-                            "name another pool for one of them",
-                        resource_path(k) + "/pool");
-    d.pool = *pool;
+    d.pool = pool_id::make(pools.pools[pools.of[k]].name).value();
     if (r.owner) {
       d.kind = allocation_kind::binding;
       d.node = node_id::make(s.passes[*r.owner].name).value();
@@ -92,19 +136,12 @@ result<void> describe_resources(const frame_builder::state& s, plan& p, std::map
       d.lifetime = r.buffer.lifetime;
       d.usage = r.buffer.usage;
       d.element = r.buffer.element;
-      if (r.contract.empty()) {
-        auto [known, first] = contracts.try_emplace({d.usage, d.element});
-        if (first) known->second = derived_contract(d.usage, d.element);
-        d.storage.digest = known->second;
-      } else {
-        d.storage.digest = r.contract;
-      }
+      d.storage.digest = r.contract.empty() ? detail::derived_contract_digest(d.usage, d.element) : r.contract;
       d.kept = r.buffer.kept;
     }
     if (r.previous_of) d.history_of = resource_id::make(s.resources[*r.previous_of].name).value();
     p.resources.push_back(std::move(d));
   }
-  return {};
 }
 
 // A pass's uses as the plan lists them: each resource once, further
@@ -125,20 +162,41 @@ void describe_uses(const frame_builder::state& s, const frame_builder::state::pa
   if (!ranged) n.ranges.clear();
 }
 
+void describe_buckets(const frame_builder::state& s, plan& p, const frame_pool_set& pools) {
+  std::vector<frame_builder::state::bucket> buckets(s.buckets.begin(), s.buckets.end());
+  if (buckets.empty()) buckets.push_back({"frame", {1, 1, 1}, {}});
+  for (const frame_builder::state::bucket& declared : buckets) {
+    bucket_spec spec;
+    spec.cls = bucket_class::make(declared.cls).value();
+    spec.dims = declared.dims;
+    for (const frame_pool_set::pool& used : pools.pools) {
+      const auto given = std::find_if(declared.budgets.begin(), declared.budgets.end(),
+                                      [&](const auto& g) { return g.first == used.name; });
+      const pool_id pool = pool_id::make(used.name).value();
+      spec.budgets.push_back(given != declared.budgets.end()
+                                 ? workspace_budget{pool, given->second.min, given->second.max}
+                                 : workspace_budget{pool, 0, s.options.budget_bytes});
+    }
+    p.buckets.push_back(std::move(spec));
+  }
+}
+
+}  // namespace
+
 // A transient buffer of the frame's own memory holds nothing when a wave
 // starts: its first pass writes it, without reading (images:
 // validate_plan's image_read_before_write, per subresource).
-result<void> check_buffers_written_first(const frame_builder::state& s) {
-  std::vector<std::uint8_t> seen(s.resources.size());
-  for (std::size_t i = 0; i < s.passes.size(); ++i)
-    for (const auto& u : s.passes[i].uses) {
-      const frame_builder::state::resource& r = s.resources[u.resource];
+result<void> frame_builder::state::check_buffers_written_first(std::vector<std::uint8_t>& seen) const {
+  seen.assign(resources.size(), 0);
+  for (std::size_t i = 0; i < passes.size(); ++i)
+    for (const auto& u : passes[i].uses) {
+      const resource& r = resources[u.resource];
       if (std::exchange(seen[u.resource], std::uint8_t{1}) != 0 || r.image || r.owner) continue;
       const bool holds_nothing = r.buffer.lifetime == allocation_lifetime::invocation &&
                                  (r.buffer.memory == memory_class::device || r.buffer.memory == memory_class::readback);
       if (holds_nothing && access_reads(u.how))
         return make_error(errc::invalid_access,
-                          "pass " + node_id::quote(s.passes[i].name) + " reads buffer " + resource_id::quote(r.name) +
+                          "pass " + node_id::quote(passes[i].name) + " reads buffer " + resource_id::quote(r.name) +
                               " (" + quote_text(to_string(u.how)) +
                               ") before any pass writes it: a transient buffer holds nothing when a frame starts, "
                               "so its first pass writes it ('write')",
@@ -147,45 +205,16 @@ result<void> check_buffers_written_first(const frame_builder::state& s) {
   return {};
 }
 
-result<void> describe_buckets(const frame_builder::state& s, plan& p, const std::map<pool_id, built_pool>& pools) {
-  std::vector<frame_builder::state::bucket> buckets = s.buckets;
-  if (buckets.empty()) buckets.push_back({"frame", {1, 1, 1}, {}});
-  for (std::size_t b = 0; b < buckets.size(); ++b) {
-    const std::string where = "/buckets/" + std::to_string(b);
-    bucket_spec spec;
-    const result<bucket_class> cls = bucket_class::make(buckets[b].cls);
-    if (!cls)
-      return make_error(errc::invalid_id, "bucket class " + quote_text(buckets[b].cls) + " is not an id",
-                        where + "/class");
-    spec.cls = *cls;
-    spec.dims = buckets[b].dims;
-    for (std::size_t j = 0; j < buckets[b].budgets.size(); ++j) {
-      const std::string& name = buckets[b].budgets[j].first;
-      const result<pool_id> pool = pool_id::make(name);
-      if (!pool || !pools.contains(*pool))
-        return make_error(errc::dangling_reference,
-                          "bucket " + quote_text(buckets[b].cls) + " budgets pool " + quote_text(name) +
-                              ", which no resource of the frame is in",
-                          where + "/budgets/" + std::to_string(j) + "/pool");
-    }
-    for (const auto& used : pools) {
-      const pool_id& pool = used.first;
-      const auto given = std::find_if(buckets[b].budgets.begin(), buckets[b].budgets.end(),
-                                      [&](const auto& g) { return g.first == pool.view(); });
-      spec.budgets.push_back(given != buckets[b].budgets.end()
-                                 ? workspace_budget{pool, given->second.min, given->second.max}
-                                 : workspace_budget{pool, 0, s.options.budget_bytes});
-    }
-    p.buckets.push_back(std::move(spec));
-  }
-  return {};
-}
-
-}  // namespace
-
 result<plan> frame_builder::build() const {
   const state& s = *s_;
   if (s.first_error) return *s.first_error;
+  frame_pool_set pools;
+  if (auto assigned = s.assign_pools(pools); !assigned) return assigned.error();
+  frame_order order;
+  if (auto derived = s.derive_after(order); !derived) return derived.error();
+  std::vector<std::uint8_t> seen;
+  if (auto written = s.check_buffers_written_first(seen); !written) return written.error();
+  if (auto checked = s.check_buckets(pools); !checked) return checked.error();
   plan p;
   p.format = plan_format::v2;
   p.lanes = s.options.lanes;
@@ -193,11 +222,7 @@ result<plan> frame_builder::build() const {
   p.cull = s.options.cull;
   p.nodes.reserve(s.passes.size());
   p.resources.reserve(s.resources.size());
-  std::map<pool_id, built_pool> pools;
-  if (auto described = describe_resources(s, p, pools); !described) return described.error();
-  auto after = s.derive_after();
-  if (!after) return after.error();
-  if (auto written = check_buffers_written_first(s); !written) return written.error();
+  describe_resources(s, p, pools);
   for (std::size_t i = 0; i < s.passes.size(); ++i) {
     const state::pass& pass = s.passes[i];
     plan_node n;
@@ -205,13 +230,13 @@ result<plan> frame_builder::build() const {
     n.queue = pass.queue;
     if (pass.parameters) n.binding = resource_id::make(s.resources[*pass.parameters].name).value();
     describe_uses(s, pass, n);
-    for (const std::uint32_t e : (*after)[i]) n.after.push_back(p.nodes[e].id);
+    for (const std::uint32_t e : order.after(i)) n.after.push_back(p.nodes[e].id);
     p.nodes.push_back(std::move(n));
   }
-  if (auto described = describe_buckets(s, p, pools); !described) return described.error();
-  for (const auto& [pool, built] : pools)
-    if (built.choice.liveness != liveness_mode::conservative || built.choice.memory)
-      p.pools.push_back({pool, built.choice.liveness, built.choice.memory});
+  describe_buckets(s, p, pools);
+  for (const frame_pool_set::pool& pool : pools.pools)
+    if (pool.liveness != liveness_mode::conservative || pool.memory)
+      p.pools.push_back({pool_id::make(pool.name).value(), pool.liveness, pool.memory});
   if (auto valid = validate_plan(p); !valid) return valid.error();
   return p;
 }

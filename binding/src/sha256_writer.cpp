@@ -27,6 +27,11 @@ sha256_writer::sha256_writer() : ctx_(EVP_MD_CTX_new()) {
 
 sha256_writer::~sha256_writer() = default;
 
+void sha256_writer::restart() {
+  used_ = 0;
+  ok_ = ctx_ != nullptr && EVP_DigestInit_ex(ctx_.get(), sha256_md(), nullptr) == 1;
+}
+
 void sha256_writer::flush() {
   if (used_ != 0 && ok_) ok_ = EVP_DigestUpdate(ctx_.get(), buffer_, used_) == 1;
   used_ = 0;

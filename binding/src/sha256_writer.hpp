@@ -77,9 +77,16 @@ class sha256_writer {
     u8(static_cast<std::uint8_t>(v));
   }
 
+  // Bytes as they are, without a length: an encoding made elsewhere.
+  void bytes(const void* data, std::size_t size) { put(data, size); }
+
   // The digest of everything written; errc::digest_failed if OpenSSL failed
   // at any step.
   [[nodiscard]] result<sha256_digest> finish();
+
+  // Starts another digest in the same context and buffer: a writer kept and
+  // restarted allocates nothing more.
+  void restart();
 
  private:
   void flush();

@@ -13,16 +13,31 @@ using namespace ferrum;
 
 namespace {
 
+// Who refuses a bad declaration: build() and hash() alike (a refusal of
+// the declarations), or build() only (validate_plan's, which hash() defers:
+// it hashes the plan that build() refuses).
+enum class refused_by { both, build };
+
 // The error of `f.build()`, which must fail with `code`; its text names
-// each of `names`.
-void check_refused(const frame_builder& f, errc code, std::initializer_list<std::string_view> names,
-                   std::string_view path = {}) {
+// each of `names`. hash() gives the same error, or (`refused_by::build`)
+// a hash.
+void check_refused(frame_builder& f, errc code, std::initializer_list<std::string_view> names,
+                   std::string_view path = {}, refused_by who = refused_by::both) {
   const result<plan> built = f.build();
   REQUIRE_FALSE(built.has_value());
   INFO(built.error().what());
   CHECK(built.error() == code);
   for (const std::string_view name : names) CHECK(built.error().what().find(name) != std::string::npos);
   if (!path.empty()) CHECK(built.error().path == path);
+  const result<plan_hash> hashed = f.hash();
+  if (who == refused_by::build) {
+    CHECK(hashed.has_value());
+    return;
+  }
+  REQUIRE_FALSE(hashed.has_value());
+  CHECK(hashed.error() == code);
+  CHECK(hashed.error().what() == built.error().what());
+  CHECK(hashed.error().path == built.error().path);
 }
 
 buffer_info bytes(std::uint64_t n) { return {.size = resource_demand::fixed(n)}; }
@@ -74,7 +89,7 @@ TEST_CASE("frame builder refuses a name that is not an id", "[frame_builder][err
     frame_builder f;
     f.access(f.add_pass("node/a"), f.add_buffer("resource/b", bytes(64)), resource_access::write);
     f.add_bucket("frame@hd", {1, 1, 1});
-    check_refused(f, errc::invalid_id, {"'frame@hd'"}, "/buckets/0/class");
+    check_refused(f, errc::invalid_id, {"'frame@hd'"}, "/buckets/0/class", refused_by::build);
   }
 }
 
@@ -144,7 +159,7 @@ TEST_CASE("frame builder refuses a resource read before a pass writes it", "[fra
     const image_handle i = f.add_image("image/color", color());
     f.access(f.add_pass("node/read"), i, resource_access::sampled);
     f.access(f.add_pass("node/write"), i, resource_access::storage_write);
-    check_refused(f, errc::image_read_before_write, {"'node/read'", "'image/color'"});
+    check_refused(f, errc::image_read_before_write, {"'node/read'", "'image/color'"}, {}, refused_by::build);
   }
   SECTION("but not a buffer the host uploads, or the engine's") {
     for (const memory_class memory : {memory_class::upload, memory_class::imported}) {
@@ -183,7 +198,8 @@ TEST_CASE("frame builder refuses an access the image's format cannot take", "[fr
   frame_builder f;
   const image_handle i = f.add_image("image/color", color());
   f.access(f.add_pass("node/depth"), i, resource_access::depth_attachment);
-  check_refused(f, errc::invalid_image_access, {"'node/depth'", "'image/color'", "depth-attachment"});
+  check_refused(f, errc::invalid_image_access, {"'node/depth'", "'image/color'", "depth-attachment"}, {},
+                refused_by::build);
 }
 
 TEST_CASE("frame builder refuses two kinds of resources in one pool", "[frame_builder][errors]") {
@@ -209,5 +225,5 @@ TEST_CASE("frame builder refuses what validate_plan refuses, by the engine's nam
   frame_builder f;
   f.access(f.add_pass("node/a"), f.add_buffer("resource/b", bytes(64)), resource_access::write);
   f.add_buffer("resource/unused", bytes(64));
-  check_refused(f, errc::unused_resource, {"'resource/unused'"});
+  check_refused(f, errc::unused_resource, {"'resource/unused'"}, {}, refused_by::build);
 }

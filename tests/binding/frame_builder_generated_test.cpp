@@ -2,7 +2,8 @@
 // builds (validate_plan accepts its derived order: every hazard across
 // queues has its path of `after`), every two conflicting accesses are
 // ordered by a path, no `after` is implied by another of the same pass, it
-// compiles, and its written plan reads back to the same hash.
+// compiles, and its written plan reads back to the same hash, which
+// frame_builder::hash() gives too.
 #include "ferrum/binding/frame_builder.hpp"
 #include "ferrum/binding/image_access.hpp"
 #include "ferrum/binding/plan_json.hpp"
@@ -93,6 +94,8 @@ generated_frame generate_frame(std::mt19937_64& rng, std::size_t passes) {
   result<plan> built = f.build();
   INFO((built ? std::string() : built.error().what()));
   REQUIRE(built.has_value());
+  // hash() takes the same hash from the declarations, without the plan.
+  CHECK(f.hash().value() == hash_plan(*built).value());
   out.built = std::move(*built);
   return out;
 }

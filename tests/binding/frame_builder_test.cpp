@@ -28,7 +28,7 @@ constexpr subresource_range mip(std::uint32_t i) { return {i, 1, 0, 0}; }
 image_info screen(image_format format) { return {.image = {.format = format, .bucket_extent = true}}; }
 
 // examples/plans/deferred_frame.json, declared.
-plan deferred_frame() {
+frame_builder deferred_frame_declared() {
   using a = resource_access;
   frame_builder f({.lanes = 2, .budget_bytes = 16777216});
   const node_handle upload = f.add_pass(
@@ -111,11 +111,18 @@ plan deferred_frame() {
                 {"pool/input", 0, 65536},
                 {"pool/output", 0, 65536},
                 {"pool/targets", 0, 4194304}});
+  return f;
+}
+
+// The plan a builder builds, which must.
+plan built_plan(const frame_builder& f) {
   result<plan> built = f.build();
   INFO((built ? std::string() : built.error().what()));
   REQUIRE(built.has_value());
   return std::move(*built);
 }
+
+plan deferred_frame() { return built_plan(deferred_frame_declared()); }
 
 // A scaled f32 buffer as examples/plans/async_compute.json's.
 buffer_info per_unit(allocation_lifetime lifetime = allocation_lifetime::invocation, std::string_view pool = {}) {
@@ -138,7 +145,7 @@ void buffer_pass(frame_builder& f, std::string_view name, queue_kind queue,
 }
 
 // examples/plans/async_compute.json, declared: no `after` anywhere.
-plan async_compute() {
+frame_builder async_compute_declared() {
   using a = resource_access;
   frame_builder f({.lanes = 2, .budget_bytes = 1048576});
   const buffer_handle input = f.add_buffer("resource/input", per_unit());
@@ -152,11 +159,13 @@ plan async_compute() {
   buffer_pass(f, "node/reduce", queue_kind::async_compute, {{visible, a::read}, {counts, a::write}});
   buffer_pass(f, "node/compose", queue_kind::compute, {{lit, a::read}, {counts, a::read}, {frame, a::read_write}});
   f.add_bucket("frame", {1, 1, 1}, {{"pool/bindings", 0, 320}, {"pool/frame", 0, 4096}, {"pool/transient", 0, 16384}});
-  return f.build().value();
+  return f;
 }
 
+plan async_compute() { return built_plan(async_compute_declared()); }
+
 // examples/plans/imported.json, declared.
-plan imported() {
+frame_builder imported_declared() {
   using a = resource_access;
   frame_builder f({.lanes = 2, .budget_bytes = 262144});
   buffer_info mesh_info = per_unit(allocation_lifetime::persistent);
@@ -174,8 +183,10 @@ plan imported() {
   buffer_pass(f, "node/shade", queue_kind::compute, {{state, a::read}, {frame, a::write}});
   for (const std::uint64_t d0 : {1, 4})
     f.add_bucket("frame", {d0, 1, 1}, {{"pool/bindings", 0, 256}, {"pool/engine", 0, 65536}, {"pool/state", 0, 65536}});
-  return f.build().value();
+  return f;
 }
+
+plan imported() { return built_plan(imported_declared()); }
 
 std::vector<std::string> after_of(const plan& p, std::string_view node) {
   for (const plan_node& n : p.nodes)
@@ -202,6 +213,51 @@ TEST_CASE("frame builder: the example frames declared in C++ hash as their plan 
   check(deferred_frame(), "deferred_frame.json");
   check(async_compute(), "async_compute.json");
   check(imported(), "imported.json");
+}
+
+TEST_CASE("frame builder: hash() of the example frames is hash_plan(build())", "[frame_builder]") {
+  for (frame_builder (*declare)() : {deferred_frame_declared, async_compute_declared, imported_declared}) {
+    frame_builder f = declare();
+    const plan_hash expected = hash_plan(built_plan(f)).value();
+    CHECK(f.hash().value() == expected);
+    // Taken twice (the second from the encoding kept), the same.
+    CHECK(f.hash().value() == expected);
+  }
+}
+
+TEST_CASE("frame builder: hash() covers what only some frames declare", "[frame_builder]") {
+  using a = resource_access;
+  // Kept images and buffers, no culling, an image a fraction of the
+  // bucket's, the engine's image, a readback buffer, a history pair.
+  for (const bool cull : {true, false}) {
+    frame_builder f({.cull = cull});
+    image_info kept_image = screen(image_format::rgba16_float);
+    kept_image.kept = true;
+    const image_handle shown = f.add_image("image/shown", kept_image);
+    const image_handle small = f.add_image(
+        "image/small", {.image = {.format = image_format::r32_float, .bucket_extent = true, .extent_divisor = 4}});
+    image_info engine = screen(image_format::rgba8_unorm);
+    engine.memory = memory_class::imported;
+    const image_handle target = f.add_image("image/target", engine);
+    image_info history = screen(image_format::rgba16_float);
+    history.lifetime = allocation_lifetime::history;
+    const image_handle now = f.add_image("image/now", history);
+    const image_handle before = f.add_previous("image/before", now);
+    const buffer_handle out = f.add_buffer(
+        "resource/out", {.size = resource_demand::fixed(256), .memory = memory_class::readback, .kept = true});
+    const node_handle draw = f.add_pass("node/draw", {.parameter_bytes = 16});
+    f.access(draw, before, a::sampled);
+    f.access(draw, now, a::storage_write);
+    f.access(draw, small, a::storage_write);
+    f.access(draw, shown, a::storage_write);
+    const node_handle show = f.add_pass("node/show");
+    f.access(show, small, a::sampled);
+    f.access(show, target, a::storage_write);
+    f.access(show, out, a::write);
+    f.add_bucket("frame", {64, 32, 1});
+    const plan p = built_plan(f);
+    CHECK(f.hash().value() == hash_plan(p).value());
+  }
 }
 
 TEST_CASE("frame builder: a pass runs after what it reads, with no 'after' implied by another", "[frame_builder]") {

@@ -4,13 +4,18 @@
 // reserves waves for, tracing and GPU timestamps on, where a wave or frame
 // made at a rare new peak of waves alive at once would show.
 //
+// And a frame declared again after frame_builder::reset() and hashed, or
+// found in a program_cache, allocates nothing once warm.
+//
 // Its own binary: it links the `ferrum` tool's replacement of the global
 // operator new (tools/allocation_counter.cpp), which counts every allocation
 // of the process.
 #include "allocation_counter.hpp"
+#include "frame_shapes.hpp"
 #include "sanitized.hpp"
 #include "scheduler_support.hpp"
 
+#include "ferrum/binding/program_cache.hpp"
 #include "ferrum/scheduler/trace.hpp"
 
 #include <boost/asio/bind_executor.hpp>
@@ -233,4 +238,30 @@ TEST_CASE(
   INFO(count << " allocations over " << counted << " waves");
   CHECK(count == 0);
   CHECK(trace.dropped() > 0);
+}
+
+TEST_CASE("zero allocations: a frame declared again and hashed, and its compiled program found", "[frame_builder]") {
+  const ferrum::test::chain_names names(100);
+  ferrum::frame_builder f;
+  ferrum::program_cache cache(2);
+  const auto declare = [&](std::size_t length) -> ferrum::frame_builder& {
+    f.reset();
+    ferrum::test::declare_chain(f, names, length);
+    return f;
+  };
+  std::size_t failed = 0;
+  // Three shapes in turn: each hash() misses the two encodings the builder
+  // keeps, so each is taken with SHA-256; two in turn: found in the cache.
+  const auto rounds = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      failed += declare(static_cast<std::size_t>(98 + i % 3)).hash() ? 0 : 1;
+      failed += cache.get(declare(static_cast<std::size_t>(99 + i % 2))) ? 0 : 1;
+    }
+  };
+  rounds(6);  // warm: storage grown, both programs compiled
+  const std::uint64_t before = ferrum::tools::allocations_so_far();
+  rounds(60);
+  CHECK(ferrum::tools::allocations_so_far() - before == 0);
+  CHECK(failed == 0);
+  CHECK(cache.stats().misses == 2);
 }

@@ -38,8 +38,10 @@
 #include "ferrum/binding/plan.hpp"
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -167,11 +169,31 @@ class frame_builder {
   void after(node_handle pass, node_handle earlier);
 
   // A bucket the frame runs at; none: one `frame@1x1x1`.
-  void add_bucket(std::string_view cls, bucket_capacity dims, std::vector<pool_budget> budgets = {});
+  void add_bucket(std::string_view cls, bucket_capacity dims, std::span<const pool_budget> budgets);
+  void add_bucket(std::string_view cls, bucket_capacity dims, std::initializer_list<pool_budget> budgets = {});
 
   // The plan, validated (validate_plan), or the first bad declaration.
   // The builder is left as it was: build() again after more declarations.
   [[nodiscard]] result<plan> build() const;
+
+  // The plan hash of what is declared, equal to hash_plan(*build()), taken
+  // from the declarations without making the plan, in storage the builder
+  // keeps: once a builder has hashed a frame, reset() and the same
+  // declarations again (names that fit the storage of the ones before)
+  // hash with no allocation. It refuses what build() refuses of the
+  // declarations themselves, with build()'s error (a bad or repeated name,
+  // a handle of another builder, a pool or bucket that is no id, two kinds
+  // of resources in one pool, a cycle, a transient buffer read first, a
+  // budget for a pool no resource is in); what validate_plan would refuse of
+  // the plan it defers: the hash is the refused plan's, and build() (or
+  // program_cache::get) gives the error. Not const: it works in the
+  // builder's storage (one thread at a time, as for the declarations).
+  [[nodiscard]] result<plan_hash> hash();
+
+  // Forgets every declaration and keeps the storage they took, for the next
+  // frame's: handles made before are refused from now on (a new identity);
+  // the options stay.
+  void reset();
 
   [[nodiscard]] std::size_t pass_count() const noexcept;
 
