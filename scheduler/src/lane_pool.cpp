@@ -205,7 +205,7 @@ result<void> detail::lane_memory::make(lane& l, const compiled_program& program,
     const std::optional<node_binding>& handle =
         c.nodes_.emplace_back(c.binding_ ? c.binding_->node(node) : std::nullopt);
     c.slots_.push_back(handle ? upload->range(binding_offset + static_cast<std::size_t>(handle->slot().offset),
-                                             static_cast<std::size_t>(handle->slot().capacity))
+                                              static_cast<std::size_t>(handle->slot().capacity))
                               : gpu::arena_range{});
     const queue_kind kind = detail::placed_queue(program.dependencies, node, queues, device);
     auto list =

@@ -545,10 +545,9 @@ TEST_CASE("ferrum run: --device vulkan runs the checking encoders on the GPU", "
 TEST_CASE("ferrum run: on Vulkan, workspace and persistent resources hold what the layout says", "[cli][vulkan]") {
   // Under a sanitizer one plan (a lavapipe process costs ASan about 8 s of
   // CPU; the vulkan tests check these paths there).
-  const std::vector<const char*> plans = test_support::sanitized
-                                             ? std::vector<const char*>{"history.json"}
-                                             : std::vector<const char*>{"interval_liveness.json", "history.json",
-                                                                        "two_queues.json"};
+  const std::vector<const char*> plans =
+      test_support::sanitized ? std::vector<const char*>{"history.json"}
+                              : std::vector<const char*>{"interval_liveness.json", "history.json", "two_queues.json"};
   for (const char* name : plans) {
     INFO(name);
     const auto run = vulkan_run_json(example_plan(name), {"--waves", std::to_string(vulkan_waves), "--fence-timeout",
@@ -610,9 +609,9 @@ TEST_CASE("ferrum run: --discrete-layout runs the example plans with staged memo
 TEST_CASE("ferrum run: --discrete-layout on Vulkan stages memory as a discrete GPU, no violation", "[cli][vulkan]") {
   // Under a sanitizer two plans: staged readback and an engine's buffers.
   const std::vector<const char*> plans =
-      test_support::sanitized ? std::vector<const char*>{"readback.json", "imported.json"}
-                              : std::vector<const char*>{"history.json", "readback.json", "two_queues.json",
-                                                         "imported.json"};
+      test_support::sanitized
+          ? std::vector<const char*>{"readback.json", "imported.json"}
+          : std::vector<const char*>{"history.json", "readback.json", "two_queues.json", "imported.json"};
   for (const char* name : plans) {
     INFO(name);
     const auto run = vulkan_run_json(example_plan(name), {"--waves", "12", "--fence-timeout",
