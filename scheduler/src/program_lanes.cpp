@@ -25,6 +25,9 @@ result<std::unique_ptr<program_lanes>> program_lanes::make(std::shared_ptr<const
   if (compiled.culled_nodes != 0)
     for (std::size_t n = 0; n < compiled.node_count; ++n) culled.push_back(compiled.culled(n));
   for (gpu::device* d : devices) p->submissions_.emplace_back(compiled.dependencies, *d, options.queues, culled);
+  for (const compiled_bucket& bucket : compiled.buckets)
+    p->import_queues_.push_back(
+        queues_using_imports(bucket.lane, {p->submissions_.front().node_queues(), &compiled, {}}));
   for (std::size_t b = 0; b < compiled.buckets.size(); ++b)
     p->dispatchers_.push_back(std::make_shared<lane_dispatcher>());
   for (gpu::device* d : devices) {

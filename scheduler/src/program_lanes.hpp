@@ -14,6 +14,7 @@
 #include "history_store.hpp"
 #include "lane_dispatcher.hpp"
 #include "submission_plan.hpp"
+#include "wave_imports.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 
@@ -50,6 +51,12 @@ class program_lanes {
   [[nodiscard]] lane_dispatcher& dispatcher(std::size_t bucket) const noexcept { return *dispatchers_[bucket]; }
   // How a wave on device `device` (the scheduler's index) submits its nodes.
   [[nodiscard]] const submission_plan& submissions(std::size_t device) const noexcept { return submissions_[device]; }
+  // Where a wave of bucket `bucket` runs its nodes on a scheduler's one
+  // device (a wave imports resources only there): node_placement, with
+  // the queue kinds each imported resource's live nodes run on.
+  [[nodiscard]] node_placement placement(std::size_t bucket) const noexcept {
+    return {submissions_.front().node_queues(), program_.get(), import_queues_[bucket]};
+  }
   // Its history resources' copies and turn (history_store.hpp).
   [[nodiscard]] history_store& history() const noexcept { return history_; }
   // Room for any device's segment values and waits (a wave runs on any).
@@ -78,6 +85,8 @@ class program_lanes {
   std::uint64_t serial_;
   void* owner_;
   std::vector<submission_plan> submissions_;  // per device
+  // Per bucket: queues_using_imports on the first device.
+  std::vector<std::vector<std::uint32_t>> import_queues_;
   // Before the pools: its copies go after every lane (whose recordings
   // name them).
   mutable history_store history_;

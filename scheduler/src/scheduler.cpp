@@ -159,9 +159,8 @@ void scheduler_impl::submit(const copied_request& request, encoder_ref encode, c
       const compiled_bucket& bucket = program->program().buckets[choice.bucket];
       const auto devices = host_.devices();
       const bool one_device = devices.size() == 1;
-      auto imports = resolve_imports(
-          request.imports(), request.images(), bucket.lane, bucket.id, one_device ? devices.front().device : nullptr,
-          {one_device ? program->submissions(0).node_queues() : std::span<const queue_kind>{}, &program->program()});
+      auto imports = resolve_imports(request.imports(), request.images(), bucket.lane, bucket.id,
+                                     one_device ? devices.front().device : nullptr, program->placement(choice.bucket));
       if (!imports) {
         w->prepare(id, *program, nullptr, nullptr, encode, &request, imports.error().code, imports.error().what());
       } else {

@@ -112,10 +112,11 @@ result<void> check_usage(const lane_import& r, std::uint32_t has, const Where& w
 // `shared` (arena::queues, image::queues): import_not_shared naming the
 // first node that runs on another, and the queues the object is shared
 // with.
+// `used`: node_placement::used's entry for it.
 template <class Where>
-result<void> check_shared(std::uint32_t shared, std::size_t domain, std::size_t member, const node_placement& nodes,
-                          const lane_recipe& recipe, const Where& where) {
-  if (shared == every_queue_kind) return {};
+result<void> check_shared(std::uint32_t shared, std::uint32_t used, std::size_t domain, std::size_t member,
+                          const node_placement& nodes, const lane_recipe& recipe, const Where& where) {
+  if ((used & ~shared) == 0) return {};
   for (std::size_t n = 0; n < nodes.queues.size(); ++n) {
     const queue_kind kind = nodes.queues[n];
     if ((shared & queue_bit(kind)) != 0 || nodes.program->culled(n)) continue;
@@ -146,7 +147,8 @@ result<void> resolve_buffers(const copied_imports& given, const lane_recipe& rec
   if (!named) return named.error();
   const std::size_t first = out.size();
   std::size_t k = 0;  // into named: the engine's buffers
-  for (const lane_import& r : recipe.imports) {
+  for (std::size_t i = 0; i < recipe.imports.size(); ++i) {
+    const lane_import& r = recipe.imports[i];
     if (r.history != history_role::none) {
       out.push_back({{}, nullptr, {}, r.written, &r.resource, {}, r.history});
       continue;
@@ -173,7 +175,8 @@ result<void> resolve_buffers(const copied_imports& given, const lane_recipe& rec
                                                     std::to_string(r.size) +
                                                     " (the resource's bytes, not rounded up to its alignment)");
     if (auto ok = check_usage(r, range.arena->usage(), where); !ok) return ok.error();
-    if (auto ok = check_shared(range.arena->queues(), r.domain, r.member, nodes, recipe, where); !ok) return ok.error();
+    if (auto ok = check_shared(range.arena->queues(), nodes.used[i], r.domain, r.member, nodes, recipe, where); !ok)
+      return ok.error();
     out.push_back({{range.arena, range.offset, static_cast<std::size_t>(r.size)}, nullptr, {}, r.written});
   }
   // Two resources in the same bytes: the plan's barriers would not see
@@ -278,7 +281,10 @@ result<void> resolve_images(const copied_images& given, const lane_recipe& recip
     if (!gpu::usage_allows(image.image->spec().usage, image.layout))
       return make_error(errc::invalid_image, where() + ": layout " + quote_text(to_string(image.layout)) +
                                                  ", which an image without its usage is never in");
-    if (auto ok = check_shared(image.image->queues(), r.domain, r.member, nodes, recipe, where); !ok) return ok.error();
+    if (auto ok = check_shared(image.image->queues(), nodes.used[recipe.imports.size() + i], r.domain, r.member, nodes,
+                               recipe, where);
+        !ok)
+      return ok.error();
     for (std::size_t j = first; j < out.size(); ++j)
       if (out[j].image == image.image)
         return make_error(errc::invalid_wave_request,
@@ -290,6 +296,24 @@ result<void> resolve_images(const copied_images& given, const lane_recipe& recip
 }
 
 }  // namespace
+
+std::vector<std::uint32_t> queues_using_imports(const lane_recipe& recipe, const node_placement& nodes) {
+  std::vector<std::uint32_t> used(recipe.imports.size() + recipe.images.size(), 0);
+  const auto entry = [&](std::size_t domain, std::size_t member) -> std::uint32_t* {
+    for (std::size_t i = 0; i < recipe.imports.size(); ++i)
+      if (recipe.imports[i].domain == domain && recipe.imports[i].member == member) return &used[i];
+    for (std::size_t i = 0; i < recipe.images.size(); ++i)
+      if (recipe.images[i].imported && recipe.images[i].domain == domain && recipe.images[i].member == member)
+        return &used[recipe.imports.size() + i];
+    return nullptr;
+  };
+  for (std::size_t n = 0; n < nodes.queues.size(); ++n) {
+    if (nodes.program->culled(n)) continue;
+    for (const lane_use& u : recipe.node_uses(n))
+      if (std::uint32_t* kinds = entry(u.domain, u.member)) *kinds |= queue_bit(nodes.queues[n]);
+  }
+  return used;
+}
 
 result<wave_imports> resolve_imports(const copied_imports& buffers, const copied_images& images,
                                      const lane_recipe& recipe, const bucket_id& bucket, const gpu::device* device,

@@ -51,12 +51,21 @@ struct wave_import {
 using wave_imports = boost::container::static_vector<wave_import, max_wave_imports + max_wave_images>;
 
 // Where a wave's nodes run on its device: per node the kind its device
-// queue is named by (submission_plan::node_queues), and the program that
-// says which nodes are culled (which run nowhere).
+// queue is named by (submission_plan::node_queues), the program that says
+// which nodes are culled (which run nowhere), and per imported resource
+// of the bucket the kinds its live nodes run on (queues_using_imports).
 struct node_placement {
   std::span<const queue_kind> queues;
   const compiled_program* program = nullptr;
+  std::span<const std::uint32_t> used;
 };
+
+// Per imported buffer of `recipe` (its `imports`' order), then per image
+// of its `images` (their order; 0 for one not imported), the queue kinds
+// (queue_bit each) of the live nodes that use it under `nodes`' queues and
+// program: made once per program and bucket, what a wave's
+// resolve_imports checks the objects it names against.
+[[nodiscard]] std::vector<std::uint32_t> queues_using_imports(const lane_recipe& recipe, const node_placement& nodes);
 
 // The request's buffers for `recipe`'s imported buffers (its order), each
 // cut to its resource's size, then its images for the recipe's imported
